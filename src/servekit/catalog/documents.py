@@ -1,0 +1,172 @@
+"""Read a catalog directory into plain documents (dicts, lists, str, int, float, bool).
+
+This is the fast path every surface uses: YAML goes through ruamel's C-backed safe loader and
+is normalised the way the public recipes site normalises it (dates become ISO strings).
+Validation with line numbers lives in ``servekit.catalog.validate``; it re-reads files in
+round-trip mode only when asked to.
+
+Layout of a catalog directory::
+
+    taxonomy.yaml            hardware_profiles, tasks, ...
+    platforms.yaml           (optional) third-party deploy platforms
+    strategies/*.yaml        one serving strategy per file, keyed by its ``name``
+    kv_store/*.yaml          one kv_store deployment per file, keyed by its ``name``
+    models/ORG/NAME.yaml     one recipe per file; its id is ``ORG/NAME``
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from servekit.errors import CatalogError, Location
+
+CATALOG_ENV = "SERVEKIT_CATALOG"
+
+
+def bundled_catalog_dir() -> Path:
+    """The catalog shipped inside the package."""
+    return Path(__file__).resolve().parent.parent / "catalog_data"
+
+
+def resolve_catalog_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """``--catalog`` wins, then ``$SERVEKIT_CATALOG``, then the bundled catalog."""
+    chosen = explicit or os.environ.get(CATALOG_ENV) or bundled_catalog_dir()
+    path = Path(chosen).expanduser()
+    if not path.is_dir():
+        raise CatalogError(
+            "catalog directory does not exist",
+            location=Location(str(path)),
+            fix=f"pass --catalog DIR or set {CATALOG_ENV} to a directory with taxonomy.yaml",
+        )
+    return path
+
+
+def normalise(value: Any) -> Any:
+    """Plain JSON-able values: dates to ISO strings, mappings to dicts, sequences to lists."""
+    if isinstance(value, _dt.datetime):
+        return value.date().isoformat() if value.time() == _dt.time() else value.isoformat()
+    if isinstance(value, _dt.date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k) if not isinstance(k, str) else k: normalise(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [normalise(v) for v in value]
+    return value
+
+
+@lru_cache(maxsize=1)
+def _safe_yaml():
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="safe", pure=False)
+    return yaml
+
+
+def read_yaml(path: Path) -> Any:
+    """One YAML file as plain data; a syntax error becomes a CatalogError with its line."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CatalogError(f"cannot read file: {exc.strerror}", location=Location(str(path))) from None
+    try:
+        data = _safe_yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        loc = Location(str(path), mark.line + 1 if mark else None, mark.column + 1 if mark else None)
+        problem = " ".join(str(p) for p in (exc.context, exc.problem) if p)
+        raise CatalogError(
+            f"malformed YAML: {problem}", location=loc, fix="fix the YAML syntax at that line"
+        ) from None
+    except YAMLError as exc:
+        raise CatalogError(f"malformed YAML: {exc}", location=Location(str(path))) from None
+    return normalise(data)
+
+
+def recipe_id_for(models_dir: Path, path: Path) -> str:
+    """``models/Qwen/Qwen3-8B.yaml`` -> ``Qwen/Qwen3-8B``."""
+    return path.relative_to(models_dir).with_suffix("").as_posix()
+
+
+@dataclass
+class CatalogDocuments:
+    """Every document of one catalog directory, as plain data, plus where each came from."""
+
+    root: Path
+    taxonomy: dict[str, Any]
+    platforms: dict[str, Any]
+    strategies: dict[str, dict[str, Any]]
+    kv_store: dict[str, dict[str, Any]]
+    recipes: dict[str, dict[str, Any]]
+    sources: dict[str, Path] = field(default_factory=dict)
+    """Maps ``taxonomy``, ``strategies/NAME``, ``kv_store/NAME``, ``models/ID`` to the file."""
+
+
+def _named_documents(folder: Path, kind: str, sources: dict[str, Path]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.glob("*.yaml")):
+        doc = read_yaml(path)
+        if not isinstance(doc, dict):
+            raise CatalogError(
+                "expected a mapping at the top of the file", location=Location(str(path), 1, 1)
+            )
+        name = doc.get("name") or path.stem
+        out[str(name)] = doc
+        sources[f"{kind}/{name}"] = path
+    return out
+
+
+def recipe_paths(root: Path) -> dict[str, Path]:
+    """Recipe id -> file, without reading any recipe."""
+    models = root / "models"
+    if not models.is_dir():
+        return {}
+    return {recipe_id_for(models, p): p for p in sorted(models.rglob("*.yaml"))}
+
+
+def read_documents(root: Path, *, only_recipes: list[str] | None = None) -> CatalogDocuments:
+    """Read a whole catalog (or only the named recipes, for a fast single plan)."""
+    sources: dict[str, Path] = {}
+    taxonomy_path = root / "taxonomy.yaml"
+    if not taxonomy_path.is_file():
+        raise CatalogError(
+            "catalog has no taxonomy.yaml",
+            location=Location(str(taxonomy_path)),
+            fix="point --catalog at a directory laid out like the recipes catalog",
+        )
+    taxonomy = read_yaml(taxonomy_path) or {}
+    sources["taxonomy"] = taxonomy_path
+    platforms_path = root / "platforms.yaml"
+    platforms = read_yaml(platforms_path) if platforms_path.is_file() else {}
+    if platforms_path.is_file():
+        sources["platforms"] = platforms_path
+    strategies = _named_documents(root / "strategies", "strategies", sources)
+    kv_store = _named_documents(root / "kv_store", "kv_store", sources)
+    recipes: dict[str, dict[str, Any]] = {}
+    paths = recipe_paths(root)
+    wanted = paths if only_recipes is None else {k: paths[k] for k in only_recipes if k in paths}
+    for rid, path in wanted.items():
+        doc = read_yaml(path)
+        if not isinstance(doc, dict):
+            raise CatalogError(
+                "expected a mapping at the top of the recipe", location=Location(str(path), 1, 1)
+            )
+        recipes[rid] = doc
+        sources[f"models/{rid}"] = path
+    return CatalogDocuments(
+        root=root,
+        taxonomy=taxonomy if isinstance(taxonomy, dict) else {},
+        platforms=platforms if isinstance(platforms, dict) else {},
+        strategies=strategies,
+        kv_store=kv_store,
+        recipes=recipes,
+        sources=sources,
+    )
