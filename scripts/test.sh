@@ -1,8 +1,32 @@
 #!/usr/bin/env bash
-# Set up everything the test suite needs on a fresh machine, then run it.
+# Set up everything the test suite needs on a fresh machine, then run it:
+#   1. servekit and its test dependencies in .venv
+#   2. the fast suite (no engine needed)
+#   3. the real engines (vLLM CPU, MAX), each in its own pinned environment, then the
+#      slow tests that drive them (marker `engine`).
+# Extra arguments go to both pytest runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
 python3 -m venv .venv
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q -e '.[test]'
-.venv/bin/python -m pytest -q "$@"
+
+export SERVEKIT_ENGINES_DIR="${SERVEKIT_ENGINES_DIR:-$PWD/.servekit-ci/engines}"
+
+run_pytest() {
+  local rc=0
+  .venv/bin/python -m pytest -q "$@" || rc=$?
+  # 5 = nothing collected for this selection, which is not a failure here
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ]; then exit "$rc"; fi
+}
+
+echo "== fast tests"
+run_pytest -m "not engine" "$@"
+
+if [ "${SERVEKIT_SKIP_ENGINES:-0}" != "1" ]; then
+  echo "== engine environments"
+  bash scripts/install_engines.sh
+  echo "== engine tests"
+  run_pytest -m engine "$@"
+fi
