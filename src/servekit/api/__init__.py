@@ -1,0 +1,5 @@
+"""The static JSON API: the catalog rendered into files, one per recipe, hardware and strategy."""
+
+from servekit.api.build import BuildSummary, build_api, build_tree
+
+__all__ = ["BuildSummary", "build_api", "build_tree"]

@@ -1,0 +1,202 @@
+"""Which commands the static API publishes for one variant of a recipe, per hardware.
+
+For each hardware the variant can run on, the API carries one *recommended* rendering (the
+strategy and node count a user gets by default there) plus one *alternative* rendering per
+other strategy that is offered on that hardware: serving strategies the recipe lists, the PD
+cluster, and every KV-store deployment (composed with a serving strategy) where the hardware
+can run the store. The default rules themselves (default hardware, recommended strategy,
+node floors, default features, PD pool sizes) live in ``servekit.synthesis.selection``; this
+module only decides the matrix the API enumerates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from servekit.synthesis import selection as sel
+
+Doc = dict[str, Any]
+
+PD_CLUSTER = "pd_cluster"
+KV_STORE_LB = "kv_store_lb"
+MULTI_NODE = "multi_node"
+
+
+@dataclass(frozen=True)
+class RenderRequest:
+    """One command to render: everything the synthesis needs, spelled out."""
+
+    variant: str
+    strategy: str
+    hardware: str
+    node_count: int
+    features: tuple[str, ...]
+    pd_nodes: dict[str, int] | None = None
+    kv_offload: str | None = None
+
+
+Renderer = Callable[[RenderRequest], "dict[str, Any] | None"]
+"""Renders one request to the public rendering object, or None when it cannot be built."""
+
+
+@dataclass
+class HardwareRendering:
+    """What the API publishes for one (variant, hardware): headline plus alternatives."""
+
+    recommended: dict[str, Any]
+    alternatives: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MatrixContext:
+    """Catalog-wide inputs, shared by every recipe of one build."""
+
+    profiles: dict[str, Doc]
+    strategies: dict[str, Doc]
+    """Serving strategies and KV-store deployments together, looked up by id."""
+
+    @property
+    def kv_store_ids(self) -> list[str]:
+        return [k for k, d in self.strategies.items() if d.get("deploy_type") == KV_STORE_LB]
+
+    def deploy_type(self, strategy: str) -> str | None:
+        return (self.strategies.get(strategy) or {}).get("deploy_type")
+
+
+def is_omni(recipe: Doc) -> bool:
+    return "omni" in ((recipe.get("meta") or {}).get("tasks") or [])
+
+
+def hardware_targets(ctx: MatrixContext, recipe: Doc, variant_key: str) -> list[str]:
+    """The variant's default hardware first, then every other hardware it is offered on."""
+    default = sel.default_hardware(ctx.profiles, recipe, variant_key)
+    visible = [
+        hw
+        for hw in sel.compatible_hardware(ctx.profiles, recipe, variant_key)
+        if sel.hardware_visible(ctx.profiles.get(hw) or {}, hw, recipe)
+    ]
+    return list(dict.fromkeys([default, *visible]))
+
+
+def _offered_strategies(ctx: MatrixContext, recipe: Doc, profile: Doc, hw: str) -> list[str]:
+    scalable = sel.hardware_scalable(profile)
+    gpus = profile.get("gpu_count")
+    kv_ok = scalable and sel.kv_store_brand_supported(profile)
+    kv_gates = recipe.get("kv_cache_strategy_hardware") or {}
+
+    def offered(name: str) -> bool:
+        kind = ctx.deploy_type(name)
+        if kind == KV_STORE_LB:
+            return kv_ok and (kv_gates.get(name) or {}).get(hw) != "unsupported"
+        if not sel.strategy_supported_on_hardware(recipe, name, profile, hw):
+            return False
+        if not sel.strategy_reachable(recipe, name, kind, gpus, hw):
+            return False
+        return scalable or (not name.startswith("multi_node_") and name != PD_CLUSTER)
+
+    candidates = dict.fromkeys([*sel.effective_compatible_strategies(recipe), *ctx.kv_store_ids])
+    return [name for name in candidates if offered(name)]
+
+
+def _headline_strategy(ctx: MatrixContext, recipe: Doc, profile: Doc, offered: list[str], nodes: int) -> str:
+    """The recommended strategy, moved onto an offered one when the hardware rules it out."""
+    chosen = sel.recommended_strategy(recipe, profile, nodes)
+    if chosen in offered:
+        return chosen
+    plain = [s for s in offered if ctx.deploy_type(s) != KV_STORE_LB]
+    serving = [s for s in plain if s != PD_CLUSTER]
+    return (serving or plain or [chosen])[0]
+
+
+def _kv_serving_strategy(ctx: MatrixContext, recipe: Doc, profile: Doc, nodes: int) -> str | None:
+    """The serving strategy a KV-store deployment composes with at ``nodes`` per instance."""
+
+    def composes(name: str) -> bool:
+        doc = ctx.strategies.get(name)
+        if not doc or doc.get("deploy_type") in (PD_CLUSTER, KV_STORE_LB):
+            return False
+        if not sel.strategy_allows_kv_offload(doc):
+            return False
+        return (doc.get("deploy_type") == MULTI_NODE) == (nodes > 1)
+
+    chosen = sel.recommended_strategy(recipe, profile, nodes)
+    if composes(chosen):
+        return chosen
+    return next((s for s in sel.effective_compatible_strategies(recipe) if composes(s)), None)
+
+
+def _kv_store_request(
+    ctx: MatrixContext, recipe: Doc, variant_key: str, variant: Doc, hw: str, kv_id: str,
+    features: tuple[str, ...],
+) -> RenderRequest | None:
+    profile = ctx.profiles.get(hw) or {}
+    nodes = 1 if sel.fits_single_node(profile, variant, hw) else 2
+    serving = _kv_serving_strategy(ctx, recipe, profile, nodes)
+    if serving is None and nodes == 2:  # nothing shards across nodes: single-node instances
+        nodes = 1
+        serving = _kv_serving_strategy(ctx, recipe, profile, nodes)
+    if serving is None:
+        return None
+    if ctx.deploy_type(serving) == MULTI_NODE:
+        nodes = max(nodes, sel.nodes_for_strategy(recipe, serving, profile.get("gpu_count"), hw))
+    return RenderRequest(variant_key, serving, hw, nodes, features, kv_offload=kv_id)
+
+
+def render_hardware(
+    ctx: MatrixContext, recipe: Doc, variant_key: str, hw: str, render: Renderer
+) -> HardwareRendering | None:
+    """The recommended rendering and alternatives of one variant on one hardware."""
+    variant = (recipe.get("variants") or {}).get(variant_key)
+    if not variant or is_omni(recipe):
+        return None
+    profile = ctx.profiles.get(hw) or {}
+    scalable = sel.hardware_scalable(profile)
+    if not scalable and not sel.fits_single_node(profile, variant, hw):
+        # one-box hardware cannot shard an oversized variant: publish the largest that fits
+        fitting = sel.fitting_variant(recipe, profile, hw)
+        if not fitting:
+            return None
+        variant_key, variant = fitting, recipe["variants"][fitting]
+
+    offered = _offered_strategies(ctx, recipe, profile, hw)
+    multi_node_ok = scalable and any(s.startswith("multi_node_") for s in offered)
+    base_nodes = 2 if multi_node_ok and not sel.fits_single_node(profile, variant, hw) else 1
+    headline = _headline_strategy(ctx, recipe, profile, offered, base_nodes)
+    features = tuple(sel.default_features(recipe, hw, variant_key))
+
+    def node_count(strategy: str) -> int:
+        return sel.strategy_node_count(recipe, strategy, ctx.strategies.get(strategy), profile, hw)
+
+    pd_nodes = None
+    if headline == PD_CLUSTER:
+        pd_nodes = sel.pd_pool_nodes(profile, variant, recipe, ctx.strategies, hw)
+        if pd_nodes == "skip":
+            return None
+    head_nodes = max(base_nodes, node_count(headline))
+    recommended = render(RenderRequest(variant_key, headline, hw, head_nodes, features, pd_nodes))
+    if recommended is None:
+        return None
+    recommended["strategy_spec"] = ctx.strategies.get(headline)
+    recommended["hardware_profile"] = profile
+
+    alternatives: dict[str, dict[str, Any]] = {}
+    for name in offered:
+        if name == headline:
+            continue
+        if name == PD_CLUSTER:
+            pools = sel.pd_pool_nodes(profile, variant, recipe, ctx.strategies, hw)
+            if pools == "skip":
+                continue
+            request = RenderRequest(variant_key, name, hw, 1, features, pools)
+        elif ctx.deploy_type(name) == KV_STORE_LB:
+            request = _kv_store_request(ctx, recipe, variant_key, variant, hw, name, features)
+            if request is None:
+                continue
+        else:
+            request = RenderRequest(variant_key, name, hw, node_count(name), features)
+        rendered = render(request)
+        if rendered is not None:
+            alternatives[name] = rendered
+    return HardwareRendering(recommended, alternatives)

@@ -1,0 +1,37 @@
+"""``servekit api build``: the static JSON API tree for a catalog."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+SKIPPED_SHOWN = 5
+
+
+def build_command(out: str, catalog: str | None = None) -> int:
+    from servekit.api.build import build_api
+
+    summary = build_api(out, catalog)
+    typer.echo(summary.line())
+    for line in summary.skipped[:SKIPPED_SHOWN]:
+        print(f"  skipped {line}", file=sys.stderr)
+    if len(summary.skipped) > SKIPPED_SHOWN:
+        print(f"  ... and {len(summary.skipped) - SKIPPED_SHOWN} more", file=sys.stderr)
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    group = typer.Typer(help="Build the static JSON API.", no_args_is_help=True)
+
+    @group.command("build")
+    def _build(
+        out: str = typer.Option(..., "--out", help="Directory to (re)place the API tree in."),
+        catalog: str | None = typer.Option(
+            None, "--catalog", help="Catalog directory (default: $SERVEKIT_CATALOG or the bundled one)."
+        ),
+    ) -> None:
+        """Render every recipe, hardware and strategy into JSON files under --out."""
+        raise typer.Exit(build_command(out, catalog))
+
+    app.add_typer(group, name="api")
