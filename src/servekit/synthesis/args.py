@@ -1,0 +1,143 @@
+"""The serve command's arguments, layered in a fixed order with last-wins dedupe.
+
+Order: model base args; variant args (and the variant's exact-hardware args); strategy args
+with the parallel layout; per-strategy overrides; hardware overrides; features (each mode's or
+hardware override's args); the composing KV-offload option; a Mooncake connector. Every
+token keeps the catalog key it came from, so a plan can say why each flag is there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servekit.synthesis import shapes
+from servekit.synthesis.context import Context
+from servekit.synthesis.hardware import exact_key, generation_key, layered_key
+from servekit.synthesis.plan import Arg
+
+Chunk = tuple[list[Any], str]
+
+
+def _is_flag(token: Any) -> bool:
+    return isinstance(token, str) and token.startswith("-")
+
+
+def _truthy(token: Any) -> bool:
+    return token is not None and token is not False and token != "" and not (
+        isinstance(token, (int, float)) and not isinstance(token, bool) and token == 0)
+
+
+def dedupe(chunks: list[Chunk]) -> tuple[Arg, ...]:
+    """Pair each flag with its value, then keep only the last occurrence of every flag."""
+    tokens = [(t, src) for ts, src in chunks for t in (ts or []) if _truthy(t)]
+    units: list[Arg] = []
+    i = 0
+    while i < len(tokens):
+        token, src = tokens[i]
+        if _is_flag(token):
+            nxt = tokens[i + 1][0] if i + 1 < len(tokens) else None
+            if nxt is not None and not _is_flag(nxt):
+                units.append(Arg(token, nxt, src))
+                i += 2
+                continue
+            units.append(Arg(token, None, src))
+        else:
+            units.append(Arg(None, token, src))
+        i += 1
+    seen: set[str] = set()
+    keep: list[Arg] = []
+    for unit in reversed(units):
+        if unit.flag is None or unit.flag not in seen:
+            keep.append(unit)
+            if unit.flag is not None:
+                seen.add(unit.flag)
+    return tuple(reversed(keep))
+
+
+def _hardware_layers(ctx: Context, role: str | None, field: str) -> list[tuple[Any, str]]:
+    """(block value, key path) of hardware-override blocks for ``field`` (extra_args/extra_env).
+
+    A per-strategy generation override replaces the recipe and variant generation blocks;
+    exact-GPU strategy and role blocks are added last.
+    """
+    so, hw = ctx.strategy_overrides, ctx.sel.hardware
+    so_ho = so.get("hardware_overrides") or {}
+    out: list[tuple[Any, str]] = []
+    key = generation_key(so_ho, ctx.profile)
+    if key:
+        out.append((so_ho[key].get(field), f"{ctx.so_path}.hardware_overrides.{key}.{field}"))
+    else:
+        recipe_ho = ctx.recipe.get("hardware_overrides") or {}
+        key = generation_key(recipe_ho, ctx.profile)
+        if key:
+            out.append((recipe_ho[key].get(field), f"hardware_overrides.{key}.{field}"))
+        variant_ho = ctx.variant.get("hardware_overrides") or {}
+        key = generation_key(variant_ho, ctx.profile)
+        if key:
+            out.append((variant_ho[key].get(field), f"{ctx.variant_path}.hardware_overrides.{key}.{field}"))
+    if exact_key(so_ho, hw):
+        out.append((so_ho[hw].get(field), f"{ctx.so_path}.hardware_overrides.{hw}.{field}"))
+    role_ho = ((so.get(role) or {}).get("hardware_overrides") or {}) if role else {}
+    if exact_key(role_ho, hw):
+        out.append((role_ho[hw].get(field), f"{ctx.so_path}.{role}.hardware_overrides.{hw}.{field}"))
+    return out
+
+
+def feature_blocks(ctx: Context, field: str) -> list[tuple[Any, str]]:
+    """Each enabled feature's ``args`` / ``env``: the mode's, or a hardware override's."""
+    out: list[tuple[Any, str]] = []
+    for key, feature, mode in ctx.enabled_features():
+        base, path = (feature["modes"][mode], f"features.{key}.modes.{mode}") if mode else (
+            feature, f"features.{key}")
+        overrides = base.get("hardware_overrides")
+        hw_key = layered_key(overrides, ctx.profile, ctx.sel.hardware)
+        block = overrides[hw_key] if hw_key else None
+        if isinstance(block, dict) and block.get(field) is not None:
+            out.append((block[field], f"{path}.hardware_overrides.{hw_key}.{field}"))
+        else:
+            out.append((base.get(field), f"{path}.{field}"))
+    return out
+
+
+def serve_chunks(ctx: Context, role: str | None = None, node: str | None = None, rank: int = 1) -> list[Chunk]:
+    """Every argument source for one process, in layer order, before dedupe.
+
+    ``role`` is ``prefill``/``decode`` for PD pools; ``node`` is ``head``/``worker`` for a
+    multi-node deployment (``rank`` = which follower).
+    """
+    so, variant, hw = ctx.strategy_overrides, ctx.variant, ctx.sel.hardware
+    chunks: list[Chunk] = [((ctx.recipe.get("model") or {}).get("base_args"), "model.base_args"),
+                           (variant.get("extra_args"), f"{ctx.variant_path}.extra_args")]
+    exact = (variant.get("hardware_overrides") or {}).get(hw)
+    if isinstance(exact, dict):
+        chunks.append((exact.get("extra_args"), f"{ctx.variant_path}.hardware_overrides.{hw}.extra_args"))
+    if not ctx.is_pd:
+        chunks.append((ctx.strategy.get("vllm_args"), f"{ctx.strategy_path}.vllm_args"))
+    elif role:
+        chunks.append(((ctx.strategy.get(role) or {}).get("vllm_args"), f"{ctx.strategy_path}.{role}.vllm_args"))
+    if ctx.deploy_type == "multi_node" and ctx.sel.node_count > 1:
+        chunks += shapes.multi_node_args(ctx, node == "worker", rank)
+    elif ctx.is_pd:
+        chunks += shapes.pd_role_args(ctx, role or "prefill")
+    else:
+        size, source = shapes.single_node_size(ctx)
+        chunks.append(([ctx.strategy.get("parallel_flag") or "--tensor-parallel-size", str(size)], source))
+    if so:
+        block, path = (so.get(role) or {}, f"{ctx.so_path}.{role}") if role else (so, ctx.so_path)
+        chunks.append((block.get("extra_args"), f"{path}.extra_args"))
+        chunks.append((block.get("vllm_args"), f"{path}.vllm_args"))
+    chunks += _hardware_layers(ctx, role, "extra_args")
+    chunks += feature_blocks(ctx, "args")
+    if ctx.kv_option:
+        chunks.append((ctx.kv_option.get("args"), f"taxonomy.kv_offload.{ctx.sel.kv_offload}.args"))
+    if ctx.kv_composing:
+        chunks.append(((ctx.kv_store.get("vllm") or {}).get("vllm_args"),
+                       f"kv_store/{ctx.sel.kv_offload}.vllm.vllm_args"))
+    if ctx.is_pd and role and ctx.kv_store is not None:
+        pd_block = ((ctx.kv_store.get("pd") or {}).get(role) or {})
+        chunks.append((pd_block.get("args"), f"kv_store/{ctx.sel.kv_offload}.pd.{role}.args"))
+    return chunks
+
+
+def serve_args(ctx: Context, role: str | None = None, node: str | None = None, rank: int = 1) -> tuple[Arg, ...]:
+    return dedupe(serve_chunks(ctx, role, node, rank))

@@ -1,0 +1,35 @@
+"""Batch planning: one JSON request per line in, one rendering object per line out."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Iterator
+
+from servekit.errors import ServekitError
+
+
+def plan_request(docs, request: Any) -> dict[str, Any]:
+    """The rendering object for one request, or ``{"error": message}``."""
+    from servekit.synthesis.render import render_plan
+    from servekit.synthesis.resolve import selection_from_request
+    from servekit.synthesis.synthesize import synthesize
+
+    if not isinstance(request, dict):
+        return {"error": "each line must be a JSON object"}
+    try:
+        return render_plan(synthesize(docs, selection_from_request(docs, request)))
+    except ServekitError as exc:
+        return {"error": str(exc)}
+
+
+def plan_lines(docs, lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """Plan every non-empty line, in order; a malformed line yields an error object."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield {"error": f"line {number}: not JSON ({exc.msg})"}
+            continue
+        yield plan_request(docs, request)

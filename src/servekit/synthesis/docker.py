@@ -1,0 +1,160 @@
+"""Container image and ``docker run`` wrapping per hardware brand.
+
+Image precedence: the variant's exact-hardware ``docker_image``; the variant's, then the
+model's ``docker_image`` (a bare string pins NVIDIA only; a map is keyed by brand, and
+NVIDIA's value may be a ``{cu129, cu130}`` map); the brand's default image.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servekit.synthesis.context import Context
+from servekit.synthesis.plan import Docker
+from servekit.synthesis.shell import quote, quote_word, text
+
+DEFAULT_IMAGES = {
+    "nvidia": "vllm/vllm-openai:latest",
+    "amd": "vllm/vllm-openai-rocm:latest",
+    "tpu": "vllm/vllm-tpu:latest",
+    "intel": "vllm/vllm-openai-cpu:latest-x86_64",
+    "npu": "quay.io/ascend/vllm-ascend:v0.23.0",
+}
+NIGHTLY_IMAGES = {
+    "nvidia": "vllm/vllm-openai:nightly",
+    "amd": "vllm/vllm-openai-rocm:nightly",
+    "tpu": "vllm/vllm-tpu:nightly",
+    "npu": "quay.io/ascend/vllm-ascend:v0.23.0",
+}
+XPU_IMAGE = "vllm/vllm-openai-xpu:latest"
+HF_CACHE_MOUNT = "~/.cache/huggingface:/root/.cache/huggingface"
+ASCEND_HOST_MOUNTS = (
+    "/usr/local/Ascend/driver:/usr/local/Ascend/driver",
+    "/etc/ascend_install.info:/etc/ascend_install.info",
+    "/usr/local/dcmi:/usr/local/dcmi",
+    "/usr/local/bin/npu-smi:/usr/local/bin/npu-smi",
+)
+BRAND_KEYS = ("nvidia", "amd", "tpu", "intel", "npu")
+
+
+def brand_key(profile: dict[str, Any]) -> str:
+    gen, brand = profile.get("generation"), profile.get("brand")
+    if gen == "tpu":
+        return "tpu"
+    if brand == "AMD":
+        return "amd"
+    if gen in ("cpu", "xpu") or brand == "Intel":
+        return "intel"
+    if gen == "npu":
+        return "npu"
+    return "nvidia"
+
+
+def _is_cuda_map(value: Any) -> bool:
+    return isinstance(value, dict) and ("cu129" in value or "cu130" in value)
+
+
+def _from_override(override: Any, key: str) -> tuple[str | None, dict | None]:
+    """(pinned image, CUDA map) that one ``docker_image`` value gives this brand."""
+    if isinstance(override, str):
+        return (override if key == "nvidia" else None), None
+    if not isinstance(override, dict):
+        return None, None
+    if any(k in override for k in BRAND_KEYS):
+        value = override.get(key)
+        if isinstance(value, str):
+            return value, None
+        return None, (value if key == "nvidia" and _is_cuda_map(value) else None)
+    return None, (override if key == "nvidia" and _is_cuda_map(override) else None)
+
+
+def _device_flags(profile: dict[str, Any], key: str) -> tuple[list[str], list[str]]:
+    """(argv, shell lines) of the flags that expose the accelerator to the container."""
+    gen = profile.get("generation")
+    if key == "tpu":
+        return ["--privileged", "--network", "host", "-v", "/dev/shm:/dev/shm"], [
+            "--privileged --network host", "-v /dev/shm:/dev/shm"]
+    if key == "amd":
+        return (["--device=/dev/kfd", "--device=/dev/dri", "--security-opt", "seccomp=unconfined",
+                 "--group-add", "video"],
+                ["--device=/dev/kfd --device=/dev/dri", "--security-opt seccomp=unconfined --group-add video"])
+    if gen == "xpu":
+        return (["--device", "/dev/dri", "-v", "/dev/dri/by-path:/dev/dri/by-path", "--shm-size", "16g"],
+                ["--device /dev/dri", "-v /dev/dri/by-path:/dev/dri/by-path --shm-size=16g"])
+    if key == "npu":
+        count = profile.get("gpu_count") or 1
+        nodes = [*(f"/dev/davinci{i}" for i in range(count)), "/dev/davinci_manager", "/dev/hisi_hdc"]
+        devices = [f"--device {n}" for n in nodes]
+        lines = [" ".join(devices[i:i + 4]) for i in range(0, len(devices), 4)]
+        argv = [t for n in nodes for t in ("--device", n)]
+        argv += [t for m in ASCEND_HOST_MOUNTS for t in ("-v", m)]
+        return argv, lines + [f"-v {m}" for m in ASCEND_HOST_MOUNTS]
+    if key == "intel":
+        return ["--shm-size", "16g"], ["--shm-size=16g"]
+    return ["--gpus", "all"], ["--gpus all"]
+
+
+def docker_for(ctx: Context) -> Docker:
+    key = brand_key(ctx.profile)
+    exact = ((ctx.variant.get("hardware_overrides") or {}).get(ctx.sel.hardware) or {}).get("docker_image")
+    pinned = exact if isinstance(exact, str) else None
+    source = f"{ctx.variant_path}.hardware_overrides.{ctx.sel.hardware}.docker_image" if pinned else ""
+    cuda_map = None
+    for override, path in ((ctx.variant.get("docker_image"), f"{ctx.variant_path}.docker_image"),
+                           ((ctx.recipe.get("model") or {}).get("docker_image"), "model.docker_image")):
+        if pinned or cuda_map:
+            break
+        pinned, cuda_map = _from_override(override, key)
+        if pinned or cuda_map:
+            source = path
+    nightly = (ctx.recipe.get("model") or {}).get("nightly_required") is True
+    if ctx.profile.get("generation") == "xpu" and not pinned:
+        image, source = XPU_IMAGE, "default image (Intel XPU)"
+    elif pinned:
+        image = pinned
+    elif cuda_map:
+        image = cuda_map.get("cu130") or cuda_map.get("cu129")
+    else:
+        image = (NIGHTLY_IMAGES if nightly else DEFAULT_IMAGES).get(key)
+        source = f"default image ({key}{', nightly' if nightly else ''})"
+    argv, lines = _device_flags(ctx.profile, key)
+    return Docker(image, tuple(argv), tuple(lines), "npu" if key == "npu" else "gpu", source)
+
+
+def _mounts(model: str, env: dict[str, Any]) -> list[str]:
+    local = [f"{model}:{model}:ro"] if model.startswith("/") else []
+    return local + [f"{text(v)}:{text(v)}:ro" for k, v in env.items() if k.endswith("_CONFIG_PATH")]
+
+
+def _runtime(docker: Docker, port: int) -> tuple[list[str], str]:
+    if docker.runtime == "npu":
+        return ["--privileged", "--net=host", "--shm-size", "16g"], "--privileged --net=host --shm-size=16g"
+    return ["--privileged", "--ipc=host", "-p", f"{port}:{port}"], f"--privileged --ipc=host -p {port}:{port}"
+
+
+def docker_argv(docker: Docker, argv: list[Any], env: dict[str, Any], port: int = 8000) -> list[Any]:
+    """``docker run`` argv: the image's entrypoint is ``vllm serve``, so MODEL + flags follow."""
+    inner = argv[2:] if argv[:2] == ["vllm", "serve"] else argv
+    runtime, _ = _runtime(docker, port)
+    out: list[Any] = ["docker", "run", *docker.device_argv, *runtime, "-v", HF_CACHE_MOUNT]
+    for mount in _mounts(str(inner[0]) if inner else "", env):
+        out += ["-v", mount]
+    for name, value in env.items():
+        out += ["-e", f"{name}={text(value)}"]
+    return [*out, docker.image, *inner]
+
+
+def docker_command(docker: Docker, model: str, arg_lines: list[str], env: dict[str, Any], port: int = 8000) -> str:
+    """The shell form of ``docker_argv``, one group of flags per line."""
+    _, runtime = _runtime(docker, port)
+    joiner = " \\\n  "
+    lines = ["docker run " + joiner.join(docker.device_lines), runtime, f"-v {HF_CACHE_MOUNT}"]
+    lines += [f"-v {quote_word(m)}" for m in _mounts(model, env)]
+    lines += [f"-e {quote_word(f'{k}={text(v)}')}" for k, v in env.items()]
+    prereq = f"# {model} must already exist on the host — bind-mounted read-only below.\n" if model.startswith(
+        "/") else ""
+    tail = f"{quote(docker.image or 'null')} {quote(model)}"
+    body = joiner.join([*lines, tail])
+    if arg_lines:
+        body += joiner + joiner.join(arg_lines)
+    return prereq + body

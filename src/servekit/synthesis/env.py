@@ -1,0 +1,91 @@
+"""The serve process's environment, layered like its arguments (later layers win)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servekit.synthesis import shapes
+from servekit.synthesis.args import _hardware_layers, feature_blocks
+from servekit.synthesis.context import Context
+from servekit.synthesis.plan import EnvVar
+
+NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENABLE",
+                 "NCCL_NVLS_ENABLE", "UCX_NET_DEVICES")
+"""NCCL/UCX settings tuned for GB200/GB300 NVL4 trays; dropped from PD roles elsewhere."""
+
+NVL4_HARDWARE = ("gb200", "gb300")
+
+
+class _Env:
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.sources: dict[str, str] = {}
+
+    def merge(self, block: Any, source: str) -> None:
+        if not isinstance(block, dict):
+            return
+        for name, value in block.items():
+            self.values[name] = value
+            self.sources[name] = source
+
+    def set(self, name: str, value: Any, source: str) -> None:
+        self.merge({name: value}, source)
+
+    def result(self) -> tuple[EnvVar, ...]:
+        return tuple(EnvVar(k, v, self.sources[k]) for k, v in self.values.items())
+
+
+def serve_env(ctx: Context, role: str | None = None, *, feature_env: bool = True) -> tuple[EnvVar, ...]:
+    """Environment of one serve process (``role`` = prefill/decode for PD pools).
+
+    ``feature_env`` adds enabled features' ``env`` blocks (a documented launch line such as
+    long context needs VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 beside its flags).
+    """
+    env, so, hw = _Env(), ctx.strategy_overrides, ctx.sel.hardware
+    env.merge((ctx.recipe.get("model") or {}).get("base_env"), "model.base_env")
+    env.merge(ctx.variant.get("extra_env"), f"{ctx.variant_path}.extra_env")
+    exact = (ctx.variant.get("hardware_overrides") or {}).get(hw)
+    if isinstance(exact, dict):
+        env.merge(exact.get("extra_env"), f"{ctx.variant_path}.hardware_overrides.{hw}.extra_env")
+    if not ctx.is_pd:
+        env.merge(ctx.strategy.get("env"), f"{ctx.strategy_path}.env")
+    elif role:
+        env.merge((ctx.strategy.get(role) or {}).get("env"), f"{ctx.strategy_path}.{role}.env")
+    if ctx.kv_option:
+        env.merge(ctx.kv_option.get("env"), f"taxonomy.kv_offload.{ctx.sel.kv_offload}.env")
+    if ctx.kv_store is not None and (ctx.kv_composing or (ctx.is_pd and role and ctx.kv_store.get("pd"))):
+        env.merge((ctx.kv_store.get("vllm") or {}).get("env"), f"kv_store/{ctx.sel.kv_offload}.vllm.env")
+    if ctx.is_pd and role:
+        _pin_devices(ctx, env, role)
+    if so:
+        env.merge(so.get("env"), f"{ctx.so_path}.env")
+        if role:
+            env.merge((so.get(role) or {}).get("env"), f"{ctx.so_path}.{role}.env")
+        else:
+            env.merge(so.get("extra_env"), f"{ctx.so_path}.extra_env")
+    for block, source in _hardware_layers(ctx, role, "extra_env"):
+        env.merge(block, source)
+    if feature_env:
+        for block, source in feature_blocks(ctx, "env"):
+            env.merge(block, source)
+    if ctx.is_pd and hw not in NVL4_HARDWARE:
+        for name in NVL4_ONLY_ENV:
+            env.values.pop(name, None)
+    return env.result()
+
+
+def _pin_devices(ctx: Context, env: _Env, role: str) -> None:
+    """PD roles own whole nodes, or (co-located) one half of a shared node each."""
+    nodes = shapes.pool_nodes(ctx, role)
+    gpus = ctx.gpus
+    source = f"{ctx.strategy_path}.{role} (pool placement)"
+    if nodes >= 1:
+        env.set("CUDA_VISIBLE_DEVICES", ",".join(str(i) for i in range(gpus)), source)
+        if nodes >= 2:
+            env.set("GLOO_SOCKET_IFNAME", "$IFACE_NAME", source)
+            env.set("NCCL_SOCKET_IFNAME", "$IFACE_NAME", source)
+        return
+    half = gpus // 2
+    if half > 0:
+        ids = range(half) if role == "prefill" else range(half, gpus)
+        env.set("CUDA_VISIBLE_DEVICES", ",".join(str(i) for i in ids), source)

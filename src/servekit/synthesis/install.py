@@ -1,0 +1,85 @@
+"""Install steps and the minimum engine version a plan needs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servekit.synthesis import shapes
+from servekit.synthesis.context import Context
+from servekit.synthesis.plan import InstallStep
+
+BASE_CUDA = "cu130"
+PIP_DEFAULT = "uv venv\nsource .venv/bin/activate\nuv pip install -U vllm --torch-backend auto"
+PIP_NIGHTLY = (
+    "uv venv\nsource .venv/bin/activate\nuv pip install -U vllm --pre \\\n"
+    f"  --extra-index-url https://wheels.vllm.ai/nightly/{BASE_CUDA} \\\n"
+    f"  --extra-index-url https://download.pytorch.org/whl/{BASE_CUDA} \\\n"
+    "  --index-strategy unsafe-best-match"
+)
+
+
+def pip_step(recipe: dict[str, Any]) -> InstallStep | None:
+    """The pip install block (``model.install.pip: false`` drops it; a map overrides it)."""
+    model = recipe.get("model") or {}
+    config = (model.get("install") or {}).get("pip")
+    if config is False:
+        return None
+    nightly = model.get("nightly_required") is True
+    default_note = f"vLLM {model.get('min_vllm_version') or ''} isn't released yet — nightly required." if nightly else None
+    config = config if isinstance(config, dict) else {}
+    return InstallStep("pip", config.get("command") or (PIP_NIGHTLY if nightly else PIP_DEFAULT),
+                       config.get("note") or default_note)
+
+
+def docker_step(recipe: dict[str, Any], image: str | None) -> InstallStep | None:
+    config = ((recipe.get("model") or {}).get("install") or {}).get("docker")
+    if config is False:
+        return None
+    config = config if isinstance(config, dict) else {}
+    return InstallStep("docker", config.get("command") or f"docker pull {image}", config.get("note") or None)
+
+
+def install_steps(ctx: Context, image: str | None) -> tuple[InstallStep, ...]:
+    steps = [pip_step(ctx.recipe), docker_step(ctx.recipe, image)]
+    for dep in ctx.recipe.get("dependencies") or []:
+        if isinstance(dep, dict) and dep.get("command"):
+            steps.append(InstallStep("extra", str(dep["command"]), dep.get("note")))
+    if ctx.kv_store is not None:
+        command = shapes.brand_install(ctx, (ctx.kv_store.get("vllm") or {}).get("install"))
+        if command:
+            steps.append(InstallStep("kv_store", command, f"for {ctx.sel.kv_offload}"))
+    if ctx.kv_option is not None and ctx.kv_option.get("install"):
+        steps.append(InstallStep("kv_offload", str(ctx.kv_option["install"]), f"for {ctx.sel.kv_offload}"))
+    return tuple(s for s in steps if s is not None)
+
+
+def min_version(ctx: Context) -> tuple[str | None, tuple[str, ...]]:
+    """Highest ``min_vllm_version`` of recipe, variant and the selected KV option.
+
+    Versions compare as versions (0.9 < 0.17); a value that is no version (``nightly``)
+    wins only when nothing else is declared.
+    """
+    from packaging.version import InvalidVersion, Version
+
+    declared = [((ctx.recipe.get("model") or {}).get("min_vllm_version"), "model.min_vllm_version"),
+                (ctx.variant.get("min_vllm_version"), f"{ctx.variant_path}.min_vllm_version")]
+    if ctx.kv_store is not None:
+        declared.append((ctx.kv_store.get("min_vllm_version"), f"kv_store/{ctx.sel.kv_offload}.min_vllm_version"))
+    if ctx.kv_option is not None:
+        declared.append((ctx.kv_option.get("min_vllm_version"),
+                         f"taxonomy.kv_offload.{ctx.sel.kv_offload}.min_vllm_version"))
+    best: tuple[Version, str, str] | None = None
+    fallback: tuple[str, str] | None = None
+    for raw, source in declared:
+        if raw in (None, ""):
+            continue
+        try:
+            parsed = Version(str(raw))
+        except InvalidVersion:
+            fallback = fallback or (str(raw), source)
+            continue
+        if best is None or parsed > best[0]:
+            best = (parsed, str(raw), source)
+    if best is not None:
+        return best[1], (best[2],)
+    return (fallback[0], (fallback[1],)) if fallback else (None, ())

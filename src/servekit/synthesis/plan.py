@@ -1,0 +1,129 @@
+"""The typed, frozen results of synthesis.
+
+A ``Selection`` is what the user chose plus the defaults filled in; a ``Plan`` is the
+engine-neutral deployment it turns into: the processes to start (each with its argv, env and
+where every argument came from), the image, the install steps and the minimum version.
+Catalog sub-documents that a surface shows verbatim (a strategy's router block, Mooncake's
+config template) are carried as plain data in ``passthrough`` fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One fully specified choice: every field is set, defaults already applied."""
+
+    recipe_id: str
+    hardware: str
+    variant: str
+    strategy: str
+    node_count: int = 1
+    features: tuple[str, ...] = ()
+    modes: tuple[tuple[str, str], ...] = ()
+    kv_offload: str | None = None
+    pd_nodes: tuple[tuple[str, int], ...] | None = None
+    engine: str = "vllm"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def mode_map(self) -> dict[str, str]:
+        return dict(self.modes)
+
+    @property
+    def pd_node_map(self) -> dict[str, int] | None:
+        return None if self.pd_nodes is None else dict(self.pd_nodes)
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One unit of a command line: a flag with or without its value, or a positional."""
+
+    flag: str | None
+    value: Any = None
+    source: str = ""
+
+    def tokens(self) -> list[Any]:
+        if self.flag is None:
+            return [self.value]
+        return [self.flag] if self.value is None else [self.flag, self.value]
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    name: str
+    value: Any
+    source: str
+
+
+@dataclass(frozen=True)
+class Process:
+    """One ``vllm serve`` to start: which role, which node rank, its args and env."""
+
+    role: str
+    model: str
+    args: tuple[Arg, ...]
+    env: tuple[EnvVar, ...]
+    rank: int = 0
+    port: int | None = None
+    meta: tuple[tuple[str, Any], ...] = ()
+
+    def argv(self, program: tuple[str, ...] = ("vllm", "serve")) -> list[Any]:
+        out: list[Any] = [*program, self.model]
+        for arg in self.args:
+            out.extend(arg.tokens())
+        return out
+
+    def env_map(self) -> dict[str, Any]:
+        return {var.name: var.value for var in self.env}
+
+    def provenance(self) -> list[dict[str, Any]]:
+        return [{"arg": arg.tokens(), "source": arg.source} for arg in self.args]
+
+
+@dataclass(frozen=True)
+class Docker:
+    """How a process runs in a container on this hardware."""
+
+    image: str | None
+    device_argv: tuple[str, ...]
+    device_lines: tuple[str, ...]
+    runtime: str  # "gpu" or "npu"
+    source: str
+
+
+@dataclass(frozen=True)
+class InstallStep:
+    kind: str  # "pip", "docker", "extra", "kv_store"
+    command: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Selection -> everything needed to start, check and explain a deployment."""
+
+    selection: Selection
+    deploy_type: str
+    model_id: str
+    processes: tuple[Process, ...]
+    docker: Docker
+    env: tuple[EnvVar, ...] = ()
+    install: tuple[InstallStep, ...] = ()
+    min_version: str | None = None
+    min_version_sources: tuple[str, ...] = ()
+    router: tuple[tuple[str, Any], ...] | None = None
+    passthrough: tuple[tuple[str, Any], ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def role(self, name: str) -> list[Process]:
+        return [p for p in self.processes if p.role == name]
+
+    def env_map(self) -> dict[str, Any]:
+        return {var.name: var.value for var in self.env}
+
+    def extra(self, key: str, default: Any = None) -> Any:
+        return dict(self.passthrough).get(key, default)

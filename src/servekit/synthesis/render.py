@@ -1,0 +1,128 @@
+"""Plan -> the reference JSON API's rendering object, key for key.
+
+Every command object the static API writes goes through ``render_plan``; servekit's own
+additions (provenance, notes, install steps) come from ``servekit_extras`` under new keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servekit.synthesis import shell
+from servekit.synthesis.docker import docker_argv, docker_command
+from servekit.synthesis.plan import Plan, Process
+
+
+def _command(proc: Process) -> str:
+    return shell.serve_command(proc.model, proc.argv()[3:])
+
+
+def _docker(plan: Plan, proc: Process, env: dict[str, Any], port: int = 8000) -> dict[str, Any]:
+    argv = proc.argv()
+    return {
+        "docker_command": docker_command(plan.docker, proc.model, shell.arg_lines(argv[3:]), env, port),
+        "docker_argv": docker_argv(plan.docker, argv, env, port),
+    }
+
+
+def _base(plan: Plan) -> dict[str, Any]:
+    sel = plan.selection
+    out: dict[str, Any] = {
+        "hardware": sel.hardware, "strategy": sel.strategy, "variant": sel.variant,
+        "node_count": sel.node_count, "deploy_type": plan.deploy_type, "env": plan.env_map(),
+    }
+    if plan.docker.image is not None:
+        out["docker_image"] = plan.docker.image
+    return out
+
+
+def _multi_node(plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
+    head, workers = plan.role("head")[0], plan.role("worker")
+    env = plan.env_map()
+    head_docker = _docker(plan, head, env)
+    worker_dockers = [_docker(plan, w, env) for w in workers]
+    out.update({
+        "head_command": _command(head), "worker_command": _command(workers[0]),
+        "worker_commands": [_command(w) for w in workers],
+        "head_argv": head.argv(), "worker_argv": workers[0].argv(), "worker_argvs": [w.argv() for w in workers],
+        "head_docker_command": head_docker["docker_command"],
+        "worker_docker_command": worker_dockers[0]["docker_command"],
+        "worker_docker_commands": [d["docker_command"] for d in worker_dockers],
+        "head_docker_argv": head_docker["docker_argv"], "worker_docker_argv": worker_dockers[0]["docker_argv"],
+        "worker_docker_argvs": [d["docker_argv"] for d in worker_dockers],
+    })
+    return out
+
+
+def _pd_cluster(plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
+    for proc in plan.processes:
+        env = proc.env_map()
+        out[proc.role] = {"command": _command(proc), "argv": proc.argv(), "env": env, **dict(proc.meta),
+                          **_docker(plan, proc, env, proc.port or 8000)}
+    out["router"] = dict(plan.router or ())
+    out["router_config"] = plan.extra("router_config")
+    return out
+
+
+def _kv_store(plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
+    sel = plan.selection
+    procs = plan.processes
+    head, workers = procs[0], list(procs[1:])
+    env = plan.env_map()
+    worker_dockers = [_docker(plan, w, env) for w in workers]
+    head_docker = _docker(plan, head, env)
+    out.update({
+        "strategy": sel.kv_offload, "serving_strategy": plan.extra("serving_strategy"),
+        "kv_min_vllm_version": plan.extra("kv_min_vllm_version"), "env": env, "node_count": sel.node_count,
+        "instances": plan.extra("instances"), "vllm_command": _command(head), "vllm_argv": head.argv(),
+        "vllm_worker_command": _command(workers[0]) if workers else None,
+        "vllm_worker_commands": [_command(w) for w in workers] if workers else None,
+        "vllm_worker_argv": workers[0].argv() if workers else None,
+        "vllm_worker_argvs": [w.argv() for w in workers] if workers else None,
+        "vllm_worker_docker_command": worker_dockers[0]["docker_command"] if workers else None,
+        "vllm_worker_docker_argv": worker_dockers[0]["docker_argv"] if workers else None,
+        "vllm_worker_docker_commands": [d["docker_command"] for d in worker_dockers] if workers else None,
+        "vllm_worker_docker_argvs": [d["docker_argv"] for d in worker_dockers] if workers else None,
+        "vllm_install": plan.extra("install"),
+        "vllm_docker_command": head_docker["docker_command"], "vllm_docker_argv": head_docker["docker_argv"],
+        "master": plan.extra("master"), "store": plan.extra("store"),
+        "router": None if plan.router is None else dict(plan.router),
+        "mooncake_config": plan.extra("mooncake_config"),
+        "mooncake_config_note": plan.extra("mooncake_config_note") or "",
+    })
+    return out
+
+
+def render_plan(plan: Plan) -> dict[str, Any]:
+    """The rendering object the reference API writes for this plan."""
+    out = _base(plan)
+    if plan.deploy_type == "kv_store_lb":
+        return _kv_store(plan, out)
+    if plan.deploy_type == "pd_cluster":
+        return _pd_cluster(plan, out)
+    if plan.role("head"):
+        return _multi_node(plan, out)
+    proc = plan.processes[0]
+    out.update({"command": _command(proc), "argv": proc.argv(), **_docker(plan, proc, plan.env_map())})
+    if plan.extra("companions"):
+        out["companions"] = plan.extra("companions")
+    return out
+
+
+def servekit_extras(plan: Plan) -> dict[str, Any]:
+    """servekit's additions: provenance per process, install steps, min version, notes."""
+    return {
+        "provenance": {
+            f"{p.role}{'' if p.role in ('serve', 'head', 'prefill', 'decode') else f'[{p.rank}]'}": {
+                "args": p.provenance(), "env": {v.name: v.source for v in p.env}}
+            for p in plan.processes},
+        "docker_image_source": plan.docker.source,
+        "install": [{"kind": s.kind, "command": s.command, **({"note": s.note} if s.note else {})}
+                    for s in plan.install],
+        "min_vllm_version": plan.min_version,
+        "min_vllm_version_source": list(plan.min_version_sources),
+        "model_id": plan.model_id,
+        "features": list(plan.selection.features),
+        "modes": dict(plan.selection.modes),
+        "notes": list(plan.notes),
+    }

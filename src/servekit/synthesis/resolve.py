@@ -1,0 +1,156 @@
+"""User choices + default rules -> a complete ``Selection``.
+
+Two ways in: ``resolve_selection`` fills every unset choice from the default rules (the CLI
+and the Python API), ``selection_from_request`` takes a complete batch request as given.
+Unknown names are a ``SelectionError`` that lists the valid choices.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from servekit.errors import SelectionError
+from servekit.synthesis import selection as rules
+from servekit.synthesis.plan import Selection
+
+
+def _check(kind: str, value: Any, valid: Iterable[str], where: str = "") -> str:
+    valid = list(valid)
+    if value in valid:
+        return value
+    shown = ", ".join(valid) if len(valid) <= 40 else ", ".join(valid[:40]) + f", ... ({len(valid)} in all)"
+    place = f" for {where}" if where else ""
+    raise SelectionError(f"unknown {kind} {value!r}{place}; valid choices: {shown or '(none)'}")
+
+
+def _recipe(docs, recipe_id: str) -> dict[str, Any]:
+    _check("recipe", recipe_id, sorted(docs.recipes))
+    return docs.recipes[recipe_id]
+
+
+def _strategy_names(docs) -> list[str]:
+    return [*docs.strategies, *docs.kv_store]
+
+
+def _check_modes(recipe: dict, recipe_id: str, modes: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    features = recipe.get("features") or {}
+    for feature, mode in modes.items():
+        _check("feature", feature, [k for k, f in features.items() if isinstance((f or {}).get("modes"), dict)],
+               f"{recipe_id} (features with modes)")
+        _check("mode", mode, list(features[feature]["modes"]), f"{recipe_id} feature {feature}")
+    return tuple(modes.items())
+
+
+def selection_from_request(docs, request: dict[str, Any]) -> Selection:
+    """A batch request: recipe, hardware, variant, strategy, node_count, features, modes."""
+    recipe_id = request.get("recipe")
+    if not isinstance(recipe_id, str):
+        raise SelectionError("request has no \"recipe\"")
+    recipe = _recipe(docs, recipe_id)
+    hardware = _check("hardware", request.get("hardware"), docs.taxonomy.get("hardware_profiles") or {})
+    variant = _check("variant", request.get("variant") or "default", recipe.get("variants") or {}, recipe_id)
+    strategy = _check("strategy", request.get("strategy"), _strategy_names(docs))
+    node_count = request.get("node_count", 1)
+    if not isinstance(node_count, int) or isinstance(node_count, bool) or not 1 <= node_count <= rules.MAX_NODES:
+        raise SelectionError(f"node_count must be a whole number from 1 to {rules.MAX_NODES}, not {node_count!r}")
+    features = request.get("features") or []
+    for feature in features:
+        _check("feature", feature, recipe.get("features") or {}, recipe_id)
+    kept, notes = rules.apply_exclusions(recipe, list(features))
+    pd_nodes = request.get("pd_nodes")
+    kv = request.get("kv_offload")
+    if kv is not None:
+        _check("kv offload option", kv, [*docs.kv_store, *(docs.taxonomy.get("kv_offload") or {})])
+    return Selection(
+        recipe_id=recipe_id, hardware=hardware, variant=variant, strategy=strategy, node_count=node_count,
+        features=tuple(kept), modes=_check_modes(recipe, recipe_id, dict(request.get("modes") or {})),
+        kv_offload=kv, notes=tuple(notes),
+        pd_nodes=None if not isinstance(pd_nodes, dict) else tuple((k, int(v)) for k, v in pd_nodes.items()),
+        engine=str(request.get("engine") or "vllm"),
+    )
+
+
+def recommended_layout(docs, recipe: dict, variant_key: str, hw_id: str) -> tuple[str, int]:
+    """(strategy, node_count) the reference recommends for a variant on a hardware."""
+    profiles = docs.taxonomy.get("hardware_profiles") or {}
+    profile = profiles.get(hw_id) or {}
+    variant = (recipe.get("variants") or {}).get(variant_key) or {}
+    strategies = {**docs.strategies, **docs.kv_store}
+    scalable = rules.hardware_scalable(profile)
+    gpus = profile.get("gpu_count")
+
+    def offered(name: str) -> bool:
+        doc = strategies.get(name) or {}
+        return (doc.get("deploy_type") != "kv_store_lb"
+                and rules.strategy_supported_on_hardware(recipe, name, profile, hw_id)
+                and rules.strategy_reachable(recipe, name, doc.get("deploy_type"), gpus, hw_id)
+                and (scalable or (not name.startswith("multi_node_") and name != "pd_cluster")))
+
+    compatible = [s for s in rules.effective_compatible_strategies(recipe) if offered(s)]
+    multi = scalable and any(s.startswith("multi_node_") for s in compatible)
+    base = 2 if not rules.fits_single_node(profile, variant, hw_id) and multi else 1
+    chosen = rules.recommended_strategy(recipe, profile, base)
+    if chosen not in compatible:
+        chosen = next((s for s in compatible if s != "pd_cluster"), compatible[0] if compatible else chosen)
+    nodes = max(base, rules.strategy_node_count(recipe, chosen, strategies.get(chosen), profile, hw_id))
+    return chosen, nodes
+
+
+def resolve_selection(
+    docs, recipe_id: str, *, hardware: str | None = None, variant: str | None = None,
+    strategy: str | None = None, node_count: int | None = None, enable: Iterable[str] = (),
+    disable: Iterable[str] = (), modes: dict[str, str] | None = None, kv_offload: str | None = None,
+    engine: str = "vllm",
+) -> Selection:
+    """Fill every unset choice from the default rules, then validate the result."""
+    recipe = _recipe(docs, recipe_id)
+    profiles = docs.taxonomy.get("hardware_profiles") or {}
+    variants = recipe.get("variants") or {}
+    notes: list[str] = []
+    if variant is not None:
+        _check("variant", variant, variants, recipe_id)
+    if hardware is None:
+        hardware = rules.default_hardware(profiles, recipe, variant or "default")
+    _check("hardware", hardware, profiles)
+    profile = profiles[hardware]
+    if variant is None:
+        variant = "default" if "default" in variants else next(iter(variants), "default")
+        if not rules.variant_runs_on_hardware(profile, variants.get(variant) or {}, hardware) or (
+                not rules.hardware_scalable(profile)
+                and not rules.fits_single_node(profile, variants.get(variant), hardware)):
+            fitting = rules.fitting_variant(recipe, profile, hardware)
+            if fitting and fitting != variant:
+                notes.append(f"variant {fitting} chosen: {variant} does not run on {hardware}")
+                variant = fitting
+    elif not rules.hardware_allowed(profiles, recipe, variants[variant], hardware):
+        valid = rules.compatible_hardware(profiles, recipe, variant)
+        raise SelectionError(f"variant {variant!r} of {recipe_id} does not run on {hardware!r}; "
+                             f"valid hardware: {', '.join(valid) or '(none)'}")
+    strategy_names = _strategy_names(docs)
+    if strategy is None:
+        strategy, default_nodes = recommended_layout(docs, recipe, variant, hardware)
+    else:
+        _check("strategy", strategy, strategy_names)
+        doc = docs.strategies.get(strategy) or {}
+        default_nodes = rules.strategy_node_count(recipe, strategy, doc, profile, hardware)
+    nodes = node_count if node_count is not None else default_nodes
+    if not 1 <= nodes <= rules.MAX_NODES:
+        raise SelectionError(f"--nodes must be from 1 to {rules.MAX_NODES}, not {nodes}")
+    feature_keys = list(recipe.get("features") or {})
+    modes = dict(modes or {})
+    for name in [*enable, *disable]:
+        _check("feature", name, feature_keys, recipe_id)
+    enabled = [f for f in rules.default_features(recipe, hardware, variant) if f not in set(disable)]
+    for name in [*enable, *[m for m in modes if m not in enable]]:
+        if name in enabled:
+            enabled.remove(name)
+        if name not in set(disable):
+            enabled.append(name)
+    kept, exclusion_notes = rules.apply_exclusions(recipe, enabled)
+    if kv_offload is not None:
+        _check("kv offload option", kv_offload, [*docs.kv_store, *(docs.taxonomy.get("kv_offload") or {})])
+    return Selection(
+        recipe_id=recipe_id, hardware=hardware, variant=variant, strategy=strategy, node_count=nodes,
+        features=tuple(kept), modes=_check_modes(recipe, recipe_id, modes), kv_offload=kv_offload,
+        engine=engine, notes=tuple(notes + exclusion_notes),
+    )

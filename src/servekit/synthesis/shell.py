@@ -1,0 +1,68 @@
+"""Shell rendering: quoting that survives copy-paste and round-trips through ``shlex.split``."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+_SAFE = re.compile(r"[A-Za-z0-9_./=:@,+%-]+")
+_BARE_VAR = re.compile(r"\$[A-Z_][A-Z0-9_]*")
+_SAFE_WORD = re.compile(r"[A-Za-z0-9_./=:@,+%$~-]+")
+
+
+def text(value: Any) -> str:
+    """A catalog scalar as the text it becomes on a command line (JSON spelling)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def quote(value: Any) -> str:
+    """Leave plain words and bare ``$VAR`` references alone; single-quote everything else."""
+    token = text(value)
+    if token == "" or _BARE_VAR.fullmatch(token) or _SAFE.fullmatch(token):
+        return token
+    return "'" + token.replace("'", "'\\''") + "'"
+
+
+def quote_word(value: Any) -> str:
+    """Quote for ``-e K=V`` / ``-v a:b`` words: shell variables inside stay expandable."""
+    token = text(value)
+    if _SAFE_WORD.fullmatch(token):
+        return token
+    return quote(token)
+
+
+def _is_flag(token: Any) -> bool:
+    return isinstance(token, str) and token.startswith("-")
+
+
+def arg_lines(tokens: list[Any]) -> list[str]:
+    """One line per flag, its value beside it, as the recipe guides write commands."""
+    lines: list[str] = []
+    i = 0
+    while i < len(tokens):
+        cur = tokens[i]
+        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        if _is_flag(cur) and nxt is not None and not _is_flag(nxt):
+            lines.append(f"{quote(cur)} {quote(nxt)}")
+            i += 2
+        else:
+            lines.append(quote(cur))
+            i += 1
+    return lines
+
+
+def command(program: str, tokens: list[Any]) -> str:
+    """``program`` followed by continuation lines, one flag (and value) per line."""
+    lines = arg_lines(tokens)
+    return program if not lines else program + " \\\n  " + " \\\n  ".join(lines)
+
+
+def serve_command(model: str, tokens: list[Any]) -> str:
+    return command(f"vllm serve {quote(model)}", tokens)

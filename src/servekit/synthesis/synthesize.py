@@ -1,0 +1,115 @@
+"""Selection -> Plan: the one entry point that turns choices into a deployment."""
+
+from __future__ import annotations
+
+from servekit.errors import ServekitError
+from servekit.synthesis import shapes
+from servekit.synthesis.args import serve_args
+from servekit.synthesis.context import Context, build_context
+from servekit.synthesis.docker import docker_for
+from servekit.synthesis.env import serve_env
+from servekit.synthesis.install import install_steps, min_version
+from servekit.synthesis.plan import Plan, Process, Selection
+
+AVAILABLE_ENGINES = ("vllm",)
+
+
+def check_engine(engine: str) -> None:
+    """The one place an engine name is accepted; other dialects register here."""
+    if engine not in AVAILABLE_ENGINES:
+        raise ServekitError(
+            f"engine {engine} is not available yet",
+            fix=f"use --engine {' or '.join(AVAILABLE_ENGINES)}",
+        )
+
+
+def _process(ctx: Context, role: str, *, node: str | None = None, rank: int = 0,
+             pd_role: str | None = None, port: int = 8000, meta=()) -> Process:
+    args = serve_args(ctx, pd_role, node, rank if node == "worker" else 1)
+    return Process(role=role, model=ctx.model_id, args=args, env=serve_env(ctx, pd_role),
+                   rank=rank, port=port, meta=tuple(meta))
+
+
+def _node_processes(ctx: Context) -> list[Process]:
+    """Head plus one process per follower rank, or a single serve process."""
+    if ctx.deploy_type == "multi_node" and ctx.sel.node_count > 1:
+        head = _process(ctx, "head", node="head")
+        workers = [_process(ctx, "worker", node="worker", rank=r) for r in range(1, ctx.sel.node_count)]
+        return [head, *workers]
+    return [_process(ctx, "serve")]
+
+
+def _companions(ctx: Context) -> list[dict]:
+    out = []
+    features = ctx.recipe.get("features") or {}
+    for key in ctx.sel.features:
+        feature = features.get(key) or {}
+        companion = feature.get("companion") or {}
+        if companion.get("command") and shapes.rules.feature_allowed_for_strategy(feature, ctx.sel.strategy):
+            out.append({"feature": key, "label": companion.get("label") or key,
+                        "description": companion.get("description") or "",
+                        "command": str(companion["command"]).rstrip()})
+    option = ctx.kv_option or {}
+    companion = option.get("companion") or {}
+    if companion.get("command"):
+        requires = f"Requires: {option['install']}" if option.get("install") else ""
+        out.append({"feature": f"kv_offload:{ctx.sel.kv_offload}", "label": companion.get("label") or ctx.sel.kv_offload,
+                    "description": " ".join(x for x in (companion.get("description") or "", requires) if x),
+                    "command": str(companion["command"]).rstrip()})
+    return out
+
+
+def _kv_passthrough(ctx: Context) -> dict:
+    store = ctx.kv_store or {}
+    master = store.get("mooncake_master") or {}
+    store_cfg = store.get("mooncake_store_config")
+    vllm_cfg = store.get("mooncake_vllm_config") or {}
+    return {
+        "master": {"command": master.get("command") or "mooncake_master",
+                   "description": master.get("description") or ""},
+        "store": None if not store_cfg else {
+            "command": store_cfg.get("command"), "description": store_cfg.get("description") or "",
+            "config": store_cfg.get("config") or None, "note": store_cfg.get("note") or ""},
+        "mooncake_config": vllm_cfg.get("template") or {},
+        "mooncake_config_note": vllm_cfg.get("note") or "",
+        "install": shapes.brand_install(ctx, (store.get("vllm") or {}).get("install")),
+    }
+
+
+def synthesize(docs, sel: Selection) -> Plan:
+    """Build the Plan for a complete Selection (see ``servekit.synthesis.resolve``)."""
+    check_engine(sel.engine)
+    ctx = build_context(docs, sel)
+    docker = docker_for(ctx)
+    version, version_sources = min_version(ctx)
+    common = dict(selection=sel, model_id=ctx.model_id, docker=docker, install=install_steps(ctx, docker.image),
+                  min_version=version, min_version_sources=version_sources, notes=sel.notes)
+    if ctx.is_pd:
+        metas = {role: shapes.pool_meta(ctx, role) for role in ("prefill", "decode")}
+        processes = tuple(
+            _process(ctx, role, pd_role=role, port=port, meta=metas[role].as_reference().items())
+            for role, port in (("prefill", 8001), ("decode", 8002)))
+        router = {"command": shapes.pd_router_command(ctx, metas["prefill"], metas["decode"]),
+                  "install": "uv pip install vllm-router"}
+        extra = {"router_config": ctx.strategy.get("router") or {"policy": "round_robin"}}
+        if ctx.kv_store is not None and ctx.kv_store.get("pd"):
+            extra["mooncake"] = _kv_passthrough(ctx)
+        return Plan(deploy_type="pd_cluster", processes=processes, router=tuple(router.items()),
+                    passthrough=tuple(extra.items()), **common)
+    processes = tuple(_node_processes(ctx))
+    if ctx.kv_composing:
+        instances = ctx.kv_instances
+        router_doc = ctx.kv_store.get("router") or {}
+        router = None if instances <= 1 else {
+            "command": shapes.kv_router_command(ctx.kv_store, instances),
+            "install": router_doc.get("install") or "uv pip install vllm-router",
+            "port": router_doc.get("port") or 30080}
+        extra = {"instances": instances, "serving_strategy": sel.strategy,
+                 "kv_min_vllm_version": ctx.kv_store.get("min_vllm_version") or None, **_kv_passthrough(ctx)}
+        return Plan(deploy_type="kv_store_lb", processes=processes, env=processes[0].env,
+                    router=None if router is None else tuple(router.items()),
+                    passthrough=tuple(extra.items()), **common)
+    companions = _companions(ctx)
+    extra = {"companions": companions} if companions else {}
+    return Plan(deploy_type=ctx.deploy_type, processes=processes, env=processes[0].env,
+                passthrough=tuple(extra.items()), **common)
