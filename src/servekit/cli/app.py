@@ -19,6 +19,8 @@ COMMAND_MODULES: list[str] = [
     "servekit.cli.plan_cmd",
     "servekit.cli.catalog_cmd",
     "servekit.cli.api_cmd",
+    "servekit.cli.engine_cmd",
+    "servekit.cli.lint_cmd",
 ]
 
 
