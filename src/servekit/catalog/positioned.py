@@ -1,0 +1,164 @@
+"""YAML documents that remember where every key and value came from.
+
+Validation needs plain data (for pydantic) *and* the file position of each key path (for
+messages). ruamel's composer gives us the node graph with start marks; we build the plain
+data from those nodes ourselves, recording the line and column of every mapping key and
+every value on the way. Composing through the C-backed parser keeps a whole catalog well
+under a second, where the round-trip loader takes several.
+
+Duplicate mapping keys are not fatal here: the last one wins (as in the public site's YAML
+reader) and each repeat is reported so the validator can point at it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from servekit.catalog.documents import normalise
+from servekit.errors import CatalogError, Location
+
+KeyPath = tuple[str | int, ...]
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+@dataclass(frozen=True)
+class Mark:
+    """1-based line and column."""
+
+    line: int
+    column: int
+
+
+@dataclass
+class PositionedDocument:
+    """One YAML file as plain data plus the position of each key path in it."""
+
+    path: Path
+    data: Any
+    values: dict[KeyPath, Mark] = field(default_factory=dict)
+    """Where the value at a key path starts."""
+    keys: dict[KeyPath, Mark] = field(default_factory=dict)
+    """Where the mapping key that ends a key path is written."""
+    duplicates: list[KeyPath] = field(default_factory=list)
+    """Key paths whose key was written more than once (the position is the repeat's)."""
+    duplicate_marks: dict[KeyPath, Mark] = field(default_factory=dict)
+
+    def mark_for(self, key_path: KeyPath, *, prefer_key: bool = False) -> Mark | None:
+        """The best position for a key path: its value (or key), else the nearest parent."""
+        path = tuple(key_path)
+        while True:
+            first, second = (self.keys, self.values) if prefer_key else (self.values, self.keys)
+            mark = first.get(path) or second.get(path)
+            if mark is not None:
+                return mark
+            if not path:
+                return None
+            path = path[:-1]
+
+    def location(self, key_path: KeyPath, *, prefer_key: bool = False) -> Location:
+        mark = self.mark_for(key_path, prefer_key=prefer_key)
+        return Location(
+            str(self.path),
+            mark.line if mark else None,
+            mark.column if mark else None,
+            tuple(key_path),
+        )
+
+
+@lru_cache(maxsize=1)
+def _yaml():
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe", pure=False)
+
+
+def _mark(node) -> Mark:
+    return Mark(node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+class _Builder:
+    """Turns a composed node graph into plain data, filling a PositionedDocument."""
+
+    def __init__(self, doc: PositionedDocument) -> None:
+        self.doc = doc
+        self.constructor = _yaml().constructor
+
+    def build(self, node, path: KeyPath) -> Any:
+        from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+        self.doc.values.setdefault(path, _mark(node))
+        if isinstance(node, MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, SequenceNode):
+            return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
+        return normalise(self.constructor.construct_object(node, deep=True))
+
+    def _mapping(self, node, path: KeyPath) -> dict[str, Any]:
+        from ruamel.yaml.nodes import MappingNode
+
+        out: dict[str, Any] = {}
+        merged: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                sources = value_node.value if not isinstance(value_node, MappingNode) else [value_node]
+                for source in sources:
+                    if isinstance(source, MappingNode):
+                        merged.update(self._mapping(source, path))
+                continue
+            key = self.build_key(key_node)
+            child = path + (key,)
+            if key in out:
+                self.doc.duplicates.append(child)
+                self.doc.duplicate_marks[child] = _mark(key_node)
+                self.doc.keys[child] = _mark(key_node)
+                self.doc.values[child] = _mark(value_node)
+            else:
+                self.doc.keys.setdefault(child, _mark(key_node))
+            out[key] = self.build(value_node, child)
+        for key, value in merged.items():
+            out.setdefault(key, value)
+        return out
+
+    def build_key(self, key_node) -> str:
+        from ruamel.yaml.nodes import ScalarNode
+
+        if isinstance(key_node, ScalarNode):
+            value = normalise(self.constructor.construct_object(key_node, deep=True))
+            return value if isinstance(value, str) else str(value)
+        return str(key_node.value)
+
+
+def load_positioned(path: Path) -> PositionedDocument:
+    """Parse one YAML file; a syntax error becomes a CatalogError with its line and column."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise CatalogError(
+            f"cannot read file: {reason}",
+            location=Location(str(path)),
+            fix="make the file readable UTF-8 text",
+        ) from None
+    doc = PositionedDocument(path=path, data=None)
+    try:
+        node = _yaml().compose(text)
+        doc.data = _Builder(doc).build(node, ()) if node is not None else None
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = "; ".join(str(p) for p in (exc.context, exc.problem) if p)
+        raise CatalogError(
+            f"malformed YAML: {problem}",
+            location=Location(str(path), mark.line + 1 if mark else None, mark.column + 1 if mark else None),
+            fix="fix the YAML syntax at that line (indentation, quoting, a missing ':')",
+        ) from None
+    except YAMLError as exc:
+        raise CatalogError(
+            f"malformed YAML: {exc}", location=Location(str(path)), fix="fix the YAML syntax"
+        ) from None
+    return doc

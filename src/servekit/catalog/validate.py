@@ -1,0 +1,157 @@
+"""``validate_catalog(root)``: every problem in a catalog directory, with file, line and key path.
+
+This is the slow, thorough path (pydantic plus cross-reference checks); planning reads the
+plain documents and never waits for it. Nothing here raises for bad input: each problem is a
+``Finding``, errors and warnings alike, so one run reports all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from servekit.catalog.catalog_refs import kv_store_issues, taxonomy_issues
+from servekit.catalog.documents import recipe_id_for
+from servekit.catalog.feature_refs import feature_issues
+from servekit.catalog.findings import Finding, Severity, sort_key
+from servekit.catalog.hardware_refs import hardware_issues
+from servekit.catalog.issues import Issue, error
+from servekit.catalog.positioned import PositionedDocument, load_positioned
+from servekit.catalog.recipe_refs import reference_issues
+from servekit.catalog.schema import KvStore, Platforms, Recipe, Strategy, Taxonomy
+from servekit.catalog.schema_check import check_schema
+from servekit.catalog.vocabulary import CatalogVocabulary
+from servekit.errors import CatalogError, Location
+
+
+@dataclass
+class CheckedCatalog:
+    """Typed documents (None where a document failed validation) and every finding."""
+
+    root: Path
+    findings: list[Finding] = field(default_factory=list)
+    taxonomy: Taxonomy | None = None
+    platforms: Platforms | None = None
+    strategies: dict[str, Strategy | None] = field(default_factory=dict)
+    kv_store: dict[str, KvStore | None] = field(default_factory=dict)
+    recipes: dict[str, Recipe | None] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.is_error]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if not f.is_error]
+
+
+class _Run:
+    def __init__(self, root: Path) -> None:
+        self.out = CheckedCatalog(root=root)
+
+    def report(self, doc: PositionedDocument, issues: Iterable[Issue]) -> None:
+        self.out.findings.extend(issue.locate(doc) for issue in issues)
+
+    def load(self, path: Path) -> PositionedDocument | None:
+        try:
+            doc = load_positioned(path)
+        except CatalogError as exc:
+            self.out.findings.append(Finding.from_error(exc, "malformed-yaml"))
+            return None
+        self.report(doc, (
+            error(key_path, f"key '{key_path[-1]}' is written more than once; only the last one counts",
+                  "delete or merge the repeated key", "duplicate-key", at_key=True)
+            for key_path in doc.duplicates
+        ))
+        if not isinstance(doc.data, dict):
+            got = "an empty file" if doc.data is None else f"a {type(doc.data).__name__}"
+            self.report(doc, [error((), f"expected a mapping at the top of the file, got {got}",
+                                    "write the document as 'key: value' lines", "wrong-type")])
+            return None
+        return doc
+
+    def typed(self, model: type[BaseModel], doc: PositionedDocument, what: str) -> Any:
+        instance, issues = check_schema(model, doc.data, what)
+        self.report(doc, issues)
+        return instance
+
+
+def _named(run: _Run, folder: Path, model: type[BaseModel], what: str) -> dict[str, PositionedDocument]:
+    docs: dict[str, PositionedDocument] = {}
+    if not folder.is_dir():
+        return docs
+    for path in sorted(folder.glob("*.yaml")):
+        doc = run.load(path)
+        if doc is None:
+            continue
+        name = doc.data.get("name") if isinstance(doc.data.get("name"), str) else path.stem
+        if name in docs:
+            run.report(doc, [error(("name",), f"{what} '{name}' is also defined in {docs[name].path.name}",
+                                   "give each file its own name", "duplicate-name")])
+            continue
+        docs[name] = doc
+    return docs
+
+
+def _recipe_path_issue(models: Path, path: Path) -> Finding | None:
+    if len(path.relative_to(models).parts) >= 2:
+        return None
+    return Finding(Severity.ERROR, Location(str(path)), "recipe file is not inside an organisation folder",
+                   f"move it to models/<org>/{path.name} (the Hugging Face id's org)", "recipe-path")
+
+
+def check_catalog(root: str | Path) -> CheckedCatalog:
+    """Load and validate a whole catalog directory; see ``CheckedCatalog``."""
+    run = _Run(Path(root))
+    root = run.out.root
+    taxonomy_doc = None
+    taxonomy_path = root / "taxonomy.yaml"
+    if taxonomy_path.is_file():
+        taxonomy_doc = run.load(taxonomy_path)
+    else:
+        run.out.findings.append(Finding(Severity.ERROR, Location(str(taxonomy_path)), "catalog has no taxonomy.yaml",
+                                        "point at a directory laid out like the recipes catalog", "missing-file"))
+    platforms_path = root / "platforms.yaml"
+    platforms_doc = run.load(platforms_path) if platforms_path.is_file() else None
+    strategy_docs = _named(run, root / "strategies", Strategy, "strategy")
+    kv_docs = _named(run, root / "kv_store", KvStore, "kv_store deployment")
+    models = root / "models"
+    recipe_docs: dict[str, PositionedDocument] = {}
+    for path in sorted(models.rglob("*.yaml")) if models.is_dir() else []:
+        misplaced = _recipe_path_issue(models, path)
+        if misplaced:
+            run.out.findings.append(misplaced)
+        doc = run.load(path)
+        if doc is not None:
+            recipe_docs[recipe_id_for(models, path)] = doc
+
+    vocab = CatalogVocabulary.build(
+        taxonomy_doc.data if taxonomy_doc else {}, strategy_docs, kv_docs,
+        platforms_doc.data if platforms_doc else {}, recipe_docs,
+    )
+    if taxonomy_doc:
+        run.out.taxonomy = run.typed(Taxonomy, taxonomy_doc, "taxonomy.yaml")
+        run.report(taxonomy_doc, taxonomy_issues(taxonomy_doc.data, vocab))
+    if platforms_doc:
+        run.out.platforms = run.typed(Platforms, platforms_doc, "platforms.yaml")
+    for name, doc in strategy_docs.items():
+        run.out.strategies[name] = run.typed(Strategy, doc, "a strategy")
+    for name, doc in kv_docs.items():
+        run.out.kv_store[name] = run.typed(KvStore, doc, "a kv_store deployment")
+        run.report(doc, kv_store_issues(doc.data, vocab))
+    for rid, doc in recipe_docs.items():
+        run.out.recipes[rid] = run.typed(Recipe, doc, "a recipe")
+        run.report(doc, hardware_issues(doc.data, vocab))
+        run.report(doc, feature_issues(doc.data))
+        run.report(doc, reference_issues(doc.data, vocab))
+    run.out.findings.sort(key=sort_key)
+    return run.out
+
+
+def validate_catalog(root: str | Path) -> list[Finding]:
+    """Every error and warning in the catalog at ``root``, sorted by file and line."""
+    return check_catalog(root).findings
