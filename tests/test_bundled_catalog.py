@@ -30,7 +30,7 @@ SCHEMA_EXTENSIONS = frozenset({"exclusive_with"})
 COMMENT_CARRYING_KEYS = frozenset({"command"})
 """Shell commands whose leading ``#`` lines are notes for the reader, not data."""
 
-QAIC_KEYS = ("soc_count", "cards_per_node", "nsp_cores_per_soc", "memory_gb_per_soc")
+QAIC_KEYS = ("soc_count", "socs_per_card", "nsp_cores_per_soc", "memory_gb_per_soc")
 
 
 def data_only(value: Any, *, drop: frozenset[str] = PROSE_KEYS) -> Any:
@@ -133,14 +133,16 @@ def test_cloud_ai_100_profiles(bundled, hw_id, socs_per_card, memory_per_soc):
     assert profile["multi_node"] is False
     for key in QAIC_KEYS:
         assert isinstance(profile[key], int) and profile[key] > 0, key
-    assert profile["soc_count"] == socs_per_card
+    assert profile["socs_per_card"] == socs_per_card
     assert profile["nsp_cores_per_soc"] == 16
     assert profile["memory_gb_per_soc"] == memory_per_soc
-    # One device per SoC (QID); the node's memory is the sum over its SoCs.
-    assert profile["gpu_count"] == profile["soc_count"] * profile["cards_per_node"]
-    assert profile["vram_gb"] == profile["gpu_count"] * profile["memory_gb_per_soc"]
+    # One device per SoC (QID), whole cards only; node memory is the sum over its SoCs.
+    assert profile["gpu_count"] == profile["soc_count"]
+    assert profile["soc_count"] % profile["socs_per_card"] == 0
+    assert profile["vram_gb"] == profile["soc_count"] * profile["memory_gb_per_soc"]
     # Public card specs: Standard 16 GB per card, Ultra 128 GB per card.
-    assert profile["soc_count"] * profile["memory_gb_per_soc"] == {1: 16, 4: 128}[socs_per_card]
+    card_memory = profile["socs_per_card"] * profile["memory_gb_per_soc"]
+    assert card_memory == {1: 16, 4: 128}[socs_per_card]
 
 
 def test_qaic_keys_only_on_qaic_profiles(bundled):
@@ -349,5 +351,5 @@ def test_bundled_catalog_validates_cleanly():
         pytest.skip("servekit.catalog.validate.validate_catalog is not available")
     result = validate.validate_catalog(bundled_catalog_dir())
     findings = getattr(result, "findings", result)
-    errors = [f for f in findings if getattr(f, "severity", "error") == "error"]
-    assert not errors, errors
+    errors = [f for f in findings if getattr(f, "is_error", True)]
+    assert not errors, [getattr(f, "render", lambda: f)() for f in errors]
