@@ -6,12 +6,12 @@ import json
 from typing import Any, Iterable, Iterator
 
 from servekit.errors import ServekitError
+from servekit.synthesis.resolve import resolve_selection, selection_from_request  # noqa: F401 - re-exported
 
 
 def plan_request(docs, request: Any) -> dict[str, Any]:
     """The rendering object for one request, or ``{"error": message}``."""
     from servekit.synthesis.render import render_plan
-    from servekit.synthesis.resolve import selection_from_request
     from servekit.synthesis.synthesize import synthesize
 
     if not isinstance(request, dict):

@@ -54,7 +54,7 @@ def _is_cuda_map(value: Any) -> bool:
     return isinstance(value, dict) and ("cu129" in value or "cu130" in value)
 
 
-def _from_override(override: Any, key: str) -> tuple[str | None, dict | None]:
+def image_override(override: Any, key: str) -> tuple[str | None, dict | None]:
     """(pinned image, CUDA map) that one ``docker_image`` value gives this brand."""
     if isinstance(override, str):
         return (override if key == "nvidia" else None), None
@@ -104,7 +104,7 @@ def docker_for(ctx: Context) -> Docker:
                            ((ctx.recipe.get("model") or {}).get("docker_image"), "model.docker_image")):
         if pinned or cuda_map:
             break
-        pinned, cuda_map = _from_override(override, key)
+        pinned, cuda_map = image_override(override, key)
         if pinned or cuda_map:
             source = path
     nightly = (ctx.recipe.get("model") or {}).get("nightly_required") is True

@@ -100,9 +100,14 @@ def resolve_selection(
     docs, recipe_id: str, *, hardware: str | None = None, variant: str | None = None,
     strategy: str | None = None, node_count: int | None = None, enable: Iterable[str] = (),
     disable: Iterable[str] = (), modes: dict[str, str] | None = None, kv_offload: str | None = None,
-    engine: str = "vllm",
+    features: Iterable[str] | None = None, pd_nodes: dict[str, int] | None = None, engine: str = "vllm",
 ) -> Selection:
-    """Fill every unset choice from the default rules, then validate the result."""
+    """Fill every unset choice from the default rules, then validate the result.
+
+    ``features`` is the complete enabled set (defaults are then not consulted); otherwise the
+    default features are adjusted by ``enable`` / ``disable`` (and by every feature ``modes``
+    names). ``pd_nodes`` sizes PD pools per role (None = co-located on one node).
+    """
     recipe = _recipe(docs, recipe_id)
     profiles = docs.taxonomy.get("hardware_profiles") or {}
     variants = recipe.get("variants") or {}
@@ -140,7 +145,10 @@ def resolve_selection(
     modes = dict(modes or {})
     for name in [*enable, *disable]:
         _check("feature", name, feature_keys, recipe_id)
-    enabled = [f for f in rules.default_features(recipe, hardware, variant) if f not in set(disable)]
+    base = list(features) if features is not None else rules.default_features(recipe, hardware, variant)
+    for name in base:
+        _check("feature", name, feature_keys, recipe_id)
+    enabled = [f for f in base if f not in set(disable)]
     for name in [*enable, *[m for m in modes if m not in enable]]:
         if name in enabled:
             enabled.remove(name)
@@ -153,4 +161,5 @@ def resolve_selection(
         recipe_id=recipe_id, hardware=hardware, variant=variant, strategy=strategy, node_count=nodes,
         features=tuple(kept), modes=_check_modes(recipe, recipe_id, modes), kv_offload=kv_offload,
         engine=engine, notes=tuple(notes + exclusion_notes),
+        pd_nodes=None if pd_nodes is None else tuple((k, int(v)) for k, v in pd_nodes.items()),
     )

@@ -1,0 +1,155 @@
+"""``servekit plan``: one launch plan for people or programs, or a batch of them.
+
+Kept import-light: the JSON path loads only the one recipe it needs and never imports
+pydantic or rich.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+
+import typer
+
+
+@dataclass
+class PlanOptions:
+    model: str | None = None
+    hardware: str | None = None
+    variant: str | None = None
+    strategy: str | None = None
+    nodes: int | None = None
+    features: list[str] = field(default_factory=list)
+    no_features: list[str] = field(default_factory=list)
+    modes: list[str] = field(default_factory=list)
+    kv_offload: str | None = None
+    engine: str = "vllm"
+    catalog: str | None = None
+    output_format: str = "text"
+    batch: str | None = None
+
+
+def _parse_modes(pairs: list[str]) -> dict[str, str]:
+    from servekit.errors import SelectionError
+
+    out: dict[str, str] = {}
+    for pair in pairs:
+        feature, sep, mode = pair.partition("=")
+        if not sep or not feature or not mode:
+            raise SelectionError(f"--mode expects FEATURE=MODE, got {pair!r}")
+        out[feature] = mode
+    return out
+
+
+def _load(catalog: str | None, recipe_id: str | None):
+    from servekit.catalog.documents import read_documents, resolve_catalog_dir
+
+    root = resolve_catalog_dir(catalog)
+    return read_documents(root, only_recipes=None if recipe_id is None else [recipe_id])
+
+
+def _find_model(opts: PlanOptions):
+    """(docs, recipe id, variant) for MODEL: a recipe id, or a variant's checkpoint id."""
+    from servekit.errors import SelectionError
+
+    docs = _load(opts.catalog, opts.model)
+    if opts.model in docs.recipes:
+        return docs, opts.model, opts.variant
+    docs = _load(opts.catalog, None)
+    for rid, recipe in docs.recipes.items():
+        for key, variant in (recipe.get("variants") or {}).items():
+            if (variant or {}).get("model_id") == opts.model and opts.variant in (None, key):
+                return docs, rid, key
+    known = sorted(docs.recipes)
+    close = [r for r in known if opts.model.lower().split("/")[-1][:6] in r.lower()][:10]
+    raise SelectionError(f"unknown recipe {opts.model!r}; valid choices: {', '.join(close or known[:40])}"
+                         + ("" if close or len(known) <= 40 else f", ... ({len(known)} in all)"))
+
+
+def batch_command(path: str, catalog: str | None) -> int:
+    from servekit.errors import ServekitError
+    from servekit.synthesis.batch import plan_lines
+
+    docs = _load(catalog, None)
+    try:
+        handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    except OSError as exc:
+        raise ServekitError(f"cannot read batch file {path}: {exc.strerror}") from None
+    with handle:
+        for result in plan_lines(docs, handle):
+            sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+    return 0
+
+
+def plan_command(opts: PlanOptions) -> int:
+    """Resolve, synthesize and print one plan; returns the exit code."""
+    from servekit.errors import SelectionError
+
+    if opts.batch is not None:
+        return batch_command(opts.batch, opts.catalog)
+    if not opts.model:
+        raise SelectionError("name a MODEL (a recipe id such as Qwen/Qwen3.8-27B) or pass --batch FILE")
+    from servekit.synthesis.resolve import resolve_selection
+    from servekit.synthesis.synthesize import check_engine, synthesize
+
+    check_engine(opts.engine)
+    docs, recipe_id, variant = _find_model(opts)
+    selection = resolve_selection(
+        docs, recipe_id, hardware=opts.hardware, variant=variant, strategy=opts.strategy,
+        node_count=opts.nodes, enable=opts.features, disable=opts.no_features,
+        modes=_parse_modes(opts.modes), kv_offload=opts.kv_offload, engine=opts.engine,
+    )
+    plan = synthesize(docs, selection)
+    if opts.output_format == "json":
+        from servekit.synthesis.render import render_plan, servekit_extras
+
+        payload = {**render_plan(plan), "servekit": servekit_extras(plan)}
+        sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        return 0
+    _print_text(plan)
+    return 0
+
+
+def _print_text(plan) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from servekit.synthesis.explain import explain
+
+    console = Console(highlight=False, soft_wrap=True)
+    for line in explain(plan):
+        if line.startswith("#"):
+            console.print(f"[bold cyan]{escape(line)}[/]")
+        elif line.startswith(("note:", "  ") ) and "<-" in line:
+            command, _, reason = line.partition("<-")
+            console.print(f"{escape(command)}[dim]<-{escape(reason)}[/]")
+        else:
+            console.print(escape(line))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("plan")
+    def _plan(
+        model: str | None = typer.Argument(None, help="Recipe id (e.g. Qwen/Qwen3.8-27B) or a variant's checkpoint id."),
+        hardware: str | None = typer.Option(None, "--hardware", help="Hardware profile id (default: the recipe's)."),
+        variant: str | None = typer.Option(None, "--variant", help="Variant key (default: default)."),
+        strategy: str | None = typer.Option(None, "--strategy", help="Serving strategy (default: recommended)."),
+        nodes: int | None = typer.Option(None, "--nodes", help="Node count (default: the strategy's)."),
+        feature: list[str] = typer.Option([], "--feature", help="Enable a feature (repeatable)."),
+        no_feature: list[str] = typer.Option([], "--no-feature", help="Disable a feature (repeatable)."),
+        mode: list[str] = typer.Option([], "--mode", help="FEATURE=MODE for a feature with modes (repeatable)."),
+        kv_offload: str | None = typer.Option(None, "--kv-offload", help="KV offload option or kv-store deployment."),
+        engine: str = typer.Option("vllm", "--engine", help="Engine dialect to render for."),
+        catalog: str | None = typer.Option(None, "--catalog", help="Catalog directory (default: bundled)."),
+        output_format: str = typer.Option("text", "--format", help="text (for people) or json (for programs)."),
+        batch: str | None = typer.Option(None, "--batch", help="JSONL file of selections ('-' = stdin)."),
+    ) -> None:
+        """Plan a deployment: the exact commands, env, image, install steps and why."""
+        from servekit.errors import SelectionError
+
+        if output_format not in ("text", "json"):
+            raise SelectionError(f"unknown format {output_format!r}; valid choices: text, json")
+        opts = PlanOptions(model, hardware, variant, strategy, nodes, list(feature), list(no_feature),
+                           list(mode), kv_offload, engine, catalog, output_format, batch)
+        raise typer.Exit(plan_command(opts))
