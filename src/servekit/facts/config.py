@@ -1,0 +1,192 @@
+"""Read a Hugging Face ``config.json`` (as a dict) into ``ModelFacts``.
+
+Multimodal configs keep the language model under ``text_config`` (or ``llm_config`` /
+``language_config``); its fields win over the top level. Layer kinds come, in order of
+preference, from ``layer_types``, ``full_attention_interval`` (hybrid linear attention),
+``sliding_window_pattern`` (local/global interleave), MLA (``kv_lora_rank``), and a global
+``sliding_window`` that is switched on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servekit.errors import ServekitError
+from servekit.facts.model import (
+    LayerKind,
+    LinearAttentionFacts,
+    MLAFacts,
+    ModelFacts,
+    MoEFacts,
+    QuantFacts,
+)
+
+TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")
+VISION_CONFIG_KEYS = ("vision_config", "visual", "vision_tower_config", "image_config")
+
+_LAYER_TYPE_NAMES: dict[str, LayerKind] = {
+    "full_attention": "full",
+    "attention": "full",
+    "global": "full",
+    "sliding_attention": "sliding",
+    "sliding_window": "sliding",
+    "local": "sliding",
+    "chunked_attention": "sliding",
+    "linear_attention": "linear",
+    "mamba": "linear",
+    "gated_deltanet": "linear",
+}
+
+
+class ConfigFactsError(ServekitError):
+    """A config.json lacks what servekit needs to plan memory for it."""
+
+
+def language_config(config: dict[str, Any]) -> dict[str, Any]:
+    """The language-model part of a config: ``text_config`` merged over the top level."""
+    for key in TEXT_CONFIG_KEYS:
+        inner = config.get(key)
+        if isinstance(inner, dict):
+            merged = {k: v for k, v in config.items() if k not in TEXT_CONFIG_KEYS}
+            merged.update({k: v for k, v in inner.items() if v is not None})
+            return merged
+    return config
+
+
+def _first(cfg: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        value = cfg.get(key)
+        if value is not None:
+            return value
+    return None
+
+
+def _layer_kinds(cfg: dict[str, Any], num_layers: int, where: str) -> list[LayerKind]:
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and types:
+        kinds: list[LayerKind] = []
+        for name in types[:num_layers]:
+            kind = _LAYER_TYPE_NAMES.get(str(name))
+            if kind is None:
+                raise ConfigFactsError(
+                    f"{where}: unknown layer type {name!r} in layer_types",
+                    fix="describe the model with a facts JSON file instead",
+                )
+            kinds.append(kind)
+        if len(kinds) == num_layers:
+            return kinds
+    if cfg.get("kv_lora_rank"):
+        return ["mla"] * num_layers
+    interval = cfg.get("full_attention_interval")
+    if interval:
+        return ["full" if (i + 1) % int(interval) == 0 else "linear" for i in range(num_layers)]
+    window = cfg.get("sliding_window")
+    pattern = cfg.get("sliding_window_pattern")
+    if window and pattern:
+        return ["full" if (i + 1) % int(pattern) == 0 else "sliding" for i in range(num_layers)]
+    if window and cfg.get("use_sliding_window", True):
+        max_window_layers = cfg.get("max_window_layers")
+        if max_window_layers is not None and "use_sliding_window" in cfg:
+            return ["sliding" if i >= int(max_window_layers) else "full" for i in range(num_layers)]
+        return ["sliding"] * num_layers
+    return ["full"] * num_layers
+
+
+def _linear(cfg: dict[str, Any]) -> LinearAttentionFacts | None:
+    if cfg.get("linear_num_value_heads") is None:
+        return None
+    return LinearAttentionFacts(
+        num_key_heads=int(cfg["linear_num_key_heads"]),
+        num_value_heads=int(cfg["linear_num_value_heads"]),
+        key_head_dim=int(cfg["linear_key_head_dim"]),
+        value_head_dim=int(cfg["linear_value_head_dim"]),
+        conv_kernel=int(cfg.get("linear_conv_kernel_dim", 4)),
+        state_dtype=cfg.get("mamba_ssm_dtype"),
+    )
+
+
+def _moe(cfg: dict[str, Any]) -> MoEFacts | None:
+    experts = _first(cfg, "num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
+    if not experts:
+        return None
+    return MoEFacts(
+        num_experts=int(experts),
+        experts_per_token=_first(cfg, "num_experts_per_tok", "moe_topk", "experts_per_token"),
+        moe_intermediate_size=_first(cfg, "moe_intermediate_size", "expert_intermediate_size"),
+        shared_experts=int(_first(cfg, "n_shared_experts", "num_shared_experts") or 0),
+        dense_layers=int(cfg.get("first_k_dense_replace") or 0),
+    )
+
+
+def _quant(config: dict[str, Any], cfg: dict[str, Any]) -> QuantFacts | None:
+    q = config.get("quantization_config") or cfg.get("quantization_config")
+    if not isinstance(q, dict):
+        return None
+    block = q.get("weight_block_size")
+    algo = q.get("quant_algo")
+    if algo is None and isinstance(q.get("quantization"), dict):
+        algo = q["quantization"].get("quant_algo")
+    kv_scheme = q.get("kv_cache_quant_algo") or (
+        q["kv_cache_scheme"].get("type") if isinstance(q.get("kv_cache_scheme"), dict) else None
+    )
+    return QuantFacts(
+        method=str(q.get("quant_method", "unknown")),
+        algo=algo,
+        weight_block_size=tuple(block) if block else None,
+        kv_cache_scheme=kv_scheme,
+    )
+
+
+def facts_from_config(config: dict[str, Any], *, model_id: str | None = None, source: str = "") -> ModelFacts:
+    """Model facts from a parsed config.json; raises ConfigFactsError when a key is missing."""
+    where = source or "config.json"
+    cfg = language_config(config)
+    num_layers = _first(cfg, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
+    heads = _first(cfg, "num_attention_heads", "n_head", "num_heads")
+    if num_layers is None or heads is None:
+        raise ConfigFactsError(
+            f"{where}: no num_hidden_layers / num_attention_heads (model_type "
+            f"{cfg.get('model_type')!r})",
+            fix="pass the directory of a decoder LLM checkpoint, or a facts JSON file",
+        )
+    hidden = cfg.get("hidden_size")
+    kv_heads = _first(cfg, "num_key_value_heads", "multi_query_group_num", "num_kv_heads") or heads
+    head_dim = cfg.get("head_dim")
+    if head_dim is None:
+        if not hidden:
+            raise ConfigFactsError(f"{where}: neither head_dim nor hidden_size is set")
+        head_dim = int(hidden) // int(heads)
+    kinds = _layer_kinds(cfg, int(num_layers), where)
+    mla = None
+    if "mla" in kinds:
+        mla = MLAFacts(kv_lora_rank=int(cfg["kv_lora_rank"]), qk_rope_head_dim=int(cfg["qk_rope_head_dim"]))
+    linear = _linear(cfg)
+    if "linear" in kinds and linear is None:
+        raise ConfigFactsError(f"{where}: linear-attention layers without linear_* head sizes")
+    dtype = _first(cfg, "torch_dtype", "dtype") or config.get("torch_dtype") or "bfloat16"
+    architectures = config.get("architectures") or cfg.get("architectures") or [None]
+    window = cfg.get("sliding_window") if "sliding" in kinds else None
+    if window is None and "sliding" in kinds:
+        window = cfg.get("attention_chunk_size")
+    return ModelFacts(
+        model_id=model_id,
+        source=source,
+        architecture=architectures[0],
+        model_type=cfg.get("model_type") or config.get("model_type"),
+        hidden_size=hidden,
+        intermediate_size=cfg.get("intermediate_size"),
+        num_attention_heads=int(heads),
+        num_kv_heads=int(kv_heads),
+        head_dim=int(head_dim),
+        vocab_size=cfg.get("vocab_size") or config.get("vocab_size"),
+        max_position_embeddings=cfg.get("max_position_embeddings"),
+        dtype=str(dtype),
+        layers=tuple(kinds),
+        sliding_window=int(window) if window else None,
+        linear=linear,
+        mla=mla,
+        mtp_layers=int(_first(cfg, "mtp_num_hidden_layers", "num_nextn_predict_layers") or 0),
+        moe=_moe(cfg),
+        quantization=_quant(config, cfg),
+        has_vision=any(isinstance(config.get(k), dict) for k in VISION_CONFIG_KEYS),
+    )

@@ -1,0 +1,76 @@
+"""Find a checkpoint's files: a local directory, a config.json path, or the Hugging Face cache.
+
+Nothing here touches the network: the cache is read with ``huggingface_hub``'s own lookup.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from servekit.errors import ServekitError
+from servekit.facts.config import facts_from_config
+from servekit.facts.model import ModelFacts
+from servekit.facts.safetensors import checkpoint_weight_bytes
+
+
+class FactsNotFoundError(ServekitError, FileNotFoundError):
+    """No config.json for a model, locally or in the Hugging Face cache."""
+
+
+def read_config(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise FactsNotFoundError(f"cannot read {path}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise ServekitError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    if not isinstance(data, dict):
+        raise ServekitError(f"{path}: expected a JSON object")
+    return data
+
+
+def cached_snapshot_dir(repo_id: str, revision: str | None = None) -> Path | None:
+    """The snapshot folder holding ``config.json`` of ``repo_id`` in the HF cache, if any."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(repo_id, "config.json", revision=revision)
+    if isinstance(found, str):
+        return Path(found).parent
+    return None
+
+
+def facts_from_dir(folder: Path, *, model_id: str | None = None) -> ModelFacts:
+    config_path = folder / "config.json"
+    if not config_path.is_file():
+        raise FactsNotFoundError(
+            f"{folder}: no config.json", fix="point at a checkpoint directory or its config.json"
+        )
+    facts = facts_from_config(read_config(config_path), model_id=model_id, source=str(config_path))
+    weights = checkpoint_weight_bytes(folder, facts.num_layers)
+    return facts.model_copy(update={"weights": weights}) if weights else facts
+
+
+def facts_from_path_or_cache(target: str, *, revision: str | None = None) -> ModelFacts:
+    """Facts for a directory, a config.json file, or a repo id present in the HF cache."""
+    path = Path(target).expanduser()
+    if path.is_file():
+        return facts_from_dir(path.parent) if path.name == "config.json" else _from_file(path)
+    if path.is_dir():
+        return facts_from_dir(path)
+    if target.count("/") == 1 and not target.startswith((".", "/")):
+        snapshot = cached_snapshot_dir(target, revision)
+        if snapshot is not None:
+            return facts_from_dir(snapshot, model_id=target)
+    raise FactsNotFoundError(
+        f"no model facts for {target!r}: not a directory, a config.json, a recipe with shipped "
+        "facts, or a repo in the Hugging Face cache",
+        fix=f"run `servekit warm-cache {target}` or pass the checkpoint directory",
+    )
+
+
+def _from_file(path: Path) -> ModelFacts:
+    data = read_config(path)
+    if "layers" in data and "num_attention_heads" in data:
+        return ModelFacts.from_json(data)
+    return facts_from_config(data, source=str(path))

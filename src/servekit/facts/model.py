@@ -1,0 +1,109 @@
+"""Model facts: what a checkpoint is made of, as far as serving memory and parallelism care.
+
+Facts come from a ``config.json`` (``servekit.facts.config``), the safetensors headers of the
+checkpoint (``servekit.facts.safetensors``), or the facts shipped with servekit for the recipes
+in the bundled catalog (``servekit.facts.shipped``). They are plain, frozen, JSON round-trippable.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+LayerKind = Literal["full", "sliding", "linear", "mla"]
+"""How one decoder layer keeps context: a full KV cache, a KV cache bounded by a sliding
+window, a constant-size recurrent state (linear attention / Mamba), or an MLA latent."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class LinearAttentionFacts(_Frozen):
+    """Gated-DeltaNet style linear attention: a short convolution plus a recurrent state."""
+
+    num_key_heads: int
+    num_value_heads: int
+    key_head_dim: int
+    value_head_dim: int
+    conv_kernel: int
+    state_dtype: str | None = None
+    """dtype of the recurrent (SSM) state; None means the model dtype."""
+
+
+class MLAFacts(_Frozen):
+    """Multi-head latent attention: one compressed latent per token, shared by all heads."""
+
+    kv_lora_rank: int
+    qk_rope_head_dim: int
+
+
+class MoEFacts(_Frozen):
+    num_experts: int
+    experts_per_token: int | None = None
+    moe_intermediate_size: int | None = None
+    shared_experts: int = 0
+    dense_layers: int = 0
+
+
+class QuantFacts(_Frozen):
+    method: str
+    """``quant_method`` of the checkpoint (fp8, modelopt, compressed-tensors, ...)."""
+    algo: str | None = None
+    weight_block_size: tuple[int, ...] | None = None
+    kv_cache_scheme: str | None = None
+
+
+class WeightBytes(_Frozen):
+    """Bytes of the checkpoint's tensors; ``vision`` and ``mtp`` are parts of ``total``."""
+
+    total: int
+    vision: int = 0
+    mtp: int = 0
+    exact: bool = True
+    """False when the figure is a rounded public number, not summed tensor sizes."""
+
+    @property
+    def language(self) -> int:
+        return self.total - self.vision - self.mtp
+
+
+class ModelFacts(_Frozen):
+    model_id: str | None = None
+    source: str = ""
+    """Where the facts were read from: a path, or the public documents they were taken from."""
+    architecture: str | None = None
+    model_type: str | None = None
+    hidden_size: int | None = None
+    intermediate_size: int | None = None
+    num_attention_heads: int
+    num_kv_heads: int
+    head_dim: int
+    vocab_size: int | None = None
+    max_position_embeddings: int | None = None
+    dtype: str = "bfloat16"
+    layers: tuple[LayerKind, ...]
+    sliding_window: int | None = None
+    linear: LinearAttentionFacts | None = None
+    mla: MLAFacts | None = None
+    mtp_layers: int = 0
+    moe: MoEFacts | None = None
+    quantization: QuantFacts | None = None
+    weights: WeightBytes | None = None
+    has_vision: bool = False
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.layers)
+
+    def layer_counts(self) -> dict[str, int]:
+        return dict(Counter(self.layers))
+
+    def to_json(self) -> dict:
+        return self.model_dump(mode="json", exclude_none=True)
+
+    @classmethod
+    def from_json(cls, data: dict) -> ModelFacts:
+        return cls.model_validate(data)

@@ -1,0 +1,41 @@
+"""Facts shipped with servekit for the checkpoints of the bundled recipes (offline planning).
+
+One JSON file per checkpoint under ``servekit/facts/data``, named ``ORG__NAME.json``; each says
+where its figures come from in its ``source`` field.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from servekit.facts.model import ModelFacts
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+
+
+def _file_for(model_id: str) -> Path:
+    return DATA_DIR / (model_id.replace("/", "__") + ".json")
+
+
+@lru_cache(maxsize=None)
+def _load(model_id: str) -> ModelFacts | None:
+    path = _file_for(model_id)
+    if not path.is_file():
+        return None
+    return ModelFacts.from_json(json.loads(path.read_text(encoding="utf-8")))
+
+
+def shipped_facts(model_id: str) -> ModelFacts | None:
+    """The shipped facts of a checkpoint (Hugging Face id), or None when none ship."""
+    found = _load(model_id)
+    if found is None:
+        for candidate in shipped_model_ids():  # ids are case-insensitive on the Hub
+            if candidate.lower() == model_id.lower():
+                return _load(candidate)
+    return found
+
+
+def shipped_model_ids() -> list[str]:
+    return sorted(p.stem.replace("__", "/") for p in DATA_DIR.glob("*.json"))

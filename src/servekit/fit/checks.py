@@ -1,0 +1,201 @@
+""""Can it start" checks: pure functions over facts, launch settings and hardware -> findings.
+
+Each check returns a list of ``Finding`` (error / warning / note) with the smallest fix.
+"""
+
+from __future__ import annotations
+
+from servekit.facts.model import ModelFacts
+from servekit.fit.findings import Finding
+from servekit.fit.hardware import Device
+from servekit.fit.launch import LaunchSettings
+from servekit.fit.planner import FitReport
+
+CPU_ATTENTION_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256)
+FP8_BLOCK = 128
+CONTEXT_STEP = 1024
+
+
+def _round_down(value: int, step: int = CONTEXT_STEP) -> int:
+    return value // step * step if value >= step else value
+
+
+def check_divisibility(facts: ModelFacts, launch: LaunchSettings) -> list[Finding]:
+    """Tensor/expert parallel sizes against heads, KV heads, MoE and linear-attention shapes."""
+    out: list[Finding] = []
+    tp = launch.tp
+    heads = facts.num_attention_heads
+    if heads % tp:
+        fits = [n for n in (1, 2, 4, 8, 16, 32, 64) if heads % n == 0 and n <= tp]
+        out.append(Finding(
+            "error", "tp-attention-heads",
+            f"{heads} attention heads are not divisible by tensor parallel size {tp}; vLLM refuses to start",
+            f"use --tensor-parallel-size {fits[-1]} (or another divisor of {heads}) and scale out with "
+            "pipeline or data parallelism",
+        ))
+    kv = facts.num_kv_heads
+    if "mla" not in facts.layers and (kv % tp if tp <= kv else tp % kv):
+        out.append(Finding(
+            "error", "tp-kv-heads",
+            f"{kv} KV heads cannot be split or replicated evenly over tensor parallel size {tp}",
+            f"use a tensor parallel size that divides {kv} or is a multiple of it",
+        ))
+    lin = facts.linear
+    if lin and (lin.num_value_heads % tp or lin.num_key_heads % tp):
+        out.append(Finding(
+            "error", "tp-linear-heads",
+            f"linear-attention heads ({lin.num_key_heads} key / {lin.num_value_heads} value) are not "
+            f"divisible by tensor parallel size {tp}",
+            "choose a tensor parallel size that divides both",
+        ))
+    out += _block_quant_checks(facts, launch)
+    moe = facts.moe
+    if moe and launch.expert_parallel:
+        ep = tp * launch.dp
+        if moe.num_experts % ep:
+            out.append(Finding(
+                "error", "ep-experts",
+                f"{moe.num_experts} experts are not divisible by the expert parallel size {ep} (TP x DP)",
+                "choose TP x DP that divides the expert count",
+            ))
+    if facts.vocab_size and facts.vocab_size % tp:
+        out.append(Finding(
+            "note", "tp-vocab",
+            f"vocabulary {facts.vocab_size} is not divisible by {tp}; the engine pads the embedding",
+        ))
+    if launch.pp > facts.num_layers:
+        out.append(Finding(
+            "error", "pp-layers",
+            f"pipeline parallel size {launch.pp} exceeds the {facts.num_layers} layers",
+            f"use --pipeline-parallel-size <= {facts.num_layers}",
+        ))
+    return out
+
+
+def _block_quant_checks(facts: ModelFacts, launch: LaunchSettings) -> list[Finding]:
+    quant = facts.quantization
+    if not quant or not quant.weight_block_size:
+        return []
+    block = quant.weight_block_size[0]
+    out = []
+    shards = {"intermediate_size": facts.intermediate_size}
+    if facts.moe and facts.moe.moe_intermediate_size:
+        ep_split = 1 if launch.expert_parallel else launch.tp
+        shards["moe_intermediate_size"] = facts.moe.moe_intermediate_size * launch.tp // ep_split
+    for name, size in shards.items():
+        if not size:
+            continue
+        if (size // launch.tp) % block or size % launch.tp:
+            out.append(Finding(
+                "error", "tp-block-quant",
+                f"{name} {size} / TP {launch.tp} = {size / launch.tp:g} is not a multiple of the FP8 "
+                f"weight block {block}; block-scaled weights cannot be sharded",
+                "use a smaller tensor parallel size, or --enable-expert-parallel for MoE layers",
+            ))
+    return out
+
+
+_PRECISION_NEEDS = {
+    "nvfp4": ("blackwell", "NVFP4 kernels need NVIDIA Blackwell (SM100/SM120)"),
+    "fp8": ("ada", "FP8 compute needs NVIDIA Ada/Hopper or newer, or AMD MI300 or newer"),
+    "mxfp4": ("blackwell", "true MXFP4 W4A4 needs NVIDIA Blackwell; elsewhere it runs weight-only via Marlin"),
+}
+_AMD_FP8 = ("mi300x", "mi325x", "mi355x")
+
+
+def check_precision(precision: str | None, device: Device, *, kv_cache_dtype: str = "auto") -> list[Finding]:
+    """Weight precision and KV dtype against the accelerator."""
+    out: list[Finding] = []
+    prec = (precision or "").lower()
+    brand = device.brand.lower()
+    if prec in _PRECISION_NEEDS and device.kind == "gpu":
+        generation, why = _PRECISION_NEEDS[prec]
+        amd_ok = prec == "fp8" and brand == "amd" and device.name in _AMD_FP8
+        if not (device.at_least(generation) or amd_ok):
+            severity = "warning" if prec in ("mxfp4", "fp8") and brand == "nvidia" else "error"
+            out.append(Finding(
+                severity, f"precision-{prec}",
+                f"{why}; {device.name} ({device.brand} {device.generation or 'unknown'}) is not one",
+                "pick a BF16 or INT4 (W4A16) variant, or hardware of a newer generation",
+            ))
+    if kv_cache_dtype.startswith("fp8") and brand == "nvidia" and not device.at_least("ada"):
+        out.append(Finding(
+            "warning", "kv-fp8-arch",
+            f"FP8 KV cache on {device.generation or device.name} lacks fp8e4nv kernels",
+            "use --kv-cache-dtype auto, or fp8_e5m2",
+        ))
+    return out
+
+
+def check_cpu_head_size(facts: ModelFacts) -> list[Finding]:
+    """vLLM's CPU attention accepts only some head sizes; others fail at the first request."""
+    if facts.head_dim in CPU_ATTENTION_HEAD_SIZES:
+        return []
+    return [Finding(
+        "error", "cpu-head-size",
+        f"head_dim {facts.head_dim} is not supported by the vLLM CPU attention backend "
+        "(\"Unsupported CPU attention configuration\")",
+        f"use a model whose head_dim is one of {', '.join(map(str, CPU_ATTENTION_HEAD_SIZES))}",
+    )]
+
+
+def check_device_count(launch: LaunchSettings, device: Device, nodes: int = 1) -> list[Finding]:
+    world = launch.tp * launch.pp * launch.dp
+    have = device.count * nodes
+    if world > have:
+        return [Finding(
+            "error", "world-size",
+            f"TP {launch.tp} x PP {launch.pp} x DP {launch.dp} = {world} ranks but {device.name} x {nodes} "
+            f"node(s) has {have} devices",
+            "lower the parallel sizes or add nodes",
+        )]
+    return []
+
+
+def check_fit(report: FitReport, facts: ModelFacts, launch: LaunchSettings, device: Device) -> list[Finding]:
+    """Does the plan leave room for one request at --max-model-len; the smallest fix if not."""
+    if report.available_kv_gib <= 0:
+        return [Finding(
+            "error", "fit-weights",
+            f"weights ({report.weights_gib_per_rank:.2f} GiB/rank) plus activation and runtime "
+            f"({report.activation_gib + report.runtime_gib:.2f} GiB) exceed the "
+            f"{report.budget_gib:.2f} GiB budget per device",
+            _more_memory_fix(facts, launch, device),
+        )]
+    if report.max_concurrency < 1:
+        fixes = [f"--max-model-len {_round_down(report.longest_context)}"]
+        if launch.kv_cache_dtype == "auto" and device.at_least("ada"):
+            fixes.append("--kv-cache-dtype fp8")
+        fixes.append(_more_memory_fix(facts, launch, device))
+        return [Finding(
+            "error", "fit-context",
+            f"the KV pool holds {report.kv_tokens:,} tokens, less than one request of "
+            f"--max-model-len {report.max_model_len:,}",
+            "; or ".join(fixes),
+        )]
+    out: list[Finding] = []
+    seqs = launch.max_num_seqs
+    if "linear" in facts.layers and report.block_size and seqs:
+        blocks = report.num_blocks
+        if 0 < blocks < seqs:
+            out.append(Finding(
+                "error", "fit-linear-state",
+                f"only {blocks} cache blocks for {seqs} sequences; every running sequence of a hybrid "
+                "linear-attention model needs its own state block",
+                f"--max-num-seqs {max(1, blocks // 2)}",
+            ))
+    if seqs and report.max_concurrency < seqs:
+        out.append(Finding(
+            "note", "fit-concurrency",
+            f"{report.max_concurrency:.2f} requests of {report.max_model_len:,} tokens fit at once "
+            f"(--max-num-seqs {seqs}); longer queues wait for KV blocks",
+        ))
+    return out
+
+
+def _more_memory_fix(facts: ModelFacts, launch: LaunchSettings, device: Device) -> str:
+    heads = facts.num_attention_heads
+    larger = [n for n in (2, 4, 8, 16) if n > launch.tp and heads % n == 0 and n <= device.count]
+    if larger:
+        return f"--tensor-parallel-size {larger[0]}"
+    return "a smaller (quantized) variant, or hardware with more memory per device"

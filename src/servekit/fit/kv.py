@@ -1,0 +1,183 @@
+"""KV-cache bytes per layer kind and the block-pool arithmetic of vLLM's hybrid allocator.
+
+Per rank, each layer needs, per token or per sequence:
+
+* full attention: ``2 x kv_heads_per_rank x head_dim x kv_bytes`` per token;
+* sliding window: the same per token, but a request never holds more than the window;
+* MLA: one latent of ``kv_lora_rank + qk_rope_head_dim`` per token, replicated on every TP rank;
+* linear attention (Gated DeltaNet / Mamba): a constant state per sequence: a convolution state
+  ``conv_dim/tp x (kernel - 1 + spec_tokens)`` in the model dtype plus a recurrent state
+  ``v_heads/tp x k_dim x v_dim`` in the state dtype.
+
+vLLM pools memory in blocks that every layer group shares: layers of one kind are split into
+groups of equal size, the attention block size is raised until one attention page holds a whole
+linear-attention state, and every block costs ``group_size x page`` bytes. The reported pool in
+tokens is ``num_blocks / blocks_per_request x max_model_len``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from servekit.facts.model import ModelFacts
+from servekit.fit.dtypes import dtype_bytes
+
+DEFAULT_BLOCK_SIZE = 16
+BLOCK_ALIGNMENT = 16
+
+
+@dataclass(frozen=True)
+class KVOptions:
+    kv_bytes: float
+    tp: int = 1
+    pp: int = 1
+    max_model_len: int = 4096
+    block_size: int | None = None
+    spec_tokens: int = 0
+    mtp_layers: int = 0
+    """Draft layers that keep their own full-attention KV (in-checkpoint MTP)."""
+    prefix_caching: bool = True
+    max_num_batched_tokens: int = 8192
+    context_parallel: int = 1
+
+
+@dataclass(frozen=True)
+class LayerGroup:
+    kind: str
+    layers: int
+    """Layers of this kind on one rank."""
+    token_bytes: float = 0.0
+    """Bytes per token per layer (attention kinds)."""
+    state_bytes: int = 0
+    """Bytes per sequence per layer (linear attention)."""
+    window: int | None = None
+
+
+@dataclass(frozen=True)
+class PoolLayout:
+    groups: tuple[LayerGroup, ...]
+    block_size: int
+    page_bytes: int
+    group_size: int
+    num_groups: int
+    blocks_per_request: int
+
+    @property
+    def block_bytes(self) -> int:
+        return self.page_bytes * self.group_size
+
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """Attention bytes per token on one rank (all attention layers, no linear state)."""
+        return sum(g.token_bytes * g.layers for g in self.groups if g.kind != "linear")
+
+    def tokens_for(self, available_bytes: float, max_model_len: int) -> int:
+        blocks = int(available_bytes // self.block_bytes) if available_bytes > 0 else 0
+        return int(blocks / self.blocks_per_request * max_model_len)
+
+    def bytes_for_one_request(self) -> int:
+        return self.blocks_per_request * self.block_bytes
+
+
+def kv_heads_per_rank(facts: ModelFacts, tp: int) -> int:
+    """KV heads each TP rank stores; heads are replicated when TP exceeds their count."""
+    return max(1, facts.num_kv_heads // tp) if facts.num_kv_heads >= tp else 1
+
+
+def attention_token_bytes(facts: ModelFacts, kind: str, kv_bytes: float, tp: int) -> float:
+    if kind == "mla":
+        assert facts.mla is not None
+        return (facts.mla.kv_lora_rank + facts.mla.qk_rope_head_dim) * kv_bytes
+    return 2 * kv_heads_per_rank(facts, tp) * facts.head_dim * kv_bytes
+
+
+def linear_state_bytes(facts: ModelFacts, tp: int, spec_tokens: int = 0) -> int:
+    lin = facts.linear
+    if lin is None:
+        return 0
+    model_bytes = dtype_bytes(facts.dtype)
+    state_bytes = dtype_bytes(lin.state_dtype or facts.dtype)
+    conv_dim = (2 * lin.num_key_heads * lin.key_head_dim + lin.num_value_heads * lin.value_head_dim) // tp
+    conv = conv_dim * (lin.conv_kernel - 1 + spec_tokens) * model_bytes
+    recurrent = (lin.num_value_heads // tp) * lin.key_head_dim * lin.value_head_dim * state_bytes
+    return int(conv + recurrent)
+
+
+def layer_groups(facts: ModelFacts, opts: KVOptions) -> tuple[LayerGroup, ...]:
+    counts = facts.layer_counts()
+    if opts.mtp_layers:
+        draft_kind = "mla" if "mla" in counts else "full"
+        counts[draft_kind] = counts.get(draft_kind, 0) + opts.mtp_layers
+    out = []
+    for kind in ("full", "mla", "sliding", "linear"):
+        n = counts.get(kind, 0)
+        if not n:
+            continue
+        per_rank = math.ceil(n / opts.pp)
+        if kind == "linear":
+            out.append(LayerGroup(kind, per_rank, state_bytes=linear_state_bytes(facts, opts.tp, opts.spec_tokens)))
+        else:
+            out.append(
+                LayerGroup(
+                    kind,
+                    per_rank,
+                    token_bytes=attention_token_bytes(facts, kind, opts.kv_bytes, opts.tp),
+                    window=facts.sliding_window if kind == "sliding" else None,
+                )
+            )
+    return tuple(out)
+
+
+def _group_size(groups: tuple[LayerGroup, ...]) -> int:
+    sizes = [g.layers for g in groups]
+    smallest, largest = min(sizes), max(sizes)
+    return largest if largest < smallest * 1.5 else smallest
+
+
+def _blocks_for(group: LayerGroup, block_size: int, opts: KVOptions) -> int:
+    if group.kind == "linear":
+        return (2 if opts.prefix_caching else 1) + opts.spec_tokens
+    tokens = opts.max_model_len
+    if group.kind == "sliding" and group.window:
+        tokens = min(group.window - 1 + opts.max_num_batched_tokens, opts.max_model_len)
+        return math.ceil(tokens / block_size) + 1
+    return math.ceil(math.ceil(tokens / opts.context_parallel) / block_size)
+
+
+def pool_layout(facts: ModelFacts, opts: KVOptions) -> PoolLayout:
+    groups = layer_groups(facts, opts)
+    if not groups:
+        raise ValueError("model has no layers")
+    attention = [g for g in groups if g.kind != "linear"]
+    token_bytes = max((g.token_bytes for g in attention), default=0.0)
+    block_size = opts.block_size or DEFAULT_BLOCK_SIZE
+    state = max((g.state_bytes for g in groups if g.kind == "linear"), default=0)
+    if state and token_bytes:
+        needed = math.ceil(state / (BLOCK_ALIGNMENT * token_bytes))
+        block_size = max(block_size, BLOCK_ALIGNMENT * needed)
+    page = int(block_size * token_bytes) if token_bytes else state
+    if len(groups) == 1 and groups[0].kind != "linear":
+        size, per_kind = groups[0].layers, [(groups[0], 1)]
+    else:
+        size = _group_size(groups)
+        per_kind = [(g, math.ceil(g.layers / size)) for g in groups]
+    per_request = sum(n * _blocks_for(g, block_size, opts) for g, n in per_kind)
+    return PoolLayout(
+        groups=groups,
+        block_size=block_size,
+        page_bytes=page,
+        group_size=size,
+        num_groups=sum(n for _, n in per_kind),
+        blocks_per_request=per_request,
+    )
+
+
+def cpu_pool_tokens(facts: ModelFacts, space_bytes: int, kv_bytes: float, tp: int = 1) -> int:
+    """vLLM's CPU backend: the KV space divided by the full-attention bytes of every layer."""
+    per_token = sum(
+        attention_token_bytes(facts, "mla" if kind == "mla" else "full", kv_bytes, tp)
+        for kind in facts.layers
+        if kind != "linear"
+    )
+    return int(space_bytes // per_token) if per_token else 0

@@ -1,0 +1,125 @@
+"""The launch settings that decide memory, read from a vLLM argv (``--opt value`` / ``--opt=value``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from servekit.errors import ServekitError
+
+
+@dataclass(frozen=True)
+class LaunchSettings:
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    dcp: int = 1
+    expert_parallel: bool = False
+    max_model_len: int | None = None
+    kv_cache_dtype: str = "auto"
+    gpu_memory_utilization: float | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    block_size: int | None = None
+    enforce_eager: bool = False
+    language_model_only: bool = False
+    prefix_caching: bool = True
+    spec_method: str | None = None
+    spec_tokens: int = 0
+    spec_draft_model: str | None = None
+    quantization: str | None = None
+    dtype: str | None = None
+    kv_cache_memory_bytes: int | None = None
+
+    @property
+    def uses_mtp(self) -> bool:
+        return bool(self.spec_method) and "mtp" in str(self.spec_method)
+
+
+_INT = {
+    "--tensor-parallel-size": "tp", "-tp": "tp",
+    "--pipeline-parallel-size": "pp", "-pp": "pp",
+    "--data-parallel-size": "dp", "-dp": "dp",
+    "--decode-context-parallel-size": "dcp", "-dcp": "dcp",
+    "--max-num-seqs": "max_num_seqs",
+    "--max-num-batched-tokens": "max_num_batched_tokens",
+    "--block-size": "block_size",
+    "--kv-cache-memory-bytes": "kv_cache_memory_bytes",
+    "--kv-cache-memory": "kv_cache_memory_bytes",
+}
+_STR = {"--kv-cache-dtype": "kv_cache_dtype", "--quantization": "quantization", "-q": "quantization", "--dtype": "dtype"}
+_FLAGS = {
+    "--enforce-eager": ("enforce_eager", True),
+    "--language-model-only": ("language_model_only", True),
+    "--enable-prefix-caching": ("prefix_caching", True),
+    "--no-enable-prefix-caching": ("prefix_caching", False),
+    "--enable-expert-parallel": ("expert_parallel", True),
+    "-ep": ("expert_parallel", True),
+}
+
+
+class LaunchArgsError(ServekitError):
+    """An option value in the launch argv cannot be read."""
+
+
+def parse_context_length(text: str) -> int:
+    """``32768``, ``32k``, ``1M`` (vLLM accepts k/K = 1000 and m/M = 1e6 suffixes too)."""
+    value = text.strip().replace("_", "")
+    scale = 1
+    if value[-1:].lower() in ("k", "m"):
+        scale = {"k": 1000, "m": 1000_000}[value[-1].lower()]
+        if value[-1].isupper():
+            scale = {"k": 1024, "m": 1024 * 1024}[value[-1].lower()]
+        value = value[:-1]
+    return int(float(value) * scale)
+
+
+def _speculative(settings: LaunchSettings, raw: str) -> LaunchSettings:
+    try:
+        spec = json.loads(raw)
+    except json.JSONDecodeError:
+        raise LaunchArgsError(f"--speculative-config is not JSON: {raw!r}") from None
+    if not isinstance(spec, dict):
+        raise LaunchArgsError("--speculative-config must be a JSON object")
+    return replace(
+        settings,
+        spec_method=spec.get("method"),
+        spec_tokens=int(spec.get("num_speculative_tokens") or 0),
+        spec_draft_model=spec.get("model"),
+    )
+
+
+def parse_vllm_argv(argv: Sequence[str]) -> LaunchSettings:
+    """Read the memory-relevant options of ``vllm serve`` from an argv; others are ignored."""
+    settings = LaunchSettings()
+    args = list(argv)
+    i = 0
+    while i < len(args):
+        token = args[i]
+        name, eq, inline = token.partition("=")
+        value = inline if eq else (args[i + 1] if i + 1 < len(args) else None)
+        consumed = 1 if eq else 2
+        if not eq and value is not None and value.startswith("--"):
+            value, consumed = None, 1
+        try:
+            if name in _INT and value is not None:
+                settings = replace(settings, **{_INT[name]: int(float(value))})
+            elif name in _STR and value is not None:
+                settings = replace(settings, **{_STR[name]: value})
+            elif name == "--max-model-len" and value is not None:
+                settings = replace(settings, max_model_len=parse_context_length(value))
+            elif name == "--gpu-memory-utilization" and value is not None:
+                settings = replace(settings, gpu_memory_utilization=float(value))
+            elif name == "--speculative-config" and value is not None:
+                settings = _speculative(settings, value)
+            elif name in _FLAGS:
+                field, flag = _FLAGS[name]
+                settings = replace(settings, **{field: flag})
+                consumed = 1
+            else:
+                consumed = 1
+        except ValueError:
+            raise LaunchArgsError(f"{name}: cannot read value {value!r}") from None
+        i += consumed
+    return settings

@@ -1,0 +1,208 @@
+"""Per-rank memory plan and KV pool for one launch: vLLM (GPU or CPU), MAX, QAIC.
+
+* vLLM on GPU: the budget is ``gpu_memory_utilization x device memory``; the KV pool gets what
+  weights, the activation peak and runtime overheads leave, sized in blocks by the hybrid
+  allocator (``servekit.fit.kv``).
+* vLLM on CPU: the pool is ``VLLM_CPU_KVCACHE_SPACE`` GiB over the per-token bytes of every
+  attention layer, exactly as the engine logs ``CPU KV cache size``.
+* MAX: ``device_memory_utilization`` of the memory left free after weights and overheads.
+* QAIC: KV lives in the compiled program (ctx_len x batch); the device budget is all of it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, replace
+
+from servekit.facts.model import ModelFacts
+from servekit.fit.dtypes import kv_dtype_bytes
+from servekit.fit.hardware import Device
+from servekit.fit.kv import KVOptions, PoolLayout, cpu_pool_tokens, linear_state_bytes, pool_layout
+from servekit.fit.launch import LaunchSettings
+from servekit.fit.memory import (
+    GIB,
+    default_max_num_batched_tokens,
+    rank_memory,
+)
+
+ENGINES = ("vllm", "vllm-cpu", "max", "vllm-qaic", "vllm-ascend")
+DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
+DEFAULT_MAX_DEVICE_UTILIZATION = 0.9
+DEFAULT_CPU_KVCACHE_SPACE_GIB = 4.0
+DEFAULT_MAX_MODEL_LEN = 4096
+QAIC_KV_DTYPE = "mxint8"
+
+
+@dataclass(frozen=True)
+class FitRequest:
+    facts: ModelFacts
+    device: Device
+    launch: LaunchSettings
+    engine: str = "vllm"
+    cpu_kvcache_space_gib: float | None = None
+    device_memory_utilization: float | None = None
+    available_kv_gib: float | None = None
+    """Known KV memory per rank (from a start-up log); skips the memory model."""
+    weights_gib_per_rank: float | None = None
+    """Known weights per rank; overrides the facts' weight bytes."""
+
+
+@dataclass(frozen=True)
+class FitReport:
+    engine: str
+    device: str
+    tp: int
+    pp: int
+    max_model_len: int
+    kv_cache_dtype: str
+    budget_gib: float
+    weights_gib_per_rank: float
+    activation_gib: float
+    runtime_gib: float
+    available_kv_gib: float
+    kv_bytes_per_token: float
+    linear_state_bytes_per_seq: int
+    block_size: int
+    kv_tokens: int
+    max_concurrency: float
+    longest_context: int
+    weights_known: bool
+    num_blocks: int = 0
+
+    @property
+    def fits(self) -> bool:
+        return self.available_kv_gib > 0 and self.max_concurrency >= 1
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["fits"] = self.fits
+        for key, value in out.items():
+            if isinstance(value, float):
+                out[key] = round(value, 4)
+        return out
+
+
+def effective_max_model_len(facts: ModelFacts, launch: LaunchSettings) -> int:
+    return launch.max_model_len or facts.max_position_embeddings or DEFAULT_MAX_MODEL_LEN
+
+
+def kv_options(facts: ModelFacts, launch: LaunchSettings, device_gib: float, kv_bytes: float) -> KVOptions:
+    return KVOptions(
+        kv_bytes=kv_bytes,
+        tp=launch.tp,
+        pp=launch.pp,
+        max_model_len=effective_max_model_len(facts, launch),
+        block_size=launch.block_size,
+        spec_tokens=launch.spec_tokens,
+        mtp_layers=facts.mtp_layers if launch.uses_mtp else 0,
+        prefix_caching=launch.prefix_caching,
+        max_num_batched_tokens=launch.max_num_batched_tokens or default_max_num_batched_tokens(device_gib),
+        context_parallel=launch.dcp,
+    )
+
+
+def longest_context(layout_for, available_bytes: float, upper: int) -> int:
+    """Largest max_model_len whose single request fits ``available_bytes`` (binary search)."""
+    if available_bytes <= 0:
+        return 0
+    if layout_for(upper).bytes_for_one_request() <= available_bytes:
+        return upper
+    lo, hi = 0, upper
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if layout_for(mid).bytes_for_one_request() <= available_bytes:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _report(req: FitRequest, layout: PoolLayout, budget: float, mem, available_gib: float, kv_tokens: int,
+            longest: int, kv_dtype: str) -> FitReport:
+    mml = effective_max_model_len(req.facts, req.launch)
+    return FitReport(
+        engine=req.engine,
+        device=req.device.name,
+        tp=req.launch.tp,
+        pp=req.launch.pp,
+        max_model_len=mml,
+        kv_cache_dtype=kv_dtype,
+        budget_gib=budget,
+        weights_gib_per_rank=mem.weights,
+        activation_gib=mem.activation,
+        runtime_gib=mem.runtime,
+        available_kv_gib=available_gib,
+        kv_bytes_per_token=layout.kv_bytes_per_token,
+        linear_state_bytes_per_seq=sum(g.state_bytes * g.layers for g in layout.groups if g.kind == "linear"),
+        block_size=layout.block_size,
+        kv_tokens=kv_tokens,
+        max_concurrency=kv_tokens / mml if mml else 0.0,
+        longest_context=longest,
+        weights_known=req.weights_gib_per_rank is not None or req.facts.weights is not None,
+        num_blocks=int(available_gib * GIB // layout.block_bytes) if available_gib > 0 else 0,
+    )
+
+
+def plan_fit(req: FitRequest) -> FitReport:
+    """The memory plan of one rank and the KV pool it leaves."""
+    if req.engine == "vllm-cpu" or req.device.kind == "cpu":
+        return _plan_cpu(req)
+    facts, launch, device = req.facts, req.launch, req.device
+    kv_dtype = launch.kv_cache_dtype
+    if req.engine == "vllm-qaic" and kv_dtype == "auto":
+        kv_dtype = QAIC_KV_DTYPE
+    kv_bytes = kv_dtype_bytes(kv_dtype, facts.dtype)
+    mem = rank_memory(facts, launch, device.memory_gib, req.weights_gib_per_rank)
+    if req.engine == "max":
+        budget = device.memory_gib
+        util = req.device_memory_utilization or DEFAULT_MAX_DEVICE_UTILIZATION
+        available = (budget - mem.total) * util
+    elif req.engine == "vllm-qaic":
+        budget = device.memory_gib
+        available = budget - mem.weights - mem.runtime
+    else:
+        budget = device.memory_gib * (launch.gpu_memory_utilization or DEFAULT_GPU_MEMORY_UTILIZATION)
+        available = budget - mem.total
+    if req.available_kv_gib is not None:
+        available = req.available_kv_gib
+    opts = kv_options(facts, launch, device.memory_gib, kv_bytes)
+    layout = pool_layout(facts, opts)
+    kv_tokens = layout.tokens_for(available * GIB, opts.max_model_len)
+    longest = longest_context(
+        lambda n: pool_layout(facts, replace(opts, max_model_len=n)), available * GIB, opts.max_model_len
+    )
+    return _report(req, layout, budget, mem, available, kv_tokens, longest, kv_dtype)
+
+
+def _plan_cpu(req: FitRequest) -> FitReport:
+    facts, launch = req.facts, req.launch
+    kv_dtype = launch.kv_cache_dtype
+    kv_bytes = kv_dtype_bytes(kv_dtype, facts.dtype)
+    space_gib = req.cpu_kvcache_space_gib if req.cpu_kvcache_space_gib is not None else DEFAULT_CPU_KVCACHE_SPACE_GIB
+    space = int(space_gib * GIB)
+    tokens = cpu_pool_tokens(facts, space, kv_bytes, launch.tp)
+    mem = rank_memory(facts, launch, req.device.memory_gib, req.weights_gib_per_rank)
+    opts = kv_options(facts, launch, req.device.memory_gib, kv_bytes)
+    layout = pool_layout(facts, opts)
+    mml = opts.max_model_len
+    per_token = space / tokens if tokens else math.inf
+    return FitReport(
+        engine="vllm-cpu",
+        device=req.device.name,
+        tp=launch.tp,
+        pp=launch.pp,
+        max_model_len=mml,
+        kv_cache_dtype=kv_dtype,
+        budget_gib=req.device.memory_gib,
+        weights_gib_per_rank=mem.weights,
+        activation_gib=mem.activation,
+        runtime_gib=mem.runtime,
+        available_kv_gib=space_gib,
+        kv_bytes_per_token=per_token,
+        linear_state_bytes_per_seq=linear_state_bytes(facts, launch.tp) * facts.layers.count("linear"),
+        block_size=layout.block_size,
+        kv_tokens=tokens,
+        max_concurrency=tokens / mml if mml else 0.0,
+        longest_context=tokens,
+        weights_known=facts.weights is not None or req.weights_gib_per_rank is not None,
+    )
