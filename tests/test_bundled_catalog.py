@@ -7,6 +7,7 @@ the reference text.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,9 @@ SCHEMA_EXTENSIONS = frozenset({"exclusive_with"})
 
 COMMENT_CARRYING_KEYS = frozenset({"command"})
 """Shell commands whose leading ``#`` lines are notes for the reader, not data."""
+
+QAIC_RECIPES = ("meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-VL-7B-Instruct")
+"""Recipes of the models the QAIC engine-argument seed uses as examples."""
 
 QAIC_KEYS = ("soc_count", "socs_per_card", "nsp_cores_per_soc", "memory_gb_per_soc")
 
@@ -92,7 +96,7 @@ def reference():
         pytest.skip("../shared/reference/catalog is not present")
     return read_documents(
         REFERENCE_CATALOG,
-        only_recipes=[SEED_ID, "meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-VL-7B-Instruct"],
+        only_recipes=[SEED_ID, *QAIC_RECIPES],
     )
 
 
@@ -200,7 +204,7 @@ def test_text_only_and_encoder_parallel_exclude_each_other(bundled):
 # QAIC and MAX example recipes ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("recipe_id", ["meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-VL-7B-Instruct"])
+@pytest.mark.parametrize("recipe_id", QAIC_RECIPES)
 def test_qaic_recipes_keep_reference_facts(bundled, reference, recipe_id):
     """Everything the reference states stays; Cloud AI 100 entries are the only additions."""
     ours = leaves(data_only(bundled.recipes[recipe_id], drop=PROSE_KEYS | SCHEMA_EXTENSIONS))
@@ -215,9 +219,13 @@ def test_qaic_recipes_keep_reference_facts(bundled, reference, recipe_id):
     assert hardware["ai100_standard"] == hardware["ai100_ultra"] == "supported"
 
 
-def test_qaic_recipe_flags_follow_seed(bundled):
-    llama = bundled.recipes["meta-llama/Llama-3.1-8B-Instruct"]["hardware_overrides"]["qaic"]
-    args = llama["extra_args"]
+def qaic_override(bundled, recipe_id: str) -> tuple[list[str], dict[str, Any]]:
+    args = bundled.recipes[recipe_id]["hardware_overrides"]["qaic"]["extra_args"]
+    return args, json.loads(args[args.index("--additional-config") + 1])
+
+
+def test_llama_qaic_launch_is_the_seed_cli_example(bundled):
+    args, config = qaic_override(bundled, "meta-llama/Llama-3.1-8B-Instruct")
     for flag, value in [
         ("--quantization", "mxfp6"),
         ("--kv-cache-dtype", "mxint8"),
@@ -226,9 +234,29 @@ def test_qaic_recipe_flags_follow_seed(bundled):
         ("--long-prefill-token-threshold", "128"),
     ]:
         assert args[args.index(flag) + 1] == value
-    vlm = bundled.recipes["Qwen/Qwen2.5-VL-7B-Instruct"]["hardware_overrides"]["qaic"]
-    config = vlm["extra_args"][vlm["extra_args"].index("--additional-config") + 1]
-    assert '"height":[364,512]' in config and '"width":[532,910]' in config
+    assert config == {"override_qaic_config": {"device_group": [0], "num_cores": 16}}
+
+
+def test_vlm_qaic_launch_is_the_seed_multimodal_example(bundled):
+    args, config = qaic_override(bundled, "Qwen/Qwen2.5-VL-7B-Instruct")
+    assert config == {
+        "override_qaic_config": {"device_group": [0, 1, 2, 3], "num_cores": 16},
+        "height": [364, 512],
+        "width": [532, 910],
+    }
+    assert "draft_override_qaic_config" not in config  # SpD and multimodal exclude each other
+
+
+@pytest.mark.parametrize("recipe_id", QAIC_RECIPES)
+@pytest.mark.parametrize("hw_id", ["ai100_standard", "ai100_ultra"])
+def test_qaic_device_group_matches_tp_and_hardware(bundled, recipe_id, hw_id):
+    _, config = qaic_override(bundled, recipe_id)
+    target = config["override_qaic_config"]
+    profile = bundled.taxonomy["hardware_profiles"][hw_id]
+    tp = bundled.recipes[recipe_id]["strategy_overrides"]["single_node_tp"]["tp"][hw_id]
+    assert len(target["device_group"]) == tp
+    assert max(target["device_group"]) < profile["soc_count"]
+    assert target["num_cores"] <= profile["nsp_cores_per_soc"]
 
 
 def test_gemma3_recipe_for_max(bundled):
