@@ -195,6 +195,16 @@ def test_seed_recipe_spot_checks(bundled):
     assert "377,456" in recipe["guide"] and "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1" in recipe["guide"]
 
 
+def test_seed_guide_figures_and_commands_survive_the_rewrite(bundled, seed_recipe):
+    """The guide is reworded, but every number and every code block of the seed stays."""
+    seed_guide, ours = seed_recipe["guide"], bundled.recipes[SEED_ID]["guide"]
+    figures = set(re.findall(r"\d[\d,.]*\d|\d", seed_guide))
+    assert sorted(f for f in figures if f not in ours) == []
+    blocks = re.findall(r"```.*?```", seed_guide, re.S)
+    assert blocks and [b for b in blocks if b not in ours] == []
+    assert ours != seed_guide
+
+
 def test_text_only_and_encoder_parallel_exclude_each_other(bundled):
     features = bundled.recipes[SEED_ID]["features"]
     assert features["text_only"]["exclusive_with"] == ["encoder_parallel"]
