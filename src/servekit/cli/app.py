@@ -21,6 +21,8 @@ COMMAND_MODULES: list[str] = [
     "servekit.cli.api_cmd",
     "servekit.cli.engine_cmd",
     "servekit.cli.lint_cmd",
+    "servekit.cli.fit_cmd",
+    "servekit.cli.warm_cmd",
 ]
 
 

@@ -1,0 +1,115 @@
+"""``servekit warm-cache MODEL [plan choices]``: fetch what the plan loads, verify, pre-compile."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import ExitStack
+from dataclasses import dataclass
+
+import typer
+
+from servekit.errors import ServekitError
+
+
+@dataclass(frozen=True)
+class WarmCommand:
+    model: str | None
+    hardware: str | None = None
+    variant: str | None = None
+    strategy: str | None = None
+    nodes: int | None = None
+    features: tuple[str, ...] = ()
+    no_features: tuple[str, ...] = ()
+    modes: tuple[str, ...] = ()
+    engine: str = "vllm"
+    catalog: str | None = None
+    command: str | None = None
+    dry_run: bool = False
+    output_format: str = "text"
+    target: str | None = None
+    skip_precompile: bool = False
+    skip_hashes: bool = False
+
+
+def _rich_progress(stack: ExitStack):
+    """A rich progress display on stderr, one bar per repo; None when stderr is not a terminal."""
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        return None
+    progress = stack.enter_context(Progress(
+        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+        console=console, transient=False,
+    ))
+
+    def start(repo_id: str, total: int):
+        task = progress.add_task(repo_id, total=total or None)
+        return lambda n: progress.advance(task, n)
+
+    return start
+
+
+def warm_command(opts: WarmCommand) -> int:
+    from servekit.warm.engine_steps import StepContext
+    from servekit.warm.hub import HubSettings
+    from servekit.warm.plan_targets import PlanChoices, parse_modes, targets_from_command, targets_from_plan
+    from servekit.warm.render import json_document, render_text
+    from servekit.warm.runner import WarmOptions, warm_cache
+
+    if opts.output_format not in ("text", "json"):
+        raise ServekitError(f"--format {opts.output_format!r} is not text or json")
+    if opts.command:
+        resolved = targets_from_command(opts.command, opts.engine)
+    elif opts.model:
+        resolved = targets_from_plan(PlanChoices(
+            opts.model, opts.hardware, opts.variant, opts.strategy, opts.nodes, opts.features, opts.no_features,
+            parse_modes(opts.modes), opts.engine, opts.catalog))
+    else:
+        raise ServekitError("name a MODEL (a recipe id) or pass --command", fix="e.g. servekit warm-cache Qwen/Qwen3.8-27B")
+    settings = HubSettings.from_env()
+    options = WarmOptions(dry_run=opts.dry_run, precompile=not opts.skip_precompile, verify_hashes=not opts.skip_hashes)
+    steps = StepContext(settings, resolved.hardware, resolved.profile, opts.target)
+    with ExitStack() as stack:
+        progress = _rich_progress(stack) if opts.output_format == "text" and not opts.dry_run else None
+        report = warm_cache(resolved.targets, settings, options, steps, progress)
+    if opts.output_format == "json":
+        typer.echo(json.dumps(json_document(report, resolved.description), indent=2))
+    else:
+        typer.echo(render_text(report, resolved.description))
+    if not report.ok:
+        why = (f"{len(report.missing)} file(s) the engine needs are not in the cache"
+               + (f" and the hub is unreachable ({report.offline})" if report.offline else ""))
+        failed = [s for s in report.steps if s.status == "failed"]
+        print(f"error: {why if report.missing else f'pre-compile step {failed[0].engine} {failed[0].name} failed'}",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("warm-cache")
+    def _warm_cache(
+        model: str = typer.Argument(None, help="Recipe id, e.g. Qwen/Qwen3.8-27B"),
+        hardware: str = typer.Option(None, "--hardware"),
+        variant: str = typer.Option(None, "--variant"),
+        strategy: str = typer.Option(None, "--strategy"),
+        nodes: int = typer.Option(None, "--nodes"),
+        feature: list[str] = typer.Option([], "--feature", help="Enable a feature (repeatable)."),
+        no_feature: list[str] = typer.Option([], "--no-feature", help="Disable a feature (repeatable)."),
+        mode: list[str] = typer.Option([], "--mode", help="FEATURE=MODE (repeatable)."),
+        engine: str = typer.Option("vllm", "--engine", help="vllm, max, vllm-qaic or vllm-ascend"),
+        catalog: str = typer.Option(None, "--catalog", help="Catalog directory (default: bundled)."),
+        command: str = typer.Option(None, "--command", help="Warm for this launch command instead of a plan."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="List repos, files and bytes; fetch nothing."),
+        output_format: str = typer.Option("text", "--format", help="text or json"),
+        target: str = typer.Option(None, "--target", help="MAX compile target, e.g. cuda:sm_90 or auto."),
+        skip_precompile: bool = typer.Option(False, "--skip-precompile", help="Only download and verify."),
+        skip_hashes: bool = typer.Option(False, "--skip-hashes", help="Verify sizes only, not sha256."),
+    ) -> None:
+        """Download exactly what the plan's engines load into the Hugging Face cache, verify it, pre-compile."""
+        raise typer.Exit(warm_command(WarmCommand(
+            model, hardware, variant, strategy, nodes, tuple(feature), tuple(no_feature), tuple(mode), engine,
+            catalog, command, dry_run, output_format, target, skip_precompile, skip_hashes)))

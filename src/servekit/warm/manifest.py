@@ -1,0 +1,70 @@
+"""servekit's record of what it fetched for a repo commit: files, sizes, hashes.
+
+Written after a verified download under ``<SERVEKIT_HOME>/warm/manifests``, read when the hub
+cannot be reached: offline, the exact list of files the engine needs is still known, and
+completeness (and hashes) can be checked without the network.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from servekit import paths
+from servekit.warm.hub import RemoteFile
+
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Manifest:
+    repo_id: str
+    commit: str
+    role: str
+    weight_format: str
+    index: str | None
+    files: tuple[RemoteFile, ...]
+
+    def to_dict(self) -> dict:
+        return {
+            "version": MANIFEST_VERSION, "repo_id": self.repo_id, "commit": self.commit, "role": self.role,
+            "weight_format": self.weight_format, "index": self.index, "files": [f.to_dict() for f in self.files],
+        }
+
+
+def manifest_dir() -> Path:
+    return paths.home() / "warm" / "manifests"
+
+
+def manifest_path(repo_id: str, commit: str) -> Path:
+    return manifest_dir() / f"{repo_id.replace('/', '--')}@{commit}.json"
+
+
+def write_manifest(manifest: Manifest) -> Path:
+    """Atomically: a temp file in the same folder, then rename."""
+    target = manifest_path(manifest.repo_id, manifest.commit)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".manifest-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(manifest.to_dict(), fh, indent=1)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def read_manifest(repo_id: str, commit: str) -> Manifest | None:
+    """The manifest for this repo commit; None when absent, unreadable or from a newer servekit."""
+    try:
+        doc = json.loads(manifest_path(repo_id, commit).read_text(encoding="utf-8"))
+        if doc.get("version") != MANIFEST_VERSION:
+            return None
+        files = tuple(RemoteFile(f["path"], int(f["size"]), f.get("sha256"), f.get("blob_id")) for f in doc["files"])
+        return Manifest(doc["repo_id"], doc["commit"], doc["role"], doc["weight_format"], doc.get("index"), files)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,190 @@
+"""Pre-compile steps per engine, run after the weights are in the cache.
+
+- vLLM: boot the server once with the plan's flags and ``HF_HUB_OFFLINE=1`` so its compile
+  caches fill, wait for ``/health``, stop it cleanly (SIGINT, then SIGTERM, to its process group).
+- MAX: ``max warm-cache`` with the flags translated from the plan (``--target`` when asked).
+- QAIC: the QEfficient compile step the QAIC dialect emits.
+
+Each step reports its wall time; a step that cannot run here says why (``skipped``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from servekit import paths
+from servekit.warm.hub import HubSettings
+
+DONE, SKIPPED, FAILED = "done", "skipped", "failed"
+
+
+@dataclass(frozen=True)
+class StepResult:
+    name: str
+    engine: str
+    status: str  # done | skipped | failed
+    seconds: float = 0.0
+    reason: str | None = None
+    command: tuple[str, ...] = ()
+    log: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "engine": self.engine, "status": self.status, "seconds": round(self.seconds, 3),
+                "reason": self.reason, "command": list(self.command), "log": self.log}
+
+
+@dataclass(frozen=True)
+class BootOptions:
+    health_timeout: float = 1800.0
+    stop_timeout: float = 30.0
+    host: str = "127.0.0.1"
+    extra_env: Mapping[str, str] = field(default_factory=dict)
+
+
+def engine_environment(settings: HubSettings, plan_env: Mapping[str, object]) -> dict[str, str]:
+    """The process env for an engine started against the warmed cache, with no hub access."""
+    env = dict(os.environ)
+    env.update({k: str(v) for k, v in plan_env.items()})
+    env["HF_HUB_CACHE"] = str(settings.cache_dir)
+    env["HF_HUB_OFFLINE"] = "1"
+    return env
+
+
+def _log_file(name: str) -> Path:
+    folder = paths.log_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"warm-{name}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+
+
+def _tail(log: Path, lines: int = 5) -> str:
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return " | ".join(text[-lines:])
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def vllm_server_args(argv: Sequence[str]) -> tuple[str, list[str]]:
+    """(model, options) from ``vllm serve MODEL ...`` or a ``--model`` form, without host/port."""
+    words = [str(w) for w in argv]
+    model = None
+    if "serve" in words:
+        rest = words[words.index("serve") + 1:]
+        if rest and not rest[0].startswith("-"):
+            model, rest = rest[0], rest[1:]
+    else:
+        rest = words[words.index("-m") + 2:] if "-m" in words else words
+    options: list[str] = []
+    skip = False
+    for i, word in enumerate(rest):
+        if skip:
+            skip = False
+            continue
+        name = word.split("=", 1)[0]
+        if name in ("--model", "--host", "--port"):
+            if name == "--model":
+                model = word.split("=", 1)[1] if "=" in word else rest[i + 1]
+            skip = "=" not in word
+            continue
+        options.append(word)
+    if model is None:
+        raise ValueError("no model in the vLLM command")
+    return model, options
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> str | None:
+    """None once ``url`` answers 200; else why not (exited, timed out)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        code = proc.poll()
+        if code is not None:
+            return f"the server exited with code {code} before it was healthy"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback URL we built
+                if response.status == 200:
+                    return None
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(1.0)
+    return f"no healthy answer from {url} within {timeout:.0f} s"
+
+
+def stop_process_group(proc: subprocess.Popen, grace: float) -> int | None:
+    """SIGINT to the group, then SIGTERM, then SIGKILL; returns the exit code."""
+    for sig, wait in ((signal.SIGINT, grace), (signal.SIGTERM, grace / 2), (signal.SIGKILL, 10.0)):
+        if proc.poll() is not None:
+            break
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+    return proc.poll()
+
+
+def boot_vllm(python: Path, argv: Sequence[str], settings: HubSettings, plan_env: Mapping[str, object],
+              options: BootOptions = BootOptions()) -> StepResult:
+    """Start the vLLM server once from the cache, wait until healthy, stop it."""
+    model, rest = vllm_server_args(argv)
+    port = free_port(options.host)
+    command = (str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", model, *rest,
+               "--host", options.host, "--port", str(port))
+    env = {**engine_environment(settings, plan_env), **options.extra_env}
+    log = _log_file("vllm")
+    started = time.monotonic()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            problem = wait_healthy(f"http://{options.host}:{port}/health", proc, options.health_timeout)
+            seconds = time.monotonic() - started
+        finally:
+            stop_process_group(proc, options.stop_timeout)
+    if problem:
+        return StepResult("boot", "vllm", FAILED, seconds, f"{problem}: {_tail(log)}", command, str(log))
+    return StepResult("boot", "vllm", DONE, seconds, None, command, str(log))
+
+
+def run_step(name: str, engine: str, command: Sequence[str], env: Mapping[str, str], timeout: float) -> StepResult:
+    """Run one pre-compile command to completion in its own process group."""
+    log = _log_file(name)
+    started = time.monotonic()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(list(command), stdout=out, stderr=subprocess.STDOUT, env=dict(env), start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop_process_group(proc, 10.0)
+            return StepResult(name, engine, FAILED, time.monotonic() - started,
+                              f"did not finish within {timeout:.0f} s", tuple(command), str(log))
+    seconds = time.monotonic() - started
+    if code != 0:
+        return StepResult(name, engine, FAILED, seconds, f"exit code {code}: {_tail(log)}", tuple(command), str(log))
+    return StepResult(name, engine, DONE, seconds, None, tuple(command), str(log))
+
+
+def max_warm_cache(executable: Path, warm_argv: Sequence[str], settings: HubSettings,
+                   plan_env: Mapping[str, object], timeout: float = 3600.0) -> StepResult:
+    """``max warm-cache ...`` with the environment's own ``max`` program."""
+    words = [str(w) for w in warm_argv]
+    if words[:1] == ["max"]:
+        words = words[1:]
+    command = (str(executable), *words)
+    return run_step("warm-cache", "max", command, engine_environment(settings, plan_env), timeout)

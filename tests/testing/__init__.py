@@ -1,0 +1,1 @@
+"""Test helpers shared across the suite: a loopback Hugging Face hub, tiny model repos."""
