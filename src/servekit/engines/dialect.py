@@ -1,0 +1,174 @@
+"""The shape every engine dialect shares: translate a vLLM launch into the engine's own launch.
+
+A dialect reads the vLLM argv that synthesis produces (``vllm serve MODEL --flag value ...``)
+plus facts about the hardware, and returns an :class:`EngineCommand`: the argv to run, the env
+it needs, an image, steps to run before it (download, compile), every vLLM option that has no
+equivalent (with the reason), and findings (error / warning / note, each with a fix).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from servekit.engines.findings import Finding
+
+ERROR = "error"
+WARNING = "warning"
+NOTE = "note"
+
+
+@dataclass(frozen=True)
+class Untranslated:
+    """A vLLM option (or env var) the target engine has no equivalent for, and why."""
+
+    flag: str
+    value: str | None
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"flag": self.flag, "value": self.value, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class PrecompileStep:
+    """Something to run before the server starts (cache warm-up, ahead-of-time compile).
+
+    ``argv`` runs as is; ``script`` (when set) is the program text ``argv`` carries, and
+    ``kwargs`` the keyword arguments it passes, so a caller can show or reuse them.
+    """
+
+    name: str
+    description: str
+    argv: tuple[str, ...]
+    script: str | None = None
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    def command(self) -> str:
+        return shlex.join(self.argv)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "argv": list(self.argv),
+            "command": self.command(),
+            "script": self.script,
+            "kwargs": dict(self.kwargs),
+        }
+
+
+@dataclass(frozen=True)
+class EngineCommand:
+    """One engine launch, ready to run, with everything that did not carry over."""
+
+    engine: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+    image: str | None = None
+    precompile: tuple[PrecompileStep, ...] = ()
+    untranslated: tuple[Untranslated, ...] = ()
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def valid(self) -> bool:
+        return not any(f.severity == ERROR for f in self.findings)
+
+    def command(self) -> str:
+        return shlex.join(self.argv)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "engine": self.engine,
+            "argv": list(self.argv),
+            "command": self.command(),
+            "env": dict(self.env),
+            "image": self.image,
+            "precompile": [step.to_dict() for step in self.precompile],
+            "untranslated": [u.to_dict() for u in self.untranslated],
+            "findings": [finding_dict(f) for f in self.findings],
+            "valid": self.valid,
+        }
+
+
+@dataclass(frozen=True)
+class DialectContext:
+    """What a dialect knows besides the argv.
+
+    ``hardware`` is the plain taxonomy profile mapping (``brand``, ``generation``,
+    ``gpu_count``, ``vram_gb``; QAIC profiles add ``soc_count``, ``nsp_cores_per_soc``,
+    ``memory_gb_per_soc``). ``options`` carries engine-specific choices (see each dialect).
+    """
+
+    hardware: Mapping[str, Any] | None = None
+    hardware_id: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    image: str | None = None
+    engine_version: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Dialect(Protocol):
+    name: str
+
+    def translate(self, vllm_argv: Sequence[str], context: DialectContext) -> EngineCommand: ...
+
+    def validate(self, argv: Sequence[str], context: DialectContext) -> list[Finding]: ...
+
+
+def finding(
+    severity: str, code: str, message: str, *, option: str | None = None, fix: str | None = None
+) -> Finding:
+    return Finding(severity=severity, code=code, message=message, option=option, fix=fix)
+
+
+def unique_findings(findings: Sequence[Finding]) -> list[Finding]:
+    """Findings in order, each (severity, code, message) once."""
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for f in findings:
+        key = (f.severity, f.code, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    return {"severity": f.severity, "code": f.code, "message": f.message, "option": f.option, "fix": f.fix}
+
+
+def render_multiline(argv: Sequence[str], indent: str = "  ") -> str:
+    """``prog sub POSITIONAL \\`` then one option (with its value) per line, shell-quoted.
+
+    The program words and leading positionals stay on the first line; the result is one shell
+    command, so ``shlex.split`` of it (with line continuations removed) gives ``argv`` back.
+    """
+    head: list[str] = []
+    rest = list(argv)
+    while rest and not rest[0].startswith("-"):
+        head.append(shlex.quote(rest.pop(0)))
+    lines = [" ".join(head)] if head else []
+    i = 0
+    while i < len(rest):
+        line = [shlex.quote(rest[i])]
+        i += 1
+        while i < len(rest) and not _looks_like_option(rest[i]):
+            line.append(shlex.quote(rest[i]))
+            i += 1
+        lines.append(indent + " ".join(line))
+    return " \\\n".join(lines)
+
+
+def _looks_like_option(token: str) -> bool:
+    return token.startswith("-") and not _is_number(token)
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,97 @@
+"""Every MAX argv servekit emits parses with the real MAX 26.7 click commands.
+
+Runs ``max._entrypoints.pipelines.main.commands[...].make_context`` inside the MAX engine
+environment (nothing is served or compiled). Skipped when that environment is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from servekit.engines.dialect import DialectContext
+from servekit.engines.environments import find_env
+from servekit.engines.max import translate_to_max
+
+pytestmark = pytest.mark.engine
+
+REPO = Path(__file__).resolve().parents[2]
+H200 = {"brand": "NVIDIA", "generation": "hopper", "gpu_count": 8}
+
+PARSE = """
+import json, sys
+import max._entrypoints.pipelines as pipelines
+out = []
+for command, args in json.load(sys.stdin):
+    try:
+        ctx = pipelines.main.commands[command].make_context(command, list(args))
+    except Exception as exc:
+        out.append({"ok": False, "error": type(exc).__name__ + ": " + str(exc)})
+    else:
+        out.append({"ok": True, "params": {k: repr(v) for k, v in ctx.params.items()}})
+print(json.dumps(out))
+"""
+
+LAUNCHES = [
+    ["vllm", "serve", "Qwen/Qwen3-8B", "-tp", "2", "--max-model-len", "32768", "--max-num-seqs", "64",
+     "--gpu-memory-utilization", "0.85", "--enable-prefix-caching", "--no-enable-chunked-prefill",
+     "--max-num-batched-tokens", "8192", "--trust-remote-code", "--served-model-name", "qwen",
+     "--reasoning-parser", "qwen3", "--tool-call-parser", "hermes", "--kv-cache-dtype", "fp8",
+     "--quantization", "fp8", "--enforce-eager", "--host", "0.0.0.0", "--port", "8001",
+     "--speculative-config", '{"method":"eagle3","model":"org/drafter","num_speculative_tokens":3}'],
+    ["vllm", "serve", "deepseek-ai/DeepSeek-V3", "-tp", "1", "-dp", "8", "--enable-expert-parallel",
+     "--speculative-config", '{"method":"deepseek_mtp","num_speculative_tokens":2}', "--revision", "main"],
+    ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--enable-lora", "--lora-modules", "a=/l/a", "b=/l/b",
+     "--max-loras", "2", "--max-lora-rank", "32", "--dtype", "bfloat16"],
+    ["vllm", "serve", "Qwen/Qwen3.8-27B", "--speculative-config",
+     '{"method":"dflash","model":"org/dflash","num_speculative_tokens":7}', "--quantization", "modelopt_fp4"],
+]
+
+
+@pytest.fixture(scope="module")
+def max_python() -> Path:
+    env = find_env("max==26.7.0") or find_env("max==26.7.0", root=REPO / ".servekit-ci" / "engines")
+    if env is None:
+        pytest.skip("MAX 26.7.0 engine environment is not installed (servekit engine install max==26.7.0)")
+    return env.python
+
+
+def parse_all(python: Path, batch: list[tuple[str, list[str]]]) -> list[dict]:
+    done = subprocess.run([str(python), "-c", PARSE], input=json.dumps(batch), capture_output=True, text=True,
+                          check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_translated_argvs_parse_with_the_real_max_cli(max_python):
+    batch: list[tuple[str, list[str]]] = []
+    for launch in LAUNCHES:
+        result = translate_to_max(launch, DialectContext(hardware=H200, hardware_id="h200",
+                                                         options={"target": "auto"}))
+        batch.append(("serve", list(result.argv[2:])))
+        batch.append(("warm-cache", list(result.warm_cache_argv[2:])))
+    results = parse_all(max_python, batch)
+    failures = [(cmd, args, r["error"]) for (cmd, args), r in zip(batch, results) if not r["ok"]]
+    assert not failures
+    first = results[0]["params"]
+    assert first["devices"] == "[0, 1]"
+    assert first["max_length"] == "32768"
+    assert first["max_batch_size"] == "64"
+    assert first["speculative_method"] == "'eagle'"
+    assert first["quantization_encoding"].endswith("'float8_e4m3fn'>") or "float8_e4m3fn" in first[
+        "quantization_encoding"]
+    assert first["device_graph_capture"] == "False"
+    dp = results[2]["params"]
+    assert dp["data_parallel_degree"] == "8" and dp["ep_size"] == "8"
+    assert results[3]["params"]["target"] == "'cuda:sm_90'"
+    lora = results[4]["params"]
+    assert lora["lora_paths"] == "('a=/l/a', 'b=/l/b')"
+
+
+def test_the_real_parser_rejects_what_validation_rejects(max_python):
+    results = parse_all(max_python, [("serve", ["--model-path", "m", "--bogus"]),
+                                     ("serve", ["--model-path", "m", "--target", "cuda"])])
+    assert not results[0]["ok"] and "--bogus" in results[0]["error"]
+    assert not results[1]["ok"]
