@@ -80,7 +80,7 @@ def _device_flags(profile: dict[str, Any], key: str) -> tuple[list[str], list[st
                 ["--device=/dev/kfd --device=/dev/dri", "--security-opt seccomp=unconfined --group-add video"])
     if gen == "xpu":
         return (["--device", "/dev/dri", "-v", "/dev/dri/by-path:/dev/dri/by-path", "--shm-size", "16g"],
-                ["--device /dev/dri", "-v /dev/dri/by-path:/dev/dri/by-path --shm-size=16g"])
+                ["--device /dev/dri", "-v /dev/dri/by-path:/dev/dri/by-path --shm-size 16g"])
     if key == "npu":
         count = profile.get("gpu_count") or 1
         nodes = [*(f"/dev/davinci{i}" for i in range(count)), "/dev/davinci_manager", "/dev/hisi_hdc"]
@@ -90,7 +90,7 @@ def _device_flags(profile: dict[str, Any], key: str) -> tuple[list[str], list[st
         argv += [t for m in ASCEND_HOST_MOUNTS for t in ("-v", m)]
         return argv, lines + [f"-v {m}" for m in ASCEND_HOST_MOUNTS]
     if key == "intel":
-        return ["--shm-size", "16g"], ["--shm-size=16g"]
+        return ["--shm-size", "16g"], ["--shm-size 16g"]
     return ["--gpus", "all"], ["--gpus all"]
 
 
@@ -128,7 +128,7 @@ def _mounts(model: str, env: dict[str, Any]) -> list[str]:
 
 def _runtime(docker: Docker, port: int) -> tuple[list[str], str]:
     if docker.runtime == "npu":
-        return ["--privileged", "--net=host", "--shm-size", "16g"], "--privileged --net=host --shm-size=16g"
+        return ["--privileged", "--net=host", "--shm-size", "16g"], "--privileged --net=host --shm-size 16g"
     return ["--privileged", "--ipc=host", "-p", f"{port}:{port}"], f"--privileged --ipc=host -p {port}:{port}"
 
 

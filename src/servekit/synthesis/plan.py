@@ -28,6 +28,8 @@ class Selection:
     pd_nodes: tuple[tuple[str, int], ...] | None = None
     engine: str = "vllm"
     notes: tuple[str, ...] = ()
+    dropped_features: tuple[str, ...] = ()
+    """Requested features left out because a later, mutually exclusive choice won."""
 
     @property
     def mode_map(self) -> dict[str, str]:

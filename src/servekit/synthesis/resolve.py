@@ -64,7 +64,7 @@ def selection_from_request(docs, request: dict[str, Any]) -> Selection:
     return Selection(
         recipe_id=recipe_id, hardware=hardware, variant=variant, strategy=strategy, node_count=node_count,
         features=tuple(kept), modes=_check_modes(recipe, recipe_id, dict(request.get("modes") or {})),
-        kv_offload=kv, notes=tuple(notes),
+        kv_offload=kv, notes=tuple(notes), dropped_features=tuple(f for f in features if f not in kept),
         pd_nodes=None if not isinstance(pd_nodes, dict) else tuple((k, int(v)) for k, v in pd_nodes.items()),
         engine=str(request.get("engine") or "vllm"),
     )
@@ -161,5 +161,6 @@ def resolve_selection(
         recipe_id=recipe_id, hardware=hardware, variant=variant, strategy=strategy, node_count=nodes,
         features=tuple(kept), modes=_check_modes(recipe, recipe_id, modes), kv_offload=kv_offload,
         engine=engine, notes=tuple(notes + exclusion_notes),
+        dropped_features=tuple(f for f in enabled if f not in kept),
         pd_nodes=None if pd_nodes is None else tuple((k, int(v)) for k, v in pd_nodes.items()),
     )

@@ -66,3 +66,40 @@ def command(program: str, tokens: list[Any]) -> str:
 
 def serve_command(model: str, tokens: list[Any]) -> str:
     return command(f"vllm serve {quote(model)}", tokens)
+
+
+def join_continuations(script: str) -> str:
+    """The command as bash reads it: backslash-newline outside quotes removed, full-line
+    ``#`` comments (outside quotes) dropped. ``shlex.split`` of the result is the argv."""
+    out: list[str] = []
+    in_single = in_double = False
+    at_line_start = True
+    i = 0
+    while i < len(script):
+        ch = script[i]
+        if at_line_start and not (in_single or in_double) and ch == "#":
+            end = script.find("\n", i)
+            i = len(script) if end < 0 else end + 1
+            continue
+        at_line_start = ch == "\n"
+        if ch == "\\" and not in_single and i + 1 < len(script):
+            if script[i + 1] == "\n":
+                i += 2
+                continue
+            out.append(script[i:i + 2])
+            i += 2
+            continue
+        if ch == "'" and not in_double:
+            in_single = not in_single
+        elif ch == '"' and not in_single:
+            in_double = not in_double
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def split_command(script: str) -> list[str]:
+    """argv of a rendered command (what ``bash`` would run, without expanding ``$VARS``)."""
+    import shlex
+
+    return shlex.split(join_continuations(script))

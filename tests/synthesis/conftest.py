@@ -1,0 +1,28 @@
+"""Fixtures for the synthesis tests: the reference catalog, read once, and its golden selections."""
+
+from __future__ import annotations
+
+import json
+import lzma
+from pathlib import Path
+
+import pytest
+
+REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference"
+GOLDEN_SELECTIONS = REFERENCE / "golden" / "selections-visible.jsonl.xz"
+
+
+@pytest.fixture(scope="session")
+def reference_docs(reference_catalog):
+    from servekit.catalog.documents import read_documents
+
+    return read_documents(reference_catalog)
+
+
+@pytest.fixture(scope="session")
+def golden_selections() -> list[dict]:
+    """Every line of the reference's selections file, decompressed from its .xz."""
+    if not GOLDEN_SELECTIONS.is_file():
+        pytest.skip("../shared/reference/golden/selections-visible.jsonl.xz is not present")
+    with lzma.open(GOLDEN_SELECTIONS, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]

@@ -1,0 +1,90 @@
+"""Every rendered shell command splits back (shlex) into exactly its argv."""
+
+from __future__ import annotations
+
+import shlex
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from servekit.synthesis.docker import docker_argv, docker_command
+from servekit.synthesis.plan import Docker
+from servekit.synthesis.shell import arg_lines, join_continuations, quote, serve_command, text
+
+TOKEN = st.one_of(
+    st.text(min_size=1, max_size=30),
+    st.sampled_from(["--tensor-parallel-size", "--headless", "$HEAD_IP", '{"method":"mtp"}',
+                     "--max-model-len auto", "it's", "a b", "$PREFILL_NODE_1", "--x=$Y", "~/.cache"]),
+)
+ENV_VALUE = st.one_of(st.text(min_size=0, max_size=20), st.integers(0, 99), st.sampled_from(["$IFACE_NAME"]))
+DOCKERS = [
+    Docker("vllm/vllm-openai:latest", ("--gpus", "all"), ("--gpus all",), "gpu", "test"),
+    Docker("quay.io/ascend/vllm-ascend:v0.23.0", ("--device", "/dev/davinci0", "-v", "/a:/a"),
+           ("--device /dev/davinci0", "-v /a:/a"), "npu", "test"),
+]
+
+
+def _split(command: str) -> list[str]:
+    """shlex.split of the command once bash's line continuations are joined."""
+    return shlex.split(join_continuations(command))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(TOKEN, max_size=12))
+def test_serve_command_round_trips(tokens):
+    assert _split(serve_command("org/model", tokens)) == ["vllm", "serve", "org/model", *tokens]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(TOKEN, max_size=8),
+       st.dictionaries(st.from_regex(r"[A-Z][A-Z0-9_]{0,12}", fullmatch=True), ENV_VALUE, max_size=4),
+       st.sampled_from(DOCKERS))
+def test_docker_command_round_trips(tokens, env, docker):
+    argv = ["vllm", "serve", "org/model", *tokens]
+    expected = [text(t) for t in docker_argv(docker, argv, env)]
+    assert _split(docker_command(docker, "org/model", arg_lines(tokens), env)) == expected
+
+
+def test_reference_spelling_is_kept_for_plain_tokens():
+    assert quote("$HEAD_IP") == "$HEAD_IP"
+    assert quote("qwen3_coder") == "qwen3_coder"
+    assert quote('{"a":1}') == "'{\"a\":1}'"
+
+
+def test_spaced_token_is_quoted(reference_docs):
+    """One recipe token with a space ('--max-model-len auto') stays one argv item in the command."""
+    from servekit.differences import DIFFERENCES
+    from servekit.synthesis.render import render_plan
+    from servekit.synthesis.resolve import resolve_selection
+    from servekit.synthesis.synthesize import synthesize
+
+    spaced = [
+        rid for rid, recipe in reference_docs.recipes.items()
+        if any(" " in str(t) and str(t).startswith("-") for t in (recipe.get("model") or {}).get("base_args") or [])
+    ]
+    assert spaced, "the reference catalog has a recipe with a spaced token in base_args"
+    selection = resolve_selection(reference_docs, spaced[0])
+    assert next(d for d in DIFFERENCES if d.id == "shell-round-trip").applies(reference_docs, selection)
+    rendered = render_plan(synthesize(reference_docs, selection))
+    argv_key, command_key = ("argv", "command") if "argv" in rendered else ("head_argv", "head_command")
+    assert _split(rendered[command_key]) == rendered[argv_key]
+    assert any(" " in t for t in rendered[argv_key])
+
+
+def test_golden_renderings_round_trip(reference_docs, golden_selections):
+    """A sample of real plans: command -> argv and docker_command -> docker_argv."""
+    from servekit.synthesis.batch import plan_request
+
+    checked = 0
+    for line in golden_selections[::25]:
+        rendered = plan_request(reference_docs, line)
+        objects = [rendered[r] for r in ("prefill", "decode") if r in rendered] or [rendered]
+        for obj in objects:
+            for cmd, argv in (("command", "argv"), ("docker_command", "docker_argv"),
+                              ("head_command", "head_argv"), ("head_docker_command", "head_docker_argv")):
+                if cmd in obj:
+                    assert _split(obj[cmd]) == [text(t) for t in obj[argv]]  # no image -> null
+                    checked += 1
+            for cmd, argv in zip(obj.get("worker_commands", []), obj.get("worker_argvs", []), strict=True):
+                assert _split(cmd) == argv
+    assert checked > 500
