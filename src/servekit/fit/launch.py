@@ -90,6 +90,15 @@ def _speculative(settings: LaunchSettings, raw: str) -> LaunchSettings:
     )
 
 
+def _no_media(raw: str) -> bool:
+    """``--limit-mm-per-prompt`` allowing no item of any modality: the encoder is not loaded."""
+    try:
+        limits = json.loads(raw)
+    except json.JSONDecodeError:
+        limits = dict(part.split("=", 1) for part in raw.split(",") if "=" in part)
+    return isinstance(limits, dict) and bool(limits) and all(str(v) == "0" for v in limits.values())
+
+
 def parse_vllm_argv(argv: Sequence[str]) -> LaunchSettings:
     """Read the memory-relevant options of ``vllm serve`` from an argv; others are ignored."""
     settings = LaunchSettings()
@@ -111,6 +120,8 @@ def parse_vllm_argv(argv: Sequence[str]) -> LaunchSettings:
                 settings = replace(settings, max_model_len=parse_context_length(value))
             elif name == "--gpu-memory-utilization" and value is not None:
                 settings = replace(settings, gpu_memory_utilization=float(value))
+            elif name == "--limit-mm-per-prompt" and value is not None:
+                settings = replace(settings, language_model_only=settings.language_model_only or _no_media(value))
             elif name == "--speculative-config" and value is not None:
                 settings = _speculative(settings, value)
             elif name in _FLAGS:

@@ -8,6 +8,7 @@ estimates, so every plan reports them separately.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from servekit.facts.model import ModelFacts
@@ -17,10 +18,16 @@ GIB = 1 << 30
 LARGE_DEVICE_GIB = 70.0
 """vLLM raises its scheduling defaults on devices with at least this much memory."""
 SAMPLER_BYTES_PER_LOGIT = 12
-FORWARD_BYTES_PER_TOKEN_HIDDEN = 48
+FORWARD_BYTES_PER_TOKEN_HIDDEN = 24
 NON_TORCH_GIB = 0.15
-COLLECTIVES_GIB = 0.4
-ENCODER_PROFILE_GIB = 0.3
+COLLECTIVES_GIB = 0.25
+ENCODER_PROFILE_GIB = 0.15
+CUDAGRAPH_BASE_GIB = 0.95
+CUDAGRAPH_PER_SEQ_GIB = 0.0095
+CUDAGRAPH_MAX_CAPTURE = 512
+CUDAGRAPH_BUDGET_SINCE = (0, 27)
+"""vLLM releases from 0.27 on subtract their CUDA-graph estimate from the KV budget; earlier ones
+capture graphs outside it (where a tight budget then fails in capture instead)."""
 DEFAULT_VOCAB = 128_000
 DEFAULT_HIDDEN = 4096
 
@@ -32,10 +39,11 @@ class RankMemory:
     weights: float
     activation: float
     runtime: float
+    cudagraph: float = 0.0
 
     @property
     def total(self) -> float:
-        return self.weights + self.activation + self.runtime
+        return self.weights + self.activation + self.runtime + self.cudagraph
 
 
 def default_max_num_seqs(device_gib: float) -> int:
@@ -82,10 +90,34 @@ def runtime_gib(launch: LaunchSettings) -> float:
     return NON_TORCH_GIB + (COLLECTIVES_GIB if parallel else 0.0)
 
 
-def rank_memory(facts: ModelFacts, launch: LaunchSettings, device_gib: float, weights_gib: float | None = None) -> RankMemory:
+def counts_cudagraphs(engine_version: str | None) -> bool:
+    """Whether this vLLM version takes CUDA-graph memory out of the KV budget (None: newest)."""
+    match = re.search(r"(\d+)\.(\d+)(?:\.(dev\d+))?", engine_version or "")
+    if match is None:
+        return True
+    if match.group(3):
+        return True  # untagged development build of the main branch (0.1.devN)
+    return (int(match.group(1)), int(match.group(2))) >= CUDAGRAPH_BUDGET_SINCE
+
+
+def cudagraph_gib(launch: LaunchSettings, device_gib: float) -> float:
+    if launch.enforce_eager:
+        return 0.0
+    seqs = min(launch.max_num_seqs or default_max_num_seqs(device_gib), CUDAGRAPH_MAX_CAPTURE)
+    return CUDAGRAPH_BASE_GIB + CUDAGRAPH_PER_SEQ_GIB * seqs
+
+
+def rank_memory(
+    facts: ModelFacts,
+    launch: LaunchSettings,
+    device_gib: float,
+    weights_gib: float | None = None,
+    engine_version: str | None = None,
+) -> RankMemory:
     weights = weights_gib if weights_gib is not None else weights_gib_per_rank(facts, launch)
     return RankMemory(
         weights=weights or 0.0,
         activation=activation_gib(facts, launch, device_gib),
         runtime=runtime_gib(launch),
+        cudagraph=cudagraph_gib(launch, device_gib) if counts_cudagraphs(engine_version) else 0.0,
     )

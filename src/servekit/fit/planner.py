@@ -45,6 +45,8 @@ class FitRequest:
     """Known KV memory per rank (from a start-up log); skips the memory model."""
     weights_gib_per_rank: float | None = None
     """Known weights per rank; overrides the facts' weight bytes."""
+    engine_version: str | None = None
+    """vLLM version whose memory accounting to follow; None means the newest."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class FitReport:
     weights_gib_per_rank: float
     activation_gib: float
     runtime_gib: float
+    cudagraph_gib: float
     available_kv_gib: float
     kv_bytes_per_token: float
     linear_state_bytes_per_seq: int
@@ -131,6 +134,7 @@ def _report(req: FitRequest, layout: PoolLayout, budget: float, mem, available_g
         weights_gib_per_rank=mem.weights,
         activation_gib=mem.activation,
         runtime_gib=mem.runtime,
+        cudagraph_gib=mem.cudagraph,
         available_kv_gib=available_gib,
         kv_bytes_per_token=layout.kv_bytes_per_token,
         linear_state_bytes_per_seq=sum(g.state_bytes * g.layers for g in layout.groups if g.kind == "linear"),
@@ -152,7 +156,7 @@ def plan_fit(req: FitRequest) -> FitReport:
     if req.engine == "vllm-qaic" and kv_dtype == "auto":
         kv_dtype = QAIC_KV_DTYPE
     kv_bytes = kv_dtype_bytes(kv_dtype, facts.dtype)
-    mem = rank_memory(facts, launch, device.memory_gib, req.weights_gib_per_rank)
+    mem = rank_memory(facts, launch, device.memory_gib, req.weights_gib_per_rank, req.engine_version)
     if req.engine == "max":
         budget = device.memory_gib
         util = req.device_memory_utilization or DEFAULT_MAX_DEVICE_UTILIZATION
@@ -197,6 +201,7 @@ def _plan_cpu(req: FitRequest) -> FitReport:
         weights_gib_per_rank=mem.weights,
         activation_gib=mem.activation,
         runtime_gib=mem.runtime,
+        cudagraph_gib=0.0,
         available_kv_gib=space_gib,
         kv_bytes_per_token=per_token,
         linear_state_bytes_per_seq=linear_state_bytes(facts, launch.tp) * facts.layers.count("linear"),

@@ -51,9 +51,9 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
     assumed: list[str] = []
     kv_heads = cf.get("num_key_value_heads")
     head_dim = cf.get("head_dim")
-    if kv_heads is None or head_dim is None:
+    if (kv_heads is None or head_dim is None) and not cf.get("mla"):
         assumed.append(f"num_key_value_heads={ASSUMED_KV_HEADS}, head_dim={ASSUMED_HEAD_DIM}")
-        kv_heads, head_dim = kv_heads or ASSUMED_KV_HEADS, head_dim or ASSUMED_HEAD_DIM
+    kv_heads, head_dim = kv_heads or ASSUMED_KV_HEADS, head_dim or ASSUMED_HEAD_DIM
     heads = cf.get("num_attention_heads") or kv_heads
     linear = None
     if cf.get("linear_num_value_heads"):
@@ -131,6 +131,7 @@ def predict_point(point: dict[str, Any]) -> dict[str, Any]:
     report = plan_fit(FitRequest(
         facts=facts, device=custom_device(float(memory or 0.0), launch.tp), launch=launch,
         available_kv_gib=available, weights_gib_per_rank=weights if weights is not None else 0.0,
+        engine_version=point.get("vllm_version"),
     ))
     out["kv_bytes_per_token"] = report.kv_bytes_per_token
     if available is not None or (memory and weights is not None):
