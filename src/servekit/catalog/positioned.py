@@ -151,7 +151,11 @@ def load_positioned(path: Path) -> PositionedDocument:
         doc.data = _Builder(doc).build(node, ()) if node is not None else None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        problem = "; ".join(str(p) for p in (exc.context, exc.problem) if p)
+        problem = str(exc.problem or exc.context or "unreadable YAML")
+        if exc.context and exc.problem:
+            started = exc.context_mark
+            where = f" (started at line {started.line + 1})" if started and started.line != mark.line else ""
+            problem = f"{exc.problem}, {exc.context}{where}"
         raise CatalogError(
             f"malformed YAML: {problem}",
             location=Location(str(path), mark.line + 1 if mark else None, mark.column + 1 if mark else None),

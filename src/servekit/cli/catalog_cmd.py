@@ -56,6 +56,8 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Check every file: YAML syntax, types, unknown keys and cross-references."""
-        raise typer.Exit(validate_command(directory, output_format.value))
+        # SystemExit, not typer.Exit: the CLI runs click with standalone_mode=False, where an
+        # Exit's code is returned from app() rather than raised, and would be lost.
+        raise SystemExit(validate_command(directory, output_format.value))
 
     app.add_typer(group, name="catalog")

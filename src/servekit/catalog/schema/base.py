@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, model_validator
 
 Args = list[StrictStr]
 """Command-line arguments: each item is one argv word, always a string."""
@@ -21,7 +21,7 @@ Env = dict[str, EnvValue]
 
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
-NonNegativeNumber = Annotated[StrictInt | float, Field(ge=0)]
+NonNegativeNumber = Annotated[StrictInt | StrictFloat, Field(ge=0)]
 
 VersionText = StrictStr
 """A vLLM version such as ``"0.17.0"``; checked with packaging.version by the validator."""

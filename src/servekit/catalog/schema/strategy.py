@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, StrictBool, StrictStr
+from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from servekit.catalog.schema.base import Args, Env, FreeForm, PositiveInt, Spec, VersionText
 
@@ -88,7 +88,7 @@ class KvStore(Spec):
     deploy_type: Literal["kv_store_lb"]
     display_name: StrictStr
     label: StrictStr | None = None
-    order: int | None = None
+    order: StrictInt | None = None
     description: StrictStr | None = None
     router: StrategyRouter | None = None
     vllm: KvStoreVllm | None = None

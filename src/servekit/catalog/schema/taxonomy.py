@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import Field, StrictBool, StrictStr
+from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from servekit.catalog.schema.base import Args, Companion, Env, NonNegativeNumber, PositiveInt, Spec
 
@@ -43,7 +43,7 @@ class KvOffloadGroup(Spec):
 
     display_name: StrictStr
     label: StrictStr | None = None
-    order: int | None = None
+    order: StrictInt | None = None
     sub_row_label: StrictStr | None = None
     docs_url: StrictStr | None = None
     tooltip: StrictStr | None = None
@@ -55,7 +55,7 @@ class KvOffloadOption(Spec):
 
     display_name: StrictStr
     label: StrictStr | None = None
-    order: int | None = None
+    order: StrictInt | None = None
     description: StrictStr | None = None
     args: Args = Field(default_factory=list)
     env: Env = Field(default_factory=dict)
