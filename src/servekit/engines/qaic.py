@@ -1,0 +1,232 @@
+"""vLLM on Qualcomm Cloud AI 100 (``--engine vllm-qaic``).
+
+``translate`` turns a vLLM launch into its QAIC form: ``--quantization mxfp6``,
+``--kv-cache-dtype mxint8`` and an ``--additional-config`` holding ``override_qaic_config``
+(device group from the TP size or explicit QIDs, NSP cores from the hardware profile),
+``draft_override_qaic_config`` for a speculative draft, and VLM ``height`` / ``width``; plus the
+QEfficient compile step (AOT mode). ``validate`` applies every QAIC rule to a launch.
+
+Context options (``DialectContext.options``): ``mode`` ("aot" default, or "pyt"), ``devices`` /
+``draft_devices`` (QIDs), ``num_cores`` / ``draft_num_cores``, ``override`` /
+``draft_override`` (more override fields), ``height`` / ``width`` (VLM image sizes),
+``multimodal`` (the model takes images), ``mxfp6`` / ``mxint8`` (default true), ``compile``
+(emit the compile step, default true in AOT).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from servekit.engines.dialect import ERROR, DialectContext, EngineCommand, Untranslated, finding, unique_findings
+from servekit.engines.findings import Finding
+from servekit.engines.qaic_compile import compile_step
+from servekit.engines.qaic_config import (
+    ALIASES,
+    DEFAULT_SHARED_DRAFT_CORES,
+    DRAFT_KEY,
+    DRAFTLESS_METHODS,
+    TARGET_KEY,
+    TOP_LEVEL_KEYS,
+    VLM_KEYS,
+    QaicHardware,
+    device_group,
+    field_value,
+    is_qaic_profile,
+    render_json,
+)
+from servekit.engines.qaic_rules import check_additional_config, check_launch
+from servekit.engines.vllm_launch import Option, VllmLaunch, parse_vllm_argv
+
+NAME = "vllm-qaic"
+_REPLACED = ("--quantization", "--kv-cache-dtype", "--additional-config")
+_AOT_INERT = {
+    "--gpu-memory-utilization": "AOT mode sizes the KV cache from the compiled QPC",
+    "--enforce-eager": "no effect in AOT mode",
+    "--compilation-config": "AOT mode runs a QEfficient-compiled QPC; torch.compile settings do not apply",
+}
+_PYT_SET = ("--enforce-eager", "--async-scheduling", "--no-async-scheduling")
+
+
+def validate_qaic(argv: Sequence[str], context: DialectContext | None = None) -> list[Finding]:
+    context = context or DialectContext()
+    launch = parse_vllm_argv(argv)
+    config = _additional_config(launch)
+    out = _hardware_findings(context)
+    out += check_launch(launch, config if isinstance(config, Mapping) else {}, _mode(context))
+    out += check_additional_config(
+        config, launch, QaicHardware.from_profile(context.hardware), multimodal=bool(context.options.get("multimodal"))
+    )
+    return unique_findings(out)
+
+
+def translate_qaic(vllm_argv: Sequence[str], context: DialectContext | None = None) -> EngineCommand:
+    context = context or DialectContext()
+    options = context.options
+    launch = parse_vllm_argv(vllm_argv)
+    mode = _mode(context)
+    hardware = QaicHardware.from_profile(context.hardware)
+    given = _additional_config(launch)
+    findings: list[Finding] = []
+    untranslated: list[Untranslated] = []
+    if not isinstance(given, Mapping):
+        findings += check_additional_config(given, launch, hardware)
+        given = {}
+    else:
+        findings += [f for f in check_additional_config(given, launch, hardware) if f.code.startswith("qaic.alias")]
+    for key, value in given.items():
+        if key not in TOP_LEVEL_KEYS:
+            untranslated.append(Untranslated(f"--additional-config.{key}", render_json(value), "not a QAIC setting"))
+
+    config, tp_flag = build_additional_config(launch, given, context, hardware)
+    kept: list[str] = []
+    for opt in launch.options:
+        if opt.flag in _REPLACED:
+            untranslated += _replaced(opt, options)
+        elif mode == "aot" and opt.flag in _AOT_INERT:
+            untranslated.append(Untranslated(opt.flag, opt.value, _AOT_INERT[opt.flag]))
+        elif mode == "pyt" and opt.flag in _PYT_SET:
+            continue  # set below in the form PYT mode requires
+        else:
+            kept += [opt.flag, *opt.values]
+    tail: list[str] = []
+    if tp_flag is not None:
+        tail += ["--tensor-parallel-size", str(tp_flag)]
+    if options.get("mxfp6", True):
+        tail += ["--quantization", "mxfp6"]
+    if options.get("mxint8", True):
+        tail += ["--kv-cache-dtype", "mxint8"]
+    if mode == "pyt":
+        tail += ["--enforce-eager", "--no-async-scheduling"]
+    tail += ["--additional-config", render_json(config)]
+    argv = (*_program(launch), *kept, *tail)
+
+    out_launch = parse_vllm_argv(argv)
+    findings += _hardware_findings(context)
+    findings += check_launch(out_launch, config, mode)
+    findings += check_additional_config(config, out_launch, hardware, multimodal=bool(options.get("multimodal")))
+    for name, value in sorted(context.env.items()):
+        if name.startswith("VLLM_") or name.startswith("QAIC_"):
+            continue
+        if name.startswith(("CUDA_", "NCCL_", "PYTORCH_CUDA")):
+            untranslated.append(Untranslated(name, value, "a CUDA setting; QAIC does not read it"))
+    env = {k: v for k, v in context.env.items() if not k.startswith(("CUDA_", "NCCL_", "PYTORCH_CUDA"))}
+    precompile = _compile_steps(out_launch, config, mode, options)
+    return EngineCommand(
+        engine=NAME, argv=argv, env=env, image=context.image, precompile=precompile,
+        untranslated=tuple(untranslated), findings=tuple(unique_findings(findings)),
+    )
+
+
+def build_additional_config(
+    launch: VllmLaunch, given: Mapping[str, Any], context: DialectContext, hardware: QaicHardware
+) -> tuple[dict[str, Any], int | None]:
+    """The QAIC ``additional_config`` and, when the devices imply it, a TP size to add."""
+    options = context.options
+    target_given = dict(given.get(TARGET_KEY) or {})
+    draft_given = dict(given.get(DRAFT_KEY) or {})
+    tp = launch.get_int("--tensor-parallel-size")
+    group = _ids(options.get("devices")) or device_group(target_given) or list(range(tp or 1))
+    tp_flag = len(group) if tp is None and len(group) > 1 and options.get("devices") is not None else None
+
+    spec = launch.get_json("--speculative-config")
+    needs_draft = isinstance(spec, dict) and (
+        bool(spec.get("model")) or str(spec.get("method", "")).lower() not in DRAFTLESS_METHODS
+    )
+    config: dict[str, Any] = {}
+    draft: dict[str, Any] | None = None
+    draft_cores = None
+    if needs_draft or draft_given:
+        draft_group = _ids(options.get("draft_devices")) or device_group(draft_given) or list(group)
+        shared = bool(set(draft_group) & set(group))
+        draft_cores = (options.get("draft_num_cores") or field_value(draft_given, "num_cores")
+                       or (DEFAULT_SHARED_DRAFT_CORES if shared else hardware.nsp_cores_per_soc))
+        draft = _section(draft_group, draft_cores, draft_given, options.get("draft_override"))
+        shared_cores = draft_cores if shared else 0
+    else:
+        shared_cores = 0
+    cores = (options.get("num_cores") or field_value(target_given, "num_cores")
+             or max(1, hardware.nsp_cores_per_soc - shared_cores))
+    config[TARGET_KEY] = _section(group, cores, target_given, options.get("override"))
+    if draft is not None:
+        config[DRAFT_KEY] = draft
+    for key in VLM_KEYS:
+        value = options.get(key, given.get(key))
+        if value is not None:
+            config[key] = list(value)
+    return config, tp_flag
+
+
+def _section(group: list[int], cores: Any, given: Mapping[str, Any], extra: Any) -> dict[str, Any]:
+    """``device_group`` and ``num_cores`` first, then the other fields as given (aliases folded)."""
+    section: dict[str, Any] = {"device_group": list(group), "num_cores": cores}
+    folded = set(ALIASES["device_group"]) | set(ALIASES["num_cores"]) | {"num_devices"}
+    for key, value in {**given, **(extra or {})}.items():
+        if key not in folded:
+            section[key] = value
+    return section
+
+
+def _compile_steps(launch: VllmLaunch, config: Mapping[str, Any], mode: str, options: Mapping[str, Any]) -> tuple:
+    if mode != "aot" or not options.get("compile", True) or launch.model is None:
+        return ()
+    dims = {k: config[k] for k in VLM_KEYS if k in config}
+    steps = [compile_step(launch.model, config[TARGET_KEY], launch, role="target", vlm_dims=dims)]
+    spec = launch.get_json("--speculative-config")
+    if DRAFT_KEY in config and isinstance(spec, dict) and spec.get("model"):
+        steps.append(compile_step(str(spec["model"]), config[DRAFT_KEY], launch, role="draft"))
+    return tuple(steps)
+
+
+def _replaced(opt: Option, options: Mapping[str, Any]) -> list[Untranslated]:
+    value = (opt.value or "").lower()
+    if opt.flag == "--quantization" and value != "mxfp6":
+        return [Untranslated(opt.flag, opt.value, "QAIC compiles MXFP6 weights from the unquantized checkpoint "
+                             "(--quantization mxfp6)")]
+    if opt.flag == "--kv-cache-dtype" and value not in ("mxint8", "auto"):
+        return [Untranslated(opt.flag, opt.value, "QAIC compresses the KV cache as MXINT8 (--kv-cache-dtype mxint8)")]
+    if opt.flag == "--quantization" and not options.get("mxfp6", True):
+        return [Untranslated(opt.flag, opt.value, "MXFP6 turned off for this launch")]
+    return []
+
+
+def _hardware_findings(context: DialectContext) -> list[Finding]:
+    if context.hardware is not None and not is_qaic_profile(context.hardware):
+        return [finding(ERROR, "qaic.hardware", f"hardware {context.hardware_id or ''!s} is not a Cloud AI 100 profile",
+                        fix="pick an ai100_* hardware profile, or another engine")]
+    return []
+
+
+def _additional_config(launch: VllmLaunch) -> Any:
+    return launch.get_json("--additional-config") or {}
+
+
+def _mode(context: DialectContext) -> str:
+    return str(context.options.get("mode", "aot")).lower()
+
+
+def _ids(value: Any) -> list[int] | None:
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, int) for v in value):
+        return list(value)
+    return None
+
+
+def _program(launch: VllmLaunch) -> tuple[str, ...]:
+    if launch.program and launch.program[:2] != ("vllm", "serve"):
+        return (*launch.program, "--model", launch.model) if launch.model else launch.program
+    return ("vllm", "serve", launch.model) if launch.model else ("vllm", "serve")
+
+
+class QaicDialect:
+    """``--engine vllm-qaic``."""
+
+    name = NAME
+
+    def translate(self, vllm_argv: Sequence[str], context: DialectContext | None = None) -> EngineCommand:
+        return translate_qaic(vllm_argv, context)
+
+    def validate(self, argv: Sequence[str], context: DialectContext | None = None) -> list[Finding]:
+        return validate_qaic(argv, context)
+
+
+DIALECT = QaicDialect()
