@@ -110,6 +110,8 @@ def register(app: typer.Typer) -> None:
         skip_hashes: bool = typer.Option(False, "--skip-hashes", help="Verify sizes only, not sha256."),
     ) -> None:
         """Download exactly what the plan's engines load into the Hugging Face cache, verify it, pre-compile."""
-        raise typer.Exit(warm_command(WarmCommand(
+        code = warm_command(WarmCommand(
             model, hardware, variant, strategy, nodes, tuple(feature), tuple(no_feature), tuple(mode), engine,
-            catalog, command, dry_run, output_format, target, skip_precompile, skip_hashes)))
+            catalog, command, dry_run, output_format, target, skip_precompile, skip_hashes))
+        if code:
+            raise SystemExit(code)  # survives click's standalone_mode=False, unlike typer.Exit

@@ -92,5 +92,5 @@ def download(settings: HubSettings, fetch: RepoFetch, advance: Advance | None = 
             f"{art.repo_id}@{art.revision} moved from {fetch.commit[:12]} to {snapshot.name[:12]} during the download",
             fix="run warm-cache again",
         )
-    missing = fetch.missing
+    missing = fetch.missing + tuple(f for f in fetch.files if f.path in fetch.prefetched)
     return DownloadResult(art.repo_id, snapshot.name, snapshot, len(missing), sum(f.size for f in missing), seconds)

@@ -36,6 +36,7 @@ class RepoFetch:
     files: tuple[RemoteFile, ...] = ()
     cached: frozenset[str] = frozenset()
     unreachable: str | None = None  # why the hub was not asked / not answering
+    prefetched: tuple[str, ...] = ()  # fetched into the cache while planning (the weight index)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property
@@ -93,18 +94,21 @@ def _snapshot_listing(settings: HubSettings, artifact: Artifact, commit: str) ->
     return RepoListing(artifact.repo_id, artifact.revision, commit, listed, "snapshot")
 
 
-def _weight_map(settings: HubSettings, listing: RepoListing, index: str, scratch: Path | None) -> dict | None:
+def _weight_map(settings: HubSettings, listing: RepoListing, index: str, scratch: Path | None) -> tuple[dict | None, bool]:
+    """(the index's weight map or None, whether it was just fetched into the cache)."""
     local = snapshot_path(settings, listing.repo_id, listing.commit, index)
+    fetched = False
     if not local.is_file():
         if listing.source != "hub":
-            return None
+            return None, False
         local = fetch_file(settings, listing.repo_id, listing.commit, index, cache_dir=scratch)
+        fetched = scratch is None
     try:
         doc = json.loads(local.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
+        return None, fetched
     weight_map = doc.get("weight_map") if isinstance(doc, dict) else None
-    return weight_map if isinstance(weight_map, dict) else None
+    return (weight_map if isinstance(weight_map, dict) else None), fetched
 
 
 def plan_fetch(settings: HubSettings, artifact: Artifact, *, scratch: Path | None = None) -> RepoFetch:
@@ -121,8 +125,10 @@ def plan_fetch(settings: HubSettings, artifact: Artifact, *, scratch: Path | Non
         return RepoFetch(artifact, patterns_for(artifact.role, artifact.weight_format), unreachable=unreachable)
     selection = select_from_listing(listing.files, artifact.role, artifact.weight_format)
     notes: tuple[str, ...] = ()
+    prefetched: tuple[str, ...] = ()
     if selection.index:
-        weight_map = _weight_map(settings, listing, selection.index, scratch)
+        weight_map, fetched = _weight_map(settings, listing, selection.index, scratch)
+        prefetched = (selection.index,) if fetched else ()
         if weight_map is None:
             notes = (f"{selection.index} is not cached: every root shard is counted",)
         else:
@@ -133,4 +139,5 @@ def plan_fetch(settings: HubSettings, artifact: Artifact, *, scratch: Path | Non
             listing = RepoListing(listing.repo_id, listing.revision, listing.commit, known, listing.source)
     files = tuple(listing.files[p] for p in selection.files)
     cached = frozenset(f.path for f in files if snapshot_path(settings, artifact.repo_id, listing.commit, f.path).is_file())
-    return RepoFetch(artifact, selection, listing.commit, listing.source, files, cached, unreachable, notes)
+    return RepoFetch(artifact, selection, listing.commit, listing.source, files, cached, unreachable=unreachable,
+                     prefetched=prefetched, notes=notes)

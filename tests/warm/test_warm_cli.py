@@ -1,0 +1,76 @@
+"""``servekit warm-cache`` end to end through the CLI entry point."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import DRAFT, MODEL
+
+from servekit.cli.app import main
+
+SEED_RECIPE = ["Qwen/Qwen3.8-27B", "--feature", "spec_decoding", "--mode", "spec_decoding=dflash"]
+
+
+def _json(capsys) -> dict:
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("offline_switch", ["closed-port", "HF_HUB_OFFLINE"])
+def test_seed_recipe_dry_run_lists_model_and_dflash_draft_without_network(
+        capsys, monkeypatch, reference_catalog, offline_switch):
+    if offline_switch == "HF_HUB_OFFLINE":
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
+    code = main(["warm-cache", *SEED_RECIPE, "--dry-run", "--format", "json", "--catalog", str(reference_catalog)])
+    doc = _json(capsys)
+    assert code == 0 and doc["dry_run"]
+    repos = {r["repo_id"]: r for r in doc["repos"]}
+    assert list(repos) == ["Qwen/Qwen3.8-27B", "incoai/Qwen3.8-27B-DFlash2"]
+    assert repos["incoai/Qwen3.8-27B-DFlash2"]["role"] == "draft"
+    for repo in repos.values():
+        assert "*.safetensors" in repo["allow_patterns"] and repo["ignore_patterns"] == ["*/*"]
+        assert "files" not in repo  # patterns only: the hub could not list the repo
+
+
+def test_dspark_mode_names_its_drafter(capsys, monkeypatch, reference_catalog):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    code = main(["warm-cache", "Qwen/Qwen3.8-27B", "--feature", "spec_decoding", "--mode", "spec_decoding=dspark",
+                 "--dry-run", "--format", "json", "--catalog", str(reference_catalog)])
+    assert code == 0
+    assert [r["repo_id"] for r in _json(capsys)["repos"]] == ["Qwen/Qwen3.8-27B", "RedHatAI/Qwen3.8-27B-speculator.dspark"]
+
+
+def _command() -> str:
+    return f"vllm serve {MODEL} --speculative-config '{{\"method\":\"dflash\",\"model\":\"{DRAFT}\"}}'"
+
+
+def test_command_dry_run_with_a_hub_lists_files_and_bytes(capsys, monkeypatch, hub):
+    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+    assert main(["warm-cache", "--command", _command(), "--dry-run", "--format", "json"]) == 0
+    doc = _json(capsys)
+    model = doc["repos"][0]
+    assert model["repo_id"] == MODEL and model["bytes"] == sum(f["size"] for f in model["files"]) > 0
+    assert doc["bytes"] == doc["bytes_to_download"]
+
+
+def test_command_warm_then_offline_check_then_missing_exits_1(capsys, monkeypatch, hub, tmp_path):
+    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+    assert main(["warm-cache", "--command", _command(), "--skip-precompile", "--format", "json"]) == 0
+    doc = _json(capsys)
+    assert doc["ok"] and doc["bytes_downloaded"] == doc["bytes"]
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert main(["warm-cache", "--command", _command(), "--skip-precompile"]) == 0
+    assert "verified" in capsys.readouterr().out
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-hf"))
+    assert main(["warm-cache", "--command", _command(), "--skip-precompile"]) == 1
+    captured = capsys.readouterr()
+    assert f"{MODEL}@main: not in the cache" in captured.out and f"{DRAFT}@main: not in the cache" in captured.out
+    assert "hub is unreachable" in captured.err
+
+
+def test_bad_mode_is_one_line_error(capsys, reference_catalog):
+    assert main(["warm-cache", "Qwen/Qwen3.8-27B", "--mode", "dflash", "--catalog", str(reference_catalog)]) == 1
+    assert "FEATURE=MODE" in capsys.readouterr().err
