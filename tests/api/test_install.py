@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import shlex
 
-from servekit.api.install import DEFAULT_IMAGE, STABLE_PIP, nvidia_image, synthesize_install
+from servekit.api.install import DEFAULT_IMAGE, nvidia_image, synthesize_install
+from servekit.synthesis.install import PIP_DEFAULT as STABLE_PIP
 
 
 def _recipe(**model):

@@ -47,3 +47,12 @@ def test_drop_subtree_forgets_only_that_folder():
     tree = _tree(**{"o__m.json": 1, "o__m__hw__h.json": 2, "o__m2__hw__h.json": 3})
     tree.drop_subtree("o/m")
     assert sorted(tree) == ["o/m.json", "o/m2/hw/h.json"]
+
+
+def test_drop_subtree_of_a_top_folder_and_rebuild():
+    tree = _tree(**{"o__m__a.json": 1, "o__m__hw__b.json": 2, "p__x.json": 3})
+    tree.drop_subtree("o")
+    assert sorted(tree) == ["p/x.json"]
+    tree.put("o/m/a.json", 4)
+    tree.drop_subtree("o/m")
+    assert sorted(tree) == ["p/x.json"]

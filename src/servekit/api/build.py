@@ -14,6 +14,10 @@ Layout of the tree (every path relative to ``--out``)::
 
 A promoted variant (``variants.X.model_id`` naming another repository) gets the same files
 under its own id. servekit's own additions live under the ``servekit`` key of a document.
+
+Recipes are independent of each other (except two that promote the same repository), so
+the build renders them in parts, one forked worker per part, each writing its files into
+the staging directory that is swapped into place at the end.
 """
 
 from __future__ import annotations
@@ -32,10 +36,16 @@ from servekit.api.matrix import (
     is_omni,
     render_hardware,
 )
+from servekit.api.partition import partition_recipes
+from servekit.api.recipe_doc import public_id
 from servekit.api.render import SynthesisRenderer
 from servekit.api.static_docs import put_static_documents
-from servekit.api.tree import JsonTree
+from servekit.api.tree import JsonTree, staged_directory
+from servekit.api.workers import default_jobs, fork_map
 from servekit.catalog.documents import CatalogDocuments, read_documents, resolve_catalog_dir
+
+IndexRows = tuple[dict[str, Any], list[dict[str, Any]]]
+"""A recipe's ``models.json`` row and the rows of its promoted variants."""
 
 
 @dataclass
@@ -64,19 +74,17 @@ class BuildSummary:
 
 
 @dataclass
-class _RecipeOutput:
-    doc: dict[str, Any]
-    promoted: list[dict[str, Any]]
+class PartResult:
+    """What one part of a build sends back: index rows per recipe and counters."""
 
-
-def public_id(recipe_id: str) -> str:
-    """``org/.../name`` -> ``org/name``: the Hugging Face id a recipe file stands for."""
-    parts = recipe_id.split("/")
-    return f"{parts[0]}/{parts[-1]}" if len(parts) >= 2 else recipe_id
+    rows: dict[str, IndexRows]
+    skipped: list[str]
+    files: int
+    bytes: int
 
 
 class ApiBuilder:
-    """Renders a whole catalog into a ``JsonTree``."""
+    """Renders recipes of one catalog into a ``JsonTree``."""
 
     def __init__(self, docs: CatalogDocuments, renderer: Renderer | None = None) -> None:
         self.docs = docs
@@ -92,20 +100,11 @@ class ApiBuilder:
             return self._renderer
         return SynthesisRenderer(self.docs, recipe_id, self.skipped)
 
-    def build(self) -> tuple[list[dict[str, Any]], int]:
-        put_static_documents(self.tree, self.docs)
-        parents: list[dict[str, Any]] = []
-        promoted: list[dict[str, Any]] = []
-        for recipe_id in self.docs.recipes:
-            out = self.build_recipe(recipe_id)
-            parents.append(recipe_doc.index_entry(out.doc))
-            promoted.extend(
-                recipe_doc.index_entry(p, derived_from=out.doc["hf_id"]) for p in out.promoted
-            )
-        self.tree.put("models.json", parents + promoted)
-        return parents, len(promoted)
+    def build_recipes(self, recipe_ids: list[str]) -> dict[str, IndexRows]:
+        return {rid: self.build_recipe(rid) for rid in recipe_ids}
 
-    def build_recipe(self, recipe_id: str) -> _RecipeOutput:
+    def build_recipe(self, recipe_id: str) -> IndexRows:
+        """Put one recipe's files (and its promoted variants') into the tree."""
         recipe = self.docs.recipes[recipe_id]
         hf_id = public_id(recipe_id)
         render = self._render_with(recipe_id)
@@ -126,20 +125,18 @@ class ApiBuilder:
         recipe_doc.link_promoted(doc, promotions)
         doc = recipe_doc.ordered(doc)
         self.tree.put(f"{hf_id}.json", doc)
-        promoted_docs = []
+        promoted_rows = []
         for key, target in promotions.items():
             twin = recipe_doc.promoted_doc(doc, key, target, renderings[key])
             self.tree.put(f"{target}.json", twin)
-            promoted_docs.append(twin)
-        return _RecipeOutput(doc, promoted_docs)
+            promoted_rows.append(recipe_doc.index_entry(twin, derived_from=hf_id))
+        return recipe_doc.index_entry(doc), promoted_rows
 
     def publish_variant(
         self, recipe: dict[str, Any], variant_key: str, base: str, render: Renderer
     ) -> dict[str, Any] | None:
-        """Write one variant's per-hardware files under ``base``; return its headline object."""
-        if variant_key not in (recipe.get("variants") or {}):
-            return None
-        if is_omni(recipe):
+        """Put one variant's per-hardware files under ``base``; return its headline object."""
+        if variant_key not in (recipe.get("variants") or {}) or is_omni(recipe):
             return None
         self.tree.drop_subtree(base)  # a rebuilt id never keeps files of an earlier rendering
         targets = hardware_targets(self.ctx, recipe, variant_key)
@@ -167,30 +164,58 @@ class ApiBuilder:
         return {**per_hw[default_hw].recommended, "by_hardware": by_hardware}
 
 
+def models_index(recipe_ids: list[str], rows: dict[str, IndexRows]) -> list[dict[str, Any]]:
+    """Recipes in catalog order, then every promoted variant in the same order."""
+    parents = [rows[rid][0] for rid in recipe_ids]
+    return parents + [row for rid in recipe_ids for row in rows[rid][1]]
+
+
+def put_catalog_documents(tree: JsonTree, docs: CatalogDocuments, rows: dict[str, IndexRows]) -> None:
+    put_static_documents(tree, docs)
+    tree.put("models.json", models_index(list(docs.recipes), rows))
+
+
 def build_tree(docs: CatalogDocuments, renderer: Renderer | None = None) -> tuple[JsonTree, BuildSummary]:
-    """Render a catalog into memory (no disk writes)."""
+    """Render a whole catalog into memory, in this process (no disk writes)."""
     start = time.perf_counter()
     builder = ApiBuilder(docs, renderer)
-    parents, promoted = builder.build()
+    rows = builder.build_recipes(list(docs.recipes))
+    put_catalog_documents(builder.tree, docs, rows)
+    promoted = sum(len(r[1]) for r in rows.values())
     summary = BuildSummary(
-        out_dir=None,
-        files=len(builder.tree),
-        bytes=builder.tree.total_bytes(),
-        recipes=len(parents),
-        promoted=promoted,
-        seconds=time.perf_counter() - start,
-        skipped=builder.skipped,
+        None, len(builder.tree), builder.tree.total_bytes(), len(rows), promoted,
+        time.perf_counter() - start, builder.skipped,
     )
     return builder.tree, summary
 
 
-def build_api(out_dir: str | Path, catalog: str | Path | None = None) -> BuildSummary:
+def _build_part(docs: CatalogDocuments, recipe_ids: list[str], staging: Path) -> PartResult:
+    builder = ApiBuilder(docs)
+    rows = builder.build_recipes(recipe_ids)
+    builder.tree.write_into(staging)
+    return PartResult(rows, builder.skipped, len(builder.tree), builder.tree.total_bytes())
+
+
+def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: int | None = None) -> BuildSummary:
     """Read a catalog (default: the bundled one), render the API and publish it at ``out_dir``."""
     start = time.perf_counter()
-    root = resolve_catalog_dir(catalog)
-    docs = read_documents(root)
-    tree, summary = build_tree(docs)
-    tree.publish(Path(out_dir))
-    summary.out_dir = Path(out_dir)
-    summary.seconds = time.perf_counter() - start
-    return summary
+    out_dir = Path(out_dir)
+    docs = read_documents(resolve_catalog_dir(catalog))
+    parts = partition_recipes(docs, jobs or default_jobs())
+    with staged_directory(out_dir) as staging:
+        results = fork_map(lambda ids: _build_part(docs, ids, staging), parts)
+        rows: dict[str, IndexRows] = {}
+        for part in results:
+            rows.update(part.rows)
+        catalog_tree = JsonTree()
+        put_catalog_documents(catalog_tree, docs, rows)
+        catalog_tree.write_into(staging)
+    return BuildSummary(
+        out_dir=out_dir,
+        files=len(catalog_tree) + sum(p.files for p in results),
+        bytes=catalog_tree.total_bytes() + sum(p.bytes for p in results),
+        recipes=len(rows),
+        promoted=sum(len(r[1]) for r in rows.values()),
+        seconds=time.perf_counter() - start,
+        skipped=[line for part in results for line in part.skipped],
+    )

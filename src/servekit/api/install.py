@@ -1,33 +1,22 @@
 """The install one-liners a recipe's public JSON carries under ``model.install``.
 
-The published form is the canonical NVIDIA setup on the CUDA 13.0 wheel baseline: a ``pip``
-entry (a uv virtual environment plus the stable or nightly vLLM wheel) and a ``docker`` entry
-(``docker pull`` of the recipe's NVIDIA image), plus the recipe's ``dependencies`` verbatim
-as ``extras``. A recipe tunes each entry under ``model.install``:
-
-* ``pip: false`` / ``docker: false`` leaves that entry out;
-* ``{command, note}`` replaces the default command and/or note, field by field.
+The published form is the canonical NVIDIA setup on the CUDA 13.0 baseline: the ``pip`` and
+``docker`` install steps of the synthesis (``servekit.synthesis.install``, which also owns the
+``model.install`` overrides), the docker step pulling the recipe's NVIDIA image regardless of
+variant or nightly status, plus the recipe's ``dependencies`` verbatim as ``extras``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from servekit.synthesis.install import docker_step, pip_step
+from servekit.synthesis.plan import InstallStep
+
 BASE_CUDA = "cu130"
 DEFAULT_IMAGE = "vllm/vllm-openai:latest"
 _CUDA_TAGS = ("cu129", "cu130")
 _BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
-
-STABLE_PIP = "uv venv\nsource .venv/bin/activate\nuv pip install -U vllm --torch-backend auto"
-
-
-def nightly_pip(cuda: str = BASE_CUDA) -> str:
-    return (
-        "uv venv\nsource .venv/bin/activate\nuv pip install -U vllm --pre \\\n"
-        f"  --extra-index-url https://wheels.vllm.ai/nightly/{cuda} \\\n"
-        f"  --extra-index-url https://download.pytorch.org/whl/{cuda} \\\n"
-        "  --index-strategy unsafe-best-match"
-    )
 
 
 def _is_cuda_map(value: Any) -> bool:
@@ -62,27 +51,21 @@ def nvidia_image(recipe: dict[str, Any], cuda: str = BASE_CUDA) -> str:
     return _from_cuda_map(chosen, cuda) if _is_cuda_map(chosen) else DEFAULT_IMAGE
 
 
-def _entry(config: Any, default_command: str, default_note: str | None) -> dict[str, str]:
-    overrides = config if isinstance(config, dict) else {}
-    command = overrides.get("command") or default_command
-    note = overrides.get("note") or default_note
-    return {"command": command, "note": note} if note else {"command": command}
+def _step_json(step: InstallStep | None) -> dict[str, str] | None:
+    if step is None:
+        return None
+    return {"command": step.command, "note": step.note} if step.note else {"command": step.command}
 
 
 def synthesize_install(recipe: dict[str, Any]) -> dict[str, Any] | None:
     """The public ``model.install`` object, or None when every entry is switched off."""
-    model = recipe.get("model") or {}
-    config = model.get("install") or {}
-    if not isinstance(config, dict):
-        config = {}
     out: dict[str, Any] = {}
-    if config.get("pip") is not False:
-        nightly = model.get("nightly_required") is True
-        version = model.get("min_vllm_version") or ""
-        note = f"vLLM {version} isn't released yet \u2014 nightly required." if nightly else None
-        out["pip"] = _entry(config.get("pip"), nightly_pip() if nightly else STABLE_PIP, note)
-    if config.get("docker") is not False:
-        out["docker"] = _entry(config.get("docker"), f"docker pull {nvidia_image(recipe)}", None)
+    pip = _step_json(pip_step(recipe))
+    if pip:
+        out["pip"] = pip
+    docker = _step_json(docker_step(recipe, nvidia_image(recipe)))
+    if docker:
+        out["docker"] = docker
     dependencies = recipe.get("dependencies")
     if isinstance(dependencies, list) and dependencies:
         out["extras"] = dependencies

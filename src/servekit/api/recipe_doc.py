@@ -21,6 +21,12 @@ HEAD_KEYS = ("hf_id", "meta", "recommended_command")
 SYNTHESIS_ONLY_KEYS = ("strategy_overrides", "compatible_strategies", "default_strategy")
 
 
+def public_id(recipe_id: str) -> str:
+    """``org/.../name`` -> ``org/name``: the Hugging Face id a recipe file stands for."""
+    parts = recipe_id.split("/")
+    return f"{parts[0]}/{parts[-1]}" if len(parts) >= 2 else recipe_id
+
+
 def public_base(recipe: dict[str, Any], hf_id: str) -> dict[str, Any]:
     """The recipe with its identity and synthesized install, before renderings are attached."""
     doc = {k: v for k, v in recipe.items() if k != "dependencies" and k not in SYNTHESIS_ONLY_KEYS}

@@ -19,29 +19,31 @@ class SynthesisRenderer:
     """A ``Renderer`` for one recipe of one catalog."""
 
     def __init__(self, docs: CatalogDocuments, recipe_id: str, skipped: list[str]) -> None:
-        from servekit.synthesis.batch import resolve_selection
+        from servekit.synthesis.resolve import selection_from_request
         from servekit.synthesis.render import render_plan
         from servekit.synthesis.synthesize import synthesize
 
         self._docs = docs
         self._recipe_id = recipe_id
         self._skipped = skipped
-        self._resolve = resolve_selection
+        self._select = selection_from_request
         self._synthesize = synthesize
         self._render = render_plan
 
     def __call__(self, request: RenderRequest) -> dict[str, Any] | None:
         try:
-            selection = self._resolve(
+            selection = self._select(
                 self._docs,
-                self._recipe_id,
-                hardware=request.hardware,
-                variant=request.variant,
-                strategy=request.strategy,
-                node_count=request.node_count,
-                features=list(request.features),
-                kv_offload=request.kv_offload,
-                pd_nodes=request.pd_nodes,
+                {
+                    "recipe": self._recipe_id,
+                    "hardware": request.hardware,
+                    "variant": request.variant,
+                    "strategy": request.strategy,
+                    "node_count": request.node_count,
+                    "features": list(request.features),
+                    "kv_offload": request.kv_offload,
+                    "pd_nodes": request.pd_nodes,
+                },
             )
             return self._render(self._synthesize(self._docs, selection))
         except ServekitError as exc:

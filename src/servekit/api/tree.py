@@ -16,6 +16,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -38,16 +39,25 @@ class JsonTree:
 
     def __init__(self) -> None:
         self._files: dict[str, bytes] = {}
+        self._by_top: dict[str, set[str]] = {}
+        """Paths by their first two components (``org/name``), for fast subtree drops."""
 
     def put(self, rel_path: str, value: Any) -> None:
         self._files[rel_path] = encode_json(value)
+        parts = rel_path.split("/", 2)
+        if len(parts) == 3:
+            self._by_top.setdefault(f"{parts[0]}/{parts[1]}", set()).add(rel_path)
 
     def drop_subtree(self, rel_dir: str) -> None:
         """Forget every file under ``rel_dir/`` (not ``rel_dir.json`` itself)."""
-        prefix = rel_dir.rstrip("/") + "/"
-        stale = [p for p in self._files if p.startswith(prefix)]
-        for path in stale:
+        prefix = rel_dir.strip("/") + "/"
+        top = "/".join(prefix.split("/", 2)[:2])
+        candidates = self._by_top.get(top, set()) if prefix.count("/") >= 2 else set(self._files)
+        for path in [p for p in candidates if p.startswith(prefix)]:
             del self._files[path]
+            owner = path.split("/", 2)
+            if len(owner) == 3:
+                self._by_top[f"{owner[0]}/{owner[1]}"].discard(path)
 
     def __contains__(self, rel_path: object) -> bool:
         return rel_path in self._files
@@ -66,46 +76,31 @@ class JsonTree:
         return sum(len(b) for b in self._files.values())
 
     def write_into(self, root: Path) -> None:
-        """Write every file below an existing, empty directory ``root``."""
+        """Write every file below the existing directory ``root``."""
         made: set[str] = set()
         base = str(root)
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
-        for rel, data in self._files.items():
-            parent, _, _ = rel.rpartition("/")
-            if parent and parent not in made:
-                os.makedirs(os.path.join(base, parent), exist_ok=True)
-                _remember_parents(parent, made)
-            fd = os.open(os.path.join(base, rel), flags, 0o644)
-            try:
-                os.write(fd, data)
-            finally:
-                os.close(fd)
+        try:
+            for rel, data in self._files.items():
+                parent = rel.rpartition("/")[0]
+                if parent and parent not in made:
+                    os.makedirs(os.path.join(base, parent), exist_ok=True)
+                    _remember_parents(parent, made)
+                fd = os.open(os.path.join(base, rel), flags, 0o644)
+                try:
+                    os.write(fd, data)
+                finally:
+                    os.close(fd)
+        except OSError as exc:
+            raise ApiTreeError(
+                f"cannot write {exc.filename or root}: {exc.strerror}",
+                fix="check free space and permissions next to --out",
+            ) from None
 
     def publish(self, out_dir: Path) -> None:
         """Write the tree next to ``out_dir`` and swap it into place atomically."""
-        out_dir = Path(out_dir)
-        parent = out_dir.parent
-        try:
-            parent.mkdir(parents=True, exist_ok=True)
-            staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=parent))
-        except OSError as exc:
-            raise ApiTreeError(
-                f"cannot create the output directory next to {out_dir}: {exc.strerror}",
-                fix="choose an --out directory whose parent is writable",
-            ) from None
-        try:
-            os.chmod(staging, 0o755)
-            try:
-                self.write_into(staging)
-            except OSError as exc:
-                raise ApiTreeError(
-                    f"cannot write {exc.filename or staging}: {exc.strerror}",
-                    fix="check free space and permissions next to --out",
-                ) from None
-            _swap_into_place(staging, out_dir)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
+        with staged_directory(out_dir) as staging:
+            self.write_into(staging)
 
 
 def _remember_parents(rel_dir: str, made: set[str]) -> None:
@@ -114,11 +109,39 @@ def _remember_parents(rel_dir: str, made: set[str]) -> None:
         rel_dir = rel_dir.rpartition("/")[0]
 
 
-def _swap_into_place(staging: Path, out_dir: Path) -> None:
+def check_target(out_dir: Path) -> None:
+    """Fail early when ``out_dir`` can never be replaced by a directory."""
     if out_dir.exists() and not out_dir.is_dir():
+        raise ApiTreeError(f"--out {out_dir} exists and is not a directory", fix="pass a directory path")
+
+
+@contextmanager
+def staged_directory(out_dir: Path) -> Iterator[Path]:
+    """A fresh directory next to ``out_dir``, swapped into its place when the block succeeds.
+
+    When the block raises, the staging directory is removed and ``out_dir`` is untouched.
+    """
+    out_dir = Path(out_dir)
+    check_target(out_dir)
+    try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
+        os.chmod(staging, 0o755)
+    except OSError as exc:
         raise ApiTreeError(
-            f"--out {out_dir} exists and is not a directory", fix="pass a directory path"
-        )
+            f"cannot create a directory next to {out_dir}: {exc.strerror}",
+            fix="choose an --out directory whose parent is writable",
+        ) from None
+    try:
+        yield staging
+        _swap_into_place(staging, out_dir)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _swap_into_place(staging: Path, out_dir: Path) -> None:
+    check_target(out_dir)
     retired: Path | None = None
     if out_dir.exists():
         retired = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
