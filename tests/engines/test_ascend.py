@@ -106,3 +106,14 @@ def test_modelscope_hub_sets_the_switch(profiles):
 def test_non_ascend_hardware_is_rejected(profiles):
     found = DIALECT.validate(["vllm", "serve", "m"], DialectContext(hardware=profiles["h200"], hardware_id="h200"))
     assert codes(found)["ascend.hardware"] == "error"
+
+
+def test_registered_engine_accepts_modelslim_quantization():
+    from servekit.engines.registry import get_engine
+
+    argv = ["vllm", "serve", "org/m", "--quantization", "ascend", "--speculative-config",
+            '{"method":"mtp","num_speculative_tokens":3}']
+    result = get_engine("vllm-ascend").lint(argv)
+    assert result.valid, result.findings
+    assert "ascend.mtp-spelling" in codes(result.findings)
+    assert not get_engine("vllm").lint(argv).valid

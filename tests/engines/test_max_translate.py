@@ -211,10 +211,22 @@ def test_validate_uses_the_stored_catalog_and_max_rules():
     findings = validate_max_argv(["max", "serve", "--model-path", "m", "--bogus", "--devices", "gpus",
                                   "--speculative-method", "eagle", "--max-num-loras", "2", "--target", "cuda"])
     codes = {f.code for f in findings}
-    assert {"max.unknown-option", "max.devices-format", "max.draft-model", "max.lora-disabled",
+    assert {"unknown-option", "max.devices-format", "max.draft-model", "max.lora-disabled",
             "max.target-serve"} <= codes
     clean = validate_max_argv(translate_to_max(FULL, DialectContext(hardware=H200)).argv)
     assert not [f for f in clean if f.severity == "error"]
+
+
+def test_engine_lint_applies_catalog_and_max_rules():
+    from servekit.engines.registry import get_engine
+
+    engine = get_engine("max")
+    assert engine is DIALECT
+    result = engine.lint(["max", "warm-cache", "--model-path", "m", "--devices", "gpu:0,1,2",
+                          "--data-parallel-degree", "2", "--target", "cuda:sm_90"])
+    assert {f.code for f in result.findings if f.severity == "error"} == {"max.dp-devices"}
+    ok = engine.lint(list(translate_to_max(FULL, DialectContext(hardware=H200)).argv))
+    assert ok.valid, ok.findings
 
 
 def test_dialect_returns_an_engine_command_with_warm_cache_step():

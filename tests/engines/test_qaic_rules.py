@@ -229,3 +229,16 @@ def test_compile_step_resolves_aliases_to_qefficient_names(ultra):
     assert shlex.split(target.command()) == list(target.argv)
     compile(target.script, "<qaic-compile>", "exec")
     assert json.loads(target.argv[-1]) == target.kwargs
+
+
+def test_registered_engine_lints_with_qaic_formats_and_rules():
+    from servekit.engines.registry import get_engine
+
+    engine = get_engine("vllm-qaic")
+    assert engine is DIALECT
+    clean = engine.lint(with_config({"override_qaic_config": {"device_group": [0], "num_cores": 16}}))
+    assert clean.valid, clean.findings
+    bad = engine.lint(with_config({"override_qaic_config": {"num_cores": 16, "aic_num_cores": 8}}))
+    assert {f.code for f in bad.findings if f.severity == "error"} == {"qaic.alias-conflict"}
+    upstream = get_engine("vllm").lint([*BASE])
+    assert not upstream.valid  # mxfp6 / mxint8 exist only with the QAIC plugin

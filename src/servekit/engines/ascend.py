@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from servekit.engines.base import EngineCommand as SplitCommand
 from servekit.engines.dialect import (
     ERROR,
     NOTE,
@@ -24,10 +25,13 @@ from servekit.engines.dialect import (
     DialectContext,
     EngineCommand,
     Untranslated,
+    extend_catalog,
     finding,
     unique_findings,
 )
 from servekit.engines.findings import Finding
+from servekit.engines.flags import FlagCatalog
+from servekit.engines.vllm import VllmEngine
 from servekit.engines.vllm_launch import VllmLaunch, parse_vllm_argv
 
 NAME = "vllm-ascend"
@@ -157,10 +161,18 @@ def translate_ascend(vllm_argv: Sequence[str], context: DialectContext | None = 
                          untranslated=tuple(untranslated), findings=tuple(unique_findings(findings)))
 
 
-class AscendDialect:
-    """``--engine vllm-ascend``."""
+class AscendEngine(VllmEngine):
+    """``--engine vllm-ascend``: vLLM's catalog plus ModelSlim quantization, and the Ascend rules."""
 
     name = NAME
+    install_requirement = None  # needs CANN and NPUs; not installable here
+
+    def adjust_catalog(self, catalog: FlagCatalog) -> FlagCatalog:
+        return extend_catalog(catalog, registries={"quantization_methods": ("ascend",)})
+
+    def extra_findings(self, command: SplitCommand, catalog: FlagCatalog) -> list[Finding]:
+        launch = parse_vllm_argv(list(command.args))
+        return super().extra_findings(command, catalog) + speculative_findings(launch)
 
     def translate(self, vllm_argv: Sequence[str], context: DialectContext | None = None) -> EngineCommand:
         return translate_ascend(vllm_argv, context)
@@ -169,4 +181,5 @@ class AscendDialect:
         return validate_ascend(argv, context)
 
 
-DIALECT = AscendDialect()
+ENGINE = AscendEngine()
+DIALECT = ENGINE

@@ -8,12 +8,14 @@ equivalent (with the reason), and findings (error / warning / note, each with a 
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from servekit.engines.findings import Finding
+from servekit.engines.flags import FlagCatalog
 
 ERROR = "error"
 WARNING = "warning"
@@ -138,6 +140,24 @@ def unique_findings(findings: Sequence[Finding]) -> list[Finding]:
 
 def finding_dict(f: Finding) -> dict[str, Any]:
     return {"severity": f.severity, "code": f.code, "message": f.message, "option": f.option, "fix": f.fix}
+
+
+def extend_catalog(
+    catalog: FlagCatalog,
+    *,
+    registries: Mapping[str, Sequence[str]] | None = None,
+    choices: Mapping[str, Sequence[str]] | None = None,
+) -> FlagCatalog:
+    """A plugin's view of vLLM's catalog: more registry names and more choices for some flags."""
+    new_registries = dict(catalog.registries)
+    for name, extra in (registries or {}).items():
+        new_registries[name] = tuple(dict.fromkeys((*new_registries.get(name, ()), *extra)))
+    flags = tuple(
+        dataclasses.replace(spec, choices=tuple(dict.fromkeys((*spec.choices, *choices[spec.name]))))
+        if choices and spec.name in choices and spec.choices is not None else spec
+        for spec in catalog.flags
+    )
+    return dataclasses.replace(catalog, flags=flags, registries=new_registries)
 
 
 def render_multiline(argv: Sequence[str], indent: str = "  ") -> str:

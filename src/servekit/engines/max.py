@@ -15,6 +15,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from servekit.engines.base import Engine
+from servekit.engines.base import EngineCommand as SplitCommand
 from servekit.engines.dialect import (
     ERROR,
     NOTE,
@@ -26,6 +28,7 @@ from servekit.engines.dialect import (
     unique_findings,
 )
 from servekit.engines.findings import Finding
+from servekit.engines.flags import FlagCatalog, load_catalog
 from servekit.engines.max_translate import SERVE_ONLY, translate_options
 from servekit.engines.vllm_launch import parse_vllm_argv
 from servekit.errors import ServekitError
@@ -103,7 +106,12 @@ def validate_max_argv(argv: Sequence[str], context: DialectContext | None = None
     if words[:1] and words[0] in ("serve", "warm-cache"):
         command = words.pop(0)
     options = _pairs(words)
-    findings = _catalog_findings(options, command, context)
+    return _catalog_findings(words, command, context) + max_rule_findings(options, command)
+
+
+def max_rule_findings(options: Sequence[tuple[str, str | None]], command: str = "serve") -> list[Finding]:
+    """MAX's own rules beyond its parser: device lists, DP split, drafts, LoRA, memory, target."""
+    findings: list[Finding] = []
     given = {flag: value for flag, value in options}
     devices = given.get("--devices")
     if devices is not None and not _DEVICES.match(devices):
@@ -132,24 +140,15 @@ def validate_max_argv(argv: Sequence[str], context: DialectContext | None = None
     return findings
 
 
-def _catalog_findings(options: list[tuple[str, str | None]], command: str, context: DialectContext) -> list[Finding]:
-    from servekit.engines.flags import load_catalog
+def _catalog_findings(words: list[str], command: str, context: DialectContext) -> list[Finding]:
+    from servekit.engines.lint import check_args
 
     version = context.engine_version or DEFAULT_VERSION
     try:
         catalog = load_catalog("max", version, command)
     except ServekitError as exc:
         return [finding(NOTE, "max.no-catalog", f"options not checked: {exc.message}", fix=exc.fix)]
-    out = []
-    for flag, value in options:
-        spec = catalog.get(flag)
-        if spec is None:
-            out.append(finding(ERROR, "max.unknown-option", f"max {command} {version} has no option {flag}",
-                               option=flag, fix="remove it or check `max " + command + " --help`"))
-        elif spec.choices and value is not None and spec.takes_value and value not in spec.choices:
-            out.append(finding(ERROR, "max.bad-choice", f"{flag} {value!r} is not one of {', '.join(spec.choices)}",
-                               option=flag, fix=f"use one of {', '.join(spec.choices)}"))
-    return out
+    return check_args(catalog, words)
 
 
 def _pairs(words: list[str]) -> list[tuple[str, str | None]]:
@@ -187,10 +186,17 @@ def _in_unit_interval(text: str) -> bool:
     return 0 < value <= 1
 
 
-class MaxDialect:
-    """``--engine max``."""
+class MaxEngine(Engine):
+    """``--engine max``: lint against the stored MAX catalogs, translate from vLLM launches."""
 
     name = NAME
+    catalog_engine = "max"
+    default_version = DEFAULT_VERSION
+    install_requirement = f"max=={DEFAULT_VERSION}"
+    commands = ("serve", "warm-cache")
+
+    def extra_findings(self, command: SplitCommand, catalog: FlagCatalog) -> list[Finding]:
+        return max_rule_findings(_pairs(list(command.args)), command.command)
 
     def translate(self, vllm_argv: Sequence[str], context: DialectContext | None = None) -> EngineCommand:
         context = context or DialectContext()
@@ -217,4 +223,5 @@ class MaxDialect:
         return validate_max_argv(argv, context)
 
 
-DIALECT = MaxDialect()
+ENGINE = MaxEngine()
+DIALECT = ENGINE

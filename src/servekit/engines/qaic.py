@@ -18,8 +18,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from servekit.engines.dialect import ERROR, DialectContext, EngineCommand, Untranslated, finding, unique_findings
+from servekit.engines.base import EngineCommand as SplitCommand
+from servekit.engines.dialect import (
+    ERROR,
+    DialectContext,
+    EngineCommand,
+    Untranslated,
+    extend_catalog,
+    finding,
+    unique_findings,
+)
 from servekit.engines.findings import Finding
+from servekit.engines.flags import FlagCatalog
 from servekit.engines.qaic_compile import compile_step
 from servekit.engines.qaic_config import (
     ALIASES,
@@ -36,6 +46,7 @@ from servekit.engines.qaic_config import (
     render_json,
 )
 from servekit.engines.qaic_rules import check_additional_config, check_launch
+from servekit.engines.vllm import VllmEngine
 from servekit.engines.vllm_launch import Option, VllmLaunch, parse_vllm_argv
 
 NAME = "vllm-qaic"
@@ -217,10 +228,18 @@ def _program(launch: VllmLaunch) -> tuple[str, ...]:
     return ("vllm", "serve", launch.model) if launch.model else ("vllm", "serve")
 
 
-class QaicDialect:
-    """``--engine vllm-qaic``."""
+class QaicEngine(VllmEngine):
+    """``--engine vllm-qaic``: vLLM's catalog plus the QAIC formats, and the QAIC rules."""
 
     name = NAME
+    install_requirement = None  # needs the Cloud AI SDK; not installable here
+
+    def adjust_catalog(self, catalog: FlagCatalog) -> FlagCatalog:
+        return extend_catalog(catalog, registries={"quantization_methods": ("mxfp6",)},
+                              choices={"--kv-cache-dtype": ("mxint8",)})
+
+    def extra_findings(self, command: SplitCommand, catalog: FlagCatalog) -> list[Finding]:
+        return super().extra_findings(command, catalog) + validate_qaic(list(command.args))
 
     def translate(self, vllm_argv: Sequence[str], context: DialectContext | None = None) -> EngineCommand:
         return translate_qaic(vllm_argv, context)
@@ -229,4 +248,5 @@ class QaicDialect:
         return validate_qaic(argv, context)
 
 
-DIALECT = QaicDialect()
+ENGINE = QaicEngine()
+DIALECT = ENGINE
