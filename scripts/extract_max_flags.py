@@ -53,20 +53,17 @@ def default_value(value: Any) -> Any:
     return None if isinstance(out, str) and out.startswith("<") and " object at " in out else out
 
 
-def choice_tokens(param_type: Any) -> list[str]:
-    """The strings a click Choice accepts on the command line (enum members by name or value)."""
-    out = []
-    for choice in param_type.choices:
-        if isinstance(choice, enum.Enum):
-            out.append(str(choice.name))
-            if isinstance(choice.value, str) and choice.value not in out:
-                out.append(choice.value)
-        else:
-            out.append(str(choice))
-    return out
+def choice_tokens(param_type: Any, command: Any) -> list[str]:
+    """The strings a click Choice compares input against (already case-folded when insensitive)."""
+    import click
+
+    mapping = getattr(param_type, "_normalized_mapping", None)
+    if mapping is not None:
+        return [str(v) for v in mapping(click.Context(command)).values()]
+    return [str(c.name if isinstance(c, enum.Enum) else c) for c in param_type.choices]
 
 
-def type_facts(option: Any) -> dict[str, Any]:
+def type_facts(option: Any, command: Any) -> dict[str, Any]:
     import click
 
     t = option.type
@@ -75,7 +72,7 @@ def type_facts(option: Any) -> dict[str, Any]:
     if isinstance(t, click.Choice):
         return {
             "type": "choice",
-            "choices": choice_tokens(t),
+            "choices": choice_tokens(t, command),
             "case_sensitive": bool(t.case_sensitive),
         }
     if isinstance(t, click.types.IntParamType):
@@ -100,7 +97,7 @@ def type_facts(option: Any) -> dict[str, Any]:
     return facts
 
 
-def option_entry(option: Any) -> dict[str, Any]:
+def option_entry(option: Any, command: Any) -> dict[str, Any]:
     longs = [o for o in option.opts if o.startswith("--")]
     name = longs[0] if longs else option.opts[0]
     negation = option.secondary_opts[0] if option.secondary_opts else None
@@ -121,7 +118,7 @@ def option_entry(option: Any) -> dict[str, Any]:
         "negation": negation,
         "group": "",
     }
-    entry.update(type_facts(option))
+    entry.update(type_facts(option, command))
     return entry
 
 
@@ -161,7 +158,7 @@ def main(argv: list[str]) -> int:
         loader()
     options = [p for p in command.params if p.param_type_name == "option"]
     arguments = [p.name for p in command.params if p.param_type_name == "argument"]
-    flags = [option_entry(o) for o in options if "--help" not in o.opts]
+    flags = [option_entry(o, command) for o in options if "--help" not in o.opts]
     version = importlib.metadata.version("max")
     catalog = {
         "format": FORMAT,

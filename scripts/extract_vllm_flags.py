@@ -47,11 +47,14 @@ RENAMED = {
     "--rope-theta": "--hf-overrides",
 }
 REGISTRY_CHECKS = [
-    {"flag": "--tool-call-parser", "registry": "tool_call_parsers"},
+    # the tool parser is only looked up when automatic tool choice is on
+    {"flag": "--tool-call-parser", "registry": "tool_call_parsers", "only_with": "--enable-auto-tool-choice"},
     {"flag": "--reasoning-parser", "registry": "reasoning_parsers"},
-    {"flag": "--load-format", "registry": "load_formats"},
-    {"flag": "--attention-backend", "registry": "attention_backends"},
-    {"flag": "--tokenizer-mode", "registry": "tokenizer_modes"},
+    # LoadConfig / ModelConfig lower-case these before looking them up
+    {"flag": "--load-format", "registry": "load_formats", "fold": "lower"},
+    {"flag": "--tokenizer-mode", "registry": "tokenizer_modes", "fold": "lower"},
+    # AttentionConfig upper-cases the name; "auto" means no explicit backend
+    {"flag": "--attention-backend", "registry": "attention_backends", "fold": "upper", "also": ["AUTO"]},
     {"flag": "--quantization", "registry": "quantization_methods"},
 ]
 

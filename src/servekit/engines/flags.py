@@ -117,6 +117,13 @@ class RegistryCheck:
     flag: str
     registry: str
     json_key: str | None = None  # for JSON-valued flags: the key inside the object holding the name
+    only_with: str | None = None  # checked only when this boolean flag is on
+    fold: str | None = None  # "lower" | "upper": how the engine folds the name before lookup
+    also: tuple[str, ...] = ()  # further accepted values (after folding)
+
+    def accepts(self, value: str, names: tuple[str, ...]) -> bool:
+        folded = value.lower() if self.fold == "lower" else value.upper() if self.fold == "upper" else value
+        return folded in names or folded in self.also
 
 
 @dataclass(frozen=True)
@@ -173,7 +180,9 @@ class FlagCatalog:
             flags=tuple(FlagSpec.from_dict(f) for f in data["flags"]),
             positionals=tuple(data.get("positionals", ())),
             registries={k: tuple(v) for k, v in data.get("registries", {}).items()},
-            registry_checks=tuple(RegistryCheck(**c) for c in data.get("registry_checks", ())),
+            registry_checks=tuple(
+                RegistryCheck(**{**c, "also": tuple(c.get("also", ()))}) for c in data.get("registry_checks", ())
+            ),
             requirements=tuple(Requirement.from_dict(r) for r in data.get("requirements", ())),
             conflicts=tuple(tuple(c) for c in data.get("conflicts", ())),
             renamed=dict(data.get("renamed", {})),

