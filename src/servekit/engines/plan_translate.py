@@ -1,0 +1,78 @@
+"""Apply an engine dialect to a synthesized Plan: one EngineCommand per vLLM process.
+
+``translate_plan(plan, "max", hardware=profile)`` keeps synthesis engine-neutral: the Plan holds
+vLLM launches, and this module hands each one (its argv, the plan's and the process's env, the
+plan's image) to the dialect named by the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from servekit.engines.dialect import ERROR, DialectContext, EngineCommand, finding
+from servekit.engines.registry import get_engine
+from servekit.errors import ServekitError
+
+# Engines that run a single server process; multi-process plans have no form in them.
+SINGLE_PROCESS_ENGINES = ("max", "vllm-qaic")
+
+
+@dataclass(frozen=True)
+class ProcessCommand:
+    role: str
+    rank: int
+    command: EngineCommand
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "rank": self.rank, **self.command.to_dict()}
+
+
+def dialect_names() -> list[str]:
+    from servekit.engines.registry import engine_names
+
+    return [name for name in engine_names() if hasattr(_engine_or_none(name), "translate")]
+
+
+def translate_plan(
+    plan: Any,
+    engine: str,
+    *,
+    hardware: Mapping[str, Any] | None = None,
+    options: Mapping[str, Any] | None = None,
+    engine_version: str | None = None,
+) -> list[ProcessCommand]:
+    """Every process of ``plan`` in ``engine``'s form; ``hardware`` is the taxonomy profile."""
+    dialect = get_engine(engine)
+    if not hasattr(dialect, "translate"):
+        raise ServekitError(f"engine {engine!r} has no translation from vLLM launches",
+                            fix="use one of: " + ", ".join(dialect_names()))
+    plan_env = {var.name: str(var.value) for var in plan.env}
+    out = []
+    for process in plan.processes:
+        env = {**plan_env, **{var.name: str(var.value) for var in process.env}}
+        context = DialectContext(
+            hardware=hardware, hardware_id=plan.selection.hardware, env=env, image=plan.docker.image,
+            engine_version=engine_version, options=dict(options or {}),
+        )
+        command = dialect.translate([str(token) for token in process.argv()], context)
+        if engine in SINGLE_PROCESS_ENGINES and len(plan.processes) > 1:
+            command = _with_finding(command, finding(
+                ERROR, "engine.multi-process", f"{engine} serves from one process; this plan is {plan.deploy_type} "
+                f"with {len(plan.processes)} processes", fix="pick a single-node strategy"))
+        out.append(ProcessCommand(process.role, process.rank, command))
+    return out
+
+
+def _with_finding(command: EngineCommand, extra) -> EngineCommand:
+    from dataclasses import replace
+
+    return replace(command, findings=(*command.findings, extra))
+
+
+def _engine_or_none(name: str):
+    try:
+        return get_engine(name)
+    except ServekitError:
+        return None

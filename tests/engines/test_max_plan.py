@@ -1,0 +1,57 @@
+"""Dialects applied to synthesized Plans from the bundled catalog."""
+
+from __future__ import annotations
+
+import pytest
+
+from servekit.catalog.documents import read_documents, resolve_catalog_dir
+from servekit.engines.plan_translate import dialect_names, translate_plan
+from servekit.errors import ServekitError
+from servekit.synthesis.resolve import resolve_selection
+from servekit.synthesis.synthesize import synthesize
+
+RECIPE = "Qwen/Qwen3.8-27B"
+
+
+@pytest.fixture(scope="module")
+def docs():
+    return read_documents(resolve_catalog_dir(), only_recipes=[RECIPE])
+
+
+def plan_for(docs, **choices):
+    return synthesize(docs, resolve_selection(docs, RECIPE, **choices))
+
+
+def test_dialects_are_listed():
+    assert set(dialect_names()) == {"max", "vllm-qaic", "vllm-ascend"}
+
+
+def test_max_translation_of_a_single_node_plan(docs):
+    plan = plan_for(docs, hardware="h200")
+    profile = docs.taxonomy["hardware_profiles"]["h200"]
+    (only,) = translate_plan(plan, "max", hardware=profile, options={"target": "auto"})
+    command = only.command
+    assert command.argv[:4] == ("max", "serve", "--model-path", plan.model_id)
+    assert command.argv[command.argv.index("--devices") + 1].startswith("gpu:0")
+    assert command.precompile[0].argv[-2:] == ("--target", "cuda:sm_90")
+    vllm_flags = {t for t in plan.processes[0].argv() if isinstance(t, str) and t.startswith("--")}
+    carried = {"--tensor-parallel-size", "--tool-call-parser", "--reasoning-parser", "--max-model-len",
+               "--max-num-seqs", "--gpu-memory-utilization", "--enable-prefix-caching", "--trust-remote-code",
+               "--kv-cache-dtype", "--speculative-config", "--quantization"}
+    listed = {u.flag for u in command.untranslated}
+    assert vllm_flags - carried <= listed  # every other vLLM option is reported, none silently dropped
+    assert only.to_dict()["role"] == plan.processes[0].role
+
+
+def test_ascend_translation_keeps_the_vllm_argv(docs):
+    plan = plan_for(docs, hardware="ascend_950pr")
+    profile = docs.taxonomy["hardware_profiles"]["ascend_950pr"]
+    (only,) = translate_plan(plan, "vllm-ascend", hardware=profile)
+    assert list(only.command.argv) == [str(t) for t in plan.processes[0].argv()]
+    assert only.command.image.startswith("quay.io/ascend/vllm-ascend:")
+    assert only.command.env["PYTORCH_NPU_ALLOC_CONF"] == "expandable_segments:True"
+
+
+def test_engine_without_translation_is_refused(docs):
+    with pytest.raises(ServekitError, match="no translation"):
+        translate_plan(plan_for(docs, hardware="h200"), "vllm")
