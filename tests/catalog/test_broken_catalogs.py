@@ -262,3 +262,17 @@ def test_every_problem_is_reported_not_only_the_first(mini):
     # sorted by file, then line
     keys = [(f.location.file, f.location.line or 0) for f in findings]
     assert keys == sorted(keys)
+
+
+def test_strategy_with_inverted_gpu_bounds(mini):
+    text = mini.replace("strategies/single_node_tp.yaml", "  max_gpus: 8\n", "  max_gpus: 0\n")
+    codes = {f.code: f for f in mini.findings()}
+    # 0 is below the schema's minimum of 1, and below min_gpus
+    assert codes["bad-value"].location.line == line_of(text, "max_gpus: 0")
+
+
+def test_pd_cluster_strategy_without_roles(mini):
+    mini.write("strategies/pd_cluster.yaml", "name: pd_cluster\ndeploy_type: pd_cluster\ndisplay_name: PD\n")
+    mini.replace("taxonomy.yaml", "  - multi_node_tp\n", "  - multi_node_tp\n  - pd_cluster\n")
+    keys = sorted(f.location.key() for f in mini.findings() if f.code == "missing-key")
+    assert keys == ["decode", "prefill"]

@@ -61,3 +61,26 @@ def kv_store_issues(doc: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
         yield error(("name",), f"kv_store deployment '{name}' has the same name as a serving strategy",
                     "rename one of them; ids must be unique across strategies/ and kv_store/",
                     "duplicate-name")
+
+
+def strategy_issues(doc: dict) -> Iterator[Issue]:
+    """A strategy's own consistency: GPU bounds, and the parts its deploy type needs."""
+    match = as_map(doc.get("hardware_match"))
+    low, high = match.get("min_gpus"), match.get("max_gpus")
+    if isinstance(low, int) and isinstance(high, int) and low > high:
+        yield error(("hardware_match", "max_gpus"), f"max_gpus {high} is below min_gpus {low}",
+                    "make max_gpus at least min_gpus", "bad-value")
+    deploy = doc.get("deploy_type")
+    if deploy == "pd_cluster":
+        for role in ("prefill", "decode"):
+            if not isinstance(doc.get(role), dict):
+                yield error((role,), f"a pd_cluster strategy needs a '{role}' section",
+                            f"add '{role}:' with its vllm_args and env", "missing-key", at_key=True)
+    elif deploy in ("single_node", "multi_node"):
+        for role in ("prefill", "decode"):
+            if role in doc:
+                yield warning((role,), f"'{role}' is only read for pd_cluster strategies",
+                              f"remove '{role}' or set deploy_type: pd_cluster", "unused-key", at_key=True)
+    if doc.get("parallelism") is not None and deploy != "multi_node":
+        yield error(("parallelism",), "parallelism (tp_pp / tp_dp) only applies to multi_node strategies",
+                    "remove it or set deploy_type: multi_node", "bad-value", at_key=True)

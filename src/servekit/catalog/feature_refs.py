@@ -43,7 +43,7 @@ def _feature_modes(fkey: str, feature: dict, variants: dict) -> Iterator[Issue]:
                     f"use one of: {sample(modes)}", "mode-reference")
     for mkey, mode in modes.items():
         for i, vkey in enumerate(as_list(as_map(mode).get("variants"))):
-            if vkey not in variants:
+            if not isinstance(vkey, str) or vkey not in variants:
                 yield error(at + ("modes", mkey, "variants", i),
                             f"mode '{mkey}' names unknown variant '{vkey}'{suggest(str(vkey), variants)}",
                             f"use one of the recipe's variants: {sample(variants)}", "variant-reference")
@@ -68,7 +68,7 @@ def _default_modes(vkey: str, variant: dict, features: dict) -> Iterator[Issue]:
         if not modes:
             yield error(at, f"default_modes names feature '{fkey}', which has no modes",
                         f"give '{fkey}' a modes map, or remove this entry", "mode-reference", at_key=True)
-        elif mkey not in modes:
+        elif not isinstance(mkey, str) or mkey not in modes:
             yield error(at, f"'{mkey}' is not a mode of feature '{fkey}'{suggest(str(mkey), modes)}",
                         f"use one of: {sample(modes)}", "mode-reference")
         elif not _mode_allows(modes[mkey], vkey):

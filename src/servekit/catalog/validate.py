@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from servekit.catalog.catalog_refs import kv_store_issues, taxonomy_issues
+from servekit.catalog.catalog_refs import kv_store_issues, strategy_issues, taxonomy_issues
 from servekit.catalog.documents import recipe_id_for
 from servekit.catalog.feature_refs import feature_issues
 from servekit.catalog.findings import Finding, Severity, sort_key
@@ -140,6 +140,7 @@ def check_catalog(root: str | Path) -> CheckedCatalog:
         run.out.platforms = run.typed(Platforms, platforms_doc, "platforms.yaml")
     for name, doc in strategy_docs.items():
         run.out.strategies[name] = run.typed(Strategy, doc, "a strategy")
+        run.report(doc, strategy_issues(doc.data))
     for name, doc in kv_docs.items():
         run.out.kv_store[name] = run.typed(KvStore, doc, "a kv_store deployment")
         run.report(doc, kv_store_issues(doc.data, vocab))
@@ -155,3 +156,14 @@ def check_catalog(root: str | Path) -> CheckedCatalog:
 def validate_catalog(root: str | Path) -> list[Finding]:
     """Every error and warning in the catalog at ``root``, sorted by file and line."""
     return check_catalog(root).findings
+
+
+def load_checked_catalog(root: str | Path) -> CheckedCatalog:
+    """The typed catalog, or a CatalogError for its first error (with how many there are)."""
+    checked = check_catalog(root)
+    errors = checked.errors
+    if errors:
+        first = errors[0]
+        more = f" (and {len(errors) - 1} more; run 'servekit catalog validate')" if len(errors) > 1 else ""
+        raise CatalogError(first.message + more, location=first.location, fix=first.fix)
+    return checked

@@ -26,7 +26,8 @@ class HardwareProfile(Spec):
     """Target for ``arch:<compute_arch>`` selectors in ``supported_hardware``."""
     # servekit's own keys for accelerators whose device is not one card (Cloud AI 100):
     soc_count: PositiveInt | None = None
-    """SoCs (devices) per card."""
+    """SoCs (devices) in the node."""
+    socs_per_card: PositiveInt | None = None
     cards_per_node: PositiveInt | None = None
     nsp_cores_per_soc: PositiveInt | None = None
     memory_gb_per_soc: NonNegativeNumber | None = None
