@@ -52,6 +52,13 @@ def _shell_round_trip(docs, selection) -> bool:
                for tokens, _ in serve_chunks(ctx) for t in (tokens or []))
 
 
+def _no_image(docs, selection) -> bool:
+    from servekit.synthesis.context import build_context
+    from servekit.synthesis.docker import docker_for
+
+    return docker_for(build_context(docs, selection)).image is None
+
+
 DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         id="feature-env",
@@ -94,6 +101,18 @@ DIFFERENCES: tuple[Difference, ...] = (
                 "vllm_command", "vllm_docker_command"),
         test="tests/synthesis/test_shell_roundtrip.py::test_spaced_token_is_quoted",
         applies=_shell_round_trip,
+    ),
+    Difference(
+        id="no-image-no-docker",
+        reason="Where no image exists for the hardware (a nightly-only recipe on Intel Xeon, whose "
+        "CPU image has no nightly tag; Qualcomm Cloud AI without a pinned image) the plan has no "
+        "docker form. The reference renders 'docker run ... undefined MODEL' and a null in "
+        "docker_argv; servekit omits docker_command / docker_argv (docker_image is absent in both).",
+        fields=("docker_command", "docker_argv", "head_docker_command", "worker_docker_command",
+                "worker_docker_commands", "head_docker_argv", "worker_docker_argv", "worker_docker_argvs",
+                "vllm_docker_command", "vllm_docker_argv"),
+        test="tests/synthesis/test_plan_rules.py::test_no_image_means_no_docker_form",
+        applies=_no_image,
     ),
 )
 

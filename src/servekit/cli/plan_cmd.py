@@ -61,8 +61,11 @@ def _find_model(opts: PlanOptions):
         for key, variant in (recipe.get("variants") or {}).items():
             if (variant or {}).get("model_id") == opts.model and opts.variant in (None, key):
                 return docs, rid, key
+    import difflib
+
     known = sorted(docs.recipes)
-    close = [r for r in known if opts.model.lower().split("/")[-1][:6] in r.lower()][:10]
+    lowered = {r.lower(): r for r in known}
+    close = [lowered[m] for m in difflib.get_close_matches(opts.model.lower(), list(lowered), n=8, cutoff=0.6)]
     raise SelectionError(f"unknown recipe {opts.model!r}; valid choices: {', '.join(close or known[:40])}"
                          + ("" if close or len(known) <= 40 else f", ... ({len(known)} in all)"))
 

@@ -19,39 +19,35 @@ Chunk = tuple[list[Any], str]
 
 
 def _is_flag(token: Any) -> bool:
-    return isinstance(token, str) and token.startswith("-")
+    return type(token) is str and token[:1] == "-"
 
 
 def _truthy(token: Any) -> bool:
-    return token is not None and token is not False and token != "" and not (
-        isinstance(token, (int, float)) and not isinstance(token, bool) and token == 0)
+    """Empty strings, null, false and zero are dropped from argument lists."""
+    if type(token) is str:
+        return token != ""
+    return token is not None and token is not False and not (isinstance(token, (int, float)) and token == 0)
 
 
 def dedupe(chunks: list[Chunk]) -> tuple[Arg, ...]:
     """Pair each flag with its value, then keep only the last occurrence of every flag."""
-    tokens = [(t, src) for ts, src in chunks for t in (ts or []) if _truthy(t)]
-    units: list[Arg] = []
-    i = 0
-    while i < len(tokens):
+    tokens = [(t, src) for ts, src in chunks if ts for t in ts if _truthy(t)]
+    units: list[tuple[Any, Any, str]] = []
+    i, count = 0, len(tokens)
+    while i < count:
         token, src = tokens[i]
         if _is_flag(token):
-            nxt = tokens[i + 1][0] if i + 1 < len(tokens) else None
-            if nxt is not None and not _is_flag(nxt):
-                units.append(Arg(token, nxt, src))
+            if i + 1 < count and not _is_flag(tokens[i + 1][0]):
+                units.append((token, tokens[i + 1][0], src))
                 i += 2
                 continue
-            units.append(Arg(token, None, src))
+            units.append((token, None, src))
         else:
-            units.append(Arg(None, token, src))
+            units.append((None, token, src))
         i += 1
-    seen: set[str] = set()
-    keep: list[Arg] = []
-    for unit in reversed(units):
-        if unit.flag is None or unit.flag not in seen:
-            keep.append(unit)
-            if unit.flag is not None:
-                seen.add(unit.flag)
-    return tuple(reversed(keep))
+    last = {flag: n for n, (flag, _, _) in enumerate(units) if flag is not None}
+    return tuple(Arg(flag, value, src) for n, (flag, value, src) in enumerate(units)
+                 if flag is None or last[flag] == n)
 
 
 def _hardware_layers(ctx: Context, role: str | None, field: str) -> list[tuple[Any, str]]:

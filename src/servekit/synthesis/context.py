@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from servekit.errors import SelectionError
@@ -58,7 +59,7 @@ class Context:
     def variant_path(self) -> str:
         return f"variants.{self.sel.variant}"
 
-    @property
+    @cached_property
     def strategy_overrides(self) -> Doc:
         value = (self.recipe.get("strategy_overrides") or {}).get(self.sel.strategy)
         return value if isinstance(value, dict) else {}
@@ -71,8 +72,15 @@ class Context:
     def strategy_path(self) -> str:
         return f"strategies/{self.sel.strategy}"
 
-    def enabled_features(self):
+    def enabled_features(self) -> list[tuple[str, Doc, str | None]]:
         """(key, feature doc, resolved mode key or None) for every feature that applies here."""
+        return self._enabled
+
+    @cached_property
+    def _enabled(self) -> list[tuple[str, Doc, str | None]]:
+        return list(self._walk_features())
+
+    def _walk_features(self):
         features = self.recipe.get("features") or {}
         for key in self.sel.features:
             feature = features.get(key)

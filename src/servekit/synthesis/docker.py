@@ -34,7 +34,9 @@ ASCEND_HOST_MOUNTS = (
     "/usr/local/dcmi:/usr/local/dcmi",
     "/usr/local/bin/npu-smi:/usr/local/bin/npu-smi",
 )
-BRAND_KEYS = ("nvidia", "amd", "tpu", "intel", "npu")
+BRAND_KEYS = ("nvidia", "amd", "tpu", "intel", "npu", "qaic")
+"""Keys of a brand-keyed ``docker_image`` map. ``qaic`` (Qualcomm Cloud AI) has no public
+default image: without a pin its plans carry no docker form."""
 
 
 def brand_key(profile: dict[str, Any]) -> str:
@@ -47,6 +49,8 @@ def brand_key(profile: dict[str, Any]) -> str:
         return "intel"
     if gen == "npu":
         return "npu"
+    if gen == "qaic" or brand == "Qualcomm":
+        return "qaic"
     return "nvidia"
 
 
@@ -91,6 +95,12 @@ def _device_flags(profile: dict[str, Any], key: str) -> tuple[list[str], list[st
         return argv, lines + [f"-v {m}" for m in ASCEND_HOST_MOUNTS]
     if key == "intel":
         return ["--shm-size", "16g"], ["--shm-size 16g"]
+    if key == "qaic":
+        count = profile.get("soc_count") or profile.get("gpu_count") or 1
+        nodes = [f"/dev/accel/accel{i}" for i in range(count)]
+        devices = [f"--device {n}" for n in nodes]
+        return ([t for n in nodes for t in ("--device", n)],
+                [" ".join(devices[i:i + 4]) for i in range(0, len(devices), 4)])
     return ["--gpus", "all"], ["--gpus all"]
 
 

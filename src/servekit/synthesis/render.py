@@ -13,15 +13,28 @@ from servekit.synthesis.docker import docker_argv, docker_command
 from servekit.synthesis.plan import Plan, Process
 
 
+class _Rendered:
+    """argv, shell lines and command of one process, computed once."""
+
+    __slots__ = ("argv", "lines", "command")
+
+    def __init__(self, proc: Process) -> None:
+        self.argv = proc.argv()
+        self.lines = shell.arg_lines(self.argv[3:])
+        self.command = shell.serve_command(proc.model, self.argv[3:], self.lines)
+
+
 def _command(proc: Process) -> str:
-    return shell.serve_command(proc.model, proc.argv()[3:])
+    return _Rendered(proc).command
 
 
-def _docker(plan: Plan, proc: Process, env: dict[str, Any], port: int = 8000) -> dict[str, Any]:
-    argv = proc.argv()
+def _docker(plan: Plan, proc: Process | _Rendered, env: dict[str, Any], port: int = 8000) -> dict[str, Any]:
+    if plan.docker.image is None:
+        return {}
+    done = proc if isinstance(proc, _Rendered) else _Rendered(proc)
     return {
-        "docker_command": docker_command(plan.docker, proc.model, shell.arg_lines(argv[3:]), env, port),
-        "docker_argv": docker_argv(plan.docker, argv, env, port),
+        "docker_command": docker_command(plan.docker, str(done.argv[2]), done.lines, env, port),
+        "docker_argv": docker_argv(plan.docker, done.argv, env, port),
     }
 
 
@@ -37,28 +50,31 @@ def _base(plan: Plan) -> dict[str, Any]:
 
 
 def _multi_node(plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
-    head, workers = plan.role("head")[0], plan.role("worker")
+    head, workers = _Rendered(plan.role("head")[0]), [_Rendered(w) for w in plan.role("worker")]
     env = plan.env_map()
-    head_docker = _docker(plan, head, env)
-    worker_dockers = [_docker(plan, w, env) for w in workers]
     out.update({
-        "head_command": _command(head), "worker_command": _command(workers[0]),
-        "worker_commands": [_command(w) for w in workers],
-        "head_argv": head.argv(), "worker_argv": workers[0].argv(), "worker_argvs": [w.argv() for w in workers],
-        "head_docker_command": head_docker["docker_command"],
-        "worker_docker_command": worker_dockers[0]["docker_command"],
-        "worker_docker_commands": [d["docker_command"] for d in worker_dockers],
-        "head_docker_argv": head_docker["docker_argv"], "worker_docker_argv": worker_dockers[0]["docker_argv"],
-        "worker_docker_argvs": [d["docker_argv"] for d in worker_dockers],
+        "head_command": head.command, "worker_command": workers[0].command,
+        "worker_commands": [w.command for w in workers],
+        "head_argv": head.argv, "worker_argv": workers[0].argv, "worker_argvs": [w.argv for w in workers],
     })
+    if plan.docker.image is not None:
+        head_docker = _docker(plan, head, env)
+        worker_dockers = [_docker(plan, w, env) for w in workers]
+        out.update({
+            "head_docker_command": head_docker["docker_command"],
+            "worker_docker_command": worker_dockers[0]["docker_command"],
+            "worker_docker_commands": [d["docker_command"] for d in worker_dockers],
+            "head_docker_argv": head_docker["docker_argv"], "worker_docker_argv": worker_dockers[0]["docker_argv"],
+            "worker_docker_argvs": [d["docker_argv"] for d in worker_dockers],
+        })
     return out
 
 
 def _pd_cluster(plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
     for proc in plan.processes:
-        env = proc.env_map()
-        out[proc.role] = {"command": _command(proc), "argv": proc.argv(), "env": env, **dict(proc.meta),
-                          **_docker(plan, proc, env, proc.port or 8000)}
+        env, done = proc.env_map(), _Rendered(proc)
+        out[proc.role] = {"command": done.command, "argv": done.argv, "env": env, **dict(proc.meta),
+                          **_docker(plan, done, env, proc.port or 8000)}
     out["router"] = dict(plan.router or ())
     out["router_config"] = plan.extra("router_config")
     return out
@@ -66,25 +82,24 @@ def _pd_cluster(plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
 
 def _kv_store(plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
     sel = plan.selection
-    procs = plan.processes
-    head, workers = procs[0], list(procs[1:])
+    head, workers = _Rendered(plan.processes[0]), [_Rendered(p) for p in plan.processes[1:]]
     env = plan.env_map()
     worker_dockers = [_docker(plan, w, env) for w in workers]
     head_docker = _docker(plan, head, env)
     out.update({
         "strategy": sel.kv_offload, "serving_strategy": plan.extra("serving_strategy"),
         "kv_min_vllm_version": plan.extra("kv_min_vllm_version"), "env": env, "node_count": sel.node_count,
-        "instances": plan.extra("instances"), "vllm_command": _command(head), "vllm_argv": head.argv(),
-        "vllm_worker_command": _command(workers[0]) if workers else None,
-        "vllm_worker_commands": [_command(w) for w in workers] if workers else None,
-        "vllm_worker_argv": workers[0].argv() if workers else None,
-        "vllm_worker_argvs": [w.argv() for w in workers] if workers else None,
-        "vllm_worker_docker_command": worker_dockers[0]["docker_command"] if workers else None,
-        "vllm_worker_docker_argv": worker_dockers[0]["docker_argv"] if workers else None,
-        "vllm_worker_docker_commands": [d["docker_command"] for d in worker_dockers] if workers else None,
-        "vllm_worker_docker_argvs": [d["docker_argv"] for d in worker_dockers] if workers else None,
+        "instances": plan.extra("instances"), "vllm_command": head.command, "vllm_argv": head.argv,
+        "vllm_worker_command": workers[0].command if workers else None,
+        "vllm_worker_commands": [w.command for w in workers] if workers else None,
+        "vllm_worker_argv": workers[0].argv if workers else None,
+        "vllm_worker_argvs": [w.argv for w in workers] if workers else None,
+        "vllm_worker_docker_command": worker_dockers[0].get("docker_command") if workers else None,
+        "vllm_worker_docker_argv": worker_dockers[0].get("docker_argv") if workers else None,
+        "vllm_worker_docker_commands": [d.get("docker_command") for d in worker_dockers] if workers else None,
+        "vllm_worker_docker_argvs": [d.get("docker_argv") for d in worker_dockers] if workers else None,
         "vllm_install": plan.extra("install"),
-        "vllm_docker_command": head_docker["docker_command"], "vllm_docker_argv": head_docker["docker_argv"],
+        "vllm_docker_command": head_docker.get("docker_command"), "vllm_docker_argv": head_docker.get("docker_argv"),
         "master": plan.extra("master"), "store": plan.extra("store"),
         "router": None if plan.router is None else dict(plan.router),
         "mooncake_config": plan.extra("mooncake_config"),
@@ -102,8 +117,8 @@ def render_plan(plan: Plan) -> dict[str, Any]:
         return _pd_cluster(plan, out)
     if plan.role("head"):
         return _multi_node(plan, out)
-    proc = plan.processes[0]
-    out.update({"command": _command(proc), "argv": proc.argv(), **_docker(plan, proc, plan.env_map())})
+    done = _Rendered(plan.processes[0])
+    out.update({"command": done.command, "argv": done.argv, **_docker(plan, done, plan.env_map())})
     if plan.extra("companions"):
         out["companions"] = plan.extra("companions")
     return out

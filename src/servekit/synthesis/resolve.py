@@ -15,16 +15,17 @@ from servekit.synthesis.plan import Selection
 
 
 def _check(kind: str, value: Any, valid: Iterable[str], where: str = "") -> str:
-    valid = list(valid)
-    if value in valid:
+    if isinstance(value, str) and value in valid:
         return value
+    valid = list(valid)
     shown = ", ".join(valid) if len(valid) <= 40 else ", ".join(valid[:40]) + f", ... ({len(valid)} in all)"
     place = f" for {where}" if where else ""
     raise SelectionError(f"unknown {kind} {value!r}{place}; valid choices: {shown or '(none)'}")
 
 
 def _recipe(docs, recipe_id: str) -> dict[str, Any]:
-    _check("recipe", recipe_id, sorted(docs.recipes))
+    if recipe_id not in docs.recipes:
+        _check("recipe", recipe_id, sorted(docs.recipes))
     return docs.recipes[recipe_id]
 
 
@@ -131,11 +132,13 @@ def resolve_selection(
         valid = rules.compatible_hardware(profiles, recipe, variant)
         raise SelectionError(f"variant {variant!r} of {recipe_id} does not run on {hardware!r}; "
                              f"valid hardware: {', '.join(valid) or '(none)'}")
-    strategy_names = _strategy_names(docs)
     if strategy is None:
         strategy, default_nodes = recommended_layout(docs, recipe, variant, hardware)
     else:
-        _check("strategy", strategy, strategy_names)
+        offered = rules.effective_compatible_strategies(recipe) or list(docs.strategies)
+        if strategy not in offered and strategy in docs.kv_store:
+            raise SelectionError(f"{strategy} is a KV-store deployment: pass it as --kv-offload {strategy}")
+        _check("strategy", strategy, offered, f"{recipe_id} (strategies it offers)")
         doc = docs.strategies.get(strategy) or {}
         default_nodes = rules.strategy_node_count(recipe, strategy, doc, profile, hardware)
     nodes = node_count if node_count is not None else default_nodes

@@ -1,10 +1,6 @@
-"""Every default rule of the catalog, in one place.
-
-Which hardware a recipe lands on, which variants run there, which strategy is recommended
-and at how many nodes, which features are on by default and which mode each modal feature
-resolves to, which KV-offload options compose with a strategy. Pure functions over the
-plain catalog documents (``servekit.catalog.documents``); no I/O and no heavy imports, so
-the JSON API builder and the fast CLI path can both call them.
+"""Every default rule of the catalog, in one place: default hardware, fitting variant,
+recommended strategy and node counts, default and forced features, mode resolution, feature
+exclusions, KV-offload gates. Pure functions over plain catalog documents, no heavy imports.
 """
 
 from __future__ import annotations
@@ -355,10 +351,21 @@ def resolve_mode(
 _EXCLUSIVE_PHRASE = re.compile(r"mutually exclusive with ([A-Za-z0-9_,/ ]+?)(?:[.;:)]|$)", re.IGNORECASE)
 
 
+_EXCLUSION_CACHE: dict[int, tuple[Doc, dict[str, set[str]]]] = {}
+
+
 def exclusive_with(recipe: Doc, feature_key: str) -> set[str]:
     """Features that cannot run beside ``feature_key``, in either direction: an explicit
     ``exclusive_with: [..]`` list, or (for catalogs of the public schema) a description
     saying "Mutually exclusive with <feature>"."""
+    cached = _EXCLUSION_CACHE.get(id(recipe))
+    if cached is None or cached[0] is not recipe:
+        cached = (recipe, {key: _exclusive_with(recipe, key) for key in recipe.get("features") or {}})
+        _EXCLUSION_CACHE[id(recipe)] = cached
+    return set(cached[1].get(feature_key, ()))
+
+
+def _exclusive_with(recipe: Doc, feature_key: str) -> set[str]:
     features = recipe.get("features") or {}
 
     def declared(key: str) -> set[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Any
 
 _SAFE = re.compile(r"[A-Za-z0-9_./=:@,+%-]+")
@@ -13,6 +14,8 @@ _SAFE_WORD = re.compile(r"[A-Za-z0-9_./=:@,+%$~-]+")
 
 def text(value: Any) -> str:
     """A catalog scalar as the text it becomes on a command line (JSON spelling)."""
+    if type(value) is str:
+        return value
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
@@ -24,7 +27,11 @@ def text(value: Any) -> str:
 
 def quote(value: Any) -> str:
     """Leave plain words and bare ``$VAR`` references alone; single-quote everything else."""
-    token = text(value)
+    return _quote_text(text(value))
+
+
+@lru_cache(maxsize=65536)
+def _quote_text(token: str) -> str:
     if token == "" or _BARE_VAR.fullmatch(token) or _SAFE.fullmatch(token):
         return token
     return "'" + token.replace("'", "'\\''") + "'"
@@ -39,18 +46,18 @@ def quote_word(value: Any) -> str:
 
 
 def _is_flag(token: Any) -> bool:
-    return isinstance(token, str) and token.startswith("-")
+    return type(token) is str and token[:1] == "-"
 
 
 def arg_lines(tokens: list[Any]) -> list[str]:
     """One line per flag, its value beside it, as the recipe guides write commands."""
     lines: list[str] = []
-    i = 0
-    while i < len(tokens):
+    i, count = 0, len(tokens)
+    while i < count:
         cur = tokens[i]
-        nxt = tokens[i + 1] if i + 1 < len(tokens) else None
+        nxt = tokens[i + 1] if i + 1 < count else None
         if _is_flag(cur) and nxt is not None and not _is_flag(nxt):
-            lines.append(f"{quote(cur)} {quote(nxt)}")
+            lines.append(quote(cur) + " " + quote(nxt))
             i += 2
         else:
             lines.append(quote(cur))
@@ -58,14 +65,14 @@ def arg_lines(tokens: list[Any]) -> list[str]:
     return lines
 
 
-def command(program: str, tokens: list[Any]) -> str:
+def command(program: str, tokens: list[Any], lines: list[str] | None = None) -> str:
     """``program`` followed by continuation lines, one flag (and value) per line."""
-    lines = arg_lines(tokens)
+    lines = arg_lines(tokens) if lines is None else lines
     return program if not lines else program + " \\\n  " + " \\\n  ".join(lines)
 
 
-def serve_command(model: str, tokens: list[Any]) -> str:
-    return command(f"vllm serve {quote(model)}", tokens)
+def serve_command(model: str, tokens: list[Any], lines: list[str] | None = None) -> str:
+    return command(f"vllm serve {quote(model)}", tokens, lines)
 
 
 def join_continuations(script: str) -> str:

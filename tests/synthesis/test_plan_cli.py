@@ -1,0 +1,86 @@
+"""``servekit plan`` through the real CLI entry point (servekit.cli.app.main)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from servekit.cli.app import main
+from servekit.synthesis.shell import join_continuations
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_json_plan_for_the_seed_recipe(capsys, reference_catalog):
+    code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--catalog", str(reference_catalog), "--format", "json",
+                         "--feature", "long_context", "--feature", "text_only")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["hardware"] == "h200" and doc["deploy_type"] == "single_node"
+    assert doc["env"] == {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}
+    assert "--language-model-only" in doc["argv"] and "--mm-encoder-tp-mode" not in doc["argv"]
+    assert shlex.split(join_continuations(doc["command"])) == doc["argv"]
+    assert any("mutually exclusive" in n for n in doc["servekit"]["notes"])
+    sources = [p["source"] for p in doc["servekit"]["provenance"]["serve"]["args"]]
+    assert "features.long_context.args" in sources
+    assert doc["servekit"]["min_vllm_version"] == "0.17.0"
+
+
+def test_text_plan_shows_commands_image_install_and_why(capsys, reference_catalog):
+    code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--catalog", str(reference_catalog),
+                         "--hardware", "ascend_950pr", "--variant", "ascend_w8a8")
+    assert code == 0, err
+    assert "vllm serve Eco-Tech/Qwen3.8-27B-w8a8" in out
+    assert "quay.io/ascend/vllm-ascend:qwen3.8-a5" in out
+    assert "qwen3_5_mtp" in out  # the variant's default mode forces spec decoding on
+    assert "uv pip install" in out and "min vLLM version: 0.17.0" in out
+    assert "<- variant ascend_w8a8" in out
+    assert "Traceback" not in out + err
+
+
+def test_batch_keeps_order_and_reports_errors_per_line(capsys, reference_catalog, tmp_path):
+    requests = [
+        {"recipe": "Qwen/Qwen3.8-27B", "hardware": "h200", "variant": "default", "strategy": "single_node_tp",
+         "node_count": 1, "features": ["tool_calling"], "modes": {}},
+        {"recipe": "Nope/Model", "hardware": "h200", "variant": "default", "strategy": "single_node_tp",
+         "node_count": 1, "features": [], "modes": {}},
+        {"recipe": "Qwen/Qwen3.8-27B", "hardware": "b200", "variant": "default", "strategy": "single_node_tp",
+         "node_count": 1, "features": ["spec_decoding"], "modes": {"spec_decoding": "dflash"}},
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in requests) + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "plan", "--batch", str(path), "--catalog", str(reference_catalog))
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) == 3
+    assert lines[0]["argv"][-2:] == ["--tool-call-parser", "qwen3_coder"]
+    assert "unknown recipe 'Nope/Model'" in lines[1]["error"]
+    assert "dflash" in lines[2]["argv"][-1] and lines[2]["hardware"] == "b200"
+
+
+def test_errors_are_one_line_and_exit_1(capsys, reference_catalog):
+    cases = [
+        (["--hardware", "h999"], "valid choices: h100"),
+        (["--variant", "int3"], "valid choices: default, fp8"),
+        (["--strategy", "warp"], "valid choices: single_node_tp"),
+        (["--feature", "turbo"], "valid choices: tool_calling"),
+        (["--mode", "spec_decoding=zzz"], "valid choices: mtp, qwen3_5_mtp, dflash, dspark"),
+        (["--mode", "spec_decoding"], "FEATURE=MODE"),
+        (["--engine", "max"], "engine max is not available yet"),
+    ]
+    for extra, expected in cases:
+        code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--catalog", str(reference_catalog), *extra)
+        assert code == 1, extra
+        assert expected in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    code, _, err = run(capsys, "plan", "Qwen/Qwen3.8-2", "--catalog", str(reference_catalog))
+    assert code == 1 and "unknown recipe" in err and "Qwen/Qwen3.8-27B" in err
+
+
+def test_bundled_catalog_is_the_default(capsys):
+    code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["argv"][2] == "Qwen/Qwen3.8-27B"
