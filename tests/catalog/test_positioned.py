@@ -69,3 +69,21 @@ def test_unreadable_file_is_a_catalog_error(tmp_path):
     path.write_bytes(b"\xff\xfe\x00bad")
     with pytest.raises(CatalogError, match="cannot read file"):
         load_positioned(path)
+
+
+def test_self_referencing_alias_is_an_error_not_a_crash(tmp_path):
+    path = tmp_path / "loop.yaml"
+    path.write_text("a: &x [1, *x]\n")
+    with pytest.raises(CatalogError, match="alias refers to the collection") as info:
+        load_positioned(path)
+    assert info.value.location.key() == "a[1]"
+    with pytest.raises(CatalogError, match="alias refers to the collection"):
+        read_yaml(path)
+
+
+def test_unknown_tag_is_reported_at_its_line(tmp_path):
+    path = tmp_path / "tag.yaml"
+    path.write_text("a: 1\nb: !custom 1\n")
+    with pytest.raises(CatalogError) as info:
+        load_positioned(path)
+    assert info.value.location.line == 2

@@ -86,7 +86,14 @@ def read_yaml(path: Path) -> Any:
         ) from None
     except YAMLError as exc:
         raise CatalogError(f"malformed YAML: {exc}", location=Location(str(path))) from None
-    return normalise(data)
+    try:
+        return normalise(data)
+    except RecursionError:
+        raise CatalogError(
+            "an alias refers to the collection that contains it",
+            location=Location(str(path)),
+            fix="replace the alias (*name) with the values it should repeat",
+        ) from None
 
 
 def recipe_id_for(models_dir: Path, path: Path) -> str:

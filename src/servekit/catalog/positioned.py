@@ -86,16 +86,28 @@ class _Builder:
     def __init__(self, doc: PositionedDocument) -> None:
         self.doc = doc
         self.constructor = _yaml().constructor
+        self.open_nodes: set[int] = set()
+        """Collections being built right now: meeting one again means an alias refers to itself."""
 
     def build(self, node, path: KeyPath) -> Any:
         from ruamel.yaml.nodes import MappingNode, SequenceNode
 
         self.doc.values.setdefault(path, _mark(node))
-        if isinstance(node, MappingNode):
-            return self._mapping(node, path)
-        if isinstance(node, SequenceNode):
+        if not isinstance(node, (MappingNode, SequenceNode)):
+            return normalise(self.constructor.construct_object(node, deep=True))
+        if id(node) in self.open_nodes:
+            raise CatalogError(
+                "an alias refers to the collection that contains it",
+                location=self.doc.location(path),
+                fix="replace the alias (*name) with the values it should repeat",
+            )
+        self.open_nodes.add(id(node))
+        try:
+            if isinstance(node, MappingNode):
+                return self._mapping(node, path)
             return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
-        return normalise(self.constructor.construct_object(node, deep=True))
+        finally:
+            self.open_nodes.discard(id(node))
 
     def _mapping(self, node, path: KeyPath) -> dict[str, Any]:
         from ruamel.yaml.nodes import MappingNode
@@ -164,5 +176,10 @@ def load_positioned(path: Path) -> PositionedDocument:
     except YAMLError as exc:
         raise CatalogError(
             f"malformed YAML: {exc}", location=Location(str(path)), fix="fix the YAML syntax"
+        ) from None
+    except RecursionError:
+        raise CatalogError(
+            "YAML nests too deeply to read", location=Location(str(path)),
+            fix="flatten the document",
         ) from None
     return doc
