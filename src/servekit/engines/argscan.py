@@ -247,7 +247,8 @@ def _consume(out: Scan, tokens: list[_Token], kinds: list[Any], i: int, name: st
     tok = tokens[i]
     if spec is None:
         out.findings.append(Finding("error", "unknown-option", f"unrecognized option {tok.written}", tok.written))
-        return i + 1
+        # its value (if it has one) is part of the same mistake, not a second one
+        return i + 1 + min(_following_values(kinds, i + 1), 0 if "=" in tok.text else 1)
     nargs = spec.nargs if spec.takes_value else 0
     if explicit is not None:
         if nargs == 0:
@@ -308,7 +309,8 @@ def _scan_click(catalog: FlagCatalog, args: list[str]) -> Scan:
         spec = index.get(name)
         if spec is None:
             out.error("unknown-option", f"no such option {name}", name)
-            i += 1
+            value_follows = not eq and i + 1 < len(args) and not args[i + 1].startswith("-")
+            i += 2 if value_follows else 1
             continue
         if not spec.takes_value:
             if eq:

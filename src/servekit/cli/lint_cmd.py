@@ -1,0 +1,74 @@
+"""``servekit lint``: check an engine command line against a pinned engine version."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from servekit.engines.findings import LintResult
+from servekit.engines.lint import lint_argv, lint_batch
+from servekit.errors import ServekitError
+
+
+def guess_engine(argv: list[str]) -> str:
+    """``max ...`` is MAX; anything else is read as vLLM."""
+    words = [w for w in argv if "=" not in w or w.startswith("-")]
+    return "max" if words[:1] == ["max"] else "vllm"
+
+
+def render_text(result: LintResult) -> str:
+    lines = []
+    for f in result.findings:
+        where = f" [{f.option}]" if f.option else ""
+        fix = f"\n    fix: {f.fix}" if f.fix else ""
+        lines.append(f"{f.severity}: {f.code}{where}: {f.message}{fix}")
+    errors = len(result.errors)
+    verdict = "valid" if result.valid else f"invalid ({errors} error{'s' if errors != 1 else ''})"
+    lines.append(f"{result.engine} {result.version}: {verdict}")
+    return "\n".join(lines)
+
+
+def lint_command(argv: list[str], engine: str | None, version: str | None, output_format: str) -> int:
+    if not argv:
+        raise ServekitError("nothing to check", fix="write the command after --, e.g. servekit lint -- vllm serve MODEL")
+    result = lint_argv(engine or guess_engine(argv), version, argv)
+    if output_format == "json":
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        typer.echo(render_text(result))
+    return 0 if result.valid else 1
+
+
+def batch_command(path: str, version: str | None) -> int:
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ServekitError(f"cannot read {path}: {exc.strerror}", fix="pass an existing JSONL file or -") from exc
+    results = lint_batch(text.splitlines(), version)
+    for obj in results:
+        typer.echo(json.dumps(obj, sort_keys=True))
+    return 0 if all(obj.get("valid") for obj in results) else 1
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(
+        "lint",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+        help="Check an engine command (after --) against the pinned engine's real flags. "
+        "Exit 1 when it has errors.",
+    )
+    def _lint(
+        argv: list[str] = typer.Argument(None, help="the command, e.g. vllm serve MODEL --max-model-len 8192"),
+        engine: str = typer.Option(None, "--engine", help="vllm, vllm-qaic, vllm-ascend or max (default: guessed)"),
+        version: str = typer.Option(None, "--version", help="engine version of the flag catalog (default: pinned)"),
+        output_format: str = typer.Option("text", "--format", help="text or json"),
+        batch: str = typer.Option(None, "--batch", help='JSONL file of {"engine": E, "command": LINE}; - for stdin'),
+    ) -> None:
+        if output_format not in ("text", "json"):
+            raise ServekitError(f"unknown format {output_format!r}", fix="use text or json")
+        if batch is not None:
+            raise SystemExit(batch_command(batch, version))
+        raise SystemExit(lint_command(list(argv or []), engine, version, output_format))
