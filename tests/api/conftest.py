@@ -34,3 +34,19 @@ def reference_build(reference_catalog, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("api") / "site"
     build_api(out, reference_catalog)
     return out
+
+
+@pytest.fixture(scope="session")
+def reference_docs(reference_catalog):
+    from servekit.catalog.documents import read_documents
+
+    return read_documents(reference_catalog)
+
+
+@pytest.fixture(scope="session")
+def recorded_build(reference_docs):
+    """The same build in memory, in one process, with what each rendering came from."""
+    from servekit.api.build import build_in_memory
+
+    tree, summary, requests = build_in_memory(reference_docs, record=True)
+    return tree, summary, requests

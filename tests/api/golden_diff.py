@@ -44,3 +44,19 @@ def first_difference(expected: Any, actual: Any, path: str = "$") -> str | None:
     if same_kind and expected == actual and isinstance(actual, (int, float)):
         return None
     return f"{path}: expected {_show(expected)}, got {_show(actual)}"
+
+
+def without_fields(doc: Any, fields: set[str]) -> Any:
+    """A copy of ``doc`` with each dotted field path (``prefill.env``) removed where present."""
+    if not fields or not isinstance(doc, dict):
+        return doc
+    out = dict(doc)
+    for field in fields:
+        head, _, rest = field.partition(".")
+        if head not in out:
+            continue
+        if rest:
+            out[head] = without_fields(out[head], {rest})
+        else:
+            del out[head]
+    return out

@@ -32,6 +32,7 @@ from servekit.api.matrix import (
     HardwareRendering,
     MatrixContext,
     Renderer,
+    RenderRequest,
     hardware_targets,
     is_omni,
     render_hardware,
@@ -86,7 +87,9 @@ class PartResult:
 class ApiBuilder:
     """Renders recipes of one catalog into a ``JsonTree``."""
 
-    def __init__(self, docs: CatalogDocuments, renderer: Renderer | None = None) -> None:
+    def __init__(
+        self, docs: CatalogDocuments, renderer: Renderer | None = None, *, record: bool = False
+    ) -> None:
         self.docs = docs
         strategies = {**docs.strategies, **docs.kv_store}
         self.ctx = MatrixContext(profiles=docs.taxonomy.get("hardware_profiles") or {}, strategies=strategies)
@@ -94,6 +97,9 @@ class ApiBuilder:
         self.known_ids = {public_id(rid) for rid in docs.recipes}
         self._renderer = renderer
         self.skipped: list[str] = []
+        self.requests: dict[str, tuple[str, RenderRequest]] | None = {} if record else None
+        """With ``record``: path of each rendering file -> (recipe id, what it was rendered from)."""
+        self._recipe_id = ""
 
     def _render_with(self, recipe_id: str) -> Renderer:
         if self._renderer is not None:
@@ -106,6 +112,7 @@ class ApiBuilder:
     def build_recipe(self, recipe_id: str) -> IndexRows:
         """Put one recipe's files (and its promoted variants') into the tree."""
         recipe = self.docs.recipes[recipe_id]
+        self._recipe_id = recipe_id
         hf_id = public_id(recipe_id)
         render = self._render_with(recipe_id)
         doc = recipe_doc.public_base(recipe, hf_id)
@@ -154,14 +161,20 @@ class ApiBuilder:
             links: dict[str, str] = {}
             for name, rendered in built.alternatives.items():
                 path = f"{folder}/{name}.json"
-                self.tree.put(path, rendered)
+                self._put_rendering(path, rendered, built.requests[name])
                 links[name] = f"/{path}"
             if links:
                 built.recommended["alternatives"] = links
             hw_path = f"{base}/hw/{hw}.json"
-            self.tree.put(hw_path, built.recommended)
+            self._put_rendering(hw_path, built.recommended, built.requests[None])
             by_hardware[hw] = f"/{hw_path}"
         return {**per_hw[default_hw].recommended, "by_hardware": by_hardware}
+
+
+    def _put_rendering(self, path: str, rendered: dict[str, Any], request: RenderRequest) -> None:
+        self.tree.put(path, rendered)
+        if self.requests is not None:
+            self.requests[path] = (self._recipe_id, request)
 
 
 def models_index(recipe_ids: list[str], rows: dict[str, IndexRows]) -> list[dict[str, Any]]:
@@ -175,10 +188,20 @@ def put_catalog_documents(tree: JsonTree, docs: CatalogDocuments, rows: dict[str
     tree.put("models.json", models_index(list(docs.recipes), rows))
 
 
-def build_tree(docs: CatalogDocuments, renderer: Renderer | None = None) -> tuple[JsonTree, BuildSummary]:
+def build_tree(
+    docs: CatalogDocuments, renderer: Renderer | None = None
+) -> tuple[JsonTree, BuildSummary]:
     """Render a whole catalog into memory, in this process (no disk writes)."""
+    tree, summary, _ = build_in_memory(docs, renderer)
+    return tree, summary
+
+
+def build_in_memory(
+    docs: CatalogDocuments, renderer: Renderer | None = None, *, record: bool = False
+) -> tuple[JsonTree, BuildSummary, dict[str, tuple[str, RenderRequest]] | None]:
+    """``build_tree`` plus, with ``record``, what each rendering file was rendered from."""
     start = time.perf_counter()
-    builder = ApiBuilder(docs, renderer)
+    builder = ApiBuilder(docs, renderer, record=record)
     rows = builder.build_recipes(list(docs.recipes))
     put_catalog_documents(builder.tree, docs, rows)
     promoted = sum(len(r[1]) for r in rows.values())
@@ -186,7 +209,7 @@ def build_tree(docs: CatalogDocuments, renderer: Renderer | None = None) -> tupl
         None, len(builder.tree), builder.tree.total_bytes(), len(rows), promoted,
         time.perf_counter() - start, builder.skipped,
     )
-    return builder.tree, summary
+    return builder.tree, summary, builder.requests
 
 
 def _build_part(docs: CatalogDocuments, recipe_ids: list[str], staging: Path) -> PartResult:

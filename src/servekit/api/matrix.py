@@ -47,6 +47,8 @@ class HardwareRendering:
 
     recommended: dict[str, Any]
     alternatives: dict[str, dict[str, Any]] = field(default_factory=dict)
+    requests: dict[str | None, RenderRequest] = field(default_factory=dict)
+    """What each object was rendered from: None for the headline, else the strategy id."""
 
 
 @dataclass(frozen=True)
@@ -175,13 +177,14 @@ def render_hardware(
         if pd_nodes == "skip":
             return None
     head_nodes = max(base_nodes, node_count(headline))
-    recommended = render(RenderRequest(variant_key, headline, hw, head_nodes, features, pd_nodes))
+    head_request = RenderRequest(variant_key, headline, hw, head_nodes, features, pd_nodes)
+    recommended = render(head_request)
     if recommended is None:
         return None
     recommended["strategy_spec"] = ctx.strategies.get(headline)
     recommended["hardware_profile"] = profile
+    out = HardwareRendering(recommended, requests={None: head_request})
 
-    alternatives: dict[str, dict[str, Any]] = {}
     for name in offered:
         if name == headline:
             continue
@@ -198,5 +201,6 @@ def render_hardware(
             request = RenderRequest(variant_key, name, hw, node_count(name), features)
         rendered = render(request)
         if rendered is not None:
-            alternatives[name] = rendered
-    return HardwareRendering(recommended, alternatives)
+            out.alternatives[name] = rendered
+            out.requests[name] = request
+    return out
