@@ -4,7 +4,6 @@ file, line and key path (and says how to fix it)."""
 from __future__ import annotations
 
 from catalog.conftest import RECIPE_PATH, MiniCatalog, line_of
-
 from servekit.catalog.findings import Severity
 
 
@@ -20,7 +19,7 @@ def test_valid_catalog_has_no_findings(mini):
 
 
 def test_malformed_yaml_points_at_the_broken_line(mini):
-    text = mini.replace(RECIPE_PATH, '  tasks: [text]\n', '  tasks: [text\n')
+    text = mini.replace(RECIPE_PATH, "  tasks: [text]\n", "  tasks: [text\n")
     finding = mini.only("malformed-yaml")
     assert finding.severity is Severity.ERROR
     assert finding.location.file == str(mini.root / RECIPE_PATH)
@@ -39,8 +38,13 @@ def test_wrong_scalar_type(mini):
 def test_unquoted_number_in_args_is_an_error(mini):
     text = mini.replace(RECIPE_PATH, '["--max-num-seqs", "8"]', '["--max-num-seqs", 8]')
     finding = mini.only("wrong-type")
-    assert_at(finding, mini, RECIPE_PATH, line_of(text, '"--max-num-seqs", 8]'),
-              "variants.fp8.hardware_overrides.hopper.extra_args[1]")
+    assert_at(
+        finding,
+        mini,
+        RECIPE_PATH,
+        line_of(text, '"--max-num-seqs", 8]'),
+        "variants.fp8.hardware_overrides.hopper.extra_args[1]",
+    )
     assert "quote" in finding.fix
 
 
@@ -87,31 +91,47 @@ def test_unknown_arch_selector(mini):
 
 
 def test_unknown_strategy(mini):
-    text = mini.replace(RECIPE_PATH, "compatible_strategies: [single_node_tp, multi_node_tp]",
-                        "compatible_strategies: [single_node_tp, multi_node_pp]")
+    text = mini.replace(
+        RECIPE_PATH,
+        "compatible_strategies: [single_node_tp, multi_node_tp]",
+        "compatible_strategies: [single_node_tp, multi_node_pp]",
+    )
     finding = mini.only("unknown-strategy")
     assert_at(finding, mini, RECIPE_PATH, line_of(text, "compatible_strategies"), "compatible_strategies[1]")
     assert "multi_node_pp" in finding.message
 
 
 def test_opt_in_feature_that_does_not_exist(mini):
-    text = mini.replace(RECIPE_PATH, "opt_in_features: [spec_decoding, text_only]",
-                        "opt_in_features: [spec_decoding, text_onyl]")
+    text = mini.replace(
+        RECIPE_PATH,
+        "opt_in_features: [spec_decoding, text_only]",
+        "opt_in_features: [spec_decoding, text_onyl]",
+    )
     finding = mini.only("feature-reference")
     assert_at(finding, mini, RECIPE_PATH, line_of(text, "opt_in_features"), "opt_in_features[1]")
     assert "did you mean 'text_only'" in finding.message
 
 
 def test_modes_feature_with_flat_args(mini):
-    text = mini.replace(RECIPE_PATH, "    default_mode: mtp\n",
-                        "    default_mode: mtp\n    args: [\"--speculative-config\", \"{}\"]\n")
+    text = mini.replace(
+        RECIPE_PATH,
+        "    default_mode: mtp\n",
+        '    default_mode: mtp\n    args: ["--speculative-config", "{}"]\n',
+    )
     finding = mini.only("args-and-modes")
-    assert_at(finding, mini, RECIPE_PATH, line_of(text, 'args: ["--speculative-config", "{}"]'),
-              "features.spec_decoding.args")
+    assert_at(
+        finding,
+        mini,
+        RECIPE_PATH,
+        line_of(text, 'args: ["--speculative-config", "{}"]'),
+        "features.spec_decoding.args",
+    )
 
 
 def test_variant_without_a_usable_mode(mini):
-    text = mini.replace(RECIPE_PATH, '        label: "MTP"\n', '        label: "MTP"\n        variants: [default]\n')
+    text = mini.replace(
+        RECIPE_PATH, '        label: "MTP"\n', '        label: "MTP"\n        variants: [default]\n'
+    )
     found = [f for f in mini.findings() if f.code == "no-usable-mode"]
     assert len(found) == 1
     assert_at(found[0], mini, RECIPE_PATH, line_of(text, "    modes:"), "features.spec_decoding.modes")
@@ -123,33 +143,57 @@ def test_variant_without_a_usable_mode(mini):
 def test_default_mode_naming_an_unknown_mode(mini):
     text = mini.replace(RECIPE_PATH, "    default_mode: mtp\n", "    default_mode: medusa\n")
     finding = mini.only("mode-reference")
-    assert_at(finding, mini, RECIPE_PATH, line_of(text, "default_mode: medusa"),
-              "features.spec_decoding.default_mode")
+    assert_at(
+        finding,
+        mini,
+        RECIPE_PATH,
+        line_of(text, "default_mode: medusa"),
+        "features.spec_decoding.default_mode",
+    )
 
 
 def test_default_modes_naming_a_feature_without_modes(mini):
     text = mini.replace(RECIPE_PATH, "      spec_decoding: mtp\n", "      reasoning: mtp\n")
     finding = mini.only("mode-reference")
-    assert_at(finding, mini, RECIPE_PATH, line_of(text, "reasoning: mtp"), "variants.fp8.default_modes.reasoning")
+    assert_at(
+        finding, mini, RECIPE_PATH, line_of(text, "reasoning: mtp"), "variants.fp8.default_modes.reasoning"
+    )
     assert "has no modes" in finding.message
 
 
 def test_default_modes_naming_an_unknown_feature_and_an_unavailable_mode(mini):
-    text = mini.replace(RECIPE_PATH, "      spec_decoding: mtp\n", "      spec_decoding: eagle\n      speculation: mtp\n")
+    text = mini.replace(
+        RECIPE_PATH, "      spec_decoding: mtp\n", "      spec_decoding: eagle\n      speculation: mtp\n"
+    )
     by_code = {f.code: f for f in mini.findings()}
-    assert_at(by_code["feature-reference"], mini, RECIPE_PATH, line_of(text, "speculation: mtp"),
-              "variants.fp8.default_modes.speculation")
+    assert_at(
+        by_code["feature-reference"],
+        mini,
+        RECIPE_PATH,
+        line_of(text, "speculation: mtp"),
+        "variants.fp8.default_modes.speculation",
+    )
     unavailable = by_code["mode-reference"]
-    assert_at(unavailable, mini, RECIPE_PATH, line_of(text, "spec_decoding: eagle"),
-              "variants.fp8.default_modes.spec_decoding")
+    assert_at(
+        unavailable,
+        mini,
+        RECIPE_PATH,
+        line_of(text, "spec_decoding: eagle"),
+        "variants.fp8.default_modes.spec_decoding",
+    )
     assert "not available for variant 'fp8'" in unavailable.message
 
 
 def test_mode_naming_an_unknown_variant(mini):
     text = mini.replace(RECIPE_PATH, "        variants: [default]\n", "        variants: [default, int4]\n")
     finding = mini.only("variant-reference")
-    assert_at(finding, mini, RECIPE_PATH, line_of(text, "variants: [default, int4]"),
-              "features.spec_decoding.modes.eagle.variants[1]")
+    assert_at(
+        finding,
+        mini,
+        RECIPE_PATH,
+        line_of(text, "variants: [default, int4]"),
+        "features.spec_decoding.modes.eagle.variants[1]",
+    )
 
 
 def test_missing_default_variant(mini):
@@ -172,20 +216,33 @@ def test_nightly_version_is_a_warning(mini):
 
 
 def test_exclusive_with_unknown_feature(mini):
-    text = mini.replace(RECIPE_PATH, "exclusive_with: [encoder_parallel]", "exclusive_with: [encoder_paralel]")
+    text = mini.replace(
+        RECIPE_PATH, "exclusive_with: [encoder_parallel]", "exclusive_with: [encoder_paralel]"
+    )
     finding = next(f for f in mini.findings() if f.code == "feature-reference")
-    assert_at(finding, mini, RECIPE_PATH, line_of(text, "encoder_paralel"), "features.text_only.exclusive_with[0]")
+    assert_at(
+        finding, mini, RECIPE_PATH, line_of(text, "encoder_paralel"), "features.text_only.exclusive_with[0]"
+    )
 
 
 def test_exclusive_features_both_on_by_default(mini):
-    text = mini.replace(RECIPE_PATH, "opt_in_features: [spec_decoding, text_only]", "opt_in_features: [spec_decoding]")
+    text = mini.replace(
+        RECIPE_PATH, "opt_in_features: [spec_decoding, text_only]", "opt_in_features: [spec_decoding]"
+    )
     finding = mini.only("exclusive-defaults")
-    assert_at(finding, mini, RECIPE_PATH, line_of(text, "exclusive_with: [encoder_parallel]"),
-              "features.text_only.exclusive_with[0]")
+    assert_at(
+        finding,
+        mini,
+        RECIPE_PATH,
+        line_of(text, "exclusive_with: [encoder_parallel]"),
+        "features.text_only.exclusive_with[0]",
+    )
 
 
 def test_duplicate_key_points_at_the_repeat(mini):
-    text = mini.replace(RECIPE_PATH, "  parameter_count: \"8B\"\n", "  parameter_count: \"8B\"\n  parameter_count: \"9B\"\n")
+    text = mini.replace(
+        RECIPE_PATH, '  parameter_count: "8B"\n', '  parameter_count: "8B"\n  parameter_count: "9B"\n'
+    )
     finding = mini.only("duplicate-key")
     assert_at(finding, mini, RECIPE_PATH, line_of(text, '"9B"'), "model.parameter_count")
 
@@ -228,13 +285,27 @@ def test_taxonomy_lists_a_strategy_without_a_file(mini):
 
 
 def test_kv_store_with_bad_brand_key_and_version(mini):
-    text = mini.read("kv_store/kv_store_demo.yaml").replace("    nvidia:", "    cuda:").replace('"0.21.0"', '"v0.21.0-beta!"')
+    text = (
+        mini.read("kv_store/kv_store_demo.yaml")
+        .replace("    nvidia:", "    cuda:")
+        .replace('"0.21.0"', '"v0.21.0-beta!"')
+    )
     mini.write("kv_store/kv_store_demo.yaml", text)
     by_code = {f.code: f for f in mini.findings()}
-    assert_at(by_code["unknown-hardware"], mini, "kv_store/kv_store_demo.yaml", line_of(text, "cuda:"),
-              "vllm.install.cuda")
-    assert_at(by_code["bad-version"], mini, "kv_store/kv_store_demo.yaml", line_of(text, "v0.21.0"),
-              "min_vllm_version")
+    assert_at(
+        by_code["unknown-hardware"],
+        mini,
+        "kv_store/kv_store_demo.yaml",
+        line_of(text, "cuda:"),
+        "vllm.install.cuda",
+    )
+    assert_at(
+        by_code["bad-version"],
+        mini,
+        "kv_store/kv_store_demo.yaml",
+        line_of(text, "v0.21.0"),
+        "min_vllm_version",
+    )
 
 
 def test_document_that_is_not_a_mapping(mini):
@@ -257,8 +328,12 @@ def test_every_problem_is_reported_not_only_the_first(mini):
     mini.replace("strategies/multi_node_tp.yaml", "min_gpus: 2", "min_gpus: 0")
     findings = mini.findings()
     codes = {(f.location.file.rsplit("/", 1)[-1], f.code) for f in findings}
-    assert {("Model.yaml", "wrong-type"), ("Model.yaml", "unknown-hardware"), ("Model.yaml", "mode-reference"),
-            ("multi_node_tp.yaml", "bad-value")} <= codes
+    assert {
+        ("Model.yaml", "wrong-type"),
+        ("Model.yaml", "unknown-hardware"),
+        ("Model.yaml", "mode-reference"),
+        ("multi_node_tp.yaml", "bad-value"),
+    } <= codes
     # sorted by file, then line
     keys = [(f.location.file, f.location.line or 0) for f in findings]
     assert keys == sorted(keys)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from catalog.conftest import RECIPE_PATH, line_of
-
 from servekit.cli.app import main
 
 
@@ -20,7 +19,9 @@ def test_warnings_are_printed_but_do_not_fail(mini, capsys):
     assert main(["catalog", "validate", str(mini.root)]) == 0
     out = capsys.readouterr().out
     line = line_of(text, "colour: blue")
-    assert f"{mini.root / RECIPE_PATH}:{line}:5: variants.default.colour: warning: unknown key 'colour'" in out
+    assert (
+        f"{mini.root / RECIPE_PATH}:{line}:5: variants.default.colour: warning: unknown key 'colour'" in out
+    )
     assert "1 warning(s)" in out
 
 
@@ -48,8 +49,11 @@ def test_json_format(mini, capsys):
 
 
 def test_catalog_from_environment(mini, monkeypatch, capsys):
-    mini.replace(RECIPE_PATH, "compatible_strategies: [single_node_tp, multi_node_tp]",
-                 "compatible_strategies: [single_node_tp, nope]")
+    mini.replace(
+        RECIPE_PATH,
+        "compatible_strategies: [single_node_tp, multi_node_tp]",
+        "compatible_strategies: [single_node_tp, nope]",
+    )
     monkeypatch.setenv("SERVEKIT_CATALOG", str(mini.root))
     assert main(["catalog", "validate"]) == 1
     assert "unknown strategy 'nope'" in capsys.readouterr().out

@@ -7,10 +7,10 @@ import subprocess
 import sys
 
 import pytest
-from catalog.conftest import RECIPE, RECIPE_PATH
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from catalog.conftest import RECIPE, RECIPE_PATH
 from servekit.catalog.documents import read_documents
 from servekit.catalog.validate import load_checked_catalog
 from servekit.errors import CatalogError
@@ -51,9 +51,14 @@ def test_fast_path_does_not_import_pydantic():
     assert out.stdout.strip() == "False"
 
 
-_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(max_size=6),
-                     st.lists(st.integers(0, 3), max_size=2), st.dictionaries(st.sampled_from(["a", "h200"]),
-                                                                              st.integers(0, 2), max_size=2))
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.text(max_size=6),
+    st.lists(st.integers(0, 3), max_size=2),
+    st.dictionaries(st.sampled_from(["a", "h200"]), st.integers(0, 2), max_size=2),
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

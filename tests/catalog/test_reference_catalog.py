@@ -32,9 +32,7 @@ def test_schema_knows_every_key_of_the_reference_catalog_and_seed(reference_cata
     files = [(p, _model_for(p, reference_catalog)) for p in sorted(reference_catalog.rglob("*.yaml"))]
     files.append((SEED_RECIPE, Recipe))
     assert len(files) > 150
-    unknown = {
-        str(path): keys for path, model in files if (keys := unknown_keys(model, read_yaml(path)))
-    }
+    unknown = {str(path): keys for path, model in files if (keys := unknown_keys(model, read_yaml(path)))}
     assert unknown == {}
 
 

@@ -11,7 +11,15 @@ from typing import Any
 
 from servekit.catalog.issues import Issue, error, warning
 from servekit.catalog.positioned import KeyPath
-from servekit.catalog.vocabulary import ARCH_PREFIX, CatalogVocabulary, HardwareVocabulary, as_list, as_map, suggest, sample
+from servekit.catalog.vocabulary import (
+    ARCH_PREFIX,
+    CatalogVocabulary,
+    HardwareVocabulary,
+    as_list,
+    as_map,
+    sample,
+    suggest,
+)
 
 
 def _layered(hw: HardwareVocabulary, mapping: Any, at: KeyPath) -> Iterator[Issue]:
@@ -49,14 +57,21 @@ def _meta_hardware(hw: HardwareVocabulary, meta: dict) -> Iterator[Issue]:
         if not problem:
             continue
         if status == "unsupported":
-            yield error(("meta", "hardware", key),
-                        f"{problem}; the 'unsupported' mark disables nothing",
-                        hw.profile_hint(), "unknown-hardware", at_key=True)
+            yield error(
+                ("meta", "hardware", key),
+                f"{problem}; the 'unsupported' mark disables nothing",
+                hw.profile_hint(),
+                "unknown-hardware",
+                at_key=True,
+            )
         else:
-            yield warning(("meta", "hardware", key),
-                          f"{problem}; its '{status}' badge is never shown",
-                          f"{hw.profile_hint()}, or add the profile to taxonomy.yaml",
-                          "unknown-hardware", at_key=True)
+            yield warning(
+                ("meta", "hardware", key),
+                f"{problem}; its '{status}' badge is never shown",
+                f"{hw.profile_hint()}, or add the profile to taxonomy.yaml",
+                "unknown-hardware",
+                at_key=True,
+            )
 
 
 def _supported_hardware(hw: HardwareVocabulary, variant_key: str, variant: dict) -> Iterator[Issue]:
@@ -65,17 +80,21 @@ def _supported_hardware(hw: HardwareVocabulary, variant_key: str, variant: dict)
         if not isinstance(key, str) or hw.is_selector(key):
             continue
         if key.startswith(ARCH_PREFIX):
-            arch = key[len(ARCH_PREFIX):]
-            yield error(at + (i,),
-                        f"unknown compute architecture '{arch}' in selector '{key}'"
-                        f"{suggest(arch, hw.compute_archs)}",
-                        "use arch:<compute_arch> with a compute_arch some hardware profile declares"
-                        + (f" ({sample(hw.compute_archs)})" if hw.compute_archs else ""),
-                        "unknown-hardware")
+            arch = key[len(ARCH_PREFIX) :]
+            yield error(
+                at + (i,),
+                f"unknown compute architecture '{arch}' in selector '{key}'{suggest(arch, hw.compute_archs)}",
+                "use arch:<compute_arch> with a compute_arch some hardware profile declares"
+                + (f" ({sample(hw.compute_archs)})" if hw.compute_archs else ""),
+                "unknown-hardware",
+            )
         else:
-            yield error(at + (i,), _exact_problem(hw, key) or key,
-                        f"{hw.profile_hint()} or an arch:<compute_arch> selector",
-                        "unknown-hardware")
+            yield error(
+                at + (i,),
+                _exact_problem(hw, key) or key,
+                f"{hw.profile_hint()} or an arch:<compute_arch> selector",
+                "unknown-hardware",
+            )
 
 
 def _precision_hardware(hw: HardwareVocabulary, variant_key: str, variant: dict) -> Iterator[Issue]:
@@ -83,12 +102,20 @@ def _precision_hardware(hw: HardwareVocabulary, variant_key: str, variant: dict)
     at = ("variants", variant_key, "precision_hardware")
     gen = ph.get("generation")
     if isinstance(gen, str) and gen not in hw.generations:
-        yield error(at + ("generation",), f"unknown generation '{gen}'{suggest(gen, hw.generations)}",
-                    f"use a generation from taxonomy.yaml ({sample(hw.generations)})", "unknown-hardware")
+        yield error(
+            at + ("generation",),
+            f"unknown generation '{gen}'{suggest(gen, hw.generations)}",
+            f"use a generation from taxonomy.yaml ({sample(hw.generations)})",
+            "unknown-hardware",
+        )
     brand = ph.get("brand")
     if isinstance(brand, str) and brand.lower() not in hw.brands:
-        yield error(at + ("brand",), f"unknown brand '{brand}'{suggest(brand.lower(), hw.brands)}",
-                    f"use a brand from taxonomy.yaml ({sample(hw.brands)})", "unknown-hardware")
+        yield error(
+            at + ("brand",),
+            f"unknown brand '{brand}'{suggest(brand.lower(), hw.brands)}",
+            f"use a brand from taxonomy.yaml ({sample(hw.brands)})",
+            "unknown-hardware",
+        )
 
 
 def _variant(hw: HardwareVocabulary, key: str, variant: dict) -> Iterator[Issue]:
@@ -108,7 +135,9 @@ def _features(hw: HardwareVocabulary, features: dict) -> Iterator[Issue]:
         for mkey, mode in as_map(feature.get("modes")).items():
             mode = as_map(mode)
             yield from _layered(hw, mode.get("hardware"), at + ("modes", mkey, "hardware"))
-            yield from _layered(hw, mode.get("hardware_overrides"), at + ("modes", mkey, "hardware_overrides"))
+            yield from _layered(
+                hw, mode.get("hardware_overrides"), at + ("modes", mkey, "hardware_overrides")
+            )
 
 
 def _strategy_overrides(hw: HardwareVocabulary, overrides: dict) -> Iterator[Issue]:
@@ -127,8 +156,12 @@ def _dependency_brands(hw: HardwareVocabulary, recipe: dict) -> Iterator[Issue]:
     for i, dep in enumerate(as_list(recipe.get("dependencies"))):
         brand = as_map(dep).get("brand")
         if isinstance(brand, str) and brand.lower() not in hw.brands:
-            yield error(("dependencies", i, "brand"), f"unknown brand '{brand}'{suggest(brand.lower(), hw.brands)}",
-                        f"use a brand from taxonomy.yaml ({sample(hw.brands)})", "unknown-hardware")
+            yield error(
+                ("dependencies", i, "brand"),
+                f"unknown brand '{brand}'{suggest(brand.lower(), hw.brands)}",
+                f"use a brand from taxonomy.yaml ({sample(hw.brands)})",
+                "unknown-hardware",
+            )
 
 
 def hardware_issues(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
@@ -136,8 +169,12 @@ def hardware_issues(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
     meta = as_map(recipe.get("meta"))
     default_hw = meta.get("default_hardware")
     if isinstance(default_hw, str) and _exact_problem(hw, default_hw):
-        yield error(("meta", "default_hardware"), _exact_problem(hw, default_hw) or "",
-                    hw.profile_hint(), "unknown-hardware")
+        yield error(
+            ("meta", "default_hardware"),
+            _exact_problem(hw, default_hw) or "",
+            hw.profile_hint(),
+            "unknown-hardware",
+        )
     yield from _meta_hardware(hw, meta)
     yield from _exact_keys(hw, recipe.get("hardware_opt_in_features"), ("hardware_opt_in_features",))
     yield from _exact_keys(hw, recipe.get("hardware_notes"), ("hardware_notes",))
@@ -146,11 +183,14 @@ def hardware_issues(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
     strategy_ids = vocab.strategies | vocab.kv_stores
     for key in as_map(recipe.get("strategy_min_gpus")):
         if key not in strategy_ids and key not in hw.profiles:
-            yield error(("strategy_min_gpus", key),
-                        f"'{key}' is neither a strategy nor a hardware profile"
-                        f"{suggest(key, strategy_ids | hw.profiles)}",
-                        "key strategy_min_gpus by a strategy id or an exact hardware profile id",
-                        "unknown-reference", at_key=True)
+            yield error(
+                ("strategy_min_gpus", key),
+                f"'{key}' is neither a strategy nor a hardware profile"
+                f"{suggest(key, strategy_ids | hw.profiles)}",
+                "key strategy_min_gpus by a strategy id or an exact hardware profile id",
+                "unknown-reference",
+                at_key=True,
+            )
     yield from _layered(hw, recipe.get("hardware_overrides"), ("hardware_overrides",))
     for skey, mapping in as_map(recipe.get("strategy_hardware")).items():
         yield from _layered(hw, mapping, ("strategy_hardware", skey))
@@ -159,5 +199,7 @@ def hardware_issues(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
     yield from _features(hw, as_map(recipe.get("features")))
     yield from _strategy_overrides(hw, as_map(recipe.get("strategy_overrides")))
     for i, task in enumerate(as_list(as_map(recipe.get("omni")).get("tasks"))):
-        yield from _layered(hw, as_map(task).get("hardware_overrides"), ("omni", "tasks", i, "hardware_overrides"))
+        yield from _layered(
+            hw, as_map(task).get("hardware_overrides"), ("omni", "tasks", i, "hardware_overrides")
+        )
     yield from _dependency_brands(hw, recipe)

@@ -179,7 +179,8 @@ def load_positioned(path: Path) -> PositionedDocument:
         ) from None
     except RecursionError:
         raise CatalogError(
-            "YAML nests too deeply to read", location=Location(str(path)),
+            "YAML nests too deeply to read",
+            location=Location(str(path)),
             fix="flatten the document",
         ) from None
     return doc

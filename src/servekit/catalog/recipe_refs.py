@@ -20,15 +20,18 @@ def version_issue(value: Any, at: KeyPath) -> Issue | None:
     if not isinstance(value, str):
         return None
     if value.strip().lower() == NIGHTLY:
-        return warning(at, "'nightly' is not a version number; version comparisons rank it below "
-                       "every release, so a higher requirement elsewhere silently wins",
-                       "write the lowest vLLM release that works (e.g. \"0.28.0\") and set "
-                       "model.nightly_required: true while it is unreleased", "bad-version")
+        return warning(
+            at,
+            "'nightly' is not a version number; version comparisons rank it below "
+            "every release, so a higher requirement elsewhere silently wins",
+            'write the lowest vLLM release that works (e.g. "0.28.0") and set '
+            "model.nightly_required: true while it is unreleased",
+            "bad-version",
+        )
     try:
         Version(value)
     except InvalidVersion:
-        return error(at, f"'{value}' is not a version number", "write a version like \"0.17.0\"",
-                     "bad-version")
+        return error(at, f"'{value}' is not a version number", 'write a version like "0.17.0"', "bad-version")
     return None
 
 
@@ -45,8 +48,13 @@ def _versions(recipe: dict) -> Iterator[Issue]:
 def _strategy_name(name: Any, allowed: frozenset[str], at: KeyPath, *, at_key: bool = False) -> Issue | None:
     if not isinstance(name, str) or name in allowed:
         return None
-    return error(at, f"unknown strategy '{name}'{suggest(name, allowed)}",
-                 f"use a strategy from strategies/ ({sample(allowed)})", "unknown-strategy", at_key=at_key)
+    return error(
+        at,
+        f"unknown strategy '{name}'{suggest(name, allowed)}",
+        f"use a strategy from strategies/ ({sample(allowed)})",
+        "unknown-strategy",
+        at_key=at_key,
+    )
 
 
 def _strategies(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
@@ -59,19 +67,29 @@ def _strategies(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
     default = recipe.get("default_strategy")
     checks.append(_strategy_name(default, serving, ("default_strategy",)))
     if isinstance(default, str) and default in serving and compatible and default not in compatible:
-        checks.append(error(("default_strategy",), f"default_strategy '{default}' is not in compatible_strategies",
-                            f"add '{default}' to compatible_strategies or choose one of them",
-                            "unknown-strategy"))
+        checks.append(
+            error(
+                ("default_strategy",),
+                f"default_strategy '{default}' is not in compatible_strategies",
+                f"add '{default}' to compatible_strategies or choose one of them",
+                "unknown-strategy",
+            )
+        )
     for name in as_map(recipe.get("strategy_overrides")):
         checks.append(_strategy_name(name, deployable, ("strategy_overrides", name), at_key=True))
     for name in as_map(recipe.get("strategy_hardware")):
         checks.append(_strategy_name(name, serving, ("strategy_hardware", name), at_key=True))
     for name in as_map(recipe.get("kv_cache_strategy_hardware")):
         if name not in vocab.kv_stores:
-            checks.append(error(("kv_cache_strategy_hardware", name),
-                                f"unknown kv_store deployment '{name}'{suggest(name, vocab.kv_stores)}",
-                                f"use a deployment from kv_store/ ({sample(vocab.kv_stores)})",
-                                "unknown-strategy", at_key=True))
+            checks.append(
+                error(
+                    ("kv_cache_strategy_hardware", name),
+                    f"unknown kv_store deployment '{name}'{suggest(name, vocab.kv_stores)}",
+                    f"use a deployment from kv_store/ ({sample(vocab.kv_stores)})",
+                    "unknown-strategy",
+                    at_key=True,
+                )
+            )
     for fkey, feature in as_map(recipe.get("features")).items():
         for i, name in enumerate(as_list(as_map(feature).get("strategies"))):
             checks.append(_strategy_name(name, serving, ("features", fkey, "strategies", i)))
@@ -82,29 +100,44 @@ def _meta(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
     meta = as_map(recipe.get("meta"))
     for i, task in enumerate(as_list(meta.get("tasks"))):
         if isinstance(task, str) and vocab.tasks and task not in vocab.tasks:
-            yield error(("meta", "tasks", i), f"unknown task '{task}'{suggest(task, vocab.tasks)}",
-                        f"use a task id from taxonomy.yaml ({sample(vocab.tasks)})", "unknown-reference")
+            yield error(
+                ("meta", "tasks", i),
+                f"unknown task '{task}'{suggest(task, vocab.tasks)}",
+                f"use a task id from taxonomy.yaml ({sample(vocab.tasks)})",
+                "unknown-reference",
+            )
     for i, platform in enumerate(as_list(meta.get("platforms"))):
         pid = as_map(platform).get("id") if isinstance(platform, dict) else platform
         at = ("meta", "platforms", i) + (("id",) if isinstance(platform, dict) else ())
         if isinstance(pid, str) and pid not in vocab.platforms:
-            yield error(at, f"unknown platform '{pid}'{suggest(pid, vocab.platforms)}",
-                        f"use a platform id from platforms.yaml ({sample(vocab.platforms)})"
-                        if vocab.platforms else "add the platform to platforms.yaml", "unknown-reference")
+            yield error(
+                at,
+                f"unknown platform '{pid}'{suggest(pid, vocab.platforms)}",
+                f"use a platform id from platforms.yaml ({sample(vocab.platforms)})"
+                if vocab.platforms
+                else "add the platform to platforms.yaml",
+                "unknown-reference",
+            )
     for i, rid in enumerate(as_list(meta.get("related_recipes"))):
         if isinstance(rid, str) and vocab.recipes and rid.lower() not in vocab.recipes:
-            yield warning(("meta", "related_recipes", i),
-                          f"related recipe '{rid}' is not in this catalog, so its link leads nowhere",
-                          "use the ORG/NAME of a recipe under models/, or remove it", "unknown-reference")
+            yield warning(
+                ("meta", "related_recipes", i),
+                f"related recipe '{rid}' is not in this catalog, so its link leads nowhere",
+                "use the ORG/NAME of a recipe under models/, or remove it",
+                "unknown-reference",
+            )
 
 
 def _kv_offload(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
     for key in as_map(recipe.get("kv_offload_support")):
         if key not in vocab.kv_offload:
-            yield error(("kv_offload_support", key),
-                        f"unknown KV-offload option '{key}'{suggest(key, vocab.kv_offload)}",
-                        f"use an option from taxonomy.yaml kv_offload ({sample(vocab.kv_offload)})",
-                        "unknown-reference", at_key=True)
+            yield error(
+                ("kv_offload_support", key),
+                f"unknown KV-offload option '{key}'{suggest(key, vocab.kv_offload)}",
+                f"use an option from taxonomy.yaml kv_offload ({sample(vocab.kv_offload)})",
+                "unknown-reference",
+                at_key=True,
+            )
 
 
 def reference_issues(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:

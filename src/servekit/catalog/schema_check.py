@@ -98,19 +98,29 @@ def _issue_for(group: list[dict], path: KeyPath, value: Any) -> Issue:
         )
     if kind == "literal_error":
         allowed = first.get("ctx", {}).get("expected", "")
-        return error(path, f"{_describe_value(value)} is not allowed; expected {allowed}",
-                     f"use one of {allowed}", "bad-value")
+        return error(
+            path,
+            f"{_describe_value(value)} is not allowed; expected {allowed}",
+            f"use one of {allowed}",
+            "bad-value",
+        )
     if kind in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
-        return error(path, f"{_describe_value(value)} is out of range: {first['msg'].lower()}",
-                     f"change {key} to a value that is {first['msg'].lower().removeprefix('input should be ')}",
-                     "bad-value")
+        return error(
+            path,
+            f"{_describe_value(value)} is out of range: {first['msg'].lower()}",
+            f"change {key} to a value that is {first['msg'].lower().removeprefix('input should be ')}",
+            "bad-value",
+        )
     expected = sorted({_KIND_WORDS.get(e["type"], e["msg"].lower()) for e in group})
     expected_text = " or ".join(expected)
     if kind in _KIND_WORDS or len(group) > 1:
-        return error(path, f"expected {expected_text}, got {_describe_value(value)}",
-                     _fix_for(kind, expected_text, key), "wrong-type")
-    return error(path, f"{first['msg']} (got {_describe_value(value)})",
-                 f"correct {key}", "bad-value")
+        return error(
+            path,
+            f"expected {expected_text}, got {_describe_value(value)}",
+            _fix_for(kind, expected_text, key),
+            "wrong-type",
+        )
+    return error(path, f"{first['msg']} (got {_describe_value(value)})", f"correct {key}", "bad-value")
 
 
 def _value_at(data: Any, path: KeyPath) -> Any:

@@ -62,15 +62,32 @@ class _Run:
         except CatalogError as exc:
             self.out.findings.append(Finding.from_error(exc, "malformed-yaml"))
             return None
-        self.report(doc, (
-            error(key_path, f"key '{key_path[-1]}' is written more than once; only the last one counts",
-                  "delete or merge the repeated key", "duplicate-key", at_key=True)
-            for key_path in doc.duplicates
-        ))
+        self.report(
+            doc,
+            (
+                error(
+                    key_path,
+                    f"key '{key_path[-1]}' is written more than once; only the last one counts",
+                    "delete or merge the repeated key",
+                    "duplicate-key",
+                    at_key=True,
+                )
+                for key_path in doc.duplicates
+            ),
+        )
         if not isinstance(doc.data, dict):
             got = "an empty file" if doc.data is None else f"a {type(doc.data).__name__}"
-            self.report(doc, [error((), f"expected a mapping at the top of the file, got {got}",
-                                    "write the document as 'key: value' lines", "wrong-type")])
+            self.report(
+                doc,
+                [
+                    error(
+                        (),
+                        f"expected a mapping at the top of the file, got {got}",
+                        "write the document as 'key: value' lines",
+                        "wrong-type",
+                    )
+                ],
+            )
             return None
         return doc
 
@@ -90,8 +107,17 @@ def _named(run: _Run, folder: Path, model: type[BaseModel], what: str) -> dict[s
             continue
         name = doc.data.get("name") if isinstance(doc.data.get("name"), str) else path.stem
         if name in docs:
-            run.report(doc, [error(("name",), f"{what} '{name}' is also defined in {docs[name].path.name}",
-                                   "give each file its own name", "duplicate-name")])
+            run.report(
+                doc,
+                [
+                    error(
+                        ("name",),
+                        f"{what} '{name}' is also defined in {docs[name].path.name}",
+                        "give each file its own name",
+                        "duplicate-name",
+                    )
+                ],
+            )
             continue
         docs[name] = doc
     return docs
@@ -100,8 +126,13 @@ def _named(run: _Run, folder: Path, model: type[BaseModel], what: str) -> dict[s
 def _recipe_path_issue(models: Path, path: Path) -> Finding | None:
     if len(path.relative_to(models).parts) >= 2:
         return None
-    return Finding(Severity.ERROR, Location(str(path)), "recipe file is not inside an organisation folder",
-                   f"move it to models/<org>/{path.name} (the Hugging Face id's org)", "recipe-path")
+    return Finding(
+        Severity.ERROR,
+        Location(str(path)),
+        "recipe file is not inside an organisation folder",
+        f"move it to models/<org>/{path.name} (the Hugging Face id's org)",
+        "recipe-path",
+    )
 
 
 def check_catalog(root: str | Path) -> CheckedCatalog:
@@ -113,8 +144,15 @@ def check_catalog(root: str | Path) -> CheckedCatalog:
     if taxonomy_path.is_file():
         taxonomy_doc = run.load(taxonomy_path)
     else:
-        run.out.findings.append(Finding(Severity.ERROR, Location(str(taxonomy_path)), "catalog has no taxonomy.yaml",
-                                        "point at a directory laid out like the recipes catalog", "missing-file"))
+        run.out.findings.append(
+            Finding(
+                Severity.ERROR,
+                Location(str(taxonomy_path)),
+                "catalog has no taxonomy.yaml",
+                "point at a directory laid out like the recipes catalog",
+                "missing-file",
+            )
+        )
     platforms_path = root / "platforms.yaml"
     platforms_doc = run.load(platforms_path) if platforms_path.is_file() else None
     strategy_docs = _named(run, root / "strategies", Strategy, "strategy")
@@ -130,8 +168,11 @@ def check_catalog(root: str | Path) -> CheckedCatalog:
             recipe_docs[recipe_id_for(models, path)] = doc
 
     vocab = CatalogVocabulary.build(
-        taxonomy_doc.data if taxonomy_doc else {}, strategy_docs, kv_docs,
-        platforms_doc.data if platforms_doc else {}, recipe_docs,
+        taxonomy_doc.data if taxonomy_doc else {},
+        strategy_docs,
+        kv_docs,
+        platforms_doc.data if platforms_doc else {},
+        recipe_docs,
     )
     if taxonomy_doc:
         run.out.taxonomy = run.typed(Taxonomy, taxonomy_doc, "taxonomy.yaml")

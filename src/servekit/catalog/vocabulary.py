@@ -67,7 +67,7 @@ class HardwareVocabulary:
 
     def is_selector(self, key: str) -> bool:
         if key.startswith(ARCH_PREFIX):
-            return key[len(ARCH_PREFIX):] in self.compute_archs
+            return key[len(ARCH_PREFIX) :] in self.compute_archs
         return key in self.profiles
 
     def kind_of(self, key: str) -> str | None:
@@ -104,17 +104,26 @@ class CatalogVocabulary:
     """Recipe ids, lower case (Hugging Face ids are case-insensitive)."""
 
     @classmethod
-    def build(cls, taxonomy: Any, strategies: Iterable[str], kv_stores: Iterable[str],
-              platforms: Any, recipes: Iterable[str]) -> CatalogVocabulary:
+    def build(
+        cls,
+        taxonomy: Any,
+        strategies: Iterable[str],
+        kv_stores: Iterable[str],
+        platforms: Any,
+        recipes: Iterable[str],
+    ) -> CatalogVocabulary:
         tax = as_map(taxonomy)
         return cls(
             hardware=HardwareVocabulary.from_taxonomy(tax),
             strategies=frozenset(strategies),
             kv_stores=frozenset(kv_stores),
-            tasks=frozenset(str(as_map(t).get("id")) for t in as_list(tax.get("tasks")) if as_map(t).get("id")),
+            tasks=frozenset(
+                str(as_map(t).get("id")) for t in as_list(tax.get("tasks")) if as_map(t).get("id")
+            ),
             kv_offload=frozenset(as_map(tax.get("kv_offload"))),
             platforms=frozenset(
-                str(as_map(p).get("id")) for p in as_list(as_map(platforms).get("platforms"))
+                str(as_map(p).get("id"))
+                for p in as_list(as_map(platforms).get("platforms"))
                 if as_map(p).get("id")
             ),
             recipes=frozenset(r.lower() for r in recipes),

@@ -99,9 +99,7 @@ class Recipe(Spec):
     default_strategy: StrictStr | None = None
     hardware_overrides: dict[str, HardwareOverride] = Field(default_factory=dict)
     strategy_overrides: dict[str, StrategyOverride] = Field(default_factory=dict)
-    strategy_hardware: dict[str, dict[str, Literal["supported", "unsupported"]]] = Field(
-        default_factory=dict
-    )
+    strategy_hardware: dict[str, dict[str, Literal["supported", "unsupported"]]] = Field(default_factory=dict)
     """Strategy -> hardware key -> supported | unsupported (overrides compatible_strategies)."""
     strategy_min_gpus: dict[str, PositiveInt] = Field(default_factory=dict)
     """Strategy id or exact profile id -> minimum GPUs the deployment needs."""
@@ -110,5 +108,3 @@ class Recipe(Spec):
     hardware_notes: dict[str, HardwareNote] = Field(default_factory=dict)
     omni: Omni | None = None
     guide: StrictStr | None = None
-
-
