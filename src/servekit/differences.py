@@ -14,6 +14,17 @@ from dataclasses import dataclass
 from typing import Any
 
 
+COMMAND_FIELDS = ("command", "head_command", "worker_command", "worker_commands", "vllm_command",
+                  "vllm_worker_command", "vllm_worker_commands")
+DOCKER_FIELDS = ("docker_command", "docker_argv", "head_docker_command", "worker_docker_command",
+                 "worker_docker_commands", "head_docker_argv", "worker_docker_argv", "worker_docker_argvs",
+                 "vllm_docker_command", "vllm_docker_argv", "vllm_worker_docker_command",
+                 "vllm_worker_docker_argv", "vllm_worker_docker_commands", "vllm_worker_docker_argvs")
+ARGV_FIELDS = ("argv", "head_argv", "worker_argv", "worker_argvs", "vllm_argv", "vllm_worker_argv",
+               "vllm_worker_argvs")
+"""Output fields of a rendering object (``prefill.`` / ``decode.`` ones are named by their last part)."""
+
+
 @dataclass(frozen=True)
 class Difference:
     id: str
@@ -65,7 +76,7 @@ DIFFERENCES: tuple[Difference, ...] = (
         reason="An enabled feature's `env` is part of its launch line: long_context needs "
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 or the server refuses a context past the model's native "
         "window. The reference build drops feature env; servekit emits it after every other layer.",
-        fields=("env", "prefill.env", "decode.env", "docker_command", "docker_argv"),
+        fields=("env", *DOCKER_FIELDS),
         test="tests/synthesis/test_golden_selections.py::test_golden_selections",
         applies=_feature_env,
     ),
@@ -75,8 +86,7 @@ DIFFERENCES: tuple[Difference, ...] = (
         "a description saying 'Mutually exclusive with <feature>', e.g. text_only vs "
         "encoder_parallel) are never emitted together: the later choice wins and the plan says "
         "so in its notes. The reference emits both flags.",
-        fields=("argv", "head_argv", "worker_argvs", "prefill.argv", "decode.argv", "command",
-                "docker_command", "docker_argv"),
+        fields=(*ARGV_FIELDS, *COMMAND_FIELDS, *DOCKER_FIELDS),
         test="tests/synthesis/test_golden_selections.py::test_golden_selections",
         applies=_exclusive,
     ),
@@ -86,7 +96,7 @@ DIFFERENCES: tuple[Difference, ...] = (
         "Huawei brand and renders the NVIDIA image (and --gpus all) for Ascend NPUs, which cannot "
         "start there. servekit renders the vllm-ascend image with the NPU device flags unless a "
         "variant x hardware override names an image.",
-        fields=("docker_image", "docker_command", "docker_argv"),
+        fields=("docker_image", *DOCKER_FIELDS),
         test="tests/synthesis/test_golden_selections.py::test_golden_selections",
         applies=_ascend,
     ),
@@ -97,8 +107,9 @@ DIFFERENCES: tuple[Difference, ...] = (
         "single-quoted, and docker's shared-memory flag is written '--shm-size 16g' (two words, "
         "as in docker_argv) instead of '--shm-size=16g'. The reference's command and argv "
         "disagree there. argv and docker_argv are unchanged.",
-        fields=("command", "docker_command", "head_command", "worker_command", "worker_commands",
-                "vllm_command", "vllm_docker_command"),
+        fields=(*COMMAND_FIELDS, "docker_command", "head_docker_command", "worker_docker_command",
+                "worker_docker_commands", "vllm_docker_command", "vllm_worker_docker_command",
+                "vllm_worker_docker_commands"),
         test="tests/synthesis/test_shell_roundtrip.py::test_spaced_token_is_quoted",
         applies=_shell_round_trip,
     ),
@@ -108,9 +119,7 @@ DIFFERENCES: tuple[Difference, ...] = (
         "CPU image has no nightly tag; Qualcomm Cloud AI without a pinned image) the plan has no "
         "docker form. The reference renders 'docker run ... undefined MODEL' and a null in "
         "docker_argv; servekit omits docker_command / docker_argv (docker_image is absent in both).",
-        fields=("docker_command", "docker_argv", "head_docker_command", "worker_docker_command",
-                "worker_docker_commands", "head_docker_argv", "worker_docker_argv", "worker_docker_argvs",
-                "vllm_docker_command", "vllm_docker_argv"),
+        fields=DOCKER_FIELDS,
         test="tests/synthesis/test_plan_rules.py::test_no_image_means_no_docker_form",
         applies=_no_image,
     ),
