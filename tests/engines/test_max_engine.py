@@ -7,6 +7,7 @@ environment (nothing is served or compiled). Skipped when that environment is no
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from servekit.engines.dialect import DialectContext
 from servekit.engines.environments import find_env
 from servekit.engines.max import translate_to_max
+from servekit.engines.max_translate import MAX_REASONING_PARSERS, MAX_TOOL_PARSERS
 
 pytestmark = pytest.mark.engine
 
@@ -39,7 +41,7 @@ LAUNCHES = [
     ["vllm", "serve", "Qwen/Qwen3-8B", "-tp", "2", "--max-model-len", "32768", "--max-num-seqs", "64",
      "--gpu-memory-utilization", "0.85", "--enable-prefix-caching", "--no-enable-chunked-prefill",
      "--max-num-batched-tokens", "8192", "--trust-remote-code", "--served-model-name", "qwen",
-     "--reasoning-parser", "qwen3", "--tool-call-parser", "hermes", "--kv-cache-dtype", "fp8",
+     "--reasoning-parser", "qwen3", "--tool-call-parser", "qwen3_coder", "--kv-cache-dtype", "fp8",
      "--quantization", "fp8", "--enforce-eager", "--host", "0.0.0.0", "--port", "8001",
      "--speculative-config", '{"method":"eagle3","model":"org/drafter","num_speculative_tokens":3}'],
     ["vllm", "serve", "deepseek-ai/DeepSeek-V3", "-tp", "1", "-dp", "8", "--enable-expert-parallel",
@@ -95,3 +97,21 @@ def test_the_real_parser_rejects_what_validation_rejects(max_python):
                                      ("serve", ["--model-path", "m", "--target", "cuda"])])
     assert not results[0]["ok"] and "--bogus" in results[0]["error"]
     assert not results[1]["ok"]
+
+
+def registered_names(python: Path, module: str) -> set[str]:
+    """Names MAX registers with ``@register("...")`` from ``max.pipelines.lib.<module>``."""
+    package = Path(subprocess.run([str(python), "-c", "import max; print(list(max.__path__)[0])"],
+                                  capture_output=True, text=True, check=True).stdout.strip())
+    names: set[str] = set()
+    for path in package.rglob("*.py"):
+        text = path.read_text(errors="replace")
+        imports = re.findall(rf"from max\.pipelines\.lib\.{module} import (\([^)]*\)|[^\n]*)", text)
+        if any(re.search(r"\bregister\b", names) for names in imports):
+            names.update(re.findall(r'^@register\("([^"]+)"\)', text, flags=re.M))
+    return names
+
+
+def test_parser_names_are_the_installed_ones(max_python):
+    assert registered_names(max_python, "tool_parsing") >= MAX_TOOL_PARSERS
+    assert registered_names(max_python, "reasoning") >= MAX_REASONING_PARSERS

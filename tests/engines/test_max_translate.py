@@ -27,7 +27,7 @@ FULL = [
     "--trust-remote-code",
     "--served-model-name", "qwen",
     "--reasoning-parser", "qwen3",
-    "--tool-call-parser", "hermes",
+    "--tool-call-parser", "qwen3_coder",
     "--enable-auto-tool-choice",
     "--kv-cache-dtype", "fp8",
     "--quantization", "fp8",
@@ -64,8 +64,8 @@ def test_full_launch_maps_option_by_option():
         "max", "serve", "--model-path", "Qwen/Qwen3-8B", "--devices", "gpu:0,1",
         "--max-length", "32768", "--max-batch-size", "64", "--device-memory-utilization", "0.85",
         "--enable-prefix-caching", "--no-enable-chunked-prefill", "--max-batch-input-tokens", "8192",
-        "--trust-remote-code", "--served-model-name", "qwen", "--reasoning-parser", "qwen3",
-        "--tool-parser", "hermes", "--kv-cache-format", "float8_e4m3fn",
+        "--trust-remote-code", "--served-model-name", "qwen", "--reasoning-parser", "qwen3_5",
+        "--tool-parser", "qwen3_5", "--kv-cache-format", "float8_e4m3fn",
         "--quantization-encoding", "float8_e4m3fn", "--speculative-method", "eagle",
         "--draft-model-path", "org/drafter", "--num-speculative-tokens", "3",
         "--no-device-graph-capture", "--host", "0.0.0.0", "--port", "8001",
@@ -73,6 +73,19 @@ def test_full_launch_maps_option_by_option():
     assert {u.flag for u in result.untranslated} == {"--enable-auto-tool-choice", "--hf-overrides"}
     assert all(u.reason for u in result.untranslated)
     assert not [f for f in result.findings if f.severity == "error"]
+
+
+def test_parser_names_map_to_max_or_are_dropped_with_a_reason():
+    result = translate_to_max(["vllm", "serve", "m", "--tool-call-parser", "hermes", "--reasoning-parser",
+                               "glm45"])
+    assert result.argv[-2:] == ("--reasoning-parser", "glm45")
+    assert "--tool-parser" not in result.argv
+    (dropped,) = result.untranslated
+    assert (dropped.flag, dropped.value) == ("--tool-call-parser", "hermes")
+    assert "default parser" in dropped.reason
+    renamed = translate_to_max(["vllm", "serve", "m", "--tool-call-parser", "deepseek_v31"])
+    assert renamed.argv[-2:] == ("--tool-parser", "deepseekv3_1")
+    assert "max.parser-name" in {f.code for f in renamed.findings}
 
 
 def test_warm_cache_drops_http_options_and_adds_target():

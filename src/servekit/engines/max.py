@@ -207,16 +207,9 @@ class MaxEngine(Engine):
             argv=result.warm_cache_argv,
         )
         env = {k: v for k, v in context.env.items() if not k.startswith("VLLM_")}
-        findings = list(result.findings)
-        if any(u.flag in ("--tool-call-parser", "--reasoning-parser") for u in result.untranslated) or any(
-            f in result.argv for f in ("--tool-parser", "--reasoning-parser")
-        ):
-            findings.append(finding(NOTE, "max.parser-names", "parser names carried over from vLLM must exist in MAX's "
-                                    "parser registry", option="--tool-parser",
-                                    fix="check the names against `max serve --help` / the MAX docs"))
         return EngineCommand(
             engine=NAME, argv=result.argv, env=env, image=context.image, precompile=(warm,),
-            untranslated=result.untranslated, findings=tuple(findings),
+            untranslated=result.untranslated, findings=result.findings,
         )
 
     def validate(self, argv: Sequence[str], context: DialectContext | None = None) -> list[Finding]:

@@ -42,14 +42,28 @@ KV_CACHE_FORMATS = {
 }
 SPECULATIVE_METHODS = {"eagle": "eagle", "eagle3": "eagle", "mtp": "mtp", "dflash": "dflash", "dspark": "dspark"}
 SERVE_ONLY = frozenset({"--port", "--host"})
+# Parser names registered in MAX 26.7 (max.pipelines.lib.tool_parsing / reasoning), and the
+# vLLM names that parse the same output format.
+MAX_TOOL_PARSERS = frozenset({
+    "llama", "gemma4", "inkling", "glm45", "muse_glimmer", "deepseekv3", "deepseekv3_1", "deepseekv4", "laguna",
+    "kimik2_5", "qwen3_5", "minimax_m2",
+})
+MAX_REASONING_PARSERS = frozenset({
+    "gemma4", "inkling", "glm45", "muse_glimmer", "deepseekv4", "laguna", "kimik2_5", "qwen3_5", "minimax_m2",
+})
+TOOL_PARSER_NAMES = {
+    "llama3_json": "llama", "llama4_json": "llama", "deepseek_v3": "deepseekv3", "deepseek_v31": "deepseekv3_1",
+    "deepseek_v4": "deepseekv4", "kimi_k2": "kimik2_5", "qwen3_coder": "qwen3_5", "glm47": "glm45",
+}
+REASONING_PARSER_NAMES = {
+    "qwen3": "qwen3_5", "kimi_k2": "kimik2_5", "deepseek_v4": "deepseekv4", "minimax_m2_append_think": "minimax_m2",
+}
 
 # vLLM option -> MAX option, value carried over unchanged.
 RENAMED = {
     "--max-num-seqs": "--max-batch-size",
     "--gpu-memory-utilization": "--device-memory-utilization",
     "--max-num-batched-tokens": "--max-batch-input-tokens",
-    "--tool-call-parser": "--tool-parser",
-    "--reasoning-parser": "--reasoning-parser",
     "--chat-template": "--chat-template",
     "--max-loras": "--max-num-loras",
     "--max-lora-rank": "--max-lora-rank",
@@ -253,6 +267,25 @@ def _served_model_name(opt: Option, launch: VllmLaunch, context: DialectContext,
         build.skip("--served-model-name", "MAX serves one model name", extra)
 
 
+def _parser(opt: Option, launch: VllmLaunch, context: DialectContext, build: MaxBuild) -> None:
+    tool = opt.flag == "--tool-call-parser"
+    names, known = (TOOL_PARSER_NAMES, MAX_TOOL_PARSERS) if tool else (REASONING_PARSER_NAMES, MAX_REASONING_PARSERS)
+    given = opt.value or ""
+    name = names.get(given, given)
+    max_flag = "--tool-parser" if tool else "--reasoning-parser"
+    if name in known or name.lower() == "none":
+        build.add(max_flag, name)
+        if name != given:
+            build.findings.append(finding(NOTE, "max.parser-name", f"vLLM parser '{given}' is MAX's '{name}'",
+                                          option=max_flag))
+    else:
+        build.skip(opt, f"MAX 26.7 has no parser named '{given}'; it applies the architecture's default parser")
+        build.findings.append(
+            finding(WARNING, "max.parser-missing", f"{opt.flag} {given} is dropped; MAX uses the model's default parser",
+                    option=max_flag, fix=f"pick one of {', '.join(sorted(known))} if the default does not fit")
+        )
+
+
 def _revision(opt: Option, launch: VllmLaunch, context: DialectContext, build: MaxBuild) -> None:
     build.add("--huggingface-model-revision", opt.value)
     build.add("--huggingface-weight-revision", opt.value)
@@ -354,6 +387,8 @@ RULES: dict[str, Rule] = {
     "--enforce-eager": _enforce_eager,
     "--served-model-name": _served_model_name,
     "--revision": _revision,
+    "--tool-call-parser": _parser,
+    "--reasoning-parser": _parser,
     "--lora-modules": _lora_modules,
     "--speculative-config": _speculative,
 }
