@@ -351,3 +351,33 @@ def test_pd_cluster_strategy_without_roles(mini):
     mini.replace("taxonomy.yaml", "  - multi_node_tp\n", "  - multi_node_tp\n  - pd_cluster\n")
     keys = sorted(f.location.key() for f in mini.findings() if f.code == "missing-key")
     assert keys == ["decode", "prefill"]
+
+
+def test_string_where_a_list_is_expected(mini):
+    text = mini.replace(RECIPE_PATH, "  base_args: []\n", '  base_args: "--trust-remote-code"\n')
+    finding = mini.only("wrong-type")
+    assert_at(finding, mini, RECIPE_PATH, line_of(text, "base_args"), "model.base_args")
+    assert "expected a list" in finding.message and "list" in finding.fix
+
+
+def test_install_tab_accepts_only_false_or_a_mapping(mini):
+    text = mini.replace(RECIPE_PATH, "  base_args: []\n", "  base_args: []\n  install:\n    pip: true\n")
+    finding = mini.only("wrong-type")
+    assert_at(finding, mini, RECIPE_PATH, line_of(text, "pip: true"), "model.install.pip")
+    assert "false" in finding.message and "a mapping" in finding.message
+
+
+def test_misspelled_unsupported_mark_is_caught(mini):
+    text = mini.replace(
+        RECIPE_PATH,
+        '        label: "EAGLE"\n',
+        '        label: "EAGLE"\n        hardware:\n          mi300x: unsuported\n',
+    )
+    finding = mini.only("bad-value")
+    assert_at(
+        finding,
+        mini,
+        RECIPE_PATH,
+        line_of(text, "unsuported"),
+        "features.spec_decoding.modes.eagle.hardware.mi300x",
+    )

@@ -78,6 +78,8 @@ def _feature_modes(fkey: str, feature: dict, variants: dict) -> Iterator[Issue]:
 def _default_modes(vkey: str, variant: dict, features: dict) -> Iterator[Issue]:
     for fkey, mkey in as_map(variant.get("default_modes")).items():
         at = ("variants", vkey, "default_modes", fkey)
+        if not isinstance(mkey, str):
+            continue  # a wrong type; the schema check reports it
         feature = features.get(fkey)
         if feature is None:
             yield error(
@@ -97,7 +99,7 @@ def _default_modes(vkey: str, variant: dict, features: dict) -> Iterator[Issue]:
                 "mode-reference",
                 at_key=True,
             )
-        elif not isinstance(mkey, str) or mkey not in modes:
+        elif mkey not in modes:
             yield error(
                 at,
                 f"'{mkey}' is not a mode of feature '{fkey}'{suggest(str(mkey), modes)}",

@@ -72,7 +72,16 @@ def resolve(loc: tuple, data: Any) -> tuple[KeyPath, str | None]:
     return tuple(path), missing
 
 
-def _fix_for(kind: str, expected: str, key: str) -> str:
+def _expected_words(err: dict) -> str:
+    if err["type"] == "literal_error":
+        expected = str(err.get("ctx", {}).get("expected", "a listed value"))
+        return expected.replace("False", "false").replace("True", "true")
+    return _KIND_WORDS.get(err["type"], err["msg"].lower())
+
+
+def _fix_for(kind: str, expected: str, key: str, value: Any) -> str:
+    if kind == "string_type" and isinstance(value, (dict, list)):
+        return f"write {key} as one text value, not {_describe_value(value)}"
     if kind == "string_type":
         return f"quote the value of {key} so YAML reads it as text"
     if kind in {"dict_type", "model_type", "model_attributes_type"}:
@@ -111,13 +120,13 @@ def _issue_for(group: list[dict], path: KeyPath, value: Any) -> Issue:
             f"change {key} to a value that is {first['msg'].lower().removeprefix('input should be ')}",
             "bad-value",
         )
-    expected = sorted({_KIND_WORDS.get(e["type"], e["msg"].lower()) for e in group})
+    expected = sorted({_expected_words(e) for e in group})
     expected_text = " or ".join(expected)
     if kind in _KIND_WORDS or len(group) > 1:
         return error(
             path,
             f"expected {expected_text}, got {_describe_value(value)}",
-            _fix_for(kind, expected_text, key),
+            _fix_for(kind, expected_text, key, value),
             "wrong-type",
         )
     return error(path, f"{first['msg']} (got {_describe_value(value)})", f"correct {key}", "bad-value")

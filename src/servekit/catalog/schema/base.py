@@ -7,7 +7,7 @@ catalog still loads, and the validator reports them as warnings. A key written b
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, StrictStr, model_validator
 
@@ -22,6 +22,9 @@ Env = dict[str, EnvValue]
 PositiveInt = Annotated[StrictInt, Field(ge=1)]
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
 NonNegativeNumber = Annotated[StrictInt | StrictFloat, Field(ge=0)]
+
+SupportMark = Literal["supported", "unsupported"]
+"""Per-hardware switch: ``unsupported`` disables the thing there (absent = assumed to work)."""
 
 VersionText = StrictStr
 """A vLLM version such as ``"0.17.0"``; checked with packaging.version by the validator."""

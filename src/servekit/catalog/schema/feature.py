@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, StrictStr
 
-from servekit.catalog.schema.base import Args, Companion, Env, Spec
+from servekit.catalog.schema.base import Args, Companion, Env, Spec, SupportMark
 
 
 class ArgsOverride(Spec):
@@ -23,7 +23,7 @@ class FeatureMode(Spec):
     env: Env = Field(default_factory=dict)
     variants: list[StrictStr] | None = None
     """Variants this mode serves; absent or empty = every variant."""
-    hardware: dict[str, StrictStr] = Field(default_factory=dict)
+    hardware: dict[str, SupportMark] = Field(default_factory=dict)
     """Hardware key -> ``unsupported`` to disable the mode there."""
     hardware_overrides: dict[str, ArgsOverride] = Field(default_factory=dict)
 
@@ -36,7 +36,8 @@ class Feature(Spec):
     env: Env = Field(default_factory=dict)
     default_mode: StrictStr | None = None
     modes: dict[str, FeatureMode] | None = None
-    hardware: dict[str, StrictStr] = Field(default_factory=dict)
+    hardware: dict[str, SupportMark] = Field(default_factory=dict)
+    """Hardware key -> ``unsupported`` to disable the feature there."""
     hardware_overrides: dict[str, ArgsOverride] = Field(default_factory=dict)
     strategies: list[StrictStr] | None = None
     """Serving strategies the feature applies to; absent = all."""

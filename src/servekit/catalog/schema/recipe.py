@@ -7,7 +7,15 @@ from typing import Literal
 
 from pydantic import Field, StrictBool, StrictStr
 
-from servekit.catalog.schema.base import Args, Env, NonNegativeInt, PositiveInt, Spec, VersionText
+from servekit.catalog.schema.base import (
+    Args,
+    Env,
+    NonNegativeInt,
+    PositiveInt,
+    Spec,
+    SupportMark,
+    VersionText,
+)
 from servekit.catalog.schema.feature import Feature
 from servekit.catalog.schema.omni import Omni
 from servekit.catalog.schema.strategy_override import StrategyOverride
@@ -99,12 +107,13 @@ class Recipe(Spec):
     default_strategy: StrictStr | None = None
     hardware_overrides: dict[str, HardwareOverride] = Field(default_factory=dict)
     strategy_overrides: dict[str, StrategyOverride] = Field(default_factory=dict)
-    strategy_hardware: dict[str, dict[str, Literal["supported", "unsupported"]]] = Field(default_factory=dict)
+    strategy_hardware: dict[str, dict[str, SupportMark]] = Field(default_factory=dict)
     """Strategy -> hardware key -> supported | unsupported (overrides compatible_strategies)."""
     strategy_min_gpus: dict[str, PositiveInt] = Field(default_factory=dict)
     """Strategy id or exact profile id -> minimum GPUs the deployment needs."""
     kv_offload_support: dict[str, HardwareStatus] = Field(default_factory=dict)
-    kv_cache_strategy_hardware: dict[str, dict[str, StrictStr]] = Field(default_factory=dict)
+    kv_cache_strategy_hardware: dict[str, dict[str, SupportMark]] = Field(default_factory=dict)
+    """kv_store deployment -> exact profile id -> unsupported to opt that GPU out."""
     hardware_notes: dict[str, HardwareNote] = Field(default_factory=dict)
     omni: Omni | None = None
     guide: StrictStr | None = None
