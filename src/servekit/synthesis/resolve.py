@@ -13,6 +13,9 @@ from servekit.errors import SelectionError
 from servekit.synthesis import selection as rules
 from servekit.synthesis.plan import Selection
 
+AUTO: Any = object()
+"""``pd_nodes`` default: size PD pools from the default rules (``selection.pd_pool_nodes``)."""
+
 
 def _check(kind: str, value: Any, valid: Iterable[str], where: str = "") -> str:
     if isinstance(value, str) and value in valid:
@@ -71,6 +74,23 @@ def selection_from_request(docs, request: dict[str, Any]) -> Selection:
     )
 
 
+def _check_kv_offload(docs, recipe: dict, key: str, strategy: str, hardware: str) -> None:
+    """A chosen KV-offload option must apply here; the plan never drops it silently."""
+    options = docs.taxonomy.get("kv_offload") or {}
+    _check("kv offload option", key, [*docs.kv_store, *options])
+    profile = (docs.taxonomy.get("hardware_profiles") or {}).get(hardware) or {}
+    if key in docs.kv_store:
+        if not rules.kv_store_brand_supported(profile):
+            raise SelectionError(f"{key} needs NVIDIA or AMD GPUs (Mooncake has no build for {hardware})")
+        return
+    option, strategy_doc = options[key], docs.strategies.get(strategy) or {}
+    if not rules.kv_offload_allowed(option, strategy, strategy_doc):
+        raise SelectionError(f"kv offload {key} does not compose with strategy {strategy}")
+    if not rules.kv_offload_supported(option, key, recipe, profile):
+        raise SelectionError(f"kv offload {key} is not offered for this recipe on {hardware} "
+                             "(opted out, not verified for an opt-in option, or a brand it does not support)")
+
+
 def recommended_layout(docs, recipe: dict, variant_key: str, hw_id: str) -> tuple[str, int]:
     """(strategy, node_count) the reference recommends for a variant on a hardware."""
     profiles = docs.taxonomy.get("hardware_profiles") or {}
@@ -101,13 +121,14 @@ def resolve_selection(
     docs, recipe_id: str, *, hardware: str | None = None, variant: str | None = None,
     strategy: str | None = None, node_count: int | None = None, enable: Iterable[str] = (),
     disable: Iterable[str] = (), modes: dict[str, str] | None = None, kv_offload: str | None = None,
-    features: Iterable[str] | None = None, pd_nodes: dict[str, int] | None = None, engine: str = "vllm",
+    features: Iterable[str] | None = None, pd_nodes: dict[str, int] | None = AUTO, engine: str = "vllm",
 ) -> Selection:
     """Fill every unset choice from the default rules, then validate the result.
 
     ``features`` is the complete enabled set (defaults are then not consulted); otherwise the
     default features are adjusted by ``enable`` / ``disable`` (and by every feature ``modes``
-    names). ``pd_nodes`` sizes PD pools per role (None = co-located on one node).
+    names). ``pd_nodes`` sizes PD pools per role: None = co-located on one node; left unset,
+    the default rules size them from the variant's VRAM floor.
     """
     recipe = _recipe(docs, recipe_id)
     profiles = docs.taxonomy.get("hardware_profiles") or {}
@@ -158,8 +179,22 @@ def resolve_selection(
         if name not in set(disable):
             enabled.append(name)
     kept, exclusion_notes = rules.apply_exclusions(recipe, enabled)
+    for feature, mode in modes.items():
+        allowed = rules.available_modes((recipe.get("features") or {}).get(feature) or {}, variant, profile, hardware)
+        if mode in (recipe["features"][feature].get("modes") or {}) and mode not in allowed:
+            raise SelectionError(f"mode {mode!r} of {feature} is not available for variant {variant} on {hardware}; "
+                                 f"valid choices: {', '.join(allowed) or '(none)'}")
+    if pd_nodes is AUTO:
+        pd_nodes = None
+        if (docs.strategies.get(strategy) or {}).get("deploy_type") == "pd_cluster":
+            sized = rules.pd_pool_nodes(profile, variants.get(variant) or {}, recipe,
+                                        {**docs.strategies, **docs.kv_store}, hardware)
+            if sized == "skip":
+                raise SelectionError(f"pd_cluster for {recipe_id} {variant} on {hardware} would need more than "
+                                     f"{rules.MAX_PD_NODES_PER_ROLE} nodes per role", fix="pick larger hardware or a smaller variant")
+            pd_nodes = sized
     if kv_offload is not None:
-        _check("kv offload option", kv_offload, [*docs.kv_store, *(docs.taxonomy.get("kv_offload") or {})])
+        _check_kv_offload(docs, recipe, kv_offload, strategy, hardware)
     return Selection(
         recipe_id=recipe_id, hardware=hardware, variant=variant, strategy=strategy, node_count=nodes,
         features=tuple(kept), modes=_check_modes(recipe, recipe_id, modes), kv_offload=kv_offload,
