@@ -28,11 +28,11 @@ def golden_tree() -> dict[str, object]:
 
 @pytest.fixture(scope="session")
 def reference_build(reference_catalog, tmp_path_factory) -> Path:
-    """The API tree built from the reference catalog, on disk, through the public entry point."""
-    from servekit.api import build_api
+    """The API tree built from the reference catalog, on disk, through the CLI."""
+    from servekit.cli.app import main
 
     out = tmp_path_factory.mktemp("api") / "site"
-    build_api(out, reference_catalog)
+    assert main(["api", "build", "--out", str(out), "--catalog", str(reference_catalog)]) == 0
     return out
 
 

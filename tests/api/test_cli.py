@@ -1,0 +1,72 @@
+"""``servekit api build`` end to end: summary line, exit codes, bundled catalog."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from servekit.catalog.documents import bundled_catalog_dir
+from servekit.cli.app import main
+
+
+def test_bundled_catalog_builds(tmp_path, capsys):
+    if not (bundled_catalog_dir() / "taxonomy.yaml").is_file():
+        pytest.skip("the bundled catalog is not there yet")
+    out = tmp_path / "site"
+    assert main(["api", "build", "--out", str(out)]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("wrote ") and str(out) in line and "recipes" in line
+    rows = json.loads((out / "models.json").read_text())
+    assert rows
+    for row in rows:
+        doc = json.loads((out / row["json"].lstrip("/")).read_text())
+        assert doc["hf_id"] == row["hf_id"]
+        for link in (doc.get("recommended_command") or {}).get("by_hardware", {}).values():
+            assert (out / link.lstrip("/")).is_file()
+    assert json.loads((out / "taxonomy.json").read_text())["hardware_profiles"]
+
+
+@pytest.fixture
+def small_catalog(tmp_path, reference_catalog):
+    """The reference vocabulary and strategies with one of its recipes."""
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    shutil.copy(reference_catalog / "taxonomy.yaml", catalog / "taxonomy.yaml")
+    shutil.copytree(reference_catalog / "strategies", catalog / "strategies")
+    shutil.copytree(reference_catalog / "kv_store", catalog / "kv_store")
+    (catalog / "models" / "Qwen").mkdir(parents=True)
+    shutil.copy(reference_catalog / "models" / "Qwen" / "Qwen3-8B.yaml", catalog / "models" / "Qwen")
+    return catalog
+
+
+def test_catalog_option_and_rebuild_in_place(tmp_path, capsys, small_catalog):
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "stale.json").write_text("{}")
+    assert main(["api", "build", "--out", str(out), "--catalog", str(small_catalog)]) == 0
+    assert "1 recipes" in capsys.readouterr().out
+    assert (out / "Qwen" / "Qwen3-8B.json").is_file()
+    assert not (out / "stale.json").exists()  # the old tree was replaced, not merged into
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["catalog", "site"]
+
+
+def test_missing_catalog_is_one_line_error(tmp_path, capsys):
+    out = tmp_path / "site"
+    assert main(["api", "build", "--out", str(out), "--catalog", str(tmp_path / "nope")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "catalog directory does not exist" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
+def test_broken_recipe_leaves_previous_tree(tmp_path, capsys, small_catalog):
+    (small_catalog / "models" / "Qwen" / "Bad.yaml").write_text("meta: [unclosed\n")
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "keep.json").write_text("{}")
+    assert main(["api", "build", "--out", str(out), "--catalog", str(small_catalog)]) == 1
+    assert "Bad.yaml" in capsys.readouterr().err
+    assert (out / "keep.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["catalog", "site"]

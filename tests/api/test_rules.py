@@ -1,0 +1,133 @@
+"""Builder rules on small catalogs written for each test (real synthesis, real files).
+
+The taxonomy, strategies and KV-store deployments are the reference catalog's; the recipes
+are minimal ones written here, so each rule is seen in isolation.
+"""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from servekit.api.build import build_in_memory
+from servekit.catalog.documents import read_documents
+
+RECIPE = """\
+meta:
+  title: "{title}"
+  provider: "Acme"
+  tasks: [{tasks}]
+model:
+  model_id: "{model_id}"
+  min_vllm_version: "0.10.0"
+features:
+  tool_calling:
+    args: ["--enable-auto-tool-choice", "--tool-call-parser", "hermes"]
+  reasoning:
+    args: ["--reasoning-parser", "qwen3"]
+opt_in_features: [reasoning]
+variants:
+  default:
+    precision: bf16
+    vram_minimum_gb: 20
+{extra_variants}
+compatible_strategies: [single_node_tp, multi_node_tp]
+"""
+
+
+def _recipe(model_id: str, *, tasks: str = "text", extra_variants: str = "") -> str:
+    return RECIPE.format(title=model_id.split("/")[1], model_id=model_id, tasks=tasks,
+                         extra_variants=textwrap.indent(extra_variants, "  "))
+
+
+@pytest.fixture
+def catalog(tmp_path, reference_catalog) -> Path:
+    root = tmp_path / "catalog"
+    root.mkdir()
+    shutil.copy(reference_catalog / "taxonomy.yaml", root / "taxonomy.yaml")
+    shutil.copytree(reference_catalog / "strategies", root / "strategies")
+    shutil.copytree(reference_catalog / "kv_store", root / "kv_store")
+    (root / "models").mkdir()
+    return root
+
+
+def _write(root: Path, recipe_id: str, text: str) -> None:
+    path = root / "models" / f"{recipe_id}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _build(root: Path):
+    tree, summary, _ = build_in_memory(read_documents(root))
+    return tree, summary
+
+
+FP8 = """\
+fp8:
+  model_id: "Acme/Model-7B-FP8"
+  precision: fp8
+  vram_minimum_gb: 10
+"""
+
+
+def test_recipe_document_shape_and_default_files(catalog):
+    _write(catalog, "Acme/Model-7B", _recipe("Acme/Model-7B"))
+    tree, summary = _build(catalog)
+    doc = tree.get("Acme/Model-7B.json")
+    assert list(doc)[:3] == ["hf_id", "meta", "recommended_command"]
+    assert "compatible_strategies" not in doc and "strategy_overrides" not in doc
+    head = doc["recommended_command"]
+    default_hw = next(iter(head["by_hardware"]))
+    assert head["hardware"] == default_hw and head["strategy"] == "single_node_tp"
+    # opt-in features stay off in the recommended command
+    assert "--enable-auto-tool-choice" in head["argv"] and "--reasoning-parser" not in head["argv"]
+    assert tree.get(f"Acme/Model-7B/hw/{default_hw}.json")["argv"] == head["argv"]
+    for link in [*head["by_hardware"].values(), *head.get("alternatives", {}).values()]:
+        assert link.lstrip("/") in tree
+    assert doc["model"]["install"]["docker"] == {"command": "docker pull vllm/vllm-openai:latest"}
+    assert summary.recipes == 1 and summary.promoted == 0 and not summary.skipped
+
+
+def test_variant_with_its_own_repository_is_promoted(catalog):
+    _write(catalog, "Acme/Model-7B", _recipe("Acme/Model-7B", extra_variants=FP8))
+    tree, summary = _build(catalog)
+    parent = tree.get("Acme/Model-7B.json")
+    assert parent["variants"]["fp8"]["json"] == "/Acme/Model-7B-FP8.json"
+    twin = tree.get("Acme/Model-7B-FP8.json")
+    assert twin["hf_id"] == "Acme/Model-7B-FP8"
+    assert twin["meta"]["derived_from"] == "Acme/Model-7B" and twin["meta"]["variant"] == "fp8"
+    assert twin["model"]["model_id"] == "Acme/Model-7B-FP8"
+    assert twin["variants"] == {"default": {"precision": "fp8", "vram_minimum_gb": 10}}
+    assert twin["recommended_command"]["variant"] == "fp8"
+    assert "Acme/Model-7B-FP8" in twin["recommended_command"]["argv"]
+    rows = tree.get("models.json")
+    assert [r["hf_id"] for r in rows] == ["Acme/Model-7B", "Acme/Model-7B-FP8"]
+    assert rows[1]["url"] == "/Acme/Model-7B" and rows[1]["derived_from"] == "Acme/Model-7B"
+    assert summary.promoted == 1
+
+
+def test_standalone_recipe_wins_over_a_promotion(catalog):
+    _write(catalog, "Acme/Model-7B", _recipe("Acme/Model-7B", extra_variants=FP8))
+    _write(catalog, "Acme/Model-7B-FP8", _recipe("Acme/Model-7B-FP8"))
+    tree, summary = _build(catalog)
+    assert "json" not in tree.get("Acme/Model-7B.json")["variants"]["fp8"]
+    assert "derived_from" not in tree.get("Acme/Model-7B-FP8.json")["meta"]
+    assert summary.promoted == 0
+
+
+def test_omni_recipes_get_no_commands(catalog):
+    _write(catalog, "Acme/Speech", _recipe("Acme/Speech", tasks="omni"))
+    tree, _ = _build(catalog)
+    assert "recommended_command" not in tree.get("Acme/Speech.json")
+    assert not [p for p in tree if p.startswith("Acme/Speech/")]
+
+
+def test_models_index_follows_file_name_order(catalog):
+    for rid in ("Acme/M2.yaml", "Acme/M2.1.yaml", "Acme/M-2", "Beta/a"):
+        rid = rid.removesuffix(".yaml")
+        _write(catalog, rid, _recipe(rid))
+    tree, _ = _build(catalog)
+    assert [r["hf_id"] for r in tree.get("models.json")] == ["Acme/M-2", "Acme/M2.1", "Acme/M2", "Beta/a"]
