@@ -105,7 +105,7 @@ def _issue_for(group: list[dict], path: KeyPath, value: Any) -> Issue:
             "missing-key",
             at_key=True,
         )
-    if kind == "literal_error":
+    if kind == "literal_error" and len(group) == 1:
         allowed = first.get("ctx", {}).get("expected", "")
         return error(
             path,
@@ -113,7 +113,7 @@ def _issue_for(group: list[dict], path: KeyPath, value: Any) -> Issue:
             f"use one of {allowed}",
             "bad-value",
         )
-    if kind in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"}:
+    if kind in {"greater_than_equal", "greater_than", "less_than_equal", "less_than"} and len(group) == 1:
         return error(
             path,
             f"{_describe_value(value)} is out of range: {first['msg'].lower()}",
