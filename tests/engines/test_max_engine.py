@@ -16,7 +16,7 @@ import pytest
 from servekit.engines.dialect import DialectContext
 from servekit.engines.environments import find_env
 from servekit.engines.max import translate_to_max
-from servekit.engines.max_translate import MAX_REASONING_PARSERS, MAX_TOOL_PARSERS
+from servekit.engines.max_vocab import MAX_REASONING_PARSERS, MAX_TOOL_PARSERS
 
 pytestmark = pytest.mark.engine
 
@@ -38,18 +38,79 @@ print(json.dumps(out))
 """
 
 LAUNCHES = [
-    ["vllm", "serve", "Qwen/Qwen3-8B", "-tp", "2", "--max-model-len", "32768", "--max-num-seqs", "64",
-     "--gpu-memory-utilization", "0.85", "--enable-prefix-caching", "--no-enable-chunked-prefill",
-     "--max-num-batched-tokens", "8192", "--trust-remote-code", "--served-model-name", "qwen",
-     "--reasoning-parser", "qwen3", "--tool-call-parser", "qwen3_coder", "--kv-cache-dtype", "fp8",
-     "--quantization", "fp8", "--enforce-eager", "--host", "0.0.0.0", "--port", "8001",
-     "--speculative-config", '{"method":"eagle3","model":"org/drafter","num_speculative_tokens":3}'],
-    ["vllm", "serve", "deepseek-ai/DeepSeek-V3", "-tp", "1", "-dp", "8", "--enable-expert-parallel",
-     "--speculative-config", '{"method":"deepseek_mtp","num_speculative_tokens":2}', "--revision", "main"],
-    ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--enable-lora", "--lora-modules", "a=/l/a", "b=/l/b",
-     "--max-loras", "2", "--max-lora-rank", "32", "--dtype", "bfloat16"],
-    ["vllm", "serve", "Qwen/Qwen3.8-27B", "--speculative-config",
-     '{"method":"dflash","model":"org/dflash","num_speculative_tokens":7}', "--quantization", "modelopt_fp4"],
+    [
+        "vllm",
+        "serve",
+        "Qwen/Qwen3-8B",
+        "-tp",
+        "2",
+        "--max-model-len",
+        "32768",
+        "--max-num-seqs",
+        "64",
+        "--gpu-memory-utilization",
+        "0.85",
+        "--enable-prefix-caching",
+        "--no-enable-chunked-prefill",
+        "--max-num-batched-tokens",
+        "8192",
+        "--trust-remote-code",
+        "--served-model-name",
+        "qwen",
+        "--reasoning-parser",
+        "qwen3",
+        "--tool-call-parser",
+        "qwen3_coder",
+        "--kv-cache-dtype",
+        "fp8",
+        "--quantization",
+        "fp8",
+        "--enforce-eager",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8001",
+        "--speculative-config",
+        '{"method":"eagle3","model":"org/drafter","num_speculative_tokens":3}',
+    ],
+    [
+        "vllm",
+        "serve",
+        "deepseek-ai/DeepSeek-V3",
+        "-tp",
+        "1",
+        "-dp",
+        "8",
+        "--enable-expert-parallel",
+        "--speculative-config",
+        '{"method":"deepseek_mtp","num_speculative_tokens":2}',
+        "--revision",
+        "main",
+    ],
+    [
+        "vllm",
+        "serve",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--enable-lora",
+        "--lora-modules",
+        "a=/l/a",
+        "b=/l/b",
+        "--max-loras",
+        "2",
+        "--max-lora-rank",
+        "32",
+        "--dtype",
+        "bfloat16",
+    ],
+    [
+        "vllm",
+        "serve",
+        "Qwen/Qwen3.8-27B",
+        "--speculative-config",
+        '{"method":"dflash","model":"org/dflash","num_speculative_tokens":7}',
+        "--quantization",
+        "modelopt_fp4",
+    ],
 ]
 
 
@@ -62,16 +123,16 @@ def max_python() -> Path:
 
 
 def parse_all(python: Path, batch: list[tuple[str, list[str]]]) -> list[dict]:
-    done = subprocess.run([str(python), "-c", PARSE], input=json.dumps(batch), capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run(
+        [str(python), "-c", PARSE], input=json.dumps(batch), capture_output=True, text=True, check=True
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def test_translated_argvs_parse_with_the_real_max_cli(max_python):
     batch: list[tuple[str, list[str]]] = []
     for launch in LAUNCHES:
-        result = translate_to_max(launch, DialectContext(hardware=H200, hardware_id="h200",
-                                                         options={"target": "auto"}))
+        result = translate_to_max(launch, DialectContext(hardware=H200, hardware_id="h200", options={"target": "auto"}))
         batch.append(("serve", list(result.argv[2:])))
         batch.append(("warm-cache", list(result.warm_cache_argv[2:])))
     results = parse_all(max_python, batch)
@@ -82,8 +143,9 @@ def test_translated_argvs_parse_with_the_real_max_cli(max_python):
     assert first["max_length"] == "32768"
     assert first["max_batch_size"] == "64"
     assert first["speculative_method"] == "'eagle'"
-    assert first["quantization_encoding"].endswith("'float8_e4m3fn'>") or "float8_e4m3fn" in first[
-        "quantization_encoding"]
+    assert (
+        first["quantization_encoding"].endswith("'float8_e4m3fn'>") or "float8_e4m3fn" in first["quantization_encoding"]
+    )
     assert first["device_graph_capture"] == "False"
     dp = results[2]["params"]
     assert dp["data_parallel_degree"] == "8" and dp["ep_size"] == "8"
@@ -93,16 +155,20 @@ def test_translated_argvs_parse_with_the_real_max_cli(max_python):
 
 
 def test_the_real_parser_rejects_what_validation_rejects(max_python):
-    results = parse_all(max_python, [("serve", ["--model-path", "m", "--bogus"]),
-                                     ("serve", ["--model-path", "m", "--target", "cuda"])])
+    results = parse_all(
+        max_python, [("serve", ["--model-path", "m", "--bogus"]), ("serve", ["--model-path", "m", "--target", "cuda"])]
+    )
     assert not results[0]["ok"] and "--bogus" in results[0]["error"]
     assert not results[1]["ok"]
 
 
 def registered_names(python: Path, module: str) -> set[str]:
     """Names MAX registers with ``@register("...")`` from ``max.pipelines.lib.<module>``."""
-    package = Path(subprocess.run([str(python), "-c", "import max; print(list(max.__path__)[0])"],
-                                  capture_output=True, text=True, check=True).stdout.strip())
+    package = Path(
+        subprocess.run(
+            [str(python), "-c", "import max; print(list(max.__path__)[0])"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
     names: set[str] = set()
     for path in package.rglob("*.py"):
         text = path.read_text(errors="replace")

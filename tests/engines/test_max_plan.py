@@ -35,9 +35,19 @@ def test_max_translation_of_a_single_node_plan(docs):
     assert command.argv[command.argv.index("--devices") + 1].startswith("gpu:0")
     assert command.precompile[0].argv[-2:] == ("--target", "cuda:sm_90")
     vllm_flags = {t for t in plan.processes[0].argv() if isinstance(t, str) and t.startswith("--")}
-    carried = {"--tensor-parallel-size", "--tool-call-parser", "--reasoning-parser", "--max-model-len",
-               "--max-num-seqs", "--gpu-memory-utilization", "--enable-prefix-caching", "--trust-remote-code",
-               "--kv-cache-dtype", "--speculative-config", "--quantization"}
+    carried = {
+        "--tensor-parallel-size",
+        "--tool-call-parser",
+        "--reasoning-parser",
+        "--max-model-len",
+        "--max-num-seqs",
+        "--gpu-memory-utilization",
+        "--enable-prefix-caching",
+        "--trust-remote-code",
+        "--kv-cache-dtype",
+        "--speculative-config",
+        "--quantization",
+    }
     listed = {u.flag for u in command.untranslated}
     assert vllm_flags - carried <= listed  # every other vLLM option is reported, none silently dropped
     assert only.to_dict()["role"] == plan.processes[0].role

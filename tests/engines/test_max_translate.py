@@ -6,8 +6,8 @@ import re
 import shlex
 
 import pytest
-
 from conftest import REFERENCE
+
 from servekit.engines.dialect import DialectContext
 from servekit.engines.max import DIALECT, translate_to_max, validate_max_argv
 from servekit.errors import ServekitError
@@ -16,26 +16,42 @@ MAX_HELP = REFERENCE / "engines" / "max-26.7"
 H200 = {"brand": "NVIDIA", "generation": "hopper", "gpu_count": 8, "vram_gb": 1128}
 
 FULL = [
-    "vllm", "serve", "Qwen/Qwen3-8B",
-    "--tensor-parallel-size", "2",
-    "--max-model-len", "32768",
-    "--max-num-seqs", "64",
-    "--gpu-memory-utilization", "0.85",
+    "vllm",
+    "serve",
+    "Qwen/Qwen3-8B",
+    "--tensor-parallel-size",
+    "2",
+    "--max-model-len",
+    "32768",
+    "--max-num-seqs",
+    "64",
+    "--gpu-memory-utilization",
+    "0.85",
     "--enable-prefix-caching",
     "--no-enable-chunked-prefill",
-    "--max-num-batched-tokens", "8192",
+    "--max-num-batched-tokens",
+    "8192",
     "--trust-remote-code",
-    "--served-model-name", "qwen",
-    "--reasoning-parser", "qwen3",
-    "--tool-call-parser", "qwen3_coder",
+    "--served-model-name",
+    "qwen",
+    "--reasoning-parser",
+    "qwen3",
+    "--tool-call-parser",
+    "qwen3_coder",
     "--enable-auto-tool-choice",
-    "--kv-cache-dtype", "fp8",
-    "--quantization", "fp8",
-    "--speculative-config", '{"method":"eagle3","model":"org/drafter","num_speculative_tokens":3}',
+    "--kv-cache-dtype",
+    "fp8",
+    "--quantization",
+    "fp8",
+    "--speculative-config",
+    '{"method":"eagle3","model":"org/drafter","num_speculative_tokens":3}',
     "--enforce-eager",
-    "--hf-overrides", '{"rope_theta": 1}',
-    "--host", "0.0.0.0",
-    "--port", "8001",
+    "--hf-overrides",
+    '{"rope_theta": 1}',
+    "--host",
+    "0.0.0.0",
+    "--port",
+    "8001",
 ]
 
 
@@ -61,14 +77,44 @@ def options_of(argv) -> list[str]:
 def test_full_launch_maps_option_by_option():
     result = translate_to_max(FULL, DialectContext(hardware=H200, hardware_id="h200"))
     assert result.argv == (
-        "max", "serve", "--model-path", "Qwen/Qwen3-8B", "--devices", "gpu:0,1",
-        "--max-length", "32768", "--max-batch-size", "64", "--device-memory-utilization", "0.85",
-        "--enable-prefix-caching", "--no-enable-chunked-prefill", "--max-batch-input-tokens", "8192",
-        "--trust-remote-code", "--served-model-name", "qwen", "--reasoning-parser", "qwen3_5",
-        "--tool-parser", "qwen3_5", "--kv-cache-format", "float8_e4m3fn",
-        "--quantization-encoding", "float8_e4m3fn", "--speculative-method", "eagle",
-        "--draft-model-path", "org/drafter", "--num-speculative-tokens", "3",
-        "--no-device-graph-capture", "--host", "0.0.0.0", "--port", "8001",
+        "max",
+        "serve",
+        "--model-path",
+        "Qwen/Qwen3-8B",
+        "--devices",
+        "gpu:0,1",
+        "--max-length",
+        "32768",
+        "--max-batch-size",
+        "64",
+        "--device-memory-utilization",
+        "0.85",
+        "--enable-prefix-caching",
+        "--no-enable-chunked-prefill",
+        "--max-batch-input-tokens",
+        "8192",
+        "--trust-remote-code",
+        "--served-model-name",
+        "qwen",
+        "--reasoning-parser",
+        "qwen3_5",
+        "--tool-parser",
+        "qwen3_5",
+        "--kv-cache-format",
+        "float8_e4m3fn",
+        "--quantization-encoding",
+        "float8_e4m3fn",
+        "--speculative-method",
+        "eagle",
+        "--draft-model-path",
+        "org/drafter",
+        "--num-speculative-tokens",
+        "3",
+        "--no-device-graph-capture",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8001",
     )
     assert {u.flag for u in result.untranslated} == {"--enable-auto-tool-choice", "--hf-overrides"}
     assert all(u.reason for u in result.untranslated)
@@ -76,8 +122,7 @@ def test_full_launch_maps_option_by_option():
 
 
 def test_parser_names_map_to_max_or_are_dropped_with_a_reason():
-    result = translate_to_max(["vllm", "serve", "m", "--tool-call-parser", "hermes", "--reasoning-parser",
-                               "glm45"])
+    result = translate_to_max(["vllm", "serve", "m", "--tool-call-parser", "hermes", "--reasoning-parser", "glm45"])
     assert result.argv[-2:] == ("--reasoning-parser", "glm45")
     assert "--tool-parser" not in result.argv
     (dropped,) = result.untranslated
@@ -98,8 +143,9 @@ def test_warm_cache_drops_http_options_and_adds_target():
 
 
 def test_target_auto_follows_the_hardware():
-    result = translate_to_max(["vllm", "serve", "m"], DialectContext(hardware=H200, hardware_id="h200",
-                                                                   options={"target": "auto"}))
+    result = translate_to_max(
+        ["vllm", "serve", "m"], DialectContext(hardware=H200, hardware_id="h200", options={"target": "auto"})
+    )
     assert result.warm_cache_argv[-2:] == ("--target", "cuda:sm_90")
     mi = translate_to_max(["vllm", "serve", "m"], DialectContext(hardware_id="mi300x", options={"target": "auto"}))
     assert mi.warm_cache_argv[-2:] == ("--target", "hip:gfx942")
@@ -113,17 +159,32 @@ def test_bad_target_is_an_error():
 
 def test_every_emitted_option_exists_in_max_help():
     serve, warm = help_options("serve"), help_options("warm-cache")
-    result = translate_to_max(FULL + ["--enable-lora", "--lora-modules", "a=/l/a", "--max-loras", "2",
-                                      "--max-lora-rank", "32", "--data-parallel-size", "2",
-                                      "--enable-expert-parallel", "--revision", "main"],
-                              DialectContext(hardware=H200, options={"target": "cuda:sm_90"}))
+    result = translate_to_max(
+        FULL
+        + [
+            "--enable-lora",
+            "--lora-modules",
+            "a=/l/a",
+            "--max-loras",
+            "2",
+            "--max-lora-rank",
+            "32",
+            "--data-parallel-size",
+            "2",
+            "--enable-expert-parallel",
+            "--revision",
+            "main",
+        ],
+        DialectContext(hardware=H200, options={"target": "cuda:sm_90"}),
+    )
     assert set(options_of(result.argv)) <= serve
     assert set(options_of(result.warm_cache_argv)) <= warm
 
 
 def test_data_parallel_expands_the_device_list():
-    result = translate_to_max(["vllm", "serve", "m", "-tp", "2", "-dp", "4", "--enable-expert-parallel"],
-                              DialectContext(hardware=H200))
+    result = translate_to_max(
+        ["vllm", "serve", "m", "-tp", "2", "-dp", "4", "--enable-expert-parallel"], DialectContext(hardware=H200)
+    )
     argv = result.argv
     assert argv[argv.index("--devices") + 1] == "gpu:0,1,2,3,4,5,6,7"
     assert argv[argv.index("--data-parallel-degree") + 1] == "4"
@@ -172,8 +233,15 @@ def test_precision_fills_in_the_encoding_when_the_argv_has_none():
 
 
 def test_mtp_family_methods_become_mtp_and_ngram_is_reported():
-    mtp = translate_to_max(["vllm", "serve", "m", "--speculative-config",
-                            '{"method":"qwen3_5_mtp","num_speculative_tokens":3,"enforce_eager":true}'])
+    mtp = translate_to_max(
+        [
+            "vllm",
+            "serve",
+            "m",
+            "--speculative-config",
+            '{"method":"qwen3_5_mtp","num_speculative_tokens":3,"enforce_eager":true}',
+        ]
+    )
     argv = mtp.argv
     assert argv[argv.index("--speculative-method") + 1] == "mtp"
     assert "--draft-model-path" not in argv
@@ -185,8 +253,19 @@ def test_mtp_family_methods_become_mtp_and_ngram_is_reported():
 
 
 def test_lora_modules_become_lora_paths():
-    result = translate_to_max(["vllm", "serve", "m", "--enable-lora", "--lora-modules", "a=/l/a",
-                               '{"name":"b","path":"/l/b"}', "--max-loras", "2"])
+    result = translate_to_max(
+        [
+            "vllm",
+            "serve",
+            "m",
+            "--enable-lora",
+            "--lora-modules",
+            "a=/l/a",
+            '{"name":"b","path":"/l/b"}',
+            "--max-loras",
+            "2",
+        ]
+    )
     argv = result.argv
     assert [argv[i + 1] for i, w in enumerate(argv) if w == "--lora-paths"] == ["a=/l/a", "b=/l/b"]
     assert argv[argv.index("--max-num-loras") + 1] == "2"
@@ -198,11 +277,15 @@ def test_lora_without_enable_is_flagged():
 
 
 def test_extra_served_names_and_vllm_env_are_listed():
-    result = translate_to_max(["vllm", "serve", "m", "--served-model-name", "a", "b"],
-                              DialectContext(env={"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1", "HF_TOKEN": "x"}))
+    result = translate_to_max(
+        ["vllm", "serve", "m", "--served-model-name", "a", "b"],
+        DialectContext(env={"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1", "HF_TOKEN": "x"}),
+    )
     assert result.argv[-2:] == ("--served-model-name", "a")
     assert {(u.flag, u.value) for u in result.untranslated} == {
-        ("--served-model-name", "b"), ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")}
+        ("--served-model-name", "b"),
+        ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1"),
+    }
 
 
 def test_nothing_is_dropped_silently():
@@ -221,11 +304,25 @@ def test_human_readable_context_length():
 
 
 def test_validate_uses_the_stored_catalog_and_max_rules():
-    findings = validate_max_argv(["max", "serve", "--model-path", "m", "--bogus", "--devices", "gpus",
-                                  "--speculative-method", "eagle", "--max-num-loras", "2", "--target", "cuda"])
+    findings = validate_max_argv(
+        [
+            "max",
+            "serve",
+            "--model-path",
+            "m",
+            "--bogus",
+            "--devices",
+            "gpus",
+            "--speculative-method",
+            "eagle",
+            "--max-num-loras",
+            "2",
+            "--target",
+            "cuda",
+        ]
+    )
     codes = {f.code for f in findings}
-    assert {"unknown-option", "max.devices-format", "max.draft-model", "max.lora-disabled",
-            "max.target-serve"} <= codes
+    assert {"unknown-option", "max.devices-format", "max.draft-model", "max.lora-disabled", "max.target-serve"} <= codes
     clean = validate_max_argv(translate_to_max(FULL, DialectContext(hardware=H200)).argv)
     assert not [f for f in clean if f.severity == "error"]
 
@@ -235,8 +332,20 @@ def test_engine_lint_applies_catalog_and_max_rules():
 
     engine = get_engine("max")
     assert engine is DIALECT
-    result = engine.lint(["max", "warm-cache", "--model-path", "m", "--devices", "gpu:0,1,2",
-                          "--data-parallel-degree", "2", "--target", "cuda:sm_90"])
+    result = engine.lint(
+        [
+            "max",
+            "warm-cache",
+            "--model-path",
+            "m",
+            "--devices",
+            "gpu:0,1,2",
+            "--data-parallel-degree",
+            "2",
+            "--target",
+            "cuda:sm_90",
+        ]
+    )
     assert {f.code for f in result.findings if f.severity == "error"} == {"max.dp-devices"}
     ok = engine.lint(list(translate_to_max(FULL, DialectContext(hardware=H200)).argv))
     assert ok.valid, ok.findings
@@ -250,3 +359,26 @@ def test_dialect_returns_an_engine_command_with_warm_cache_step():
     assert shlex.split(cmd.command()) == list(cmd.argv)
     data = cmd.to_dict()
     assert data["untranslated"] and data["precompile"][0]["name"] == "warm-cache"
+
+
+def test_auto_context_length_and_single_word_options():
+    result = translate_to_max(["vllm", "serve", "m", "--max-model-len auto"])
+    assert "--max-length" not in result.argv
+    assert [(u.flag, u.value) for u in result.untranslated] == [("--max-model-len", "auto")]
+
+
+def test_architecture_must_exist_in_max():
+    missing = translate_to_max(["vllm", "serve", "m"], DialectContext(options={"architecture": "FancyForCausalLM"}))
+    assert "max.architecture" in {f.code for f in missing.findings if f.severity == "error"}
+    known = translate_to_max(["vllm", "serve", "m"], DialectContext(options={"architecture": "LlamaForCausalLM"}))
+    assert "max.architecture" not in {f.code for f in known.findings}
+
+
+def test_dflash2_drafter_selects_the_dflash2_method():
+    spec = ["--speculative-config", '{"method":"dflash","model":"org/d","num_speculative_tokens":7}']
+    plain = translate_to_max(["vllm", "serve", "m", *spec])
+    assert plain.argv[plain.argv.index("--speculative-method") + 1] == "dflash"
+    two = translate_to_max(
+        ["vllm", "serve", "m", *spec], DialectContext(options={"draft_architecture": "DFlash2DraftModel"})
+    )
+    assert two.argv[two.argv.index("--speculative-method") + 1] == "dflash2"

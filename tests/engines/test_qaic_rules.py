@@ -12,10 +12,23 @@ from servekit.engines.dialect import DialectContext
 from servekit.engines.qaic import DIALECT, translate_qaic, validate_qaic
 from servekit.engines.vllm_launch import parse_vllm_argv
 
-BASE = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "2048", "--max-num-seqs", "4",
-        "--quantization", "mxfp6", "--kv-cache-dtype", "mxint8"]
-SPEC = ["--speculative-config", '{"method":"draft_model","model":"meta-llama/Llama-3.2-1B-Instruct",'
-        '"num_speculative_tokens":3}']
+BASE = [
+    "vllm",
+    "serve",
+    "meta-llama/Llama-3.1-8B-Instruct",
+    "--max-model-len",
+    "2048",
+    "--max-num-seqs",
+    "4",
+    "--quantization",
+    "mxfp6",
+    "--kv-cache-dtype",
+    "mxint8",
+]
+SPEC = [
+    "--speculative-config",
+    '{"method":"draft_model","model":"meta-llama/Llama-3.2-1B-Instruct","num_speculative_tokens":3}',
+]
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +76,12 @@ def test_num_devices_against_device_group():
 
 
 def test_speculative_decoding_and_multimodal_are_exclusive():
-    config = {"override_qaic_config": {"device_group": [0]}, "draft_override_qaic_config": {"device_group": [0]},
-              "height": [364], "width": [532]}
+    config = {
+        "override_qaic_config": {"device_group": [0]},
+        "draft_override_qaic_config": {"device_group": [0]},
+        "height": [364],
+        "width": [532],
+    }
     assert "qaic.spd-multimodal" in errors(with_config(config, *SPEC))
     # the speculative config alone with a multimodal model is the same conflict
     assert "qaic.spd-multimodal" in errors([*BASE, *SPEC], multimodal=True)
@@ -75,8 +92,18 @@ def test_pooling_fields():
     assert "qaic.pooling-device" in bad_device
     cpu_only = errors(with_config({"override_qaic_config": {"pooling_device": "cpu", "normalize": True}}))
     assert "qaic.pooling-qaic-only" in cpu_only
-    fine = codes(with_config({"override_qaic_config": {"pooling_device": "qaic", "pooling_method": "cls",
-                                                       "normalize": True, "softmax": False}}))
+    fine = codes(
+        with_config(
+            {
+                "override_qaic_config": {
+                    "pooling_device": "qaic",
+                    "pooling_method": "cls",
+                    "normalize": True,
+                    "softmax": False,
+                }
+            }
+        )
+    )
     assert not any(f.severity == "error" for fs in fine.values() for f in fs)
     custom = codes(with_config({"override_qaic_config": {"pooling_device": "qaic", "pooling_method": "last"}}))
     assert custom["qaic.pooling-custom"][0].severity == "note"
@@ -190,12 +217,30 @@ def test_tensor_parallel_size_becomes_the_device_group(ultra):
 
 
 def test_gpu_options_are_replaced_and_reported(ultra):
-    source = ["vllm", "serve", "m", "--max-model-len", "2048", "--quantization", "fp8", "--kv-cache-dtype", "fp8",
-              "--gpu-memory-utilization", "0.9", "--additional-config", '{"enable_cpu_binding":true}']
+    source = [
+        "vllm",
+        "serve",
+        "m",
+        "--max-model-len",
+        "2048",
+        "--quantization",
+        "fp8",
+        "--kv-cache-dtype",
+        "fp8",
+        "--gpu-memory-utilization",
+        "0.9",
+        "--additional-config",
+        '{"enable_cpu_binding":true}',
+    ]
     cmd = translate_qaic(source, DialectContext(hardware=ultra, env={"CUDA_VISIBLE_DEVICES": "0", "HF_TOKEN": "t"}))
     flags = {u.flag for u in cmd.untranslated}
-    assert {"--quantization", "--kv-cache-dtype", "--gpu-memory-utilization", "--additional-config.enable_cpu_binding",
-            "CUDA_VISIBLE_DEVICES"} <= flags
+    assert {
+        "--quantization",
+        "--kv-cache-dtype",
+        "--gpu-memory-utilization",
+        "--additional-config.enable_cpu_binding",
+        "CUDA_VISIBLE_DEVICES",
+    } <= flags
     assert cmd.argv.count("--quantization") == 1 and "mxfp6" in cmd.argv
     assert cmd.env == {"HF_TOKEN": "t"}
 
@@ -216,14 +261,35 @@ def test_pyt_translation_sets_its_required_flags(ultra):
 
 
 def test_compile_step_resolves_aliases_to_qefficient_names(ultra):
-    source = with_config({"override_qaic_config": {"aic_num_cores": 12, "dfs": False, "mos": 1,
-                                                   "device_group": [0, 1], "pooling_device": "qaic"}},
-                         "--long-prefill-token-threshold", "128", "-tp", "2", *SPEC)
+    source = with_config(
+        {
+            "override_qaic_config": {
+                "aic_num_cores": 12,
+                "dfs": False,
+                "mos": 1,
+                "device_group": [0, 1],
+                "pooling_device": "qaic",
+            }
+        },
+        "--long-prefill-token-threshold",
+        "128",
+        "-tp",
+        "2",
+        *SPEC,
+    )
     cmd = DIALECT.translate(source, DialectContext(hardware=ultra))
     target, draft = cmd.precompile
-    assert target.kwargs == {"prefill_seq_len": 128, "ctx_len": 2048, "full_batch_size": 4, "mxfp6_matmul": True,
-                             "mxint8_kv_cache": True, "num_devices": 2, "num_cores": 12,
-                             "aic_enable_depth_first": False, "mos": 1}
+    assert target.kwargs == {
+        "prefill_seq_len": 128,
+        "ctx_len": 2048,
+        "full_batch_size": 4,
+        "mxfp6_matmul": True,
+        "mxint8_kv_cache": True,
+        "num_devices": 2,
+        "num_cores": 12,
+        "aic_enable_depth_first": False,
+        "mos": 1,
+    }
     assert draft.argv[4] == "meta-llama/Llama-3.2-1B-Instruct"
     assert draft.kwargs["num_cores"] == 8
     assert shlex.split(target.command()) == list(target.argv)

@@ -7,8 +7,8 @@ import json
 import shlex
 
 import pytest
-
 from conftest import SHARED
+
 from servekit.catalog.documents import bundled_catalog_dir, read_yaml
 from servekit.engines.dialect import DialectContext, render_multiline
 from servekit.engines.qaic import translate_qaic
@@ -31,7 +31,7 @@ def profiles() -> dict:
 
 def seed_cli(text: str) -> str:
     """The command block under 'CLI Example' (from 'vllm serve' to its last continued line)."""
-    lines = text[text.index("CLI Example"):].splitlines()
+    lines = text[text.index("CLI Example") :].splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("vllm serve"))
     block = []
     for line in lines[start:]:
@@ -60,8 +60,21 @@ def additional_config(argv) -> dict:
 
 def test_cli_example_renders_exactly(seed_text, profiles):
     expected = seed_cli(seed_text)
-    source = ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct", "--host", "0.0.0.0", "--port", "8000",
-              "--max-num-seqs", "4", "--max-model-len", "2048", "--long-prefill-token-threshold", "128"]
+    source = [
+        "vllm",
+        "serve",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8000",
+        "--max-num-seqs",
+        "4",
+        "--max-model-len",
+        "2048",
+        "--long-prefill-token-threshold",
+        "128",
+    ]
     cmd = translate_qaic(source, DialectContext(hardware=profiles["ai100_standard"], hardware_id="ai100_standard"))
     assert render_multiline(cmd.argv) == expected
     assert shlex.split(expected.replace("\\\n", " ")) == list(cmd.argv)
@@ -70,8 +83,15 @@ def test_cli_example_renders_exactly(seed_text, profiles):
 
 def test_speculative_decoding_example_config(seed_text, profiles):
     spd = next(c for c in seed_llm_calls(seed_text) if "draft_override_qaic_config" in c["additional_config"])
-    source = ["vllm", "serve", spd["model"], "--max-model-len", "2048", "--speculative-config",
-              '{"method":"draft_model","model":"meta-llama/Llama-3.2-1B-Instruct","num_speculative_tokens":3}']
+    source = [
+        "vllm",
+        "serve",
+        spd["model"],
+        "--max-model-len",
+        "2048",
+        "--speculative-config",
+        '{"method":"draft_model","model":"meta-llama/Llama-3.2-1B-Instruct","num_speculative_tokens":3}',
+    ]
     options = {"devices": [0, 1, 2, 3], "num_cores": 10, "draft_num_cores": 6}
     cmd = translate_qaic(source, DialectContext(hardware=profiles["ai100_ultra"], options=options))
     assert additional_config(cmd.argv) == spd["additional_config"]

@@ -48,8 +48,18 @@ RENAMED_ENV = {"CUDA_VISIBLE_DEVICES": "ASCEND_RT_VISIBLE_DEVICES"}
 CUDA_ONLY_ENV_PREFIXES = ("NCCL_", "PYTORCH_CUDA_", "CUDA_")
 # vLLM quantization methods whose kernels exist only for CUDA / ROCm.
 CUDA_ONLY_QUANTIZATION = frozenset(
-    {"modelopt", "modelopt_fp4", "nvfp4", "mxfp4", "marlin", "gptq_marlin", "awq_marlin", "bitsandbytes",
-     "fp_quant", "petit_nvfp4"}
+    {
+        "modelopt",
+        "modelopt_fp4",
+        "nvfp4",
+        "mxfp4",
+        "marlin",
+        "gptq_marlin",
+        "awq_marlin",
+        "bitsandbytes",
+        "fp_quant",
+        "petit_nvfp4",
+    }
 )
 ASCEND_MTP = "qwen3_5_mtp"
 
@@ -70,25 +80,51 @@ def ascend_quantization_findings(launch: VllmLaunch, context: DialectContext) ->
     on_ascend = is_ascend_profile(context.hardware, context.hardware_id)
     out: list[Finding] = []
     if quant == "ascend" and known and not on_ascend:
-        out.append(finding(ERROR, "ascend.quantization-hardware", "--quantization ascend (ModelSlim) runs only on "
-                           f"Ascend NPUs, not on {context.hardware_id or 'this hardware'}", option="--quantization",
-                           fix="pick an Ascend hardware profile, or a checkpoint quantized for this hardware"))
+        out.append(
+            finding(
+                ERROR,
+                "ascend.quantization-hardware",
+                "--quantization ascend (ModelSlim) runs only on "
+                f"Ascend NPUs, not on {context.hardware_id or 'this hardware'}",
+                option="--quantization",
+                fix="pick an Ascend hardware profile, or a checkpoint quantized for this hardware",
+            )
+        )
     if on_ascend and context.options.get("modelslim") and quant != "ascend":
-        out.append(finding(ERROR, "ascend.modelslim", "a ModelSlim checkpoint without --quantization ascend loads as "
-                           "float weights", option="--quantization", fix="add --quantization ascend"))
+        out.append(
+            finding(
+                ERROR,
+                "ascend.modelslim",
+                "a ModelSlim checkpoint without --quantization ascend loads as float weights",
+                option="--quantization",
+                fix="add --quantization ascend",
+            )
+        )
     if on_ascend and quant in CUDA_ONLY_QUANTIZATION:
-        out.append(finding(ERROR, "ascend.cuda-quantization", f"--quantization {quant} needs CUDA kernels that vLLM "
-                           "Ascend does not have", option="--quantization",
-                           fix="use a ModelSlim checkpoint with --quantization ascend, or a BF16/FP8 checkpoint"))
+        out.append(
+            finding(
+                ERROR,
+                "ascend.cuda-quantization",
+                f"--quantization {quant} needs CUDA kernels that vLLM Ascend does not have",
+                option="--quantization",
+                fix="use a ModelSlim checkpoint with --quantization ascend, or a BF16/FP8 checkpoint",
+            )
+        )
     return out
 
 
 def speculative_findings(launch: VllmLaunch) -> list[Finding]:
     spec = launch.get_json("--speculative-config")
     if isinstance(spec, dict) and str(spec.get("method", "")).lower() == "mtp":
-        return [finding(NOTE, "ascend.mtp-spelling", f"vLLM Ascend documents the Qwen3.5-family MTP head as "
-                        f"'{ASCEND_MTP}'", option="--speculative-config",
-                        fix=f'use "method":"{ASCEND_MTP}" for Qwen3.5-family checkpoints')]
+        return [
+            finding(
+                NOTE,
+                "ascend.mtp-spelling",
+                f"vLLM Ascend documents the Qwen3.5-family MTP head as '{ASCEND_MTP}'",
+                option="--speculative-config",
+                fix=f'use "method":"{ASCEND_MTP}" for Qwen3.5-family checkpoints',
+            )
+        ]
     return []
 
 
@@ -100,11 +136,23 @@ def image_for(context: DialectContext) -> tuple[str, list[Finding]]:
     if context.image and context.image.startswith(IMAGE_REPOSITORY + ":"):
         return context.image, out
     if context.image:
-        out.append(finding(WARNING, "ascend.image", f"image {context.image} has no NPU runtime; using {brand}",
-                           fix=f"run vLLM Ascend from {IMAGE_REPOSITORY}"))
+        out.append(
+            finding(
+                WARNING,
+                "ascend.image",
+                f"image {context.image} has no NPU runtime; using {brand}",
+                fix=f"run vLLM Ascend from {IMAGE_REPOSITORY}",
+            )
+        )
     if tag == "latest":
-        out.append(finding(NOTE, "ascend.image-tag", "the image tag is not pinned",
-                           fix="pass the vLLM Ascend version (engine_version) or an image_tag"))
+        out.append(
+            finding(
+                NOTE,
+                "ascend.image-tag",
+                "the image tag is not pinned",
+                fix="pass the vLLM Ascend version (engine_version) or an image_tag",
+            )
+        )
     return brand, out
 
 
@@ -123,14 +171,25 @@ def ascend_env(context: DialectContext, launch: VllmLaunch) -> tuple[dict[str, s
         added = [k for k in RECOMMENDED_ENV if k not in env]
         env.update({k: RECOMMENDED_ENV[k] for k in added})
         if added:
-            findings.append(finding(NOTE, "ascend.env", "added NPU settings: " + ", ".join(added),
-                                    fix="set recommended_env false to leave them out"))
+            findings.append(
+                finding(
+                    NOTE,
+                    "ascend.env",
+                    "added NPU settings: " + ", ".join(added),
+                    fix="set recommended_env false to leave them out",
+                )
+            )
     if str(context.options.get("model_hub", "")).lower() == "modelscope":
         env.setdefault("VLLM_USE_MODELSCOPE", "True")
     elif (launch.get("--quantization") or "").lower() == "ascend" and "VLLM_USE_MODELSCOPE" not in env:
-        findings.append(finding(NOTE, "ascend.modelscope", "ModelSlim checkpoints are often published on ModelScope",
-                                fix="set VLLM_USE_MODELSCOPE=True when the weights come from ModelScope, or pass a "
-                                    "local path"))
+        findings.append(
+            finding(
+                NOTE,
+                "ascend.modelscope",
+                "ModelSlim checkpoints are often published on ModelScope",
+                fix="set VLLM_USE_MODELSCOPE=True when the weights come from ModelScope, or pass a local path",
+            )
+        )
     return env, untranslated, findings
 
 
@@ -139,11 +198,23 @@ def validate_ascend(argv: Sequence[str], context: DialectContext | None = None) 
     launch = parse_vllm_argv(argv)
     out = ascend_quantization_findings(launch, context) + speculative_findings(launch)
     if context.hardware is not None and not is_ascend_profile(context.hardware, context.hardware_id):
-        out.append(finding(ERROR, "ascend.hardware", f"hardware {context.hardware_id or ''} is not an Ascend NPU",
-                           fix="pick an Ascend hardware profile, or another engine"))
+        out.append(
+            finding(
+                ERROR,
+                "ascend.hardware",
+                f"hardware {context.hardware_id or ''} is not an Ascend NPU",
+                fix="pick an Ascend hardware profile, or another engine",
+            )
+        )
     if "CUDA_VISIBLE_DEVICES" in context.env:
-        out.append(finding(WARNING, "ascend.visible-devices", "CUDA_VISIBLE_DEVICES does not select NPUs",
-                           fix="use ASCEND_RT_VISIBLE_DEVICES"))
+        out.append(
+            finding(
+                WARNING,
+                "ascend.visible-devices",
+                "CUDA_VISIBLE_DEVICES does not select NPUs",
+                fix="use ASCEND_RT_VISIBLE_DEVICES",
+            )
+        )
     if context.image and not context.image.startswith(IMAGE_REPOSITORY + ":"):
         out += image_for(context)[1]
     return unique_findings(out)
@@ -154,11 +225,23 @@ def translate_ascend(vllm_argv: Sequence[str], context: DialectContext | None = 
     launch = parse_vllm_argv(vllm_argv)
     image, image_findings = image_for(context)
     env, untranslated, env_findings = ascend_env(context, launch)
-    checked = DialectContext(hardware=context.hardware, hardware_id=context.hardware_id, env=env, image=image,
-                             engine_version=context.engine_version, options=context.options)
+    checked = DialectContext(
+        hardware=context.hardware,
+        hardware_id=context.hardware_id,
+        env=env,
+        image=image,
+        engine_version=context.engine_version,
+        options=context.options,
+    )
     findings = validate_ascend(vllm_argv, checked) + image_findings + env_findings
-    return EngineCommand(engine=NAME, argv=tuple(vllm_argv), env=env, image=image,
-                         untranslated=tuple(untranslated), findings=tuple(unique_findings(findings)))
+    return EngineCommand(
+        engine=NAME,
+        argv=tuple(vllm_argv),
+        env=env,
+        image=image,
+        untranslated=tuple(untranslated),
+        findings=tuple(unique_findings(findings)),
+    )
 
 
 class AscendEngine(VllmEngine):

@@ -120,9 +120,7 @@ class Dialect(Protocol):
     def validate(self, argv: Sequence[str], context: DialectContext) -> list[Finding]: ...
 
 
-def finding(
-    severity: str, code: str, message: str, *, option: str | None = None, fix: str | None = None
-) -> Finding:
+def finding(severity: str, code: str, message: str, *, option: str | None = None, fix: str | None = None) -> Finding:
     return Finding(severity=severity, code=code, message=message, option=option, fix=fix)
 
 
@@ -154,7 +152,8 @@ def extend_catalog(
         new_registries[name] = tuple(dict.fromkeys((*new_registries.get(name, ()), *extra)))
     flags = tuple(
         dataclasses.replace(spec, choices=tuple(dict.fromkeys((*spec.choices, *choices[spec.name]))))
-        if choices and spec.name in choices and spec.choices is not None else spec
+        if choices and spec.name in choices and spec.choices is not None
+        else spec
         for spec in catalog.flags
     )
     return dataclasses.replace(catalog, flags=flags, registries=new_registries)

@@ -29,7 +29,8 @@ from servekit.engines.dialect import (
 )
 from servekit.engines.findings import Finding
 from servekit.engines.flags import FlagCatalog, load_catalog
-from servekit.engines.max_translate import SERVE_ONLY, translate_options
+from servekit.engines.max_translate import translate_options
+from servekit.engines.max_vocab import SERVE_ONLY
 from servekit.engines.vllm_launch import parse_vllm_argv
 from servekit.errors import ServekitError
 
@@ -41,9 +42,17 @@ _DEVICES = re.compile(r"^(cpu|gpu|gpu:all|gpu:\d+(,\d+)*)$")
 # Compile targets per hardware generation, and per profile where one generation spans several.
 _GENERATION_TARGETS = {"hopper": "cuda:sm_90", "ada": "cuda:sm_89", "ampere": "cuda:sm_80"}
 _PROFILE_TARGETS = {
-    "b200": "cuda:sm_100", "gb200": "cuda:sm_100", "b300": "cuda:sm_103", "gb300": "cuda:sm_103",
-    "rtx_5090": "cuda:sm_120", "rtx_5090_2x": "cuda:sm_120", "rtx_pro_6000": "cuda:sm_120",
-    "dgx_spark_gb10": "cuda:sm_121", "mi300x": "hip:gfx942", "mi325x": "hip:gfx942", "mi355x": "hip:gfx950",
+    "b200": "cuda:sm_100",
+    "gb200": "cuda:sm_100",
+    "b300": "cuda:sm_103",
+    "gb300": "cuda:sm_103",
+    "rtx_5090": "cuda:sm_120",
+    "rtx_5090_2x": "cuda:sm_120",
+    "rtx_pro_6000": "cuda:sm_120",
+    "dgx_spark_gb10": "cuda:sm_121",
+    "mi300x": "hip:gfx942",
+    "mi325x": "hip:gfx942",
+    "mi355x": "hip:gfx950",
 }
 _NEEDS_DRAFT_MODEL = ("eagle", "dflash", "dflash2", "dspark")
 _LORA_OPTIONS = ("--lora-paths", "--max-num-loras", "--max-lora-rank")
@@ -84,14 +93,24 @@ def resolve_target(context: DialectContext) -> tuple[str | None, list[Finding]]:
         )
         if derived is None:
             return None, [
-                finding(ERROR, "max.target-unknown", f"no MAX compile target known for hardware {context.hardware_id!r}",
-                        option="--target", fix="pass the target explicitly, e.g. cuda:sm_90 or hip:gfx942")
+                finding(
+                    ERROR,
+                    "max.target-unknown",
+                    f"no MAX compile target known for hardware {context.hardware_id!r}",
+                    option="--target",
+                    fix="pass the target explicitly, e.g. cuda:sm_90 or hip:gfx942",
+                )
             ]
         return derived, []
     if not _TARGET.match(str(target)):
         return None, [
-            finding(ERROR, "max.target-format", f"--target {target!r} is not API[:ARCH]",
-                    option="--target", fix="use cuda, cuda:sm_90, hip:gfx942 or metal")
+            finding(
+                ERROR,
+                "max.target-format",
+                f"--target {target!r} is not API[:ARCH]",
+                option="--target",
+                fix="use cuda, cuda:sm_90, hip:gfx942 or metal",
+            )
         ]
     return str(target), []
 
@@ -115,28 +134,70 @@ def max_rule_findings(options: Sequence[tuple[str, str | None]], command: str = 
     given = {flag: value for flag, value in options}
     devices = given.get("--devices")
     if devices is not None and not _DEVICES.match(devices):
-        findings.append(finding(ERROR, "max.devices-format", f"--devices {devices!r} is not cpu, gpu, gpu:all or gpu:ID,ID",
-                                option="--devices", fix="list GPU ids as gpu:0,1"))
+        findings.append(
+            finding(
+                ERROR,
+                "max.devices-format",
+                f"--devices {devices!r} is not cpu, gpu, gpu:all or gpu:ID,ID",
+                option="--devices",
+                fix="list GPU ids as gpu:0,1",
+            )
+        )
     dp = given.get("--data-parallel-degree")
     if devices and devices.startswith("gpu:") and devices != "gpu:all" and dp and dp.isdigit():
         count = len(devices[4:].split(","))
         if int(dp) < 1 or count % int(dp):
-            findings.append(finding(ERROR, "max.dp-devices", f"{count} devices do not split into {dp} data-parallel replicas",
-                                    option="--data-parallel-degree", fix="use a device count that is a multiple of the degree"))
+            findings.append(
+                finding(
+                    ERROR,
+                    "max.dp-devices",
+                    f"{count} devices do not split into {dp} data-parallel replicas",
+                    option="--data-parallel-degree",
+                    fix="use a device count that is a multiple of the degree",
+                )
+            )
     method = given.get("--speculative-method")
     if method in _NEEDS_DRAFT_MODEL and "--draft-model-path" not in given:
-        findings.append(finding(ERROR, "max.draft-model", f"--speculative-method {method} needs a draft model",
-                                option="--draft-model-path", fix="pass --draft-model-path with the drafter repository"))
+        findings.append(
+            finding(
+                ERROR,
+                "max.draft-model",
+                f"--speculative-method {method} needs a draft model",
+                option="--draft-model-path",
+                fix="pass --draft-model-path with the drafter repository",
+            )
+        )
     if any(o in given for o in _LORA_OPTIONS) and "--enable-lora" not in given:
-        findings.append(finding(ERROR, "max.lora-disabled", "LoRA options are set but LoRA is not enabled",
-                                option="--enable-lora", fix="add --enable-lora"))
+        findings.append(
+            finding(
+                ERROR,
+                "max.lora-disabled",
+                "LoRA options are set but LoRA is not enabled",
+                option="--enable-lora",
+                fix="add --enable-lora",
+            )
+        )
     fraction = given.get("--device-memory-utilization")
     if fraction is not None and not _in_unit_interval(fraction):
-        findings.append(finding(ERROR, "max.memory-fraction", f"--device-memory-utilization {fraction} is not in (0, 1]",
-                                option="--device-memory-utilization", fix="use a fraction such as 0.9"))
+        findings.append(
+            finding(
+                ERROR,
+                "max.memory-fraction",
+                f"--device-memory-utilization {fraction} is not in (0, 1]",
+                option="--device-memory-utilization",
+                fix="use a fraction such as 0.9",
+            )
+        )
     if command == "serve" and "--target" in given:
-        findings.append(finding(ERROR, "max.target-serve", "--target is a warm-cache option",
-                                option="--target", fix="compile with max warm-cache --target, then serve on the hardware"))
+        findings.append(
+            finding(
+                ERROR,
+                "max.target-serve",
+                "--target is a warm-cache option",
+                option="--target",
+                fix="compile with max warm-cache --target, then serve on the hardware",
+            )
+        )
     return findings
 
 
@@ -208,8 +269,13 @@ class MaxEngine(Engine):
         )
         env = {k: v for k, v in context.env.items() if not k.startswith("VLLM_")}
         return EngineCommand(
-            engine=NAME, argv=result.argv, env=env, image=context.image, precompile=(warm,),
-            untranslated=result.untranslated, findings=result.findings,
+            engine=NAME,
+            argv=result.argv,
+            env=env,
+            image=context.image,
+            precompile=(warm,),
+            untranslated=result.untranslated,
+            findings=result.findings,
         )
 
     def validate(self, argv: Sequence[str], context: DialectContext | None = None) -> list[Finding]:

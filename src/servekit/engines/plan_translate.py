@@ -46,21 +46,33 @@ def translate_plan(
     """Every process of ``plan`` in ``engine``'s form; ``hardware`` is the taxonomy profile."""
     dialect = get_engine(engine)
     if not hasattr(dialect, "translate"):
-        raise ServekitError(f"engine {engine!r} has no translation from vLLM launches",
-                            fix="use one of: " + ", ".join(dialect_names()))
+        raise ServekitError(
+            f"engine {engine!r} has no translation from vLLM launches", fix="use one of: " + ", ".join(dialect_names())
+        )
     plan_env = {var.name: str(var.value) for var in plan.env}
     out = []
     for process in plan.processes:
         env = {**plan_env, **{var.name: str(var.value) for var in process.env}}
         context = DialectContext(
-            hardware=hardware, hardware_id=plan.selection.hardware, env=env, image=plan.docker.image,
-            engine_version=engine_version, options=dict(options or {}),
+            hardware=hardware,
+            hardware_id=plan.selection.hardware,
+            env=env,
+            image=plan.docker.image,
+            engine_version=engine_version,
+            options=dict(options or {}),
         )
         command = dialect.translate([str(token) for token in process.argv()], context)
         if engine in SINGLE_PROCESS_ENGINES and len(plan.processes) > 1:
-            command = _with_finding(command, finding(
-                ERROR, "engine.multi-process", f"{engine} serves from one process; this plan is {plan.deploy_type} "
-                f"with {len(plan.processes)} processes", fix="pick a single-node strategy"))
+            command = _with_finding(
+                command,
+                finding(
+                    ERROR,
+                    "engine.multi-process",
+                    f"{engine} serves from one process; this plan is {plan.deploy_type} "
+                    f"with {len(plan.processes)} processes",
+                    fix="pick a single-node strategy",
+                ),
+            )
         out.append(ProcessCommand(process.role, process.rank, command))
     return out
 

@@ -124,8 +124,13 @@ def translate_qaic(vllm_argv: Sequence[str], context: DialectContext | None = No
     env = {k: v for k, v in context.env.items() if not k.startswith(("CUDA_", "NCCL_", "PYTORCH_CUDA"))}
     precompile = _compile_steps(out_launch, config, mode, options)
     return EngineCommand(
-        engine=NAME, argv=argv, env=env, image=context.image, precompile=precompile,
-        untranslated=tuple(untranslated), findings=tuple(unique_findings(findings)),
+        engine=NAME,
+        argv=argv,
+        env=env,
+        image=context.image,
+        precompile=precompile,
+        untranslated=tuple(untranslated),
+        findings=tuple(unique_findings(findings)),
     )
 
 
@@ -150,14 +155,20 @@ def build_additional_config(
     if needs_draft or draft_given:
         draft_group = _ids(options.get("draft_devices")) or device_group(draft_given) or list(group)
         shared = bool(set(draft_group) & set(group))
-        draft_cores = (options.get("draft_num_cores") or field_value(draft_given, "num_cores")
-                       or (DEFAULT_SHARED_DRAFT_CORES if shared else hardware.nsp_cores_per_soc))
+        draft_cores = (
+            options.get("draft_num_cores")
+            or field_value(draft_given, "num_cores")
+            or (DEFAULT_SHARED_DRAFT_CORES if shared else hardware.nsp_cores_per_soc)
+        )
         draft = _section(draft_group, draft_cores, draft_given, options.get("draft_override"))
         shared_cores = draft_cores if shared else 0
     else:
         shared_cores = 0
-    cores = (options.get("num_cores") or field_value(target_given, "num_cores")
-             or max(1, hardware.nsp_cores_per_soc - shared_cores))
+    cores = (
+        options.get("num_cores")
+        or field_value(target_given, "num_cores")
+        or max(1, hardware.nsp_cores_per_soc - shared_cores)
+    )
     config[TARGET_KEY] = _section(group, cores, target_given, options.get("override"))
     if draft is not None:
         config[DRAFT_KEY] = draft
@@ -192,8 +203,13 @@ def _compile_steps(launch: VllmLaunch, config: Mapping[str, Any], mode: str, opt
 def _replaced(opt: Option, options: Mapping[str, Any]) -> list[Untranslated]:
     value = (opt.value or "").lower()
     if opt.flag == "--quantization" and value != "mxfp6":
-        return [Untranslated(opt.flag, opt.value, "QAIC compiles MXFP6 weights from the unquantized checkpoint "
-                             "(--quantization mxfp6)")]
+        return [
+            Untranslated(
+                opt.flag,
+                opt.value,
+                "QAIC compiles MXFP6 weights from the unquantized checkpoint (--quantization mxfp6)",
+            )
+        ]
     if opt.flag == "--kv-cache-dtype" and value not in ("mxint8", "auto"):
         return [Untranslated(opt.flag, opt.value, "QAIC compresses the KV cache as MXINT8 (--kv-cache-dtype mxint8)")]
     if opt.flag == "--quantization" and not options.get("mxfp6", True):
@@ -203,8 +219,14 @@ def _replaced(opt: Option, options: Mapping[str, Any]) -> list[Untranslated]:
 
 def _hardware_findings(context: DialectContext) -> list[Finding]:
     if context.hardware is not None and not is_qaic_profile(context.hardware):
-        return [finding(ERROR, "qaic.hardware", f"hardware {context.hardware_id or ''!s} is not a Cloud AI 100 profile",
-                        fix="pick an ai100_* hardware profile, or another engine")]
+        return [
+            finding(
+                ERROR,
+                "qaic.hardware",
+                f"hardware {context.hardware_id or ''!s} is not a Cloud AI 100 profile",
+                fix="pick an ai100_* hardware profile, or another engine",
+            )
+        ]
     return []
 
 
@@ -235,8 +257,9 @@ class QaicEngine(VllmEngine):
     install_requirement = None  # needs the Cloud AI SDK; not installable here
 
     def adjust_catalog(self, catalog: FlagCatalog) -> FlagCatalog:
-        return extend_catalog(catalog, registries={"quantization_methods": ("mxfp6",)},
-                              choices={"--kv-cache-dtype": ("mxint8",)})
+        return extend_catalog(
+            catalog, registries={"quantization_methods": ("mxfp6",)}, choices={"--kv-cache-dtype": ("mxint8",)}
+        )
 
     def extra_findings(self, command: SplitCommand, catalog: FlagCatalog) -> list[Finding]:
         return super().extra_findings(command, catalog) + validate_qaic(list(command.args))

@@ -17,8 +17,17 @@ from servekit.engines.vllm_launch import VllmLaunch
 
 # Settings the runtime reads; they are not compiler inputs.
 RUNTIME_ONLY = frozenset(
-    {"pooling_device", "pooling_method", "normalize", "softmax", "qpc_path", "ctx_len", "batch_size",
-     "full_batch_size", "num_speculative_tokens"}
+    {
+        "pooling_device",
+        "pooling_method",
+        "normalize",
+        "softmax",
+        "qpc_path",
+        "ctx_len",
+        "batch_size",
+        "full_batch_size",
+        "num_speculative_tokens",
+    }
 )
 TEXT_CLASS = "QEFFAutoModelForCausalLM"
 VLM_CLASS = "QEFFAutoModelForImageTextToText"
@@ -61,8 +70,13 @@ def compile_kwargs(section: Mapping[str, Any], launch: VllmLaunch, *, extra: Map
 
 
 def compile_step(
-    model: str, section: Mapping[str, Any], launch: VllmLaunch, *, role: str = "target",
-    vlm_dims: Mapping[str, Any] | None = None, python: str = "python",
+    model: str,
+    section: Mapping[str, Any],
+    launch: VllmLaunch,
+    *,
+    role: str = "target",
+    vlm_dims: Mapping[str, Any] | None = None,
+    python: str = "python",
 ) -> PrecompileStep:
     """A ``python -c`` step that loads ``model`` with QEfficient and compiles its QPC."""
     dims = {k: v for k, v in (vlm_dims or {}).items() if k in VLM_KEYS}
@@ -73,8 +87,15 @@ def compile_step(
     if multimodal:
         load_kwargs = {"kv_offload": bool(section.get("kv_offload", True))}
         kwargs.pop("kv_offload", None)
-    argv = (python, "-c", SCRIPT, model_class, model, json.dumps(load_kwargs, separators=(",", ":")),
-            json.dumps(kwargs, separators=(",", ":")))
+    argv = (
+        python,
+        "-c",
+        SCRIPT,
+        model_class,
+        model,
+        json.dumps(load_kwargs, separators=(",", ":")),
+        json.dumps(kwargs, separators=(",", ":")),
+    )
     return PrecompileStep(
         name=f"qaic-compile-{role}",
         description=f"compile the {role} model {model} into a QPC with QEfficient ({model_class})",

@@ -39,9 +39,24 @@ COMPILE_NAMES = {
 DOCUMENTED_FIELDS = frozenset(
     {spelling for names in ALIASES.values() for spelling in names}
     | {
-        "mos", "num_devices", "mdts_mos", "embed_seq_len", "comp_ctx_lengths_prefill", "comp_ctx_lengths_decode",
-        "ccl_enabled", "num_patches", "height", "width", "kv_offload", "pooling_device", "pooling_method",
-        "normalize", "softmax", "prefill_only", "qpc_path", "compiler_args",
+        "mos",
+        "num_devices",
+        "mdts_mos",
+        "embed_seq_len",
+        "comp_ctx_lengths_prefill",
+        "comp_ctx_lengths_decode",
+        "ccl_enabled",
+        "num_patches",
+        "height",
+        "width",
+        "kv_offload",
+        "pooling_device",
+        "pooling_method",
+        "normalize",
+        "softmax",
+        "prefill_only",
+        "qpc_path",
+        "compiler_args",
     }
 )
 # Set from vLLM's own arguments; the plugin ignores them inside override_qaic_config.

@@ -28,14 +28,35 @@ SHORT_ALIASES = {
 # Options that never take a value, for when no flag catalog is stored.
 _SWITCHES = frozenset(
     {
-        "--trust-remote-code", "--enforce-eager", "--enable-prefix-caching", "--enable-chunked-prefill",
-        "--enable-lora", "--enable-auto-tool-choice", "--enable-expert-parallel", "--disable-log-requests",
-        "--disable-log-stats", "--enable-log-requests", "--async-scheduling", "--language-model-only",
-        "--enable-mm-embeds", "--headless", "--enable-eplb", "--enable-dbo", "--skip-tokenizer-init",
-        "--disable-custom-all-reduce", "--enable-sleep-mode", "--enable-prompt-embeds",
-        "--disable-cascade-attn", "--enable-return-routed-experts", "--enable-force-include-usage",
-        "--enable-server-load-tracking", "--disable-fastapi-docs", "--enable-request-id-headers",
-        "--disable-frontend-multiprocessing", "--enable-tokenizer-info-endpoint", "--enable-lora-bias",
+        "--trust-remote-code",
+        "--enforce-eager",
+        "--enable-prefix-caching",
+        "--enable-chunked-prefill",
+        "--enable-lora",
+        "--enable-auto-tool-choice",
+        "--enable-expert-parallel",
+        "--disable-log-requests",
+        "--disable-log-stats",
+        "--enable-log-requests",
+        "--async-scheduling",
+        "--language-model-only",
+        "--enable-mm-embeds",
+        "--headless",
+        "--enable-eplb",
+        "--enable-dbo",
+        "--skip-tokenizer-init",
+        "--disable-custom-all-reduce",
+        "--enable-sleep-mode",
+        "--enable-prompt-embeds",
+        "--disable-cascade-attn",
+        "--enable-return-routed-experts",
+        "--enable-force-include-usage",
+        "--enable-server-load-tracking",
+        "--disable-fastapi-docs",
+        "--enable-request-id-headers",
+        "--disable-frontend-multiprocessing",
+        "--enable-tokenizer-info-endpoint",
+        "--enable-lora-bias",
     }
 )
 
@@ -124,7 +145,7 @@ def parse_vllm_argv(argv: Sequence[str]) -> VllmLaunch:
     for form in _PROGRAM_FORMS:
         if tuple(tokens[: len(form)]) == form:
             program = form
-            tokens = tokens[len(form):]
+            tokens = tokens[len(form) :]
             break
     model: str | None = None
     if program[:2] == ("vllm", "serve") and tokens and not tokens[0].startswith("-"):
@@ -142,6 +163,8 @@ def parse_vllm_argv(argv: Sequence[str]) -> VllmLaunch:
                 f"unexpected word {token!r} in the vLLM command",
                 fix="give the model once, as the first word after 'vllm serve' or with --model",
             )
+        if token.startswith("--") and " " in token and "=" not in token.split(" ", 1)[0]:
+            token = token.replace(" ", "=", 1)  # one word holding "--flag value"
         given, _, inline = token.partition("=")
         if token.startswith("-O") and not token.startswith("--") and len(token) > 2 and "=" not in token:
             given, inline = "-O", token[2:]  # -O3 / -O.cudagraph_mode=...
@@ -207,6 +230,20 @@ def _vllm_catalog():
         return load_catalog("vllm")
     except ServekitError:
         return None
+
+
+def parse_token_count(text: str) -> int:
+    """vLLM's human-readable lengths: ``32768``, ``32k`` (x1000), ``32K`` (x1024), ``1m`` / ``1M``."""
+    units = {"k": 1000, "K": 1024, "m": 1000**2, "M": 1024**2, "g": 1000**3, "G": 1024**3}
+    raw = text.strip()
+    try:
+        if raw and raw[-1] in units:
+            return int(float(raw[:-1]) * units[raw[-1]])
+        return int(raw)
+    except ValueError:
+        raise ServekitError(
+            f"--max-model-len {text!r} is not a length", fix="pass a token count such as 32768"
+        ) from None
 
 
 def _is_number(token: str) -> bool:
