@@ -114,7 +114,7 @@ def serve_chunks(ctx: Context, role: str | None = None, node: str | None = None,
     if ctx.deploy_type == "multi_node" and ctx.sel.node_count > 1:
         chunks += shapes.multi_node_args(ctx, node == "worker", rank)
     elif ctx.is_pd:
-        chunks += shapes.pd_role_args(ctx, role or "prefill")
+        chunks += shapes.pd_role_args(ctx, role or "prefill", rank if node == "pool" else 0)
     else:
         size, source = shapes.single_node_size(ctx)
         chunks.append(([ctx.strategy.get("parallel_flag") or "--tensor-parallel-size", str(size)], source))

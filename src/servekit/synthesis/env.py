@@ -35,7 +35,8 @@ class _Env:
         return tuple(EnvVar(k, v, self.sources[k]) for k, v in self.values.items())
 
 
-def serve_env(ctx: Context, role: str | None = None, *, feature_env: bool = True) -> tuple[EnvVar, ...]:
+def serve_env(ctx: Context, role: str | None = None, *, feature_env: bool = True,
+              pool_node: int = 0) -> tuple[EnvVar, ...]:
     """Environment of one serve process (``role`` = prefill/decode for PD pools).
 
     ``feature_env`` adds enabled features' ``env`` blocks (a documented launch line such as
@@ -71,6 +72,12 @@ def serve_env(ctx: Context, role: str | None = None, *, feature_env: bool = True
     if ctx.is_pd and hw not in NVL4_HARDWARE:
         for name in NVL4_ONLY_ENV:
             env.values.pop(name, None)
+    if ctx.is_pd and role and pool_node > 0 and shapes.pd_pool_parallelism(ctx, role) == "dep":
+        # A DEP pool runs one server per node: its per-node bind host is that node's own.
+        head, own = f"${role.upper()}_NODE_1", f"${role.upper()}_NODE_{pool_node + 1}"
+        for name, value in list(env.values.items()):
+            if value == head:
+                env.values[name] = own
     return env.result()
 
 

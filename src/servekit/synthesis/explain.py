@@ -38,7 +38,7 @@ def why(source: str) -> str:
 
 
 def _process_lines(plan: Plan, proc: Process) -> list[str]:
-    title = proc.role if proc.role in ("serve", "head", "prefill", "decode") else f"worker (node rank {proc.rank})"
+    title = proc.role if proc.rank == 0 else f"{proc.role.replace('_node', '')} (node rank {proc.rank})"
     lines = [f"## {title}", shell.serve_command(proc.model, proc.argv()[3:])]
     env = proc.env_map()
     if env:
@@ -74,6 +74,15 @@ def explain(plan: Plan) -> list[str]:
     router: dict[str, Any] = dict(plan.router or ())
     if router.get("command"):
         lines += ["## router", router["command"]]
+    master, store = plan.extra("master"), plan.extra("store")
+    if master:
+        lines += ["## mooncake master", master["command"]]
+    if store:
+        lines += ["## mooncake store", store["command"]]
+    if plan.extra("mooncake_config"):
+        import json
+
+        lines += ["## mooncake config ($MOONCAKE_CONFIG_PATH)", json.dumps(plan.extra("mooncake_config"), indent=2)]
     for note in plan.notes:
         lines.append(f"note: {note}")
     return lines

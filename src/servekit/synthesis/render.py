@@ -71,7 +71,7 @@ def _multi_node(plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
 
 
 def _pd_cluster(plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
-    for proc in plan.processes:
+    for proc in plan.role("prefill") + plan.role("decode"):
         env, done = proc.env_map(), _Rendered(proc)
         out[proc.role] = {"command": done.command, "argv": done.argv, "env": env, **dict(proc.meta),
                           **_docker(plan, done, env, proc.port or 8000)}
@@ -128,7 +128,7 @@ def servekit_extras(plan: Plan) -> dict[str, Any]:
     """servekit's additions: provenance per process, install steps, min version, notes."""
     return {
         "provenance": {
-            f"{p.role}{'' if p.role in ('serve', 'head', 'prefill', 'decode') else f'[{p.rank}]'}": {
+            f"{p.role}{'' if p.rank == 0 else f'[{p.rank}]'}": {
                 "args": p.provenance(), "env": {v.name: v.source for v in p.env}}
             for p in plan.processes},
         "docker_image_source": plan.docker.source,

@@ -138,8 +138,8 @@ def pool_meta(ctx: Context, role: str) -> PoolMeta:
     return PoolMeta(nodes, parallelism, tp, dp_local, dp_size, pool_gpus, 0, 0)
 
 
-def pd_role_args(ctx: Context, role: str) -> list[Chunk]:
-    """Flags that size one PD pool (node 0 of it)."""
+def pd_role_args(ctx: Context, role: str, node: int = 0) -> list[Chunk]:
+    """Flags that size one PD pool, for node ``node`` of it (0 = the pool's head)."""
     so_role, role_cfg = _role_config(ctx, role)
     nodes = pool_nodes(ctx, role)
     pool_gpus = ctx.gpus // 2 if nodes == 0 else nodes * ctx.gpus
@@ -154,9 +154,10 @@ def pd_role_args(ctx: Context, role: str) -> list[Chunk]:
         role_tp = explicit_tp if explicit_tp is not None else 1
         dp_local = max(1, ctx.gpus // role_tp)
         in_pool = max(1, nodes)
+        node = max(0, min(in_pool - 1, node))
         tokens: list[Any] = [] if explicit_tp is None else ["--tensor-parallel-size", str(role_tp)]
         tokens += ["--data-parallel-size", str(in_pool * dp_local), "--data-parallel-size-local", str(dp_local),
-                   "--data-parallel-start-rank", "0", "--data-parallel-address", head,
+                   "--data-parallel-start-rank", str(node * dp_local), "--data-parallel-address", head,
                    "--data-parallel-rpc-port", f"${role.upper()}_DP_RPC_PORT"]
         if in_pool > 1:
             tokens.append("--data-parallel-hybrid-lb")
@@ -167,8 +168,23 @@ def pd_role_args(ctx: Context, role: str) -> list[Chunk]:
     if parallelism == "tep":
         tokens.append("--enable-expert-parallel")
     if nodes > 1:
-        tokens += ["--nnodes", str(nodes), "--node-rank", "0", "--master-addr", head]
+        node = max(0, min(nodes - 1, node))
+        tokens += ["--nnodes", str(nodes), "--node-rank", str(node), "--master-addr", head]
+        if node > 0:
+            tokens.append("--headless")
     return [(tokens, src)]
+
+
+def pd_pool_followers(ctx: Context, role: str) -> range:
+    """Node indexes 1.. of a PD pool that spans several nodes (each runs its own command)."""
+    return range(1, pool_nodes(ctx, role)) if pool_nodes(ctx, role) > 1 else range(0)
+
+
+def pd_pool_parallelism(ctx: Context, role: str) -> str:
+    so_role, role_cfg = _role_config(ctx, role)
+    parallelism = so_role.get("parallelism") or role_cfg.get("parallelism") or "tp"
+    allowed = rules.pd_pool_modes(ctx.recipe)
+    return parallelism if parallelism in allowed else allowed[0]
 
 
 def pd_router_command(ctx: Context, prefill: PoolMeta, decode: PoolMeta) -> str:

@@ -25,9 +25,9 @@ def check_engine(engine: str) -> None:
 
 def _process(ctx: Context, role: str, *, node: str | None = None, rank: int = 0,
              pd_role: str | None = None, port: int = 8000, meta=()) -> Process:
-    args = serve_args(ctx, pd_role, node, rank if node == "worker" else 1)
-    return Process(role=role, model=ctx.model_id, args=args, env=serve_env(ctx, pd_role),
-                   rank=rank, port=port, meta=tuple(meta))
+    args = serve_args(ctx, pd_role, node, rank if node in ("worker", "pool") else 1)
+    env = serve_env(ctx, pd_role, pool_node=rank if node == "pool" else 0)
+    return Process(role=role, model=ctx.model_id, args=args, env=env, rank=rank, port=port, meta=tuple(meta))
 
 
 def _node_processes(ctx: Context) -> list[Process]:
@@ -89,6 +89,10 @@ def synthesize(docs, sel: Selection) -> Plan:
         processes = tuple(
             _process(ctx, role, pd_role=role, port=port, meta=metas[role].as_reference().items())
             for role, port in (("prefill", 8001), ("decode", 8002)))
+        # Pools spanning several nodes: one more command per follower node of each pool.
+        processes += tuple(
+            _process(ctx, f"{role}_node", node="pool", rank=n, pd_role=role, port=port)
+            for role, port in (("prefill", 8001), ("decode", 8002)) for n in shapes.pd_pool_followers(ctx, role))
         router = {"command": shapes.pd_router_command(ctx, metas["prefill"], metas["decode"]),
                   "install": "uv pip install vllm-router"}
         extra = {"router_config": ctx.strategy.get("router") or {"policy": "round_robin"}}

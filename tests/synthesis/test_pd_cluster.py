@@ -1,0 +1,33 @@
+"""PD clusters: co-located halves, multi-node pools with one command per node, and the router."""
+
+from __future__ import annotations
+
+from servekit.synthesis.render import render_plan
+from servekit.synthesis.resolve import resolve_selection
+from servekit.synthesis.synthesize import synthesize
+
+
+def test_colocated_pool_splits_the_node(reference_docs):
+    sel = resolve_selection(reference_docs, "moonshotai/Kimi-K2.5", hardware="b300", strategy="pd_cluster",
+                            pd_nodes=None)
+    out = render_plan(synthesize(reference_docs, sel))
+    assert out["prefill"]["env"]["CUDA_VISIBLE_DEVICES"] == "0,1,2,3"
+    assert out["decode"]["env"]["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"
+    assert "-p 8001:8001" in out["prefill"]["docker_command"] and "8002:8002" in out["decode"]["docker_argv"]
+
+
+def test_multi_node_pools_have_a_command_per_node(reference_docs):
+    sel = resolve_selection(reference_docs, "moonshotai/Kimi-K2.5", hardware="h100", strategy="pd_cluster")
+    assert sel.pd_node_map == {"prefill": 2, "decode": 2}  # sized from the variant's VRAM floor
+    plan = synthesize(reference_docs, sel)
+    follower = plan.role("prefill_node")[0]
+    argv, env = follower.argv(), follower.env_map()
+    head = plan.role("prefill")[0].argv()
+    if "--data-parallel-start-rank" in argv:  # DEP pool: one server per node, own bind host
+        dp_local = head[head.index("--data-parallel-size-local") + 1]
+        assert argv[argv.index("--data-parallel-start-rank") + 1] == dp_local
+        assert env["VLLM_NIXL_SIDE_CHANNEL_HOST"] == "$PREFILL_NODE_2"
+    else:  # TP pool: followers run headless
+        assert "--headless" in argv and argv[argv.index("--node-rank") + 1] == "1"
+    router = render_plan(plan)["router"]["command"]
+    assert "--vllm-pd-disaggregation" in router and "$DECODE_NODE_1:8002" in router
