@@ -381,3 +381,33 @@ def test_misspelled_unsupported_mark_is_caught(mini):
         line_of(text, "unsuported"),
         "features.spec_decoding.modes.eagle.hardware.mi300x",
     )
+
+
+def test_variant_default_mode_turning_on_an_excluded_feature(mini):
+    recipe = mini.read(RECIPE_PATH)
+    recipe = recipe.replace(
+        '    args: ["--language-model-only"]\n    exclusive_with: [encoder_parallel]\n',
+        '    args: ["--language-model-only"]\n    exclusive_with: [encoder_parallel, spec_decoding]\n',
+    )
+    mini.write(RECIPE_PATH, recipe)
+    assert mini.findings() == []  # text_only is opt-in, so nothing collides yet
+    text = mini.replace(
+        RECIPE_PATH,
+        "opt_in_features: [spec_decoding, text_only]",
+        "opt_in_features: [spec_decoding, text_only, encoder_parallel]",
+    )
+    assert mini.findings() == []
+    text = mini.replace(
+        RECIPE_PATH,
+        "opt_in_features: [spec_decoding, text_only, encoder_parallel]",
+        "opt_in_features: [spec_decoding, encoder_parallel]",
+    )
+    # text_only (now on by default) excludes spec_decoding, which fp8 turns on by default
+    finding = mini.only("exclusive-defaults")
+    assert_at(
+        finding,
+        mini,
+        RECIPE_PATH,
+        line_of(text, "      spec_decoding: mtp"),
+        "variants.fp8.default_modes.spec_decoding",
+    )

@@ -161,6 +161,37 @@ def _exclusive(features: dict, default_off: set[str]) -> Iterator[Issue]:
                     )
 
 
+def _partners(features: dict) -> dict[str, set[str]]:
+    """exclusive_with read both ways: feature -> the known features it cannot run with."""
+    out: dict[str, set[str]] = {name: set() for name in features}
+    for name, feature in features.items():
+        for other in as_list(as_map(feature).get("exclusive_with")):
+            if isinstance(other, str) and other in features and other != name:
+                out[name].add(other)
+                out[other].add(name)
+    return out
+
+
+def _forced_exclusions(features: dict, variants: dict, default_off: set[str]) -> Iterator[Issue]:
+    """A variant's default_modes turns an opt-in feature on; it must not collide either."""
+    partners = _partners(features)
+    for vkey, variant in variants.items():
+        forced = [f for f in as_map(as_map(variant).get("default_modes")) if f in features]
+        on = (set(features) - default_off) | set(forced)
+        for fkey in forced:
+            if fkey not in default_off:
+                continue  # on for every variant anyway; the recipe-level check covers it
+            for other in sorted(partners[fkey] & on):
+                yield error(
+                    ("variants", vkey, "default_modes", fkey),
+                    f"variant '{vkey}' turns '{fkey}' on by default, but '{fkey}' is mutually "
+                    f"exclusive with '{other}', which is also on by default",
+                    f"add '{other}' to opt_in_features, or drop this default mode",
+                    "exclusive-defaults",
+                    at_key=True,
+                )
+
+
 def feature_issues(recipe: dict) -> Iterator[Issue]:
     features = as_map(recipe.get("features"))
     variants = as_map(recipe.get("variants"))
@@ -174,7 +205,9 @@ def feature_issues(recipe: dict) -> Iterator[Issue]:
         yield from _feature_list(
             as_list(names), features, ("hardware_opt_in_features", hw), "hardware_opt_in_features"
         )
-    yield from _exclusive(features, {n for n in opt_in if isinstance(n, str)})
+    default_off = {n for n in opt_in if isinstance(n, str)}
+    yield from _exclusive(features, default_off)
+    yield from _forced_exclusions(features, variants, default_off)
     if isinstance(recipe.get("variants"), dict) and "default" not in variants:
         yield error(
             ("variants",),
