@@ -36,11 +36,13 @@ def startup_lookups(args: Any) -> None:
     from vllm.config.attention import AttentionConfig
     from vllm.entrypoints.launchers.launcher import validate_api_server_args
     from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
-    from vllm.model_executor.model_loader import get_model_loader  # noqa: F401 - registry import
     from vllm.model_executor.model_loader import _LOAD_FORMAT_TO_MODEL_LOADER
+    from vllm.reasoning import ReasoningParserManager
     from vllm.tokenizers.registry import TokenizerRegistry
 
     validate_api_server_args(args)
+    if args.reasoning_parser:  # the structured-output setup looks it up while the engine starts
+        ReasoningParserManager.get_reasoning_parser(args.reasoning_parser)
     if args.load_format.lower() not in _LOAD_FORMAT_TO_MODEL_LOADER:
         raise ValueError(f"unknown load format {args.load_format}")
     mode = args.tokenizer_mode.lower()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from servekit.engines.base import Engine, EngineCommand, strip_env
 from servekit.engines.findings import Finding
@@ -27,6 +28,31 @@ def move_model_option(args: list[str]) -> list[str]:
     return args
 
 
+def config_file_of(args: Sequence[str]) -> str | None:
+    """The file a ``--config FILE`` / ``--config=FILE`` names, if any."""
+    for i, arg in enumerate(args):
+        if arg == "--config" and i + 1 < len(args):
+            return args[i + 1]
+        if arg.startswith("--config="):
+            return arg.removeprefix("--config=")
+    return None
+
+
+def _config_file_findings(args: Sequence[str]) -> list[Finding]:
+    """vLLM reads the --config YAML while parsing: it must exist and end in .yaml / .yml."""
+    path = config_file_of(args)
+    if path is None:
+        return []
+    if path.rsplit(".", 1)[-1] not in ("yaml", "yml"):
+        return [Finding("error", "bad-config-file", f"--config {path}: vLLM reads only .yaml / .yml files",
+                        "--config", "rename the file to .yaml")]
+    if not Path(path).is_file():
+        return [Finding("error", "missing-config-file", f"--config {path}: no such file here; vLLM reads it "
+                        "while parsing the command line", "--config", "create it or drop --config")]
+    return [Finding("note", "config-file-not-checked",
+                    "options inside the --config YAML file are not checked", "--config")]
+
+
 class VllmEngine(Engine):
     name = "vllm"
     catalog_engine = "vllm"
@@ -47,9 +73,7 @@ class VllmEngine(Engine):
     def extra_findings(self, command: EngineCommand, catalog: FlagCatalog) -> list[Finding]:
         out: list[Finding] = []
         args = command.args
-        if any(_CONFIG_OPTION.match(a) for a in args):
-            out.append(Finding("note", "config-file-not-checked",
-                               "options inside the --config YAML file are not checked", "--config"))
+        out += _config_file_findings(args)
         if command.form == "vllm-serve":
             has_positional_model = bool(args) and not args[0].startswith("-")
             if (not has_positional_model and not any(_CONFIG_OPTION.match(a) for a in args)
