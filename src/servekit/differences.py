@@ -22,7 +22,13 @@ DOCKER_FIELDS = ("docker_command", "docker_argv", "head_docker_command", "worker
                  "vllm_worker_docker_argv", "vllm_worker_docker_commands", "vllm_worker_docker_argvs")
 ARGV_FIELDS = ("argv", "head_argv", "worker_argv", "worker_argvs", "vllm_argv", "vllm_worker_argv",
                "vllm_worker_argvs")
-"""Output fields of a rendering object (``prefill.`` / ``decode.`` ones are named by their last part)."""
+"""Output fields of a rendering object; PD roles' fields are listed too, as dotted paths."""
+
+
+def _with_roles(*fields: str) -> tuple[str, ...]:
+    """``fields`` plus ``prefill.<f>`` / ``decode.<f>`` for the ones a PD role object carries."""
+    role_fields = {"command", "argv", "env", "docker_command", "docker_argv"}
+    return fields + tuple(f"{role}.{f}" for role in ("prefill", "decode") for f in fields if f in role_fields)
 
 
 @dataclass(frozen=True)
@@ -76,7 +82,7 @@ DIFFERENCES: tuple[Difference, ...] = (
         reason="An enabled feature's `env` is part of its launch line: long_context needs "
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 or the server refuses a context past the model's native "
         "window. The reference build drops feature env; servekit emits it after every other layer.",
-        fields=("env", *DOCKER_FIELDS),
+        fields=_with_roles("env", *DOCKER_FIELDS),
         test="tests/synthesis/test_golden_selections.py::test_golden_selections",
         applies=_feature_env,
     ),
@@ -86,7 +92,7 @@ DIFFERENCES: tuple[Difference, ...] = (
         "a description saying 'Mutually exclusive with <feature>', e.g. text_only vs "
         "encoder_parallel) are never emitted together: the later choice wins and the plan says "
         "so in its notes. The reference emits both flags.",
-        fields=(*ARGV_FIELDS, *COMMAND_FIELDS, *DOCKER_FIELDS),
+        fields=_with_roles(*ARGV_FIELDS, *COMMAND_FIELDS, *DOCKER_FIELDS),
         test="tests/synthesis/test_golden_selections.py::test_golden_selections",
         applies=_exclusive,
     ),
@@ -96,7 +102,7 @@ DIFFERENCES: tuple[Difference, ...] = (
         "Huawei brand and renders the NVIDIA image (and --gpus all) for Ascend NPUs, which cannot "
         "start there. servekit renders the vllm-ascend image with the NPU device flags unless a "
         "variant x hardware override names an image.",
-        fields=("docker_image", *DOCKER_FIELDS),
+        fields=_with_roles("docker_image", *DOCKER_FIELDS),
         test="tests/synthesis/test_golden_selections.py::test_golden_selections",
         applies=_ascend,
     ),
@@ -107,9 +113,9 @@ DIFFERENCES: tuple[Difference, ...] = (
         "single-quoted, and docker's shared-memory flag is written '--shm-size 16g' (two words, "
         "as in docker_argv) instead of '--shm-size=16g'. The reference's command and argv "
         "disagree there. argv and docker_argv are unchanged.",
-        fields=(*COMMAND_FIELDS, "docker_command", "head_docker_command", "worker_docker_command",
-                "worker_docker_commands", "vllm_docker_command", "vllm_worker_docker_command",
-                "vllm_worker_docker_commands"),
+        fields=_with_roles(*COMMAND_FIELDS, "docker_command", "head_docker_command", "worker_docker_command",
+                           "worker_docker_commands", "vllm_docker_command", "vllm_worker_docker_command",
+                           "vllm_worker_docker_commands"),
         test="tests/synthesis/test_shell_roundtrip.py::test_spaced_token_is_quoted",
         applies=_shell_round_trip,
     ),
@@ -119,7 +125,7 @@ DIFFERENCES: tuple[Difference, ...] = (
         "CPU image has no nightly tag; Qualcomm Cloud AI without a pinned image) the plan has no "
         "docker form. The reference renders 'docker run ... undefined MODEL' and a null in "
         "docker_argv; servekit omits docker_command / docker_argv (docker_image is absent in both).",
-        fields=DOCKER_FIELDS,
+        fields=_with_roles(*DOCKER_FIELDS),
         test="tests/synthesis/test_plan_rules.py::test_no_image_means_no_docker_form",
         applies=_no_image,
     ),
