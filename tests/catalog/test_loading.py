@@ -75,3 +75,11 @@ def test_any_single_value_change_is_reported_not_raised(mini, line, value):
     findings = mini.findings()  # must not raise, whatever the value
     for finding in findings:
         assert finding.location.file and finding.message and finding.fix
+
+
+def test_yml_recipes_are_read_and_validated(mini):
+    (mini.root / RECIPE_PATH).rename(mini.root / "models/Org/Model.yml")
+    assert list(read_documents(mini.root).recipes) == ["Org/Model"]
+    mini.replace("models/Org/Model.yml", "  architecture: dense\n", "  architecture: hybrid\n")
+    (finding,) = mini.findings()
+    assert finding.location.file.endswith("Model.yml") and finding.code == "bad-value"

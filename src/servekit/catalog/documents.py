@@ -26,6 +26,7 @@ from typing import Any
 from servekit.errors import CatalogError, Location
 
 CATALOG_ENV = "SERVEKIT_CATALOG"
+RECIPE_SUFFIXES = (".yaml", ".yml")
 
 
 def bundled_catalog_dir() -> Path:
@@ -136,7 +137,8 @@ def recipe_paths(root: Path) -> dict[str, Path]:
     models = root / "models"
     if not models.is_dir():
         return {}
-    return {recipe_id_for(models, p): p for p in sorted(models.rglob("*.yaml"))}
+    files = sorted(p for p in models.rglob("*") if p.suffix in RECIPE_SUFFIXES and p.is_file())
+    return {recipe_id_for(models, p): p for p in files}
 
 
 def read_documents(root: Path, *, only_recipes: list[str] | None = None) -> CatalogDocuments:

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from servekit.catalog.catalog_refs import kv_store_issues, strategy_issues, taxonomy_issues
-from servekit.catalog.documents import recipe_id_for
+from servekit.catalog.documents import recipe_paths
 from servekit.catalog.feature_refs import feature_issues
 from servekit.catalog.findings import Finding, Severity, sort_key
 from servekit.catalog.hardware_refs import hardware_issues
@@ -157,15 +157,14 @@ def check_catalog(root: str | Path) -> CheckedCatalog:
     platforms_doc = run.load(platforms_path) if platforms_path.is_file() else None
     strategy_docs = _named(run, root / "strategies", Strategy, "strategy")
     kv_docs = _named(run, root / "kv_store", KvStore, "kv_store deployment")
-    models = root / "models"
     recipe_docs: dict[str, PositionedDocument] = {}
-    for path in sorted(models.rglob("*.yaml")) if models.is_dir() else []:
-        misplaced = _recipe_path_issue(models, path)
+    for rid, path in recipe_paths(root).items():
+        misplaced = _recipe_path_issue(root / "models", path)
         if misplaced:
             run.out.findings.append(misplaced)
         doc = run.load(path)
         if doc is not None:
-            recipe_docs[recipe_id_for(models, path)] = doc
+            recipe_docs[rid] = doc
 
     vocab = CatalogVocabulary.build(
         taxonomy_doc.data if taxonomy_doc else {},
