@@ -71,6 +71,7 @@ def test_errors_are_one_line_and_exit_1(capsys, reference_catalog):
         (["--mode", "spec_decoding=zzz"], "valid choices: mtp, qwen3_5_mtp, dflash, dspark"),
         (["--mode", "spec_decoding"], "FEATURE=MODE"),
         (["--engine", "max"], "engine max is not available yet"),
+        (["--nodes", "2"], "runs on one node"),
     ]
     for extra, expected in cases:
         code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--catalog", str(reference_catalog), *extra)
@@ -84,3 +85,14 @@ def test_bundled_catalog_is_the_default(capsys):
     code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--format", "json")
     assert code == 0, err
     assert json.loads(out)["argv"][2] == "Qwen/Qwen3.8-27B"
+
+
+def test_bundled_catalog_declares_exclusions_explicitly(capsys):
+    code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--format", "json", "--feature", "text_only")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert "--language-model-only" in doc["argv"] and "--mm-encoder-tp-mode" not in doc["argv"]
+    code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--format", "json", "--feature", "text_only",
+                         "--feature", "encoder_parallel")
+    doc = json.loads(out)
+    assert "--mm-encoder-tp-mode" in doc["argv"] and "--language-model-only" not in doc["argv"]

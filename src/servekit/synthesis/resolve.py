@@ -74,6 +74,19 @@ def selection_from_request(docs, request: dict[str, Any]) -> Selection:
     )
 
 
+def _check_nodes(docs, recipe: dict, strategy: str, profile: dict, hardware: str, nodes: int) -> None:
+    if not 1 <= nodes <= rules.MAX_NODES:
+        raise SelectionError(f"node count must be from 1 to {rules.MAX_NODES}, not {nodes}")
+    deploy_type = (docs.strategies.get(strategy) or {}).get("deploy_type")
+    if nodes > 1 and deploy_type == "single_node":
+        raise SelectionError(f"{strategy} runs on one node; for {nodes} nodes pick a multi-node strategy")
+    if nodes > 1 and not rules.hardware_scalable(profile):
+        raise SelectionError(f"{hardware} cannot join a multi-node deployment (scalable: false)")
+    floor = rules.nodes_for_strategy(recipe, strategy, profile.get("gpu_count"), hardware)
+    if deploy_type == "multi_node" and nodes < floor:
+        raise SelectionError(f"{strategy} needs at least {floor} nodes of {hardware} (strategy_min_gpus)")
+
+
 def _check_kv_offload(docs, recipe: dict, key: str, strategy: str, hardware: str) -> None:
     """A chosen KV-offload option must apply here; the plan never drops it silently."""
     options = docs.taxonomy.get("kv_offload") or {}
@@ -163,8 +176,7 @@ def resolve_selection(
         doc = docs.strategies.get(strategy) or {}
         default_nodes = rules.strategy_node_count(recipe, strategy, doc, profile, hardware)
     nodes = node_count if node_count is not None else default_nodes
-    if not 1 <= nodes <= rules.MAX_NODES:
-        raise SelectionError(f"--nodes must be from 1 to {rules.MAX_NODES}, not {nodes}")
+    _check_nodes(docs, recipe, strategy, profile, hardware, nodes)
     feature_keys = list(recipe.get("features") or {})
     modes = dict(modes or {})
     for name in [*enable, *disable]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from servekit.errors import ServekitError
+from servekit.synthesis import selection as rules
 from servekit.synthesis import shapes
 from servekit.synthesis.args import serve_args
 from servekit.synthesis.context import Context, build_context
@@ -45,7 +46,7 @@ def _companions(ctx: Context) -> list[dict]:
     for key in ctx.sel.features:
         feature = features.get(key) or {}
         companion = feature.get("companion") or {}
-        if companion.get("command") and shapes.rules.feature_allowed_for_strategy(feature, ctx.sel.strategy):
+        if companion.get("command") and rules.feature_allowed_for_strategy(feature, ctx.sel.strategy):
             out.append({"feature": key, "label": companion.get("label") or key,
                         "description": companion.get("description") or "",
                         "command": str(companion["command"]).rstrip()})
