@@ -65,3 +65,28 @@ def test_ascend_translation_keeps_the_vllm_argv(docs):
 def test_engine_without_translation_is_refused(docs):
     with pytest.raises(ServekitError, match="no translation"):
         translate_plan(plan_for(docs, hardware="h200"), "vllm")
+
+
+def test_explain_lists_every_part(docs):
+    from servekit.engines.plan_translate import explain_commands
+
+    plan = plan_for(docs, hardware="h200")
+    commands = translate_plan(plan, "max", hardware=docs.taxonomy["hardware_profiles"]["h200"])
+    lines = explain_commands(commands)
+    text = "\n".join(lines)
+    assert lines[0].startswith("# max: ")
+    assert commands[0].command.precompile[0].command() in lines
+    assert "max serve \\\n  --model-path" in text
+    assert "image: docker.modular.com/modular/max-nvidia-full:26.7.0" in lines
+    for item in commands[0].command.untranslated:
+        assert f"not carried over: {item.flag}" in text
+
+
+def test_multi_process_plans_are_refused_by_single_process_engines(docs):
+    from dataclasses import replace
+
+    plan = plan_for(docs, hardware="h200")
+    two = replace(plan, processes=(plan.processes[0], replace(plan.processes[0], rank=1)), deploy_type="multi_node")
+    commands = translate_plan(two, "max", hardware=docs.taxonomy["hardware_profiles"]["h200"])
+    assert len(commands) == 2
+    assert all("engine.multi-process" in {f.code for f in pc.command.findings} for pc in commands)

@@ -382,3 +382,13 @@ def test_dflash2_drafter_selects_the_dflash2_method():
         ["vllm", "serve", "m", *spec], DialectContext(options={"draft_architecture": "DFlash2DraftModel"})
     )
     assert two.argv[two.argv.index("--speculative-method") + 1] == "dflash2"
+
+
+def test_image_follows_the_gpu_brand():
+    nvidia = DIALECT.translate(["vllm", "serve", "m"], DialectContext(hardware=H200, image="vllm/vllm-openai:v0.32.0"))
+    assert nvidia.image == "docker.modular.com/modular/max-nvidia-full:26.7.0"
+    assert "max.image" in {f.code for f in nvidia.findings}
+    amd = DIALECT.translate(["vllm", "serve", "m"], DialectContext(hardware={"brand": "AMD", "generation": "amd"}))
+    assert amd.image == "docker.modular.com/modular/max-amd:26.7.0"
+    cpu = DIALECT.translate(["vllm", "serve", "m"], DialectContext(hardware={"brand": "Intel", "generation": "cpu"}))
+    assert cpu.image is None

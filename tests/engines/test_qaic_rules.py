@@ -308,3 +308,11 @@ def test_registered_engine_lints_with_qaic_formats_and_rules():
     assert {f.code for f in bad.findings if f.severity == "error"} == {"qaic.alias-conflict"}
     upstream = get_engine("vllm").lint([*BASE])
     assert not upstream.valid  # mxfp6 / mxint8 exist only with the QAIC plugin
+
+
+def test_gpu_image_is_replaced_with_the_cloud_ai_image(ultra):
+    cmd = translate_qaic(
+        BASE, DialectContext(hardware=ultra, image="vllm/vllm-openai:v0.32.0", options={"image_tag": "1.21.2.0"})
+    )
+    assert cmd.image == "ghcr.io/quic/cloud_ai_inference_vllm:1.21.2.0"
+    assert "qaic.image" in {f.code for f in cmd.findings}

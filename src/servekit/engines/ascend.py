@@ -25,6 +25,7 @@ from servekit.engines.dialect import (
     DialectContext,
     EngineCommand,
     Untranslated,
+    engine_image,
     extend_catalog,
     finding,
     unique_findings,
@@ -130,30 +131,8 @@ def speculative_findings(launch: VllmLaunch) -> list[Finding]:
 
 def image_for(context: DialectContext) -> tuple[str, list[Finding]]:
     """The vLLM Ascend image: the given one when it is an Ascend image, else the brand image."""
-    tag = context.options.get("image_tag") or (f"v{context.engine_version}" if context.engine_version else "latest")
-    brand = f"{IMAGE_REPOSITORY}:{tag}"
-    out: list[Finding] = []
-    if context.image and context.image.startswith(IMAGE_REPOSITORY + ":"):
-        return context.image, out
-    if context.image:
-        out.append(
-            finding(
-                WARNING,
-                "ascend.image",
-                f"image {context.image} has no NPU runtime; using {brand}",
-                fix=f"run vLLM Ascend from {IMAGE_REPOSITORY}",
-            )
-        )
-    if tag == "latest":
-        out.append(
-            finding(
-                NOTE,
-                "ascend.image-tag",
-                "the image tag is not pinned",
-                fix="pass the vLLM Ascend version (engine_version) or an image_tag",
-            )
-        )
-    return brand, out
+    tag = f"v{context.engine_version}" if context.engine_version else None
+    return engine_image(context, IMAGE_REPOSITORY, prefix="ascend", tag=tag)
 
 
 def ascend_env(context: DialectContext, launch: VllmLaunch) -> tuple[dict[str, str], list[Untranslated], list[Finding]]:

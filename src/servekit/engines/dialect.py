@@ -140,6 +140,40 @@ def finding_dict(f: Finding) -> dict[str, Any]:
     return {"severity": f.severity, "code": f.code, "message": f.message, "option": f.option, "fix": f.fix}
 
 
+def engine_image(
+    context: DialectContext, repository: str, *, prefix: str, tag: str | None
+) -> tuple[str, list[Finding]]:
+    """The engine's own image: the given one when it is from ``repository``, else ``repository:tag``.
+
+    ``tag`` falls back to ``options["image_tag"]``, then ``latest`` (with a note to pin it); an
+    image of another engine is replaced, with a warning naming both.
+    """
+    chosen = context.options.get("image_tag") or tag or "latest"
+    brand = f"{repository}:{chosen}"
+    if context.image and context.image.startswith(repository + ":"):
+        return context.image, []
+    out: list[Finding] = []
+    if context.image:
+        out.append(
+            finding(
+                WARNING,
+                f"{prefix}.image",
+                f"image {context.image} cannot run {prefix}; using {brand}",
+                fix=f"run from {repository}",
+            )
+        )
+    if chosen == "latest":
+        out.append(
+            finding(
+                NOTE,
+                f"{prefix}.image-tag",
+                "the image tag is not pinned",
+                fix="pass the engine version (engine_version) or an image_tag",
+            )
+        )
+    return brand, out
+
+
 def extend_catalog(
     catalog: FlagCatalog,
     *,

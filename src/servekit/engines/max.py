@@ -24,6 +24,7 @@ from servekit.engines.dialect import (
     EngineCommand,
     PrecompileStep,
     Untranslated,
+    engine_image,
     finding,
     unique_findings,
 )
@@ -54,6 +55,10 @@ _PROFILE_TARGETS = {
     "mi325x": "hip:gfx942",
     "mi355x": "hip:gfx950",
 }
+IMAGE_REPOSITORIES = {
+    "nvidia": "docker.modular.com/modular/max-nvidia-full",
+    "amd": "docker.modular.com/modular/max-amd",
+}
 _NEEDS_DRAFT_MODEL = ("eagle", "dflash", "dflash2", "dspark")
 _LORA_OPTIONS = ("--lora-paths", "--max-num-loras", "--max-lora-rank")
 
@@ -80,6 +85,24 @@ def translate_to_max(vllm_argv: Sequence[str], context: DialectContext | None = 
     findings += validate_max_argv(argv, context)
     findings += validate_max_argv(warm, context)
     return MaxTranslation(argv, tuple(warm), tuple(build.untranslated), tuple(unique_findings(findings)))
+
+
+def image_for(context: DialectContext) -> tuple[str | None, list[Finding]]:
+    """The MAX container for the hardware's GPU brand (none for CPU or unknown hardware)."""
+    brand = str((context.hardware or {}).get("brand", "")).lower()
+    repository = IMAGE_REPOSITORIES.get(brand)
+    if repository is None:
+        if context.image and "modular/max" not in context.image:
+            return None, [
+                finding(
+                    NOTE,
+                    "max.image",
+                    f"image {context.image} is not a MAX image; none is set",
+                    fix="install MAX with pip (max[serve]) or pass a MAX image",
+                )
+            ]
+        return context.image, []
+    return engine_image(context, repository, prefix="max", tag=context.engine_version or DEFAULT_VERSION)
 
 
 def resolve_target(context: DialectContext) -> tuple[str | None, list[Finding]]:
@@ -268,14 +291,15 @@ class MaxEngine(Engine):
             argv=result.warm_cache_argv,
         )
         env = {k: v for k, v in context.env.items() if not k.startswith("VLLM_")}
+        image, image_findings = image_for(context)
         return EngineCommand(
             engine=NAME,
             argv=result.argv,
             env=env,
-            image=context.image,
+            image=image,
             precompile=(warm,),
             untranslated=result.untranslated,
-            findings=result.findings,
+            findings=(*result.findings, *image_findings),
         )
 
     def validate(self, argv: Sequence[str], context: DialectContext | None = None) -> list[Finding]:

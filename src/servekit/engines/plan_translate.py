@@ -7,6 +7,7 @@ plan's image) to the dialect named by the engine.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -75,6 +76,29 @@ def translate_plan(
             )
         out.append(ProcessCommand(process.role, process.rank, command))
     return out
+
+
+def explain_commands(commands: list[ProcessCommand]) -> list[str]:
+    """Text lines for a terminal: per process the image, env, pre-steps, command, leftovers, findings."""
+    from servekit.engines.dialect import render_multiline
+
+    lines: list[str] = []
+    for pc in commands:
+        cmd = pc.command
+        lines.append(f"# {cmd.engine}: {pc.role}" + (f" (rank {pc.rank})" if pc.rank else ""))
+        if cmd.image:
+            lines.append(f"image: {cmd.image}")
+        lines += [f"export {name}={shlex.quote(value)}" for name, value in cmd.env.items()]
+        for step in cmd.precompile:
+            lines.append(f"# before start: {step.description}")
+            lines.append(step.command())
+        lines.append(render_multiline(cmd.argv))
+        for item in cmd.untranslated:
+            shown = f" {item.value}" if item.value is not None else ""
+            lines.append(f"not carried over: {item.flag}{shown} <- {item.reason}")
+        for f in cmd.findings:
+            lines.append(str(f))
+    return lines
 
 
 def _with_finding(command: EngineCommand, extra) -> EngineCommand:

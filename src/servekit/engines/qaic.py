@@ -24,6 +24,7 @@ from servekit.engines.dialect import (
     DialectContext,
     EngineCommand,
     Untranslated,
+    engine_image,
     extend_catalog,
     finding,
     unique_findings,
@@ -50,6 +51,7 @@ from servekit.engines.vllm import VllmEngine
 from servekit.engines.vllm_launch import Option, VllmLaunch, parse_vllm_argv
 
 NAME = "vllm-qaic"
+IMAGE_REPOSITORY = "ghcr.io/quic/cloud_ai_inference_vllm"  # the Cloud AI SDK's vLLM image
 _REPLACED = ("--quantization", "--kv-cache-dtype", "--additional-config")
 _AOT_INERT = {
     "--gpu-memory-utilization": "AOT mode sizes the KV cache from the compiled QPC",
@@ -123,11 +125,13 @@ def translate_qaic(vllm_argv: Sequence[str], context: DialectContext | None = No
             untranslated.append(Untranslated(name, value, "a CUDA setting; QAIC does not read it"))
     env = {k: v for k, v in context.env.items() if not k.startswith(("CUDA_", "NCCL_", "PYTORCH_CUDA"))}
     precompile = _compile_steps(out_launch, config, mode, options)
+    image, image_findings = engine_image(context, IMAGE_REPOSITORY, prefix="qaic", tag=context.engine_version)
+    findings += image_findings
     return EngineCommand(
         engine=NAME,
         argv=argv,
         env=env,
-        image=context.image,
+        image=image,
         precompile=precompile,
         untranslated=tuple(untranslated),
         findings=tuple(unique_findings(findings)),
