@@ -62,32 +62,26 @@ class _Run:
         except CatalogError as exc:
             self.out.findings.append(Finding.from_error(exc, "malformed-yaml"))
             return None
-        self.report(
-            doc,
-            (
-                error(
-                    key_path,
-                    f"key '{key_path[-1]}' is written more than once; only the last one counts",
-                    "delete or merge the repeated key",
-                    "duplicate-key",
-                    at_key=True,
-                )
-                for key_path in doc.duplicates
-            ),
-        )
+        repeats = [
+            error(
+                key_path,
+                f"key '{key_path[-1]}' is written more than once; only the last one counts",
+                "delete or merge the repeated key",
+                "duplicate-key",
+                at_key=True,
+            )
+            for key_path in doc.duplicates
+        ]
+        self.report(doc, repeats)
         if not isinstance(doc.data, dict):
             got = "an empty file" if doc.data is None else f"a {type(doc.data).__name__}"
-            self.report(
-                doc,
-                [
-                    error(
-                        (),
-                        f"expected a mapping at the top of the file, got {got}",
-                        "write the document as 'key: value' lines",
-                        "wrong-type",
-                    )
-                ],
+            not_mapping = error(
+                (),
+                f"expected a mapping at the top of the file, got {got}",
+                "write the document as 'key: value' lines",
+                "wrong-type",
             )
+            self.report(doc, [not_mapping])
             return None
         return doc
 
@@ -97,27 +91,22 @@ class _Run:
         return instance
 
 
-def _named(run: _Run, folder: Path, model: type[BaseModel], what: str) -> dict[str, PositionedDocument]:
+def _named(run: _Run, folder: Path, what: str) -> dict[str, PositionedDocument]:
+    """strategies/ or kv_store/: one document per file, keyed by its ``name``."""
     docs: dict[str, PositionedDocument] = {}
-    if not folder.is_dir():
-        return docs
-    for path in sorted(folder.glob("*.yaml")):
+    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
         doc = run.load(path)
         if doc is None:
             continue
-        name = doc.data.get("name") if isinstance(doc.data.get("name"), str) else path.stem
+        name = doc.data["name"] if isinstance(doc.data.get("name"), str) else path.stem
         if name in docs:
-            run.report(
-                doc,
-                [
-                    error(
-                        ("name",),
-                        f"{what} '{name}' is also defined in {docs[name].path.name}",
-                        "give each file its own name",
-                        "duplicate-name",
-                    )
-                ],
+            clash = error(
+                ("name",),
+                f"{what} '{name}' is also defined in {docs[name].path.name}",
+                "give each file its own name",
+                "duplicate-name",
             )
+            run.report(doc, [clash])
             continue
         docs[name] = doc
     return docs
@@ -135,60 +124,78 @@ def _recipe_path_issue(models: Path, path: Path) -> Finding | None:
     )
 
 
-def check_catalog(root: str | Path) -> CheckedCatalog:
-    """Load and validate a whole catalog directory; see ``CheckedCatalog``."""
-    run = _Run(Path(root))
-    root = run.out.root
-    taxonomy_doc = None
-    taxonomy_path = root / "taxonomy.yaml"
-    if taxonomy_path.is_file():
-        taxonomy_doc = run.load(taxonomy_path)
-    else:
-        run.out.findings.append(
-            Finding(
-                Severity.ERROR,
-                Location(str(taxonomy_path)),
-                "catalog has no taxonomy.yaml",
-                "point at a directory laid out like the recipes catalog",
-                "missing-file",
-            )
+@dataclass
+class _Documents:
+    taxonomy: PositionedDocument | None
+    platforms: PositionedDocument | None
+    strategies: dict[str, PositionedDocument]
+    kv_store: dict[str, PositionedDocument]
+    recipes: dict[str, PositionedDocument]
+
+    def vocabulary(self) -> CatalogVocabulary:
+        return CatalogVocabulary.build(
+            self.taxonomy.data if self.taxonomy else {},
+            self.strategies,
+            self.kv_store,
+            self.platforms.data if self.platforms else {},
+            self.recipes,
         )
+
+
+def _load_all(run: _Run, root: Path) -> _Documents:
+    taxonomy_path = root / "taxonomy.yaml"
+    if not taxonomy_path.is_file():
+        missing = Finding(
+            Severity.ERROR,
+            Location(str(taxonomy_path)),
+            "catalog has no taxonomy.yaml",
+            "point at a directory laid out like the recipes catalog",
+            "missing-file",
+        )
+        run.out.findings.append(missing)
     platforms_path = root / "platforms.yaml"
-    platforms_doc = run.load(platforms_path) if platforms_path.is_file() else None
-    strategy_docs = _named(run, root / "strategies", Strategy, "strategy")
-    kv_docs = _named(run, root / "kv_store", KvStore, "kv_store deployment")
-    recipe_docs: dict[str, PositionedDocument] = {}
+    recipes: dict[str, PositionedDocument] = {}
     for rid, path in recipe_paths(root).items():
         misplaced = _recipe_path_issue(root / "models", path)
         if misplaced:
             run.out.findings.append(misplaced)
         doc = run.load(path)
         if doc is not None:
-            recipe_docs[rid] = doc
-
-    vocab = CatalogVocabulary.build(
-        taxonomy_doc.data if taxonomy_doc else {},
-        strategy_docs,
-        kv_docs,
-        platforms_doc.data if platforms_doc else {},
-        recipe_docs,
+            recipes[rid] = doc
+    return _Documents(
+        taxonomy=run.load(taxonomy_path) if taxonomy_path.is_file() else None,
+        platforms=run.load(platforms_path) if platforms_path.is_file() else None,
+        strategies=_named(run, root / "strategies", "strategy"),
+        kv_store=_named(run, root / "kv_store", "kv_store deployment"),
+        recipes=recipes,
     )
-    if taxonomy_doc:
-        run.out.taxonomy = run.typed(Taxonomy, taxonomy_doc, "taxonomy.yaml")
-        run.report(taxonomy_doc, taxonomy_issues(taxonomy_doc.data, vocab))
-    if platforms_doc:
-        run.out.platforms = run.typed(Platforms, platforms_doc, "platforms.yaml")
-    for name, doc in strategy_docs.items():
-        run.out.strategies[name] = run.typed(Strategy, doc, "a strategy")
+
+
+def _check_all(run: _Run, docs: _Documents) -> None:
+    vocab = docs.vocabulary()
+    out = run.out
+    if docs.taxonomy:
+        out.taxonomy = run.typed(Taxonomy, docs.taxonomy, "taxonomy.yaml")
+        run.report(docs.taxonomy, taxonomy_issues(docs.taxonomy.data, vocab))
+    if docs.platforms:
+        out.platforms = run.typed(Platforms, docs.platforms, "platforms.yaml")
+    for name, doc in docs.strategies.items():
+        out.strategies[name] = run.typed(Strategy, doc, "a strategy")
         run.report(doc, strategy_issues(doc.data))
-    for name, doc in kv_docs.items():
-        run.out.kv_store[name] = run.typed(KvStore, doc, "a kv_store deployment")
+    for name, doc in docs.kv_store.items():
+        out.kv_store[name] = run.typed(KvStore, doc, "a kv_store deployment")
         run.report(doc, kv_store_issues(doc.data, vocab))
-    for rid, doc in recipe_docs.items():
-        run.out.recipes[rid] = run.typed(Recipe, doc, "a recipe")
+    for rid, doc in docs.recipes.items():
+        out.recipes[rid] = run.typed(Recipe, doc, "a recipe")
         run.report(doc, hardware_issues(doc.data, vocab))
         run.report(doc, feature_issues(doc.data))
         run.report(doc, reference_issues(doc.data, vocab))
+
+
+def check_catalog(root: str | Path) -> CheckedCatalog:
+    """Load and validate a whole catalog directory; see ``CheckedCatalog``."""
+    run = _Run(Path(root))
+    _check_all(run, _load_all(run, run.out.root))
     run.out.findings.sort(key=sort_key)
     return run.out
 
