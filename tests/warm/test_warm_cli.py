@@ -74,3 +74,20 @@ def test_command_warm_then_offline_check_then_missing_exits_1(capsys, monkeypatc
 def test_bad_mode_is_one_line_error(capsys, reference_catalog):
     assert main(["warm-cache", "Qwen/Qwen3.8-27B", "--mode", "dflash", "--catalog", str(reference_catalog)]) == 1
     assert "FEATURE=MODE" in capsys.readouterr().err
+
+
+def test_seed_recipe_dry_run_with_a_hub_lists_files_and_bytes(capsys, monkeypatch, reference_catalog, repo_folders):
+    """The seed's repo ids served by the loopback hub (tiny stand-in contents)."""
+    from testing.hub_server import HubServer
+
+    with HubServer() as hub:
+        hub.add_repo("Qwen/Qwen3.8-27B", repo_folders[MODEL])
+        hub.add_repo("incoai/Qwen3.8-27B-DFlash2", repo_folders[DRAFT])
+        monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+        code = main(["warm-cache", *SEED_RECIPE, "--dry-run", "--format", "json", "--catalog", str(reference_catalog)])
+    doc = _json(capsys)
+    assert code == 0 and doc["offline"] is None
+    model, draft = doc["repos"]
+    assert model["repo_id"] == "Qwen/Qwen3.8-27B" and draft["repo_id"] == "incoai/Qwen3.8-27B-DFlash2"
+    assert "model-00001-of-00002.safetensors" in {f["path"] for f in model["files"]}
+    assert draft["files"] and doc["bytes"] == model["bytes"] + draft["bytes"] > 0

@@ -118,7 +118,22 @@ def test_offline_with_a_complete_cache_verifies_from_the_manifest(settings, hub)
     report = warm_cache([TARGET], offline, WarmOptions())
     assert report.ok and report.offline
     assert report.repos[0].fetch.listing_source == "manifest"
-    assert report.repos[0].verification.hashed == len(EXPECTED)
+    assert report.repos[0].verification.checked == len(EXPECTED)
+    assert report.repos[0].verification.hashed == 0  # unchanged since their hashes were checked
+
+
+def test_files_changed_since_their_hash_was_checked_are_hashed_again(settings, hub):
+    assert _warm(settings).ok
+    shard = _blob_of(settings, MODEL, "model-00002-of-00002.safetensors")
+    data = bytearray(shard.read_bytes())
+    data[100] ^= 0x01
+    shard.write_bytes(bytes(data))
+    offline = HubSettings(settings.endpoint, settings.cache_dir, offline=True)
+    report = warm_cache([TARGET], offline, WarmOptions())
+    assert report.repos[0].verification.hashed == 1
+    assert report.missing == (f"{MODEL}: model-00002-of-00002.safetensors: sha256 is "
+                              f"{report.repos[0].verification.problems[0].actual}, expected "
+                              f"{report.repos[0].verification.problems[0].expected}",)
 
 
 def test_offline_lists_exactly_what_is_missing(settings, hub):
@@ -137,3 +152,17 @@ def test_unreachable_hub_with_an_empty_cache_lists_every_repo(tmp_path):
     assert not report.ok and report.offline
     assert [line.split(":")[0] for line in report.missing] == [f"{MODEL}@main", f"{DRAFT}@main"]
     assert "*.safetensors" in report.missing[0]
+
+
+def test_progress_receives_every_downloaded_byte(settings, hub):
+    seen: dict[str, list[int]] = {}
+
+    def progress(repo_id: str, total: int):
+        seen[repo_id] = [total, 0]
+        return lambda n: seen[repo_id].__setitem__(1, seen[repo_id][1] + n)
+
+    report = warm_cache([TARGET], settings, WarmOptions(), progress=progress)
+    assert report.ok
+    for repo in report.repos:
+        total, received = seen[repo.fetch.artifact.repo_id]
+        assert received == total == repo.fetch.missing_bytes > 0

@@ -80,7 +80,7 @@ def warm_command(opts: WarmCommand) -> int:
     else:
         typer.echo(render_text(report, resolved.description))
     if not report.ok:
-        why = (f"{len(report.missing)} file(s) the engine needs are not in the cache"
+        why = (f"{len(report.missing)} file(s) the engine needs are missing from the cache or damaged"
                + (f" and the hub is unreachable ({report.offline})" if report.offline else ""))
         failed = [s for s in report.steps if s.status == "failed"]
         print(f"error: {why if report.missing else f'pre-compile step {failed[0].engine} {failed[0].name} failed'}",

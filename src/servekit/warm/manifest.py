@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from servekit import paths
@@ -27,12 +27,24 @@ class Manifest:
     weight_format: str
     index: str | None
     files: tuple[RemoteFile, ...]
+    # path -> (size, mtime_ns, inode) of the cached file when its hash was last checked
+    stamps: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {
             "version": MANIFEST_VERSION, "repo_id": self.repo_id, "commit": self.commit, "role": self.role,
             "weight_format": self.weight_format, "index": self.index, "files": [f.to_dict() for f in self.files],
+            "stamps": {path: list(stamp) for path, stamp in self.stamps.items()},
         }
+
+
+def file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """What identifies a file's content without reading it: size, modification time, inode."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def manifest_dir() -> Path:
@@ -65,6 +77,8 @@ def read_manifest(repo_id: str, commit: str) -> Manifest | None:
         if doc.get("version") != MANIFEST_VERSION:
             return None
         files = tuple(RemoteFile(f["path"], int(f["size"]), f.get("sha256"), f.get("blob_id")) for f in doc["files"])
-        return Manifest(doc["repo_id"], doc["commit"], doc["role"], doc["weight_format"], doc.get("index"), files)
+        stamps = {path: (int(v[0]), int(v[1]), int(v[2])) for path, v in (doc.get("stamps") or {}).items()}
+        return Manifest(doc["repo_id"], doc["commit"], doc["role"], doc["weight_format"], doc.get("index"), files,
+                        stamps)
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -19,8 +19,8 @@ from servekit.warm.artifacts import Artifact, artifacts_from_argv, dedupe
 from servekit.warm.download import Advance, DownloadResult, download
 from servekit.warm.engine_steps import EngineTarget, StepContext, precompile
 from servekit.warm.fetch_plan import RepoFetch, plan_fetch
-from servekit.warm.hub import HubError, HubSettings
-from servekit.warm.manifest import Manifest, write_manifest
+from servekit.warm.hub import HubError, HubSettings, snapshot_path
+from servekit.warm.manifest import Manifest, file_stamp, read_manifest, write_manifest
 from servekit.warm.precompile import SKIPPED, StepResult
 from servekit.warm.verify import RepoVerification, discard, verify_repo
 
@@ -105,17 +105,32 @@ def artifacts_of(targets: Sequence[EngineTarget]) -> list[Artifact]:
     return dedupe(found)
 
 
-def _manifest(fetch: RepoFetch) -> Manifest:
+def _manifest(settings: HubSettings, fetch: RepoFetch, hashed: bool) -> Manifest:
+    """The record of a verified snapshot; stamps only when hashes were checked."""
     art = fetch.artifact
+    stamps = {f.path: stamp for f in fetch.files
+              if hashed and (stamp := file_stamp(snapshot_path(settings, art.repo_id, fetch.commit or "", f.path)))}
     return Manifest(art.repo_id, fetch.commit or "", art.role, fetch.selection.weight_format or art.weight_format,
-                    fetch.selection.index, fetch.files)
+                    fetch.selection.index, fetch.files, stamps)
+
+
+def _trusted(fetch: RepoFetch) -> dict[str, tuple[int, int, int]]:
+    """Stamps of files hashed good before; none for a changed listing."""
+    if fetch.commit is None:
+        return {}
+    manifest = read_manifest(fetch.artifact.repo_id, fetch.commit)
+    if manifest is None:
+        return {}
+    listed = {f.path: f for f in manifest.files}
+    current = {f.path: f for f in fetch.files}
+    return {path: stamp for path, stamp in manifest.stamps.items() if path in current and listed.get(path) == current[path]}
 
 
 def _fetch_and_verify(settings: HubSettings, fetch: RepoFetch, options: WarmOptions,
                       progress: ProgressFactory | None) -> RepoReport:
     advance = progress(fetch.artifact.repo_id, fetch.missing_bytes) if progress else None
     result = download(settings, fetch, advance, options.workers)
-    check = verify_repo(settings, fetch, hashes=options.verify_hashes)
+    check = verify_repo(settings, fetch, hashes=options.verify_hashes, trusted=_trusted(fetch))
     repaired: tuple[str, ...] = ()
     if not check.ok:
         bad = [p.path for p in check.problems if p.problem != "index"]
@@ -127,14 +142,15 @@ def _fetch_and_verify(settings: HubSettings, fetch: RepoFetch, options: WarmOpti
         repaired = tuple(bad) if check.ok else ()
         fetch = again
     if check.ok:
-        write_manifest(_manifest(fetch))
+        write_manifest(_manifest(settings, fetch, options.verify_hashes))
     return RepoReport(fetch, result, check, repaired)
 
 
 def _offline_check(settings: HubSettings, fetch: RepoFetch, options: WarmOptions) -> RepoReport:
     if fetch.artifact.local or not fetch.selection.exact:
         return RepoReport(fetch)
-    return RepoReport(fetch, verification=verify_repo(settings, fetch, hashes=options.verify_hashes))
+    return RepoReport(fetch, verification=verify_repo(settings, fetch, hashes=options.verify_hashes,
+                                                      trusted=_trusted(fetch)))
 
 
 def warm_cache(targets: Sequence[EngineTarget], settings: HubSettings, options: WarmOptions = WarmOptions(),

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from servekit.warm.fetch_plan import RepoFetch
 from servekit.warm.hub import HubSettings, RemoteFile, snapshot_path
+from servekit.warm.manifest import file_stamp
 
 _CHUNK = 8 * 1024 * 1024
 GIT_HASH_LIMIT = 64 * 1024 * 1024  # git blob ids are only checked for small (non-LFS) files
@@ -66,14 +67,15 @@ def git_blob_id(path: Path) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def check_file(local: Path, remote: RemoteFile, hashes: bool) -> tuple[FileProblem | None, bool]:
-    """(problem or None, whether a hash was computed)."""
+def check_file(local: Path, remote: RemoteFile, hashes: bool,
+               trusted: tuple[int, int, int] | None = None) -> tuple[FileProblem | None, bool]:
+    """(problem or None, whether a hash was computed); ``trusted`` = stamp of an earlier good hash."""
     if not local.is_file():
         return FileProblem(remote.path, "missing"), False
     size = local.stat().st_size
     if size != remote.size:
         return FileProblem(remote.path, "size", str(remote.size), str(size)), False
-    if not hashes:
+    if not hashes or (trusted is not None and file_stamp(local) == trusted):
         return None, False
     if remote.sha256:
         actual = sha256_of(local)
@@ -98,13 +100,18 @@ def _index_problems(settings: HubSettings, fetch: RepoFetch) -> list[FileProblem
             for shard in sorted(set(weight_map.values())) if shard not in selected]
 
 
-def verify_repo(settings: HubSettings, fetch: RepoFetch, *, hashes: bool = True) -> RepoVerification:
-    """Check the snapshot of ``fetch.commit`` against the listing the files were selected from."""
+def verify_repo(settings: HubSettings, fetch: RepoFetch, *, hashes: bool = True,
+                trusted: dict[str, tuple[int, int, int]] | None = None) -> RepoVerification:
+    """Check the snapshot of ``fetch.commit`` against the listing the files were selected from.
+
+    Files whose stamp equals the one ``trusted`` recorded after an earlier good hash are not
+    hashed again (their size is still checked).
+    """
     problems: list[FileProblem] = []
     hashed = 0
     for remote in fetch.files:
         local = snapshot_path(settings, fetch.artifact.repo_id, fetch.commit or "", remote.path)
-        problem, did_hash = check_file(local, remote, hashes)
+        problem, did_hash = check_file(local, remote, hashes, (trusted or {}).get(remote.path))
         hashed += did_hash
         if problem:
             problems.append(problem)
