@@ -411,3 +411,10 @@ def test_variant_default_mode_turning_on_an_excluded_feature(mini):
         line_of(text, "      spec_decoding: mtp"),
         "variants.fp8.default_modes.spec_decoding",
     )
+
+
+def test_brand_keys_are_lower_case(mini):
+    text = mini.replace(RECIPE_PATH, "  amd:\n    extra_env:", "  AMD:\n    extra_env:")
+    finding = mini.only("unknown-hardware")
+    assert_at(finding, mini, RECIPE_PATH, line_of(text, "  AMD:"), "hardware_overrides.AMD")
+    assert "did you mean 'amd'" in finding.message

@@ -29,8 +29,9 @@ def as_list(value: Any) -> list:
 
 def suggest(name: str, choices: Iterable[str]) -> str:
     """`` (did you mean 'x'?)`` or nothing."""
-    match = difflib.get_close_matches(str(name), sorted(set(choices)), n=1, cutoff=0.6)
-    return f" (did you mean '{match[0]}'?)" if match else ""
+    by_lower = {str(c).lower(): str(c) for c in sorted(set(choices))}
+    match = difflib.get_close_matches(str(name).lower(), list(by_lower), n=1, cutoff=0.6)
+    return f" (did you mean '{by_lower[match[0]]}'?)" if match else ""
 
 
 def sample(names: Iterable[str], limit: int = 6) -> str:
