@@ -56,3 +56,13 @@ def test_drop_subtree_of_a_top_folder_and_rebuild():
     tree.put("o/m/a.json", 4)
     tree.drop_subtree("o/m")
     assert sorted(tree) == ["p/x.json"]
+
+
+def test_encoding_is_compact_utf8_json_for_any_json_value():
+    from servekit.api.tree import encode_json
+
+    value = {"a": [1, 2.5, None, True], "é": "x\n\"y\"", "big": 2**70, "nested": {"k": {}}}
+    data = encode_json(value)
+    assert json.loads(data) == value
+    assert b" " not in data.replace(b"x\\n", b"")
+    assert json.loads(encode_json({1: "int key"})) == {"1": "int key"}

@@ -5,7 +5,7 @@ may drop a whole subtree again (a later rendering of the same model id replaces 
 one), and finally writes everything into a fresh temporary directory next to the target and
 swaps it into place. A failed build leaves the previous tree untouched and no debris behind.
 
-Documents are encoded when added (compact JSON through the C encoder), so a caller may keep
+Documents are encoded when added (compact UTF-8 JSON), so a caller may keep
 mutating its own objects afterwards without changing what was recorded.
 """
 
@@ -22,7 +22,12 @@ from typing import Any
 
 from servekit.errors import ServekitError
 
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+_stdlib_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is a declared dependency; stay correct without it
+    _orjson = None
 
 
 class ApiTreeError(ServekitError):
@@ -30,8 +35,17 @@ class ApiTreeError(ServekitError):
 
 
 def encode_json(value: Any) -> bytes:
-    """Compact UTF-8 JSON, the form every file of the tree is written in."""
-    return _encode(value).encode("utf-8")
+    """Compact UTF-8 JSON, the form every file of the tree is written in.
+
+    orjson is several times faster than the standard library on these documents; whatever it
+    refuses (integers past 64 bits, non-string keys) goes through the standard encoder.
+    """
+    if _orjson is not None:
+        try:
+            return _orjson.dumps(value)
+        except TypeError:
+            pass
+    return _stdlib_encode(value).encode("utf-8")
 
 
 class JsonTree:

@@ -6,13 +6,17 @@ import sys
 
 import typer
 
+from servekit.errors import ServekitError
+
 SKIPPED_SHOWN = 5
 
 
-def build_command(out: str, catalog: str | None = None) -> int:
+def build_command(out: str, catalog: str | None = None, jobs: int | None = None) -> int:
     from servekit.api.build import build_api
 
-    summary = build_api(out, catalog)
+    if jobs is not None and jobs < 1:
+        raise ServekitError(f"--jobs must be at least 1, not {jobs}")
+    summary = build_api(out, catalog, jobs=jobs)
     typer.echo(summary.line())
     for line in summary.skipped[:SKIPPED_SHOWN]:
         print(f"  skipped {line}", file=sys.stderr)
@@ -30,8 +34,9 @@ def register(app: typer.Typer) -> None:
         catalog: str | None = typer.Option(
             None, "--catalog", help="Catalog directory (default: $SERVEKIT_CATALOG or the bundled one)."
         ),
+        jobs: int | None = typer.Option(None, "--jobs", help="Worker processes (default: one per CPU)."),
     ) -> None:
         """Render every recipe, hardware and strategy into JSON files under --out."""
-        raise typer.Exit(build_command(out, catalog))
+        raise typer.Exit(build_command(out, catalog, jobs))
 
     app.add_typer(group, name="api")

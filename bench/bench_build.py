@@ -1,0 +1,131 @@
+"""Benchmark: the static JSON API build and a cold ``servekit plan`` process.
+
+Measures, each as the median of ``--runs`` runs:
+
+1. ``build_api`` of a catalog (default: the reference catalog) in this process, into the same
+   ``--out`` each time (so every run also replaces the previous tree);
+2. the same build as a ``servekit api build`` process;
+3. the in-memory part alone (read + render + encode, no files), which shows how much of the
+   time is the file system;
+4. a cold ``servekit plan Qwen/Qwen3.8-27B --format json`` process.
+
+Wall time and CPU time (user + system, this process or the children) are both reported: on a
+shared machine the disk and the other cores are not ours, CPU time is. Targets: the whole
+reference catalog in under 2 s (the reference site's builder takes 4.4 s), a plan in 0.3 s.
+
+Usage: .venv/bin/python bench/bench_build.py [--catalog DIR] [--runs N] [--out-root DIR]
+       [--jobs N] [--plan-catalog DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE_CATALOG = ROOT.parent / "shared" / "reference" / "catalog"
+BUILD_TARGET_S = 2.0
+REFERENCE_BUILDER_S = 4.4
+PLAN_TARGET_S = 0.3
+PLAN_MODEL = "Qwen/Qwen3.8-27B"
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of every child it has waited for (forked workers too)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        usage = resource.getrusage(who)
+        total += usage.ru_utime + usage.ru_stime
+    return total
+
+
+def measure(runs: int, action: Callable[[], None]) -> tuple[float, float]:
+    """Median wall seconds and median CPU seconds of ``runs`` calls."""
+    walls, cpus = [], []
+    for _ in range(runs):
+        cpu0, wall0 = _cpu(), time.perf_counter()
+        action()
+        walls.append(time.perf_counter() - wall0)
+        cpus.append(_cpu() - cpu0)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def servekit_cmd() -> list[str]:
+    script = Path(sys.executable).parent / "servekit"
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-c", "from servekit.cli import run; run()"]
+
+
+def run_quiet(argv: list[str]) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.strip()}")
+
+
+def report(label: str, wall: float, cpu: float, target: float | None) -> None:
+    ratio = f"  {wall / target:5.2f}x target ({target:.2f} s)" if target else ""
+    print(f"{label:<38} wall {wall:6.3f} s   cpu {cpu:6.3f} s{ratio}")
+
+
+def filesystem_of(path: Path) -> str:
+    try:
+        out = subprocess.run(["df", "-T", str(path)], capture_output=True, text=True).stdout.split()
+        return out[-6] if len(out) >= 7 else "?"
+    except OSError:
+        return "?"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--catalog", type=Path, default=REFERENCE_CATALOG)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--out-root", type=Path, default=None, help="where the tree is written")
+    parser.add_argument("--jobs", type=int, default=None, help="build workers (default: CPUs)")
+    parser.add_argument("--plan-catalog", default=None, help="catalog for the plan run (default: bundled)")
+    args = parser.parse_args()
+
+    from servekit.api.build import build_api, build_tree
+    from servekit.api.workers import default_jobs
+    from servekit.catalog.documents import read_documents
+
+    work = Path(tempfile.mkdtemp(prefix="servekit-bench-", dir=args.out_root))
+    out = work / "site"
+    jobs = args.jobs or default_jobs()
+    print(f"catalog {args.catalog}; output on {filesystem_of(work)} ({work}); {jobs} workers;"
+          f" {os.cpu_count()} CPUs; median of {args.runs}")
+    try:
+        summary = build_api(out, args.catalog, jobs=jobs)
+        print(summary.line())
+        wall, cpu = measure(args.runs, lambda: build_api(out, args.catalog, jobs=jobs))
+        report("api build (in process)", wall, cpu, BUILD_TARGET_S)
+        argv = [*servekit_cmd(), "api", "build", "--out", str(out), "--catalog", str(args.catalog)]
+        if args.jobs:
+            argv += ["--jobs", str(args.jobs)]
+        wall, cpu = measure(args.runs, lambda: run_quiet(argv))
+        report("api build (process)", wall, cpu, BUILD_TARGET_S)
+        print(f"{'':<38} vs the reference builder ({REFERENCE_BUILDER_S} s): "
+              f"speed-up {REFERENCE_BUILDER_S / wall:.2f}x")
+        wall, cpu = measure(args.runs, lambda: build_tree(read_documents(args.catalog)))
+        report("read + render + encode, 1 process", wall, cpu, None)
+        plan = [*servekit_cmd(), "plan", PLAN_MODEL, "--format", "json"]
+        if args.plan_catalog:
+            plan += ["--catalog", args.plan_catalog]
+        wall, cpu = measure(args.runs, lambda: run_quiet(plan))
+        report(f"plan {PLAN_MODEL} (cold process)", wall, cpu, PLAN_TARGET_S)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
