@@ -392,3 +392,28 @@ def test_image_follows_the_gpu_brand():
     assert amd.image == "docker.modular.com/modular/max-amd:26.7.0"
     cpu = DIALECT.translate(["vllm", "serve", "m"], DialectContext(hardware={"brand": "Intel", "generation": "cpu"}))
     assert cpu.image is None
+
+
+@pytest.mark.parametrize(
+    ("hardware_id", "generation", "target"),
+    [
+        ("rtx_pro_6000_8x", "blackwell", "cuda:sm_120"),
+        ("rtx_4090_2x", "ada", "cuda:sm_89"),
+        ("dgx_station_gb300", "blackwell", "cuda:sm_103"),
+    ],
+)
+def test_target_auto_ignores_card_count_suffixes(hardware_id, generation, target):
+    context = DialectContext(
+        hardware={"brand": "NVIDIA", "generation": generation}, hardware_id=hardware_id, options={"target": "auto"}
+    )
+    assert translate_to_max(["vllm", "serve", "m"], context).warm_cache_argv[-2:] == ("--target", target)
+
+
+def test_hardware_without_a_max_backend_is_an_error():
+    tpu = DialectContext(
+        hardware={"brand": "Google", "generation": "tpu"}, hardware_id="trillium", options={"target": "auto"}
+    )
+    result = translate_to_max(["vllm", "serve", "m"], tpu)
+    assert "max.hardware" in {f.code for f in result.findings if f.severity == "error"}
+    cpu = DialectContext(hardware={"brand": "Intel", "generation": "cpu"}, options={"target": "auto"})
+    assert "--target" not in translate_to_max(["vllm", "serve", "m"], cpu).warm_cache_argv

@@ -316,3 +316,11 @@ def test_gpu_image_is_replaced_with_the_cloud_ai_image(ultra):
     )
     assert cmd.image == "ghcr.io/quic/cloud_ai_inference_vllm:1.21.2.0"
     assert "qaic.image" in {f.code for f in cmd.findings}
+
+
+def test_context_length_left_to_vllm_is_flagged_not_fatal(ultra):
+    cmd = translate_qaic(["vllm", "serve", "m", "--max-model-len", "auto"], DialectContext(hardware=ultra))
+    assert "qaic.max-model-len" in {f.code for f in cmd.findings}
+    assert "ctx_len" not in cmd.precompile[0].kwargs
+    readable = translate_qaic(["vllm", "serve", "m", "--max-model-len", "4k"], DialectContext(hardware=ultra))
+    assert readable.precompile[0].kwargs["ctx_len"] == 4000

@@ -42,19 +42,22 @@ _TARGET = re.compile(r"^(cuda|hip|metal)(:[A-Za-z0-9_]+)?$")
 _DEVICES = re.compile(r"^(cpu|gpu|gpu:all|gpu:\d+(,\d+)*)$")
 # Compile targets per hardware generation, and per profile where one generation spans several.
 _GENERATION_TARGETS = {"hopper": "cuda:sm_90", "ada": "cuda:sm_89", "ampere": "cuda:sm_80"}
-_PROFILE_TARGETS = {
+_PROFILE_TARGETS = {  # per profile, without a trailing card count such as "_2x"
     "b200": "cuda:sm_100",
     "gb200": "cuda:sm_100",
     "b300": "cuda:sm_103",
     "gb300": "cuda:sm_103",
+    "dgx_station_gb300": "cuda:sm_103",
     "rtx_5090": "cuda:sm_120",
-    "rtx_5090_2x": "cuda:sm_120",
     "rtx_pro_6000": "cuda:sm_120",
+    "rtx_pro_5000": "cuda:sm_120",
     "dgx_spark_gb10": "cuda:sm_121",
     "mi300x": "hip:gfx942",
     "mi325x": "hip:gfx942",
     "mi355x": "hip:gfx950",
 }
+# Hardware generations MAX 26.7 has no backend for.
+UNSUPPORTED_GENERATIONS = ("tpu", "xpu", "npu", "qaic")
 IMAGE_REPOSITORIES = {
     "nvidia": "docker.modular.com/modular/max-nvidia-full",
     "amd": "docker.modular.com/modular/max-amd",
@@ -78,7 +81,7 @@ def translate_to_max(vllm_argv: Sequence[str], context: DialectContext | None = 
     pipeline = [(f, v) for f, v in build.options if f not in SERVE_ONLY]
     warm = ["max", "warm-cache", *_flatten(pipeline)]
     target, target_findings = resolve_target(context)
-    findings += target_findings
+    findings += target_findings + hardware_findings(context)
     if target:
         warm += ["--target", target]
     argv = ("max", "serve", *_flatten(build.options))
@@ -105,15 +108,31 @@ def image_for(context: DialectContext) -> tuple[str | None, list[Finding]]:
     return engine_image(context, repository, prefix="max", tag=context.engine_version or DEFAULT_VERSION)
 
 
+def hardware_findings(context: DialectContext) -> list[Finding]:
+    generation = str((context.hardware or {}).get("generation", "")).lower()
+    if generation in UNSUPPORTED_GENERATIONS:
+        return [
+            finding(
+                ERROR,
+                "max.hardware",
+                f"MAX 26.7 has no backend for {context.hardware_id or generation} ({generation})",
+                fix="serve on NVIDIA or AMD GPUs or a CPU, or use another engine",
+            )
+        ]
+    return []
+
+
 def resolve_target(context: DialectContext) -> tuple[str | None, list[Finding]]:
     """The warm-cache ``--target``: given, derived from the hardware (``"auto"``), or none."""
     target = context.options.get("target")
     if not target:
         return None, []
     if target == "auto":
-        derived = _PROFILE_TARGETS.get(context.hardware_id or "") or _GENERATION_TARGETS.get(
-            str((context.hardware or {}).get("generation", "")).lower()
-        )
+        generation = str((context.hardware or {}).get("generation", "")).lower()
+        if generation == "cpu" or generation in UNSUPPORTED_GENERATIONS:
+            return None, []  # the host itself, or hardware_findings reports the gap
+        base_id = re.sub(r"_\d+x$", "", context.hardware_id or "")
+        derived = _PROFILE_TARGETS.get(base_id) or _GENERATION_TARGETS.get(generation)
         if derived is None:
             return None, [
                 finding(

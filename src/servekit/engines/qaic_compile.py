@@ -48,7 +48,7 @@ def compile_kwargs(section: Mapping[str, Any], launch: VllmLaunch, *, extra: Map
     prefill = launch.get_int("--long-prefill-token-threshold")
     if prefill is not None:
         kwargs["prefill_seq_len"] = prefill
-    ctx_len = launch.get_int("--max-model-len")
+    ctx_len = launch.get_length("--max-model-len")
     if ctx_len is not None:
         kwargs["ctx_len"] = ctx_len
     batch = launch.get_int("--max-num-seqs")

@@ -114,7 +114,7 @@ def check_launch(launch: VllmLaunch, config: Mapping[str, Any], mode: str) -> li
                 fix="use --kv-cache-dtype mxint8",
             )
         )
-    if launch.get("--max-model-len") is None:
+    if launch.get_length("--max-model-len") is None:
         out.append(
             finding(
                 WARNING,
@@ -174,7 +174,7 @@ def check_additional_config(
                     fix=f"use one of {', '.join(TOP_LEVEL_KEYS)}",
                 )
             )
-    max_len = launch.get_int("--max-model-len")
+    max_len = launch.get_length("--max-model-len")
     target, draft = config.get(TARGET_KEY), config.get(DRAFT_KEY)
     for key, section in ((TARGET_KEY, target), (DRAFT_KEY, draft)):
         if section is None:

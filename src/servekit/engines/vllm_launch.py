@@ -107,6 +107,13 @@ class VllmLaunch:
         except ValueError:
             raise ServekitError(f"{flag} {text!r} is not an integer", fix=f"pass a whole number to {flag}") from None
 
+    def get_length(self, flag: str) -> int | None:
+        """A token count in vLLM's human-readable form; None when absent or left to vLLM (``auto``, ``-1``)."""
+        text = self.get(flag)
+        if text is None or text.strip().lower() in ("auto", "-1"):
+            return None
+        return parse_token_count(text, flag)
+
     def get_json(self, flag: str) -> Any:
         """The parsed JSON value of ``flag`` (None when absent)."""
         text = self.get(flag)
@@ -232,7 +239,7 @@ def _vllm_catalog():
         return None
 
 
-def parse_token_count(text: str) -> int:
+def parse_token_count(text: str, flag: str = "--max-model-len") -> int:
     """vLLM's human-readable lengths: ``32768``, ``32k`` (x1000), ``32K`` (x1024), ``1m`` / ``1M``."""
     units = {"k": 1000, "K": 1024, "m": 1000**2, "M": 1024**2, "g": 1000**3, "G": 1024**3}
     raw = text.strip()
