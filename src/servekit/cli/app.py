@@ -1,7 +1,7 @@
 """The typer application and the one error boundary around it.
 
 Each subcommand lives in its own module under ``servekit.cli`` and exposes
-``register(app)``; adding a command is one module plus one line in ``COMMAND_MODULES``.
+``register(app)``; adding a command is one module plus one entry in ``COMMAND_MODULES``.
 Expected errors exit 1 with one line, Ctrl-C exits 130, bugs exit 3 with the traceback
 written to a log file (``SERVEKIT_DEBUG=1`` prints it instead).
 """
@@ -15,18 +15,20 @@ import traceback
 
 import typer
 
-COMMAND_MODULES: list[str] = [
-    "servekit.cli.plan_cmd",
-    "servekit.cli.catalog_cmd",
-    "servekit.cli.api_cmd",
-    "servekit.cli.engine_cmd",
-    "servekit.cli.lint_cmd",
-    "servekit.cli.fit_cmd",
-    "servekit.cli.warm_cmd",
-]
+COMMAND_MODULES: dict[str, str] = {
+    "plan": "servekit.cli.plan_cmd",
+    "catalog": "servekit.cli.catalog_cmd",
+    "api": "servekit.cli.api_cmd",
+    "engine": "servekit.cli.engine_cmd",
+    "lint": "servekit.cli.lint_cmd",
+    "fit": "servekit.cli.fit_cmd",
+    "warm-cache": "servekit.cli.warm_cmd",
+}
+"""Command name -> the module that registers it. Only the invoked command's module is imported,
+so a cold ``servekit plan`` does not pay for engines, pydantic or huggingface_hub."""
 
 
-def build_app() -> typer.Typer:
+def build_app(argv: list[str] | None = None) -> typer.Typer:
     app = typer.Typer(
         name="servekit",
         help="Exact, checked launch plans for LLM servers, from recipe catalogs.",
@@ -35,14 +37,15 @@ def build_app() -> typer.Typer:
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
     )
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # a command module not written yet; others still work
-                continue
-            raise
-        module.register(app)
+
+    @app.callback()
+    def _root() -> None:
+        """Exact, checked launch plans for LLM servers, from recipe catalogs."""
+
+    first = next((a for a in (argv or []) if not a.startswith("-")), None)
+    wanted = [COMMAND_MODULES[first]] if first in COMMAND_MODULES else list(COMMAND_MODULES.values())
+    for name in wanted:
+        importlib.import_module(name).register(app)
     return app
 
 
@@ -62,9 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns (and exits with) the process exit code."""
     from servekit.errors import ServekitError
 
-    app = build_app()
+    if argv is None:
+        argv = sys.argv[1:]
     try:
-        app(args=argv, prog_name="servekit", standalone_mode=False)
+        app = build_app(argv)
+        # with standalone_mode=False click returns the code of a `typer.Exit(n)` instead of raising
+        code = app(args=argv, prog_name="servekit", standalone_mode=False)
     except ServekitError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -75,15 +81,15 @@ def main(argv: list[str] | None = None) -> int:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         return code
     except Exception as exc:  # noqa: BLE001 - the one place bugs are caught
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
+        # typer carries its own copy of click; its usage errors know how to show themselves
+        kind = type(exc).__name__
+        if hasattr(exc, "show") and isinstance(getattr(exc, "exit_code", None), int):
             exc.show()
             return exc.exit_code
-        if isinstance(exc, click.exceptions.Abort):
+        if kind == "Abort":
             print("aborted", file=sys.stderr)
             return 130
-        if isinstance(exc, click.exceptions.Exit):
+        if kind == "Exit" and isinstance(getattr(exc, "exit_code", None), int):
             return exc.exit_code
         if os.environ.get("SERVEKIT_DEBUG") == "1":
             traceback.print_exc()
@@ -91,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             where = _log_bug(exc)
             print(f"internal error: {type(exc).__name__}: {exc} (details in {where})", file=sys.stderr)
         return 3
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 def run() -> None:
