@@ -214,9 +214,8 @@ def _version_key(text: str) -> tuple[int, Any]:
         return (0, text)
 
 
-@lru_cache(maxsize=None)
 def load_catalog(engine: str, version: str | None = None, command: str = "serve") -> FlagCatalog:
-    """The stored catalog; ``version=None`` takes the newest one stored."""
+    """The stored catalog (read once per process); ``version=None`` takes the newest one stored."""
     if version is None:
         versions = catalog_versions(engine, command)
         if not versions:
@@ -225,6 +224,11 @@ def load_catalog(engine: str, version: str | None = None, command: str = "serve"
                 fix="known catalogs: " + ", ".join(sorted(p.stem for p in DATA_DIR.glob("*.json"))),
             )
         version = versions[-1]
+    return _load(engine, version, command)
+
+
+@lru_cache(maxsize=None)
+def _load(engine: str, version: str, command: str) -> FlagCatalog:
     path = catalog_path(engine, version, command)
     if not path.is_file():
         have = ", ".join(catalog_versions(engine, command)) or "none"
