@@ -1,0 +1,69 @@
+"""The Python API: servekit.Catalog.load(...).plan(...) over the bundled and reference catalogs."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+import servekit
+from servekit.errors import CatalogError, SelectionError
+
+
+def test_bundled_catalog_plans_the_seed_recipe():
+    catalog = servekit.Catalog.load()
+    assert "Qwen/Qwen3.8-27B" in catalog.recipes
+    plan = catalog.plan("Qwen/Qwen3.8-27B", hardware="b200", variant="nvfp4")
+    assert isinstance(plan, servekit.Plan)
+    rendered = catalog.render(plan)
+    assert rendered["argv"][:3] == ["vllm", "serve", "Inferact/Qwen3.8-27B-NVFP4"]
+    assert shlex.split(rendered["command"].replace("\\\n", " ")) == rendered["argv"]
+
+
+def test_every_argument_says_which_recipe_key_produced_it():
+    catalog = servekit.Catalog.load()
+    plan = catalog.plan(
+        "Qwen/Qwen3.8-27B", hardware="rtx_pro_6000", enable=["spec_decoding"], modes={"spec_decoding": "mtp"}
+    )
+    sources = {tuple(p["arg"]): p["source"] for p in plan.processes[0].provenance()}
+    spec = next(k for k in sources if k[0] == "--speculative-config")
+    assert '"num_speculative_tokens":5' in spec[1]
+    assert "features.spec_decoding.modes.mtp.hardware_overrides.rtx_pro_6000" in sources[spec]
+
+
+def test_long_context_env_is_emitted():
+    plan = servekit.Catalog.load().plan("Qwen/Qwen3.8-27B", hardware="b200", enable=["long_context"])
+    assert plan.processes[0].env_map().get("VLLM_ALLOW_LONG_MAX_MODEL_LEN") == "1"
+
+
+def test_reference_catalog_through_the_environment_variable(reference_catalog, monkeypatch):
+    monkeypatch.setenv("SERVEKIT_CATALOG", str(reference_catalog))
+    catalog = servekit.Catalog.load()
+    assert catalog.root == reference_catalog
+    assert len(catalog.recipes) > 100
+
+
+def test_unknown_choices_are_user_errors():
+    catalog = servekit.Catalog.load()
+    with pytest.raises(SelectionError, match="unknown recipe"):
+        catalog.plan("nobody/nothing")
+    with pytest.raises(SelectionError, match="hardware"):
+        catalog.plan("Qwen/Qwen3.8-27B", hardware="abacus")
+
+
+def test_missing_catalog_directory_is_a_catalog_error(tmp_path):
+    with pytest.raises(CatalogError, match="does not exist"):
+        servekit.Catalog.load(tmp_path / "nowhere")
+
+
+def test_validate_on_load_reports_file_and_line(tmp_path, reference_catalog):
+    import shutil
+
+    root = tmp_path / "cat"
+    shutil.copytree(reference_catalog, root)
+    broken = root / "models" / "Qwen" / "Qwen3-8B.yaml"
+    broken.write_text("meta:\n  title: x\nvariants: [\n")
+    with pytest.raises(CatalogError) as info:
+        servekit.Catalog.load(root, validate=True)
+    assert info.value.location.file == str(broken)
+    assert info.value.location.line is not None
