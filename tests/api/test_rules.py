@@ -131,3 +131,13 @@ def test_models_index_follows_file_name_order(catalog):
         _write(catalog, rid, _recipe(rid))
     tree, _ = _build(catalog)
     assert [r["hf_id"] for r in tree.get("models.json")] == ["Acme/M-2", "Acme/M2.1", "Acme/M2", "Beta/a"]
+
+
+def test_build_info_lists_the_intentional_differences(catalog):
+    from servekit.differences import DIFFERENCES
+
+    _write(catalog, "Acme/Model-7B", _recipe("Acme/Model-7B", extra_variants=FP8))
+    tree, _ = _build(catalog)
+    info = tree.get("servekit.json")["servekit"]
+    assert info["recipes"] == 1 and info["promoted_variants"] == 1 and info["skipped_renderings"] == []
+    assert [d["id"] for d in info["differences_from_reference"]] == [d.id for d in DIFFERENCES]

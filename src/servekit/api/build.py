@@ -3,6 +3,7 @@
 Layout of the tree (every path relative to ``--out``)::
 
     models.json                                 index of recipes and promoted variants
+    servekit.json                               build facts and differences from the reference
     taxonomy.json, platforms.json               the controlled vocabulary, deploy platforms
     strategies.json, strategies/{s}.json        serving strategies
     kv_store.json, kv_store/{s}.json            KV-store deployments
@@ -13,7 +14,9 @@ Layout of the tree (every path relative to ``--out``)::
     {hf_id}/hw/{hw}/strategies/{s}.json         alternatives on a non-default hardware
 
 A promoted variant (``variants.X.model_id`` naming another repository) gets the same files
-under its own id. servekit's own additions live under the ``servekit`` key of a document.
+under its own id. servekit's own additions never change a reference key: they live in
+``servekit.json`` (build facts, skipped renderings, the intentional differences from the
+reference) or under a ``servekit`` key.
 
 Recipes are independent of each other (except two that promote the same repository), so
 the build renders them in parts, one forked worker per part, each writing its files into
@@ -183,9 +186,30 @@ def models_index(recipe_ids: list[str], rows: dict[str, IndexRows]) -> list[dict
     return parents + [row for rid in recipe_ids for row in rows[rid][1]]
 
 
-def put_catalog_documents(tree: JsonTree, docs: CatalogDocuments, rows: dict[str, IndexRows]) -> None:
+def build_info(rows: dict[str, IndexRows], skipped: list[str]) -> dict[str, Any]:
+    """``/servekit.json``: which servekit built the tree and where it knowingly differs."""
+    from servekit import __version__
+    from servekit.differences import DIFFERENCES
+
+    return {
+        "servekit": {
+            "version": __version__,
+            "recipes": len(rows),
+            "promoted_variants": sum(len(r[1]) for r in rows.values()),
+            "skipped_renderings": sorted(skipped),
+            "differences_from_reference": [
+                {"id": d.id, "reason": d.reason, "fields": list(d.fields)} for d in DIFFERENCES
+            ],
+        }
+    }
+
+
+def put_catalog_documents(
+    tree: JsonTree, docs: CatalogDocuments, rows: dict[str, IndexRows], skipped: list[str]
+) -> None:
     put_static_documents(tree, docs)
     tree.put("models.json", models_index(list(docs.recipes), rows))
+    tree.put("servekit.json", build_info(rows, skipped))
 
 
 def build_tree(
@@ -203,7 +227,7 @@ def build_in_memory(
     start = time.perf_counter()
     builder = ApiBuilder(docs, renderer, record=record)
     rows = builder.build_recipes(list(docs.recipes))
-    put_catalog_documents(builder.tree, docs, rows)
+    put_catalog_documents(builder.tree, docs, rows, builder.skipped)
     promoted = sum(len(r[1]) for r in rows.values())
     summary = BuildSummary(
         None, len(builder.tree), builder.tree.total_bytes(), len(rows), promoted,
@@ -231,7 +255,8 @@ def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: i
         for part in results:
             rows.update(part.rows)
         catalog_tree = JsonTree()
-        put_catalog_documents(catalog_tree, docs, rows)
+        skipped = [line for part in results for line in part.skipped]
+        put_catalog_documents(catalog_tree, docs, rows, skipped)
         catalog_tree.write_into(staging)
     return BuildSummary(
         out_dir=out_dir,
@@ -240,5 +265,5 @@ def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: i
         recipes=len(rows),
         promoted=sum(len(r[1]) for r in rows.values()),
         seconds=time.perf_counter() - start,
-        skipped=[line for part in results for line in part.skipped],
+        skipped=skipped,
     )
