@@ -74,3 +74,9 @@ def test_directory_without_taxonomy_is_a_finding(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert main(["catalog", "validate", str(tmp_path / "empty")]) == 1
     assert "catalog has no taxonomy.yaml" in capsys.readouterr().out
+
+
+def test_strict_fails_on_warnings(mini, capsys):
+    mini.replace(RECIPE_PATH, "    precision: bf16\n", "    precision: bf16\n    colour: blue\n")
+    assert main(["catalog", "validate", str(mini.root), "--strict"]) == 1
+    assert "FAILED: 0 error(s), 1 warning(s)" in capsys.readouterr().out

@@ -13,11 +13,11 @@ class OutputFormat(str, Enum):
     json = "json"
 
 
-def validate_command(directory: str | None = None, output_format: str = "text") -> int:
+def validate_command(directory: str | None = None, output_format: str = "text", strict: bool = False) -> int:
     """Validate the catalog at ``directory`` (default: $SERVEKIT_CATALOG or the bundled one).
 
     Prints each finding and a summary; returns 0 when there are no errors (warnings are
-    printed but allowed) and 1 otherwise.
+    printed but allowed; with ``strict`` they fail too) and 1 otherwise.
     """
     from servekit.catalog.documents import resolve_catalog_dir
     from servekit.catalog.validate import validate_catalog
@@ -26,10 +26,11 @@ def validate_command(directory: str | None = None, output_format: str = "text") 
     findings = validate_catalog(root)
     errors = sum(1 for f in findings if f.is_error)
     warnings = len(findings) - errors
+    failed = errors > 0 or (strict and warnings > 0)
     if output_format == OutputFormat.json.value:
         payload = {
             "catalog": str(root),
-            "ok": errors == 0,
+            "ok": not failed,
             "errors": errors,
             "warnings": warnings,
             "findings": [f.to_json() for f in findings],
@@ -38,9 +39,9 @@ def validate_command(directory: str | None = None, output_format: str = "text") 
     else:
         for finding in findings:
             typer.echo(finding.render())
-        verdict = "ok" if errors == 0 else "FAILED"
+        verdict = "FAILED" if failed else "ok"
         typer.echo(f"{root}: {verdict}: {errors} error(s), {warnings} warning(s)")
-    return 0 if errors == 0 else 1
+    return 1 if failed else 0
 
 
 def register(app: typer.Typer) -> None:
@@ -54,10 +55,11 @@ def register(app: typer.Typer) -> None:
         output_format: OutputFormat = typer.Option(
             OutputFormat.text, "--format", help="text (one line per finding) or json."
         ),
+        strict: bool = typer.Option(False, "--strict", help="Fail on warnings too."),
     ) -> None:
         """Check every file: YAML syntax, types, unknown keys and cross-references."""
         # SystemExit, not typer.Exit: the CLI runs click with standalone_mode=False, where an
         # Exit's code is returned from app() rather than raised, and would be lost.
-        raise SystemExit(validate_command(directory, output_format.value))
+        raise SystemExit(validate_command(directory, output_format.value, strict))
 
     app.add_typer(group, name="catalog")
