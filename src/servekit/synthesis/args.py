@@ -31,7 +31,7 @@ def _truthy(token: Any) -> bool:
 
 def dedupe(chunks: list[Chunk]) -> tuple[Arg, ...]:
     """Pair each flag with its value, then keep only the last occurrence of every flag."""
-    tokens = [(t, src) for ts, src in chunks if ts for t in ts if _truthy(t)]
+    tokens = [(t, src) for ts, src in chunks if ts for t in ts if (t != "" if type(t) is str else _truthy(t))]
     units: list[tuple[Any, Any, str]] = []
     i, count = 0, len(tokens)
     while i < count:
@@ -51,6 +51,13 @@ def dedupe(chunks: list[Chunk]) -> tuple[Arg, ...]:
 
 
 def _hardware_layers(ctx: Context, role: str | None, field: str) -> list[tuple[Any, str]]:
+    key = ("hardware_layers", role, field)
+    if key not in ctx.memo:
+        ctx.memo[key] = _compute_hardware_layers(ctx, role, field)
+    return ctx.memo[key]
+
+
+def _compute_hardware_layers(ctx: Context, role: str | None, field: str) -> list[tuple[Any, str]]:
     """(block value, key path) of hardware-override blocks for ``field`` (extra_args/extra_env).
 
     A per-strategy generation override replaces the recipe and variant generation blocks;
@@ -81,6 +88,13 @@ def _hardware_layers(ctx: Context, role: str | None, field: str) -> list[tuple[A
 
 def feature_blocks(ctx: Context, field: str) -> list[tuple[Any, str]]:
     """Each enabled feature's ``args`` / ``env``: the mode's, or a hardware override's."""
+    key = ("feature_blocks", field)
+    if key not in ctx.memo:
+        ctx.memo[key] = _compute_feature_blocks(ctx, field)
+    return ctx.memo[key]
+
+
+def _compute_feature_blocks(ctx: Context, field: str) -> list[tuple[Any, str]]:
     out: list[tuple[Any, str]] = []
     for key, feature, mode in ctx.enabled_features():
         base, path = (feature["modes"][mode], f"features.{key}.modes.{mode}") if mode else (
@@ -101,7 +115,16 @@ def serve_chunks(ctx: Context, role: str | None = None, node: str | None = None,
     ``role`` is ``prefill``/``decode`` for PD pools; ``node`` is ``head``/``worker`` for a
     multi-node deployment (``rank`` = which follower).
     """
-    so, variant, hw = ctx.strategy_overrides, ctx.variant, ctx.sel.hardware
+    key = ("layers", role)
+    if key not in ctx.memo:
+        ctx.memo[key] = (_leading_chunks(ctx, role), _trailing_chunks(ctx, role))
+    leading, trailing = ctx.memo[key]
+    return [*leading, *_placement_chunks(ctx, role, node, rank), *trailing]
+
+
+def _leading_chunks(ctx: Context, role: str | None) -> list[Chunk]:
+    """Model, variant and strategy arguments: everything before the parallel layout."""
+    variant, hw = ctx.variant, ctx.sel.hardware
     chunks: list[Chunk] = [((ctx.recipe.get("model") or {}).get("base_args"), "model.base_args"),
                            (variant.get("extra_args"), f"{ctx.variant_path}.extra_args")]
     exact = (variant.get("hardware_overrides") or {}).get(hw)
@@ -111,13 +134,23 @@ def serve_chunks(ctx: Context, role: str | None = None, node: str | None = None,
         chunks.append((ctx.strategy.get("vllm_args"), f"{ctx.strategy_path}.vllm_args"))
     elif role:
         chunks.append(((ctx.strategy.get(role) or {}).get("vllm_args"), f"{ctx.strategy_path}.{role}.vllm_args"))
+    return chunks
+
+
+def _placement_chunks(ctx: Context, role: str | None, node: str | None, rank: int) -> list[Chunk]:
+    """The parallel layout of this one process (size, rendezvous, rank)."""
     if ctx.deploy_type == "multi_node" and ctx.sel.node_count > 1:
-        chunks += shapes.multi_node_args(ctx, node == "worker", rank)
-    elif ctx.is_pd:
-        chunks += shapes.pd_role_args(ctx, role or "prefill", rank if node == "pool" else 0)
-    else:
-        size, source = shapes.single_node_size(ctx)
-        chunks.append(([ctx.strategy.get("parallel_flag") or "--tensor-parallel-size", str(size)], source))
+        return shapes.multi_node_args(ctx, node == "worker", rank)
+    if ctx.is_pd:
+        return shapes.pd_role_args(ctx, role or "prefill", rank if node == "pool" else 0)
+    size, source = shapes.single_node_size(ctx)
+    return [([ctx.strategy.get("parallel_flag") or "--tensor-parallel-size", str(size)], source)]
+
+
+def _trailing_chunks(ctx: Context, role: str | None) -> list[Chunk]:
+    """Overrides, features and KV connectors: everything after the parallel layout."""
+    so = ctx.strategy_overrides
+    chunks: list[Chunk] = []
     if so:
         block, path = (so.get(role) or {}, f"{ctx.so_path}.{role}") if role else (so, ctx.so_path)
         chunks.append((block.get("extra_args"), f"{path}.extra_args"))

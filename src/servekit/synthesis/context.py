@@ -77,6 +77,11 @@ class Context:
         return self._enabled
 
     @cached_property
+    def memo(self) -> dict:
+        """Per-selection cache for pieces several processes share (layers, feature blocks)."""
+        return {}
+
+    @cached_property
     def _enabled(self) -> list[tuple[str, Doc, str | None]]:
         return list(self._walk_features())
 

@@ -42,6 +42,13 @@ def serve_env(ctx: Context, role: str | None = None, *, feature_env: bool = True
     ``feature_env`` adds enabled features' ``env`` blocks (a documented launch line such as
     long context needs VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 beside its flags).
     """
+    key = ("env", role, feature_env, pool_node)
+    if key not in ctx.memo:
+        ctx.memo[key] = _layered_env(ctx, role, feature_env, pool_node)
+    return ctx.memo[key]
+
+
+def _layered_env(ctx: Context, role: str | None, feature_env: bool, pool_node: int) -> tuple[EnvVar, ...]:
     env, so, hw = _Env(), ctx.strategy_overrides, ctx.sel.hardware
     env.merge((ctx.recipe.get("model") or {}).get("base_env"), "model.base_env")
     env.merge(ctx.variant.get("extra_env"), f"{ctx.variant_path}.extra_env")
