@@ -88,12 +88,15 @@ def main() -> int:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     with tempfile.TemporaryDirectory(prefix="bench-warm-") as tmp:
         scratch = Path(tmp)
-        shape = TinyLlamaShape(layers=args.layers, hidden=args.hidden, heads=args.hidden // 64, kv_heads=2,
-                               intermediate=args.hidden * 3)
+        shape = TinyLlamaShape(
+            layers=args.layers, hidden=args.hidden, heads=args.hidden // 64, kv_heads=2, intermediate=args.hidden * 3
+        )
         repo = write_tiny_llama(scratch / "repo", shape=shape, dtype="bfloat16", shards=2)
         add_duplicate_formats(repo)
-        print(f"repo: {human_bytes(disk_bytes(repo))} in {sum(1 for p in repo.rglob('*') if p.is_file())} files "
-              f"(safetensors + .bin + original/ + gguf + onnx)")
+        print(
+            f"repo: {human_bytes(disk_bytes(repo))} in {sum(1 for p in repo.rglob('*') if p.is_file())} files "
+            f"(safetensors + .bin + original/ + gguf + onnx)"
+        )
         with HubServer() as hub:
             hub.add_repo(REPO_ID, repo)
             ours, ours_s = measure_servekit(hub, scratch / "servekit-cache")

@@ -160,7 +160,8 @@ class HubServer:
         prefix = f"/{repo_id}/resolve/" if repo_id else None
         with self._lock:
             return [
-                r for r in self.requests
+                r
+                for r in self.requests
                 if r.method == "GET" and "/resolve/" in r.path and (prefix is None or r.path.startswith(prefix))
             ]
 
@@ -190,7 +191,9 @@ class _HubHandler(BaseHTTPRequestHandler):
     def _record(self) -> None:
         state = self.server_state
         with state._lock:
-            state.requests.append(RecordedRequest(self.command, unquote(urlsplit(self.path).path), self.headers.get("Range")))
+            state.requests.append(
+                RecordedRequest(self.command, unquote(urlsplit(self.path).path), self.headers.get("Range"))
+            )
 
     def _send_json(self, status: int, doc: object, headers: dict[str, str] | None = None) -> None:
         body = json.dumps(doc).encode()
@@ -204,7 +207,9 @@ class _HubHandler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
     def _error(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
-        self._send_json(status, {"error": message}, {"X-Error-Code": code, "X-Error-Message": message, **(headers or {})})
+        self._send_json(
+            status, {"error": message}, {"X-Error-Code": code, "X-Error-Message": message, **(headers or {})}
+        )
 
     def _find_repo(self, parts: list[str]) -> tuple[HubRepo | None, list[str]]:
         """Repo ids are ``org/name``: the first two path parts."""
@@ -257,10 +262,21 @@ class _HubHandler(BaseHTTPRequestHandler):
     def _info(repo: HubRepo, blobs: bool) -> dict:
         siblings = [f.sibling() if blobs else {"rfilename": f.path} for f in repo.files.values()]
         return {
-            "_id": repo.commit[:24], "id": repo.repo_id, "modelId": repo.repo_id, "author": repo.repo_id.split("/")[0],
-            "sha": repo.commit, "lastModified": "2026-11-01T00:00:00.000Z", "private": False, "disabled": False,
-            "gated": False, "downloads": 0, "likes": 0, "tags": [], "library_name": "transformers",
-            "siblings": siblings, "usedStorage": sum(f.size for f in repo.files.values()),
+            "_id": repo.commit[:24],
+            "id": repo.repo_id,
+            "modelId": repo.repo_id,
+            "author": repo.repo_id.split("/")[0],
+            "sha": repo.commit,
+            "lastModified": "2026-11-01T00:00:00.000Z",
+            "private": False,
+            "disabled": False,
+            "gated": False,
+            "downloads": 0,
+            "likes": 0,
+            "tags": [],
+            "library_name": "transformers",
+            "siblings": siblings,
+            "usedStorage": sum(f.size for f in repo.files.values()),
         }
 
     @staticmethod
@@ -270,7 +286,7 @@ class _HubHandler(BaseHTTPRequestHandler):
         for file in repo.files.values():
             if not file.path.startswith(prefix):
                 continue
-            rest = file.path[len(prefix):].split("/")
+            rest = file.path[len(prefix) :].split("/")
             for depth in range(1, len(rest)):
                 folder = prefix + "/".join(rest[:depth])
                 if recursive or depth == 1:
@@ -305,7 +321,7 @@ class _HubHandler(BaseHTTPRequestHandler):
         wanted = self.headers.get("Range")
         status = 200
         if wanted and wanted.startswith("bytes=") and file.size:
-            first, _, last = wanted[len("bytes="):].partition("-")
+            first, _, last = wanted[len("bytes=") :].partition("-")
             start = int(first) if first else 0
             end = min(int(last), file.size - 1) if last else file.size - 1
             if start > end:

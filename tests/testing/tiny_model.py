@@ -59,7 +59,9 @@ def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int], bytes
 
 
 def _tensor_bytes(rng: random.Random, count: int, dtype: str, constant: float | None) -> bytes:
-    values = array("f", [constant] * count if constant is not None else [(rng.random() - 0.5) * 0.04 for _ in range(count)])
+    values = array(
+        "f", [constant] * count if constant is not None else [(rng.random() - 0.5) * 0.04 for _ in range(count)]
+    )
     if dtype == "float32":
         return values.tobytes()
     as_bits = array("I", values.tobytes())
@@ -103,15 +105,39 @@ def tokenizer_document() -> dict:
     added = []
     for offset, token in enumerate(SPECIAL_TOKENS):
         ident = 256 + offset
-        added.append({"id": ident, "content": token, "single_word": False, "lstrip": False,
-                      "rstrip": False, "normalized": False, "special": True})
+        added.append(
+            {
+                "id": ident,
+                "content": token,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+        )
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
     return {
-        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
-        "normalizer": None, "pre_tokenizer": byte_level, "post_processor": None, "decoder": byte_level,
-        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
-                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
-                  "ignore_merges": False, "vocab": vocab, "merges": []},
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": None,
+        "pre_tokenizer": byte_level,
+        "post_processor": None,
+        "decoder": byte_level,
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": vocab,
+            "merges": [],
+        },
     }
 
 
@@ -122,27 +148,50 @@ def _write_json(path: Path, doc: object) -> None:
 
 def _config(shape: TinyLlamaShape, dtype: str) -> dict:
     return {
-        "architectures": ["LlamaForCausalLM"], "model_type": "llama",
-        "hidden_size": shape.hidden, "intermediate_size": shape.intermediate,
-        "num_hidden_layers": shape.layers, "num_attention_heads": shape.heads,
-        "num_key_value_heads": shape.kv_heads, "head_dim": shape.head_dim,
-        "vocab_size": shape.vocab, "max_position_embeddings": shape.max_positions,
-        "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "hidden_act": "silu",
-        "tie_word_embeddings": False, "torch_dtype": dtype,
-        "bos_token_id": 256, "eos_token_id": 257, "attention_bias": False, "mlp_bias": False,
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": shape.hidden,
+        "intermediate_size": shape.intermediate,
+        "num_hidden_layers": shape.layers,
+        "num_attention_heads": shape.heads,
+        "num_key_value_heads": shape.kv_heads,
+        "head_dim": shape.head_dim,
+        "vocab_size": shape.vocab,
+        "max_position_embeddings": shape.max_positions,
+        "rms_norm_eps": 1e-5,
+        "rope_theta": 10000.0,
+        "hidden_act": "silu",
+        "tie_word_embeddings": False,
+        "torch_dtype": dtype,
+        "bos_token_id": 256,
+        "eos_token_id": 257,
+        "attention_bias": False,
+        "mlp_bias": False,
     }
 
 
 def _write_tokenizer(path: Path, shape: TinyLlamaShape) -> None:
     _write_json(path / "tokenizer.json", tokenizer_document())
-    _write_json(path / "tokenizer_config.json", {
-        "tokenizer_class": "PreTrainedTokenizerFast", "bos_token": SPECIAL_TOKENS[0],
-        "eos_token": SPECIAL_TOKENS[3], "pad_token": SPECIAL_TOKENS[1],
-        "model_max_length": shape.max_positions, "chat_template": CHAT_TEMPLATE, "clean_up_tokenization_spaces": False,
-    })
-    _write_json(path / "special_tokens_map.json", {
-        "bos_token": SPECIAL_TOKENS[0], "eos_token": SPECIAL_TOKENS[3], "pad_token": SPECIAL_TOKENS[1],
-    })
+    _write_json(
+        path / "tokenizer_config.json",
+        {
+            "tokenizer_class": "PreTrainedTokenizerFast",
+            "bos_token": SPECIAL_TOKENS[0],
+            "eos_token": SPECIAL_TOKENS[3],
+            "pad_token": SPECIAL_TOKENS[1],
+            "model_max_length": shape.max_positions,
+            "chat_template": CHAT_TEMPLATE,
+            "clean_up_tokenization_spaces": False,
+        },
+    )
+    _write_json(
+        path / "special_tokens_map.json",
+        {
+            "bos_token": SPECIAL_TOKENS[0],
+            "eos_token": SPECIAL_TOKENS[3],
+            "pad_token": SPECIAL_TOKENS[1],
+        },
+    )
 
 
 def write_tiny_llama(
@@ -173,8 +222,10 @@ def write_tiny_llama(
             weight_map[name] = file_name
         write_safetensors(root / file_name, dict(sorted(tensors.items())))
     if shards > 1:
-        _write_json(root / "model.safetensors.index.json",
-                    {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))})
+        _write_json(
+            root / "model.safetensors.index.json",
+            {"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))},
+        )
     _write_json(root / "config.json", _config(shape, dtype))
     _write_json(root / "generation_config.json", {"bos_token_id": 256, "eos_token_id": 257, "do_sample": False})
     _write_tokenizer(root, shape)

@@ -28,11 +28,26 @@ def test_in_checkpoint_mtp_names_no_extra_repo():
 
 
 def test_model_flag_tokenizer_revision_and_lora_modules():
-    argv = ["python", "-m", "vllm.entrypoints.openai.api_server", "--model=org/base", "--revision", "abc",
-            "--tokenizer", "org/tok", "--lora-modules", "sql=org/sql-lora", '{"name":"x","path":"org/x-lora"}']
+    argv = [
+        "python",
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model=org/base",
+        "--revision",
+        "abc",
+        "--tokenizer",
+        "org/tok",
+        "--lora-modules",
+        "sql=org/sql-lora",
+        '{"name":"x","path":"org/x-lora"}',
+    ]
     arts = artifacts_from_argv(argv)
-    assert _ids(arts) == [("org/base", "model", "model"), ("org/tok", "tokenizer", "--tokenizer"),
-                          ("org/sql-lora", "adapter", "--lora-modules"), ("org/x-lora", "adapter", "--lora-modules")]
+    assert _ids(arts) == [
+        ("org/base", "model", "model"),
+        ("org/tok", "tokenizer", "--tokenizer"),
+        ("org/sql-lora", "adapter", "--lora-modules"),
+        ("org/x-lora", "adapter", "--lora-modules"),
+    ]
     assert arts[0].revision == "abc"
 
 
@@ -43,11 +58,23 @@ def test_local_paths_are_marked_and_tokenizer_same_as_model_is_not_repeated(tmp_
 
 
 def test_max_argv_model_draft_and_gguf_encoding():
-    argv = ["max", "serve", "--model-path", "org/m", "--quantization-encoding", "q4_k",
-            "--draft-model-path", "org/d", "--draft-huggingface-model-revision", "v2"]
+    argv = [
+        "max",
+        "serve",
+        "--model-path",
+        "org/m",
+        "--quantization-encoding",
+        "q4_k",
+        "--draft-model-path",
+        "org/d",
+        "--draft-huggingface-model-revision",
+        "v2",
+    ]
     arts = artifacts_from_argv(argv, engine="max")
     assert [(a.repo_id, a.role, a.weight_format, a.revision) for a in arts] == [
-        ("org/m", "model", "gguf:q4_k", "main"), ("org/d", "draft", "auto", "v2")]
+        ("org/m", "model", "gguf:q4_k", "main"),
+        ("org/d", "draft", "auto", "v2"),
+    ]
 
 
 def test_bad_speculative_json_is_a_clear_error():

@@ -13,11 +13,26 @@ from servekit.warm.file_rules import (
 )
 
 REPO = [
-    ".gitattributes", "README.md", "config.json", "generation_config.json", "tokenizer.json",
-    "tokenizer_config.json", "chat_template.jinja", "preprocessor_config.json", "tokenizer.model",
-    "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json",
-    "consolidated.safetensors", "pytorch_model-00001-of-00002.bin", "pytorch_model.bin.index.json",
-    "original/consolidated.00.pth", "original/params.json", "onnx/model.onnx", "model-q4_0.gguf", "flax_model.msgpack",
+    ".gitattributes",
+    "README.md",
+    "config.json",
+    "generation_config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "chat_template.jinja",
+    "preprocessor_config.json",
+    "tokenizer.model",
+    "model-00001-of-00002.safetensors",
+    "model-00002-of-00002.safetensors",
+    "model.safetensors.index.json",
+    "consolidated.safetensors",
+    "pytorch_model-00001-of-00002.bin",
+    "pytorch_model.bin.index.json",
+    "original/consolidated.00.pth",
+    "original/params.json",
+    "onnx/model.onnx",
+    "model-q4_0.gguf",
+    "flax_model.msgpack",
 ]
 
 
@@ -26,9 +41,17 @@ def test_safetensors_repo_skips_every_other_format_and_subfolder():
     assert sel.weight_format == "safetensors"
     assert sel.index == "model.safetensors.index.json"
     assert set(sel.files) == {
-        "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja",
-        "preprocessor_config.json", "tokenizer.model", "model-00001-of-00002.safetensors",
-        "model-00002-of-00002.safetensors", "consolidated.safetensors", "model.safetensors.index.json",
+        "config.json",
+        "generation_config.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "chat_template.jinja",
+        "preprocessor_config.json",
+        "tokenizer.model",
+        "model-00001-of-00002.safetensors",
+        "model-00002-of-00002.safetensors",
+        "consolidated.safetensors",
+        "model.safetensors.index.json",
     }
     assert "pytorch_model.bin.index.json" in sel.skipped and "original/params.json" in sel.skipped
 
@@ -73,8 +96,9 @@ def test_offline_patterns_keep_to_the_root():
     from huggingface_hub.utils import filter_repo_objects
 
     sel = patterns_for("model")
-    kept = set(filter_repo_objects(REPO, allow_patterns=list(sel.allow_patterns),
-                                   ignore_patterns=list(sel.ignore_patterns)))
+    kept = set(
+        filter_repo_objects(REPO, allow_patterns=list(sel.allow_patterns), ignore_patterns=list(sel.ignore_patterns))
+    )
     assert "original/params.json" not in kept and "onnx/model.onnx" not in kept
     assert "pytorch_model-00001-of-00002.bin" not in kept and "model-00001-of-00002.safetensors" in kept
 

@@ -17,7 +17,7 @@ from servekit.warm.engine_steps import EngineTarget, StepContext, precompile
 from servekit.warm.hub import HubSettings
 from servekit.warm.precompile import BootOptions, boot_vllm, vllm_server_args
 
-STAND_IN = '''
+STAND_IN = """
 import argparse, http.server, json, os, signal, sys
 parser = argparse.ArgumentParser()
 parser.add_argument("--model"); parser.add_argument("--host"); parser.add_argument("--port", type=int)
@@ -40,7 +40,7 @@ def stop(signum, frame):
     write(signal=signum); os._exit(0)
 signal.signal(signal.SIGINT, stop)
 server.serve_forever()
-'''
+"""
 
 
 @pytest.fixture()
@@ -72,15 +72,22 @@ def test_boot_waits_for_health_then_stops_with_sigint(stand_in, tmp_path):
 
 def test_boot_reports_a_server_that_dies(stand_in, tmp_path):
     settings = HubSettings("http://127.0.0.1:9", tmp_path / "hf", offline=False)
-    result = boot_vllm(Path(sys.executable), ["vllm", "serve", "org/m", "--exit-early"], settings, stand_in,
-                       BootOptions(health_timeout=60))
+    result = boot_vllm(
+        Path(sys.executable),
+        ["vllm", "serve", "org/m", "--exit-early"],
+        settings,
+        stand_in,
+        BootOptions(health_timeout=60),
+    )
     assert result.status == "failed" and "exited with code 3" in result.reason and result.log
 
 
 def test_server_args_accept_both_launch_forms():
     assert vllm_server_args(["vllm", "serve", "org/m", "--host", "0.0.0.0", "-tp", "2"]) == ("org/m", ["-tp", "2"])
     assert vllm_server_args(["python", "-m", "vllm.entrypoints.openai.api_server", "--model=org/m", "--port=1"]) == (
-        "org/m", [])
+        "org/m",
+        [],
+    )
 
 
 def test_steps_say_why_they_are_skipped(tmp_path, monkeypatch):

@@ -18,7 +18,8 @@ def _json(capsys) -> dict:
 
 @pytest.mark.parametrize("offline_switch", ["closed-port", "HF_HUB_OFFLINE"])
 def test_seed_recipe_dry_run_lists_model_and_dflash_draft_without_network(
-        capsys, monkeypatch, reference_catalog, offline_switch):
+    capsys, monkeypatch, reference_catalog, offline_switch
+):
     if offline_switch == "HF_HUB_OFFLINE":
         monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
@@ -35,14 +36,30 @@ def test_seed_recipe_dry_run_lists_model_and_dflash_draft_without_network(
 
 def test_dspark_mode_names_its_drafter(capsys, monkeypatch, reference_catalog):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    code = main(["warm-cache", "Qwen/Qwen3.8-27B", "--feature", "spec_decoding", "--mode", "spec_decoding=dspark",
-                 "--dry-run", "--format", "json", "--catalog", str(reference_catalog)])
+    code = main(
+        [
+            "warm-cache",
+            "Qwen/Qwen3.8-27B",
+            "--feature",
+            "spec_decoding",
+            "--mode",
+            "spec_decoding=dspark",
+            "--dry-run",
+            "--format",
+            "json",
+            "--catalog",
+            str(reference_catalog),
+        ]
+    )
     assert code == 0
-    assert [r["repo_id"] for r in _json(capsys)["repos"]] == ["Qwen/Qwen3.8-27B", "RedHatAI/Qwen3.8-27B-speculator.dspark"]
+    assert [r["repo_id"] for r in _json(capsys)["repos"]] == [
+        "Qwen/Qwen3.8-27B",
+        "RedHatAI/Qwen3.8-27B-speculator.dspark",
+    ]
 
 
 def _command() -> str:
-    return f"vllm serve {MODEL} --speculative-config '{{\"method\":\"dflash\",\"model\":\"{DRAFT}\"}}'"
+    return f'vllm serve {MODEL} --speculative-config \'{{"method":"dflash","model":"{DRAFT}"}}\''
 
 
 def test_command_dry_run_with_a_hub_lists_files_and_bytes(capsys, monkeypatch, hub):

@@ -47,8 +47,11 @@ def test_vllm_cpu_starts_offline_from_the_repo_id_after_warm_cache(engines_dir, 
     with HubServer() as hub:
         hub.add_repo("org/tiny-llama", repo)
         settings = HubSettings(hub.endpoint, tmp_path / "hf", offline=False)
-        target = EngineTarget("vllm", ("vllm", "serve", "org/tiny-llama", "--max-model-len", "512", "--dtype", "bfloat16"),
-                              {"VLLM_CPU_KVCACHE_SPACE": "1"})
+        target = EngineTarget(
+            "vllm",
+            ("vllm", "serve", "org/tiny-llama", "--max-model-len", "512", "--dtype", "bfloat16"),
+            {"VLLM_CPU_KVCACHE_SPACE": "1"},
+        )
         steps = StepContext(settings, boot=BootOptions(health_timeout=600))
         report = warm_cache([target], settings, WarmOptions(), steps)
         pulled = hub.downloaded_files("org/tiny-llama")

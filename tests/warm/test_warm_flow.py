@@ -14,8 +14,14 @@ from servekit.warm.runner import WarmOptions, warm_cache
 from servekit.warm.verify import verify_repo
 
 EXPECTED = {
-    "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-    "model.safetensors.index.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+    "config.json",
+    "generation_config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "model.safetensors.index.json",
+    "model-00001-of-00002.safetensors",
+    "model-00002-of-00002.safetensors",
 }
 SPEC = json.dumps({"method": "dflash", "model": DRAFT, "num_speculative_tokens": 7})
 TARGET = EngineTarget("vllm", ("vllm", "serve", MODEL, "--speculative-config", SPEC))
@@ -37,7 +43,10 @@ def test_dry_run_lists_exact_files_and_bytes_and_writes_nothing(settings, hub, r
     assert (model["repo_id"], draft["repo_id"]) == (MODEL, DRAFT)
     assert {f["path"] for f in model["files"]} == EXPECTED
     sizes = {f["path"]: f["size"] for f in model["files"]}
-    assert sizes["model-00001-of-00002.safetensors"] == (repo_folders[MODEL] / "model-00001-of-00002.safetensors").stat().st_size
+    assert (
+        sizes["model-00001-of-00002.safetensors"]
+        == (repo_folders[MODEL] / "model-00001-of-00002.safetensors").stat().st_size
+    )
     assert "pytorch_model.bin" in model["skipped"] and "original/consolidated.00.pth" in model["skipped"]
     assert doc["bytes_to_download"] == doc["bytes"] > 0
     assert not settings.cache_dir.exists()  # the weight index was read into a scratch folder
@@ -106,7 +115,7 @@ def test_interrupted_run_resumes_without_refetching_finished_files(settings, hub
     hub.clear_faults()
     report = _warm(settings)
     assert report.ok
-    second = hub.downloaded_files(MODEL)[len(first):]
+    second = hub.downloaded_files(MODEL)[len(first) :]
     finished_before = {f for f in first if f != "model-00002-of-00002.safetensors"}
     assert "model-00002-of-00002.safetensors" in second
     assert not finished_before & set(second), f"re-fetched {finished_before & set(second)}"
@@ -131,9 +140,11 @@ def test_files_changed_since_their_hash_was_checked_are_hashed_again(settings, h
     offline = HubSettings(settings.endpoint, settings.cache_dir, offline=True)
     report = warm_cache([TARGET], offline, WarmOptions())
     assert report.repos[0].verification.hashed == 1
-    assert report.missing == (f"{MODEL}: model-00002-of-00002.safetensors: sha256 is "
-                              f"{report.repos[0].verification.problems[0].actual}, expected "
-                              f"{report.repos[0].verification.problems[0].expected}",)
+    assert report.missing == (
+        f"{MODEL}: model-00002-of-00002.safetensors: sha256 is "
+        f"{report.repos[0].verification.problems[0].actual}, expected "
+        f"{report.repos[0].verification.problems[0].expected}",
+    )
 
 
 def test_offline_lists_exactly_what_is_missing(settings, hub):
@@ -143,7 +154,10 @@ def test_offline_lists_exactly_what_is_missing(settings, hub):
     _blob_of(settings, MODEL, "model-00001-of-00002.safetensors").unlink()
     report = warm_cache([TARGET], HubSettings(settings.endpoint, settings.cache_dir, offline=True), WarmOptions())
     assert not report.ok
-    assert sorted(report.missing) == [f"{MODEL}: model-00001-of-00002.safetensors: missing", f"{MODEL}: tokenizer.json: missing"]
+    assert sorted(report.missing) == [
+        f"{MODEL}: model-00001-of-00002.safetensors: missing",
+        f"{MODEL}: tokenizer.json: missing",
+    ]
 
 
 def test_unreachable_hub_with_an_empty_cache_lists_every_repo(tmp_path):

@@ -40,10 +40,17 @@ def _rich_progress(stack: ExitStack):
     console = Console(stderr=True)
     if not console.is_terminal:
         return None
-    progress = stack.enter_context(Progress(
-        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
-        console=console, transient=False,
-    ))
+    progress = stack.enter_context(
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+        )
+    )
 
     def start(repo_id: str, total: int):
         task = progress.add_task(repo_id, total=total or None)
@@ -64,11 +71,24 @@ def warm_command(opts: WarmCommand) -> int:
     if opts.command:
         resolved = targets_from_command(opts.command, opts.engine)
     elif opts.model:
-        resolved = targets_from_plan(PlanChoices(
-            opts.model, opts.hardware, opts.variant, opts.strategy, opts.nodes, opts.features, opts.no_features,
-            parse_modes(opts.modes), opts.engine, opts.catalog))
+        resolved = targets_from_plan(
+            PlanChoices(
+                opts.model,
+                opts.hardware,
+                opts.variant,
+                opts.strategy,
+                opts.nodes,
+                opts.features,
+                opts.no_features,
+                parse_modes(opts.modes),
+                opts.engine,
+                opts.catalog,
+            )
+        )
     else:
-        raise ServekitError("name a MODEL (a recipe id) or pass --command", fix="e.g. servekit warm-cache Qwen/Qwen3.8-27B")
+        raise ServekitError(
+            "name a MODEL (a recipe id) or pass --command", fix="e.g. servekit warm-cache Qwen/Qwen3.8-27B"
+        )
     settings = HubSettings.from_env()
     options = WarmOptions(dry_run=opts.dry_run, precompile=not opts.skip_precompile, verify_hashes=not opts.skip_hashes)
     steps = StepContext(settings, resolved.hardware, resolved.profile, opts.target)
@@ -80,11 +100,14 @@ def warm_command(opts: WarmCommand) -> int:
     else:
         typer.echo(render_text(report, resolved.description))
     if not report.ok:
-        why = (f"{len(report.missing)} file(s) the engine needs are missing from the cache or damaged"
-               + (f" and the hub is unreachable ({report.offline})" if report.offline else ""))
+        why = f"{len(report.missing)} file(s) the engine needs are missing from the cache or damaged" + (
+            f" and the hub is unreachable ({report.offline})" if report.offline else ""
+        )
         failed = [s for s in report.steps if s.status == "failed"]
-        print(f"error: {why if report.missing else f'pre-compile step {failed[0].engine} {failed[0].name} failed'}",
-              file=sys.stderr)
+        print(
+            f"error: {why if report.missing else f'pre-compile step {failed[0].engine} {failed[0].name} failed'}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -110,8 +133,25 @@ def register(app: typer.Typer) -> None:
         skip_hashes: bool = typer.Option(False, "--skip-hashes", help="Verify sizes only, not sha256."),
     ) -> None:
         """Download exactly what the plan's engines load into the Hugging Face cache, verify it, pre-compile."""
-        code = warm_command(WarmCommand(
-            model, hardware, variant, strategy, nodes, tuple(feature), tuple(no_feature), tuple(mode), engine,
-            catalog, command, dry_run, output_format, target, skip_precompile, skip_hashes))
+        code = warm_command(
+            WarmCommand(
+                model,
+                hardware,
+                variant,
+                strategy,
+                nodes,
+                tuple(feature),
+                tuple(no_feature),
+                tuple(mode),
+                engine,
+                catalog,
+                command,
+                dry_run,
+                output_format,
+                target,
+                skip_precompile,
+                skip_hashes,
+            )
+        )
         if code:
             raise SystemExit(code)  # survives click's standalone_mode=False, unlike typer.Exit

@@ -12,6 +12,16 @@ from servekit.warm.runner import WarmOptions, WarmReport, warm_cache
 from servekit.warm.verify import RepoVerification, verify_repo
 
 __all__ = [
-    "Artifact", "EngineTarget", "HubSettings", "RepoFetch", "RepoVerification", "StepContext", "WarmOptions",
-    "WarmReport", "artifacts_from_argv", "plan_fetch", "verify_repo", "warm_cache",
+    "Artifact",
+    "EngineTarget",
+    "HubSettings",
+    "RepoFetch",
+    "RepoVerification",
+    "StepContext",
+    "WarmOptions",
+    "WarmReport",
+    "artifacts_from_argv",
+    "plan_fetch",
+    "verify_repo",
+    "warm_cache",
 ]

@@ -46,8 +46,12 @@ class Artifact:
 
     def to_dict(self) -> dict:
         return {
-            "repo_id": self.repo_id, "role": self.role, "source": self.source, "revision": self.revision,
-            "local": self.local, "weight_format": self.weight_format,
+            "repo_id": self.repo_id,
+            "role": self.role,
+            "source": self.source,
+            "revision": self.revision,
+            "local": self.local,
+            "weight_format": self.weight_format,
         }
 
 
@@ -99,8 +103,14 @@ def _first(opts: dict[str, list[str]], *names: str) -> str | None:
 
 
 def _make(repo: str, role: str, source: str, revision: str | None, weight_format: str = "auto") -> Artifact:
-    return Artifact(repo_id=repo, role=role, source=source, revision=revision or "main",
-                    local=is_local_path(repo), weight_format=weight_format)
+    return Artifact(
+        repo_id=repo,
+        role=role,
+        source=source,
+        revision=revision or "main",
+        local=is_local_path(repo),
+        weight_format=weight_format,
+    )
 
 
 def _speculative_drafts(opts: dict[str, list[str]]) -> list[Artifact]:
@@ -109,8 +119,10 @@ def _speculative_drafts(opts: dict[str, list[str]]) -> list[Artifact]:
         try:
             doc = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise ArtifactError(f"--speculative-config is not valid JSON: {exc.msg} at column {exc.colno}",
-                                fix="pass a JSON object such as '{\"method\":\"mtp\"}'") from None
+            raise ArtifactError(
+                f"--speculative-config is not valid JSON: {exc.msg} at column {exc.colno}",
+                fix='pass a JSON object such as \'{"method":"mtp"}\'',
+            ) from None
         if not isinstance(doc, dict):
             raise ArtifactError("--speculative-config must be a JSON object")
         model = doc.get("model")
@@ -169,8 +181,9 @@ def max_artifacts(argv: Sequence[str]) -> list[Artifact]:
     if draft:
         draft_encoding = (_first(opts, "--draft-quantization-encoding") or "").lower()
         draft_fmt = f"gguf:{draft_encoding}" if draft_encoding in GGUF_ENCODINGS else "auto"
-        found.append(_make(draft, DRAFT, "--draft-model-path",
-                           _first(opts, "--draft-huggingface-model-revision"), draft_fmt))
+        found.append(
+            _make(draft, DRAFT, "--draft-model-path", _first(opts, "--draft-huggingface-model-revision"), draft_fmt)
+        )
     for path in opts.get("--lora-paths", []):
         found.append(_make(path, ADAPTER, "--lora-paths", None))
     return found

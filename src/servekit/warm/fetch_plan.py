@@ -94,7 +94,9 @@ def _snapshot_listing(settings: HubSettings, artifact: Artifact, commit: str) ->
     return RepoListing(artifact.repo_id, artifact.revision, commit, listed, "snapshot")
 
 
-def _weight_map(settings: HubSettings, listing: RepoListing, index: str, scratch: Path | None) -> tuple[dict | None, bool]:
+def _weight_map(
+    settings: HubSettings, listing: RepoListing, index: str, scratch: Path | None
+) -> tuple[dict | None, bool]:
     """(the index's weight map or None, whether it was just fetched into the cache)."""
     local = snapshot_path(settings, listing.repo_id, listing.commit, index)
     fetched = False
@@ -138,6 +140,17 @@ def plan_fetch(settings: HubSettings, artifact: Artifact, *, scratch: Path | Non
             selection = restrict_to_index(selection, weight_map, known)
             listing = RepoListing(listing.repo_id, listing.revision, listing.commit, known, listing.source)
     files = tuple(listing.files[p] for p in selection.files)
-    cached = frozenset(f.path for f in files if snapshot_path(settings, artifact.repo_id, listing.commit, f.path).is_file())
-    return RepoFetch(artifact, selection, listing.commit, listing.source, files, cached, unreachable=unreachable,
-                     prefetched=prefetched, notes=notes)
+    cached = frozenset(
+        f.path for f in files if snapshot_path(settings, artifact.repo_id, listing.commit, f.path).is_file()
+    )
+    return RepoFetch(
+        artifact,
+        selection,
+        listing.commit,
+        listing.source,
+        files,
+        cached,
+        unreachable=unreachable,
+        prefetched=prefetched,
+        notes=notes,
+    )

@@ -110,8 +110,9 @@ def select_from_listing(paths: Iterable[str], role: str, weight_format: str = "a
             notes.append(f"loads {fmt} weights; skips {len(others)} file(s) in other weight formats")
     chosen = sorted({*metadata, *weights, *([index] if index else [])})
     skipped = tuple(p for p in all_paths if p not in chosen)
-    return FileSelection(files=tuple(chosen), weights=tuple(weights), index=index, weight_format=fmt,
-                         skipped=skipped, notes=tuple(notes))
+    return FileSelection(
+        files=tuple(chosen), weights=tuple(weights), index=index, weight_format=fmt, skipped=skipped, notes=tuple(notes)
+    )
 
 
 def restrict_to_index(selection: FileSelection, weight_map: Mapping[str, str], listed: Iterable[str]) -> FileSelection:
@@ -127,9 +128,14 @@ def restrict_to_index(selection: FileSelection, weight_map: Mapping[str, str], l
     dropped = [w for w in selection.weights if w not in named]
     files = tuple(p for p in selection.files if p not in dropped)
     notes = selection.notes + ((f"skips {len(dropped)} weight file(s) the index does not name",) if dropped else ())
-    return FileSelection(files=files, weights=tuple(named), index=selection.index,
-                         weight_format=selection.weight_format,
-                         skipped=tuple(sorted({*selection.skipped, *dropped})), notes=notes)
+    return FileSelection(
+        files=files,
+        weights=tuple(named),
+        index=selection.index,
+        weight_format=selection.weight_format,
+        skipped=tuple(sorted({*selection.skipped, *dropped})),
+        notes=notes,
+    )
 
 
 def patterns_for(role: str, weight_format: str = "auto") -> FileSelection:

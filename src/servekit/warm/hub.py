@@ -33,8 +33,9 @@ class HubSettings:
     token: str | None = None
 
     @classmethod
-    def from_env(cls, *, endpoint: str | None = None, cache_dir: str | Path | None = None,
-                 offline: bool | None = None) -> HubSettings:
+    def from_env(
+        cls, *, endpoint: str | None = None, cache_dir: str | Path | None = None, offline: bool | None = None
+    ) -> HubSettings:
         return cls(
             endpoint=(endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/"),
             cache_dir=Path(cache_dir) if cache_dir else hub_cache_dir(),
@@ -142,7 +143,8 @@ def list_repo(settings: HubSettings, repo_id: str, revision: str = "main") -> Re
         entries = api.list_repo_tree(repo_id, revision=commit, recursive=True)
         return commit, {
             e.path: RemoteFile(e.path, e.size, e.lfs.sha256 if e.lfs else None, e.blob_id)
-            for e in entries if isinstance(e, RepoFile)
+            for e in entries
+            if isinstance(e, RepoFile)
         }
 
     commit, files = call_hub(listing, repo_id, revision)
@@ -172,7 +174,13 @@ def fetch_file(settings: HubSettings, repo_id: str, commit: str, path: str, cach
     from huggingface_hub import hf_hub_download
 
     def fetch() -> str:
-        return hf_hub_download(repo_id, path, revision=commit, cache_dir=cache_dir or settings.cache_dir,
-                               endpoint=settings.endpoint, token=settings.token or False)
+        return hf_hub_download(
+            repo_id,
+            path,
+            revision=commit,
+            cache_dir=cache_dir or settings.cache_dir,
+            endpoint=settings.endpoint,
+            token=settings.token or False,
+        )
 
     return Path(call_hub(fetch, repo_id, commit))

@@ -32,8 +32,13 @@ class Manifest:
 
     def to_dict(self) -> dict:
         return {
-            "version": MANIFEST_VERSION, "repo_id": self.repo_id, "commit": self.commit, "role": self.role,
-            "weight_format": self.weight_format, "index": self.index, "files": [f.to_dict() for f in self.files],
+            "version": MANIFEST_VERSION,
+            "repo_id": self.repo_id,
+            "commit": self.commit,
+            "role": self.role,
+            "weight_format": self.weight_format,
+            "index": self.index,
+            "files": [f.to_dict() for f in self.files],
             "stamps": {path: list(stamp) for path, stamp in self.stamps.items()},
         }
 
@@ -78,7 +83,8 @@ def read_manifest(repo_id: str, commit: str) -> Manifest | None:
             return None
         files = tuple(RemoteFile(f["path"], int(f["size"]), f.get("sha256"), f.get("blob_id")) for f in doc["files"])
         stamps = {path: (int(v[0]), int(v[1]), int(v[2])) for path, v in (doc.get("stamps") or {}).items()}
-        return Manifest(doc["repo_id"], doc["commit"], doc["role"], doc["weight_format"], doc.get("index"), files,
-                        stamps)
+        return Manifest(
+            doc["repo_id"], doc["commit"], doc["role"], doc["weight_format"], doc.get("index"), files, stamps
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -63,14 +63,25 @@ def targets_from_plan(choices: PlanChoices) -> ResolvedTargets:
     engine = check_engine(choices.engine)
     docs = read_documents(resolve_catalog_dir(choices.catalog))
     selection = resolve_selection(
-        docs, choices.recipe_id, hardware=choices.hardware, variant=choices.variant, strategy=choices.strategy,
-        node_count=choices.nodes, enable=choices.features, disable=choices.no_features, modes=dict(choices.modes),
+        docs,
+        choices.recipe_id,
+        hardware=choices.hardware,
+        variant=choices.variant,
+        strategy=choices.strategy,
+        node_count=choices.nodes,
+        enable=choices.features,
+        disable=choices.no_features,
+        modes=dict(choices.modes),
     )
     plan = synthesize(docs, selection)
     shared = {var.name: str(var.value) for var in plan.env}
     targets = tuple(
-        EngineTarget(engine, tuple(str(w) for w in proc.argv()), {**shared, **{k: str(v) for k, v in proc.env_map().items()}},
-                     proc.role)
+        EngineTarget(
+            engine,
+            tuple(str(w) for w in proc.argv()),
+            {**shared, **{k: str(v) for k, v in proc.env_map().items()}},
+            proc.role,
+        )
         for proc in plan.processes
     )
     profile = (docs.taxonomy.get("hardware_profiles") or {}).get(selection.hardware)

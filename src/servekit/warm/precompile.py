@@ -38,8 +38,15 @@ class StepResult:
     log: str | None = None
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "engine": self.engine, "status": self.status, "seconds": round(self.seconds, 3),
-                "reason": self.reason, "command": list(self.command), "log": self.log}
+        return {
+            "name": self.name,
+            "engine": self.engine,
+            "status": self.status,
+            "seconds": round(self.seconds, 3),
+            "reason": self.reason,
+            "command": list(self.command),
+            "log": self.log,
+        }
 
 
 @dataclass(frozen=True)
@@ -84,11 +91,11 @@ def vllm_server_args(argv: Sequence[str]) -> tuple[str, list[str]]:
     words = [str(w) for w in argv]
     model = None
     if "serve" in words:
-        rest = words[words.index("serve") + 1:]
+        rest = words[words.index("serve") + 1 :]
         if rest and not rest[0].startswith("-"):
             model, rest = rest[0], rest[1:]
     else:
-        rest = words[words.index("-m") + 2:] if "-m" in words else words
+        rest = words[words.index("-m") + 2 :] if "-m" in words else words
     options: list[str] = []
     skip = False
     for i, word in enumerate(rest):
@@ -140,13 +147,28 @@ def stop_process_group(proc: subprocess.Popen, grace: float) -> int | None:
     return proc.poll()
 
 
-def boot_vllm(python: Path, argv: Sequence[str], settings: HubSettings, plan_env: Mapping[str, object],
-              options: BootOptions = BootOptions()) -> StepResult:
+def boot_vllm(
+    python: Path,
+    argv: Sequence[str],
+    settings: HubSettings,
+    plan_env: Mapping[str, object],
+    options: BootOptions = BootOptions(),
+) -> StepResult:
     """Start the vLLM server once from the cache, wait until healthy, stop it."""
     model, rest = vllm_server_args(argv)
     port = free_port(options.host)
-    command = (str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", model, *rest,
-               "--host", options.host, "--port", str(port))
+    command = (
+        str(python),
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        model,
+        *rest,
+        "--host",
+        options.host,
+        "--port",
+        str(port),
+    )
     env = {**engine_environment(settings, plan_env), **options.extra_env}
     log = _log_file("vllm")
     started = time.monotonic()
@@ -167,21 +189,35 @@ def run_step(name: str, engine: str, command: Sequence[str], env: Mapping[str, s
     log = _log_file(name)
     started = time.monotonic()
     with log.open("wb") as out:
-        proc = subprocess.Popen(list(command), stdout=out, stderr=subprocess.STDOUT, env=dict(env), start_new_session=True)
+        proc = subprocess.Popen(
+            list(command), stdout=out, stderr=subprocess.STDOUT, env=dict(env), start_new_session=True
+        )
         try:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             stop_process_group(proc, 10.0)
-            return StepResult(name, engine, FAILED, time.monotonic() - started,
-                              f"did not finish within {timeout:.0f} s", tuple(command), str(log))
+            return StepResult(
+                name,
+                engine,
+                FAILED,
+                time.monotonic() - started,
+                f"did not finish within {timeout:.0f} s",
+                tuple(command),
+                str(log),
+            )
     seconds = time.monotonic() - started
     if code != 0:
         return StepResult(name, engine, FAILED, seconds, f"exit code {code}: {_tail(log)}", tuple(command), str(log))
     return StepResult(name, engine, DONE, seconds, None, tuple(command), str(log))
 
 
-def max_warm_cache(executable: Path, warm_argv: Sequence[str], settings: HubSettings,
-                   plan_env: Mapping[str, object], timeout: float = 3600.0) -> StepResult:
+def max_warm_cache(
+    executable: Path,
+    warm_argv: Sequence[str],
+    settings: HubSettings,
+    plan_env: Mapping[str, object],
+    timeout: float = 3600.0,
+) -> StepResult:
     """``max warm-cache ...`` with the environment's own ``max`` program."""
     words = [str(w) for w in warm_argv]
     if words[:1] == ["max"]:

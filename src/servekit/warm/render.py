@@ -24,13 +24,18 @@ def _repo_lines(repo: RepoReport, verbose_files: bool) -> list[str]:
         return [head + "  local path: nothing to download"]
     lines = [head]
     if fetch.unreachable:
-        lines.append(f"    hub: {fetch.unreachable}" + (f"; using the {fetch.listing_source} record" if fetch.listing_source else ""))
+        lines.append(
+            f"    hub: {fetch.unreachable}"
+            + (f"; using the {fetch.listing_source} record" if fetch.listing_source else "")
+        )
     if not fetch.selection.exact:
         lines.append(f"    allow: {' '.join(fetch.selection.allow_patterns)}")
         lines.append(f"    ignore: {' '.join(fetch.selection.ignore_patterns)}")
     else:
-        lines.append(f"    commit {(fetch.commit or '')[:12]}  {len(fetch.files)} files  {human_bytes(fetch.total_bytes)}"
-                     f"  ({human_bytes(fetch.missing_bytes)} not cached)")
+        lines.append(
+            f"    commit {(fetch.commit or '')[:12]}  {len(fetch.files)} files  {human_bytes(fetch.total_bytes)}"
+            f"  ({human_bytes(fetch.missing_bytes)} not cached)"
+        )
         if verbose_files:
             for f in fetch.files:
                 mark = "cached" if f.path in fetch.cached else "fetch"
@@ -68,8 +73,10 @@ def render_text(report: WarmReport, title: str) -> str:
     if not all(r.fetch.selection.exact or r.fetch.artifact.local for r in report.repos):
         lines.append("total: unknown until the hub can list the repos")
     elif report.dry_run:
-        lines.append(f"total: {human_bytes(total)} selected, "
-                     f"{human_bytes(sum(r.fetch.missing_bytes for r in report.repos))} to download")
+        lines.append(
+            f"total: {human_bytes(total)} selected, "
+            f"{human_bytes(sum(r.fetch.missing_bytes for r in report.repos))} to download"
+        )
     else:
         lines.append(f"total: {human_bytes(total)} in the cache, {human_bytes(report.bytes_downloaded)} downloaded")
     return "\n".join(lines)

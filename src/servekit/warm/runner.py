@@ -58,8 +58,11 @@ class RepoReport:
     def to_dict(self) -> dict:
         doc = self.fetch.to_dict()
         if self.download is not None:
-            doc["downloaded"] = {"files": self.download.files_fetched, "bytes": self.download.bytes_fetched,
-                                 "seconds": round(self.download.seconds, 3)}
+            doc["downloaded"] = {
+                "files": self.download.files_fetched,
+                "bytes": self.download.bytes_fetched,
+                "seconds": round(self.download.seconds, 3),
+            }
         if self.verification is not None:
             doc["verification"] = self.verification.to_dict()
         if self.repaired:
@@ -87,13 +90,16 @@ class WarmReport:
     def to_dict(self) -> dict:
         known = all(r.fetch.selection.exact or r.fetch.artifact.local for r in self.repos)
         return {
-            "ok": self.ok, "dry_run": self.dry_run, "offline": self.offline,
+            "ok": self.ok,
+            "dry_run": self.dry_run,
+            "offline": self.offline,
             "repos": [r.to_dict() for r in self.repos],
             "bytes": sum(r.fetch.total_bytes for r in self.repos) if known else None,
             "bytes_to_download": sum(r.fetch.missing_bytes for r in self.repos) if known else None,
             "bytes_downloaded": self.bytes_downloaded,
             "steps": [s.to_dict() for s in self.steps],
-            "missing": list(self.missing), "notes": list(self.notes),
+            "missing": list(self.missing),
+            "notes": list(self.notes),
         }
 
 
@@ -108,10 +114,20 @@ def artifacts_of(targets: Sequence[EngineTarget]) -> list[Artifact]:
 def _manifest(settings: HubSettings, fetch: RepoFetch, hashed: bool) -> Manifest:
     """The record of a verified snapshot; stamps only when hashes were checked."""
     art = fetch.artifact
-    stamps = {f.path: stamp for f in fetch.files
-              if hashed and (stamp := file_stamp(snapshot_path(settings, art.repo_id, fetch.commit or "", f.path)))}
-    return Manifest(art.repo_id, fetch.commit or "", art.role, fetch.selection.weight_format or art.weight_format,
-                    fetch.selection.index, fetch.files, stamps)
+    stamps = {
+        f.path: stamp
+        for f in fetch.files
+        if hashed and (stamp := file_stamp(snapshot_path(settings, art.repo_id, fetch.commit or "", f.path)))
+    }
+    return Manifest(
+        art.repo_id,
+        fetch.commit or "",
+        art.role,
+        fetch.selection.weight_format or art.weight_format,
+        fetch.selection.index,
+        fetch.files,
+        stamps,
+    )
 
 
 def _trusted(fetch: RepoFetch) -> dict[str, tuple[int, int, int]]:
@@ -123,11 +139,14 @@ def _trusted(fetch: RepoFetch) -> dict[str, tuple[int, int, int]]:
         return {}
     listed = {f.path: f for f in manifest.files}
     current = {f.path: f for f in fetch.files}
-    return {path: stamp for path, stamp in manifest.stamps.items() if path in current and listed.get(path) == current[path]}
+    return {
+        path: stamp for path, stamp in manifest.stamps.items() if path in current and listed.get(path) == current[path]
+    }
 
 
-def _fetch_and_verify(settings: HubSettings, fetch: RepoFetch, options: WarmOptions,
-                      progress: ProgressFactory | None) -> RepoReport:
+def _fetch_and_verify(
+    settings: HubSettings, fetch: RepoFetch, options: WarmOptions, progress: ProgressFactory | None
+) -> RepoReport:
     advance = progress(fetch.artifact.repo_id, fetch.missing_bytes) if progress else None
     result = download(settings, fetch, advance, options.workers)
     check = verify_repo(settings, fetch, hashes=options.verify_hashes, trusted=_trusted(fetch))
@@ -149,16 +168,24 @@ def _fetch_and_verify(settings: HubSettings, fetch: RepoFetch, options: WarmOpti
 def _offline_check(settings: HubSettings, fetch: RepoFetch, options: WarmOptions) -> RepoReport:
     if fetch.artifact.local or not fetch.selection.exact:
         return RepoReport(fetch)
-    return RepoReport(fetch, verification=verify_repo(settings, fetch, hashes=options.verify_hashes,
-                                                      trusted=_trusted(fetch)))
+    return RepoReport(
+        fetch, verification=verify_repo(settings, fetch, hashes=options.verify_hashes, trusted=_trusted(fetch))
+    )
 
 
-def warm_cache(targets: Sequence[EngineTarget], settings: HubSettings, options: WarmOptions = WarmOptions(),
-               steps: StepContext | None = None, progress: ProgressFactory | None = None) -> WarmReport:
+def warm_cache(
+    targets: Sequence[EngineTarget],
+    settings: HubSettings,
+    options: WarmOptions = WarmOptions(),
+    steps: StepContext | None = None,
+    progress: ProgressFactory | None = None,
+) -> WarmReport:
     """Make the cache hold everything ``targets`` load, verified; then pre-compile."""
     artifacts = artifacts_of(targets)
     with ExitStack() as stack:
-        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="servekit-warm-"))) if options.dry_run else None
+        scratch = (
+            Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="servekit-warm-"))) if options.dry_run else None
+        )
         fetches = [plan_fetch(settings, art, scratch=scratch) for art in artifacts]
     offline = next((f.unreachable for f in fetches if f.unreachable), None)
     if options.dry_run:
@@ -166,14 +193,17 @@ def warm_cache(targets: Sequence[EngineTarget], settings: HubSettings, options: 
     if offline:
         reports = [_offline_check(settings, f, options) for f in fetches]
     else:
-        reports = [_fetch_and_verify(settings, f, options, progress) if not f.artifact.local else RepoReport(f)
-                   for f in fetches]
+        reports = [
+            _fetch_and_verify(settings, f, options, progress) if not f.artifact.local else RepoReport(f)
+            for f in fetches
+        ]
     missing = tuple(line for r in reports for line in r.missing())
     results: list[StepResult] = []
     if options.precompile and steps is not None:
         if missing:
-            results = [StepResult("precompile", t.engine, SKIPPED, reason="the cache is incomplete")
-                       for t in targets[:1]]
+            results = [
+                StepResult("precompile", t.engine, SKIPPED, reason="the cache is incomplete") for t in targets[:1]
+            ]
         else:
             results = precompile(targets, steps)
     return WarmReport(False, tuple(reports), tuple(results), offline, missing)
@@ -182,5 +212,7 @@ def warm_cache(targets: Sequence[EngineTarget], settings: HubSettings, options: 
 def require_complete(report: WarmReport) -> None:
     """Raise when the cache is incomplete (for callers that want an exception, not a report)."""
     if report.missing:
-        raise HubError(f"{len(report.missing)} file(s) missing from the cache: " + "; ".join(report.missing[:5]),
-                       fix="run servekit warm-cache with the hub reachable")
+        raise HubError(
+            f"{len(report.missing)} file(s) missing from the cache: " + "; ".join(report.missing[:5]),
+            fix="run servekit warm-cache with the hub reachable",
+        )

@@ -50,8 +50,12 @@ class RepoVerification:
         return not self.problems
 
     def to_dict(self) -> dict:
-        return {"ok": self.ok, "checked": self.checked, "hashed": self.hashed,
-                "problems": [p.to_dict() for p in self.problems]}
+        return {
+            "ok": self.ok,
+            "checked": self.checked,
+            "hashed": self.hashed,
+            "problems": [p.to_dict() for p in self.problems],
+        }
 
 
 def sha256_of(path: Path) -> str:
@@ -67,8 +71,9 @@ def git_blob_id(path: Path) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def check_file(local: Path, remote: RemoteFile, hashes: bool,
-               trusted: tuple[int, int, int] | None = None) -> tuple[FileProblem | None, bool]:
+def check_file(
+    local: Path, remote: RemoteFile, hashes: bool, trusted: tuple[int, int, int] | None = None
+) -> tuple[FileProblem | None, bool]:
     """(problem or None, whether a hash was computed); ``trusted`` = stamp of an earlier good hash."""
     if not local.is_file():
         return FileProblem(remote.path, "missing"), False
@@ -82,7 +87,9 @@ def check_file(local: Path, remote: RemoteFile, hashes: bool,
         return (None if actual == remote.sha256 else FileProblem(remote.path, "sha256", remote.sha256, actual)), True
     if remote.blob_id and size <= GIT_HASH_LIMIT:
         actual = git_blob_id(local)
-        return (None if actual == remote.blob_id else FileProblem(remote.path, "git-sha1", remote.blob_id, actual)), True
+        return (
+            None if actual == remote.blob_id else FileProblem(remote.path, "git-sha1", remote.blob_id, actual)
+        ), True
     return None, False
 
 
@@ -96,12 +103,20 @@ def _index_problems(settings: HubSettings, fetch: RepoFetch) -> list[FileProblem
     except (OSError, ValueError, AttributeError):
         return []  # the index itself is reported by the per-file check
     selected = {f.path for f in fetch.files}
-    return [FileProblem(shard, "index", "named by " + index, "not selected")
-            for shard in sorted(set(weight_map.values())) if shard not in selected]
+    return [
+        FileProblem(shard, "index", "named by " + index, "not selected")
+        for shard in sorted(set(weight_map.values()))
+        if shard not in selected
+    ]
 
 
-def verify_repo(settings: HubSettings, fetch: RepoFetch, *, hashes: bool = True,
-                trusted: dict[str, tuple[int, int, int]] | None = None) -> RepoVerification:
+def verify_repo(
+    settings: HubSettings,
+    fetch: RepoFetch,
+    *,
+    hashes: bool = True,
+    trusted: dict[str, tuple[int, int, int]] | None = None,
+) -> RepoVerification:
     """Check the snapshot of ``fetch.commit`` against the listing the files were selected from.
 
     Files whose stamp equals the one ``trusted`` recorded after an earlier good hash are not
