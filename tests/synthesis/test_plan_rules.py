@@ -137,6 +137,11 @@ def test_plan_single_node_layers_provenance_env_and_min_version():
     assert sources[("--speculative-config", '{"method":"mtp"}')] == "features.spec.modes.mtp.args"
     assert sources[("--kv-cache-dtype", "fp8")] == "variants.fp8.extra_args"
     assert plan.min_version == "0.17.1"  # a version compare, not a string compare ("0.9.0" > "0.17.1")
+    moded = recipe()
+    moded["features"]["spec"]["modes"]["mtp"]["min_vllm_version"] = "0.28.0"
+    docs_mode = docs_for(moded)
+    plan = synthesize(docs_mode, resolve_selection(docs_mode, "org/m", hardware="h100", variant="fp8", enable=["spec"]))
+    assert (plan.min_version, plan.min_version_sources) == ("0.28.0", ("features.spec.modes.mtp.min_vllm_version",))
     blackwell = synthesize(docs, resolve_selection(docs, "org/m", hardware="b200", variant="fp8", enable=["spec"]))
     assert '{"method":"mtp","n":5}' in render_plan(blackwell)["argv"]
 

@@ -54,7 +54,7 @@ def install_steps(ctx: Context, image: str | None) -> tuple[InstallStep, ...]:
 
 
 def min_version(ctx: Context) -> tuple[str | None, tuple[str, ...]]:
-    """Highest ``min_vllm_version`` of recipe, variant and the selected KV option.
+    """Highest ``min_vllm_version`` of recipe, variant, enabled features / modes and KV option.
 
     Versions compare as versions (0.9 < 0.17); a value that is no version (``nightly``)
     wins only when nothing else is declared.
@@ -63,6 +63,11 @@ def min_version(ctx: Context) -> tuple[str | None, tuple[str, ...]]:
 
     declared = [((ctx.recipe.get("model") or {}).get("min_vllm_version"), "model.min_vllm_version"),
                 (ctx.variant.get("min_vllm_version"), f"{ctx.variant_path}.min_vllm_version")]
+    for key, feature, mode in ctx.enabled_features():
+        declared.append((feature.get("min_vllm_version"), f"features.{key}.min_vllm_version"))
+        if mode:
+            declared.append((feature["modes"][mode].get("min_vllm_version"),
+                             f"features.{key}.modes.{mode}.min_vllm_version"))
     if ctx.kv_store is not None:
         declared.append((ctx.kv_store.get("min_vllm_version"), f"kv_store/{ctx.sel.kv_offload}.min_vllm_version"))
     if ctx.kv_option is not None:
