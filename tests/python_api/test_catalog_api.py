@@ -67,3 +67,16 @@ def test_validate_on_load_reports_file_and_line(tmp_path, reference_catalog):
         servekit.Catalog.load(root, validate=True)
     assert info.value.location.file == str(broken)
     assert info.value.location.line is not None
+
+
+def test_validate_on_load_names_the_broken_file_not_its_knock_on_effects(tmp_path, reference_catalog):
+    import shutil
+
+    root = tmp_path / "cat"
+    shutil.copytree(reference_catalog, root)
+    broken = root / "strategies" / "single_node_tp.yaml"
+    broken.write_text("name: single_node_tp\ndeploy_type: [\n")
+    with pytest.raises(CatalogError) as info:
+        servekit.Catalog.load(root, validate=True)
+    assert info.value.location.file == str(broken)
+    assert "malformed YAML" in str(info.value)

@@ -205,12 +205,16 @@ def validate_catalog(root: str | Path) -> list[Finding]:
     return check_catalog(root).findings
 
 
+_ROOT_CAUSES = frozenset({"malformed-yaml", "missing-file", "duplicate-key", "wrong-type"})
+
+
 def load_checked_catalog(root: str | Path) -> CheckedCatalog:
     """The typed catalog, or a CatalogError for its first error (with how many there are)."""
     checked = check_catalog(root)
     errors = checked.errors
     if errors:
-        first = errors[0]
+        # a file that cannot be read makes every reference into it fail too: show the cause
+        first = min(errors, key=lambda f: f.code not in _ROOT_CAUSES)
         more = f" (and {len(errors) - 1} more; run 'servekit catalog validate')" if len(errors) > 1 else ""
         raise CatalogError(first.message + more, location=first.location, fix=first.fix)
     return checked
