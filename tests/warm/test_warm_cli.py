@@ -85,7 +85,7 @@ def test_command_warm_then_offline_check_then_missing_exits_1(capsys, monkeypatc
     assert main(["warm-cache", "--command", _command(), "--skip-precompile"]) == 1
     captured = capsys.readouterr()
     assert f"{MODEL}@main: not in the cache" in captured.out and f"{DRAFT}@main: not in the cache" in captured.out
-    assert "hub is unreachable" in captured.err
+    assert "HF_HUB_OFFLINE is set" in captured.err
 
 
 def test_bad_mode_is_one_line_error(capsys, reference_catalog):

@@ -100,8 +100,8 @@ def warm_command(opts: WarmCommand) -> int:
     else:
         typer.echo(render_text(report, resolved.description))
     if not report.ok:
-        why = f"{len(report.missing)} file(s) the engine needs are missing from the cache or damaged" + (
-            f" and the hub is unreachable ({report.offline})" if report.offline else ""
+        why = f"{len(report.missing)} item(s) the engine needs are missing from the cache or damaged" + (
+            f"; {report.offline}" if report.offline else ""
         )
         failed = [s for s in report.steps if s.status == "failed"]
         print(
