@@ -324,3 +324,20 @@ def test_context_length_left_to_vllm_is_flagged_not_fatal(ultra):
     assert "ctx_len" not in cmd.precompile[0].kwargs
     readable = translate_qaic(["vllm", "serve", "m", "--max-model-len", "4k"], DialectContext(hardware=ultra))
     assert readable.precompile[0].kwargs["ctx_len"] == 4000
+
+
+def test_auto_device_mode_is_kept(ultra):
+    source = with_config({"override_qaic_config": {"num_devices": 4}}, *SPEC)
+    cmd = translate_qaic(source, DialectContext(hardware=ultra))
+    config = parse_vllm_argv(cmd.argv).get_json("--additional-config")
+    assert config["override_qaic_config"] == {"num_devices": 4, "num_cores": 8}
+    assert config["draft_override_qaic_config"] == {"num_devices": 4, "num_cores": 8}
+    assert cmd.precompile[0].kwargs["num_devices"] == 4
+
+
+def test_decode_batch_and_mm_embeds_notes():
+    found = codes([*BASE[:-6], "--max-num-seqs", "64", "--enable-mm-embeds"])
+    assert found["qaic.decode-batch"][0].severity == "note"
+    assert found["qaic.mm-embeds"][0].severity == "note"
+    offload = codes(with_config({"override_qaic_config": {"kv_offload": True}}, "--enable-mm-embeds"))
+    assert "qaic.mm-embeds" not in offload

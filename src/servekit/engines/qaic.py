@@ -41,6 +41,7 @@ from servekit.engines.qaic_config import (
     TOP_LEVEL_KEYS,
     VLM_KEYS,
     QaicHardware,
+    device_count,
     device_group,
     field_value,
     is_qaic_profile,
@@ -146,8 +147,9 @@ def build_additional_config(
     target_given = dict(given.get(TARGET_KEY) or {})
     draft_given = dict(given.get(DRAFT_KEY) or {})
     tp = launch.get_int("--tensor-parallel-size")
-    group = _ids(options.get("devices")) or device_group(target_given) or list(range(tp or 1))
-    tp_flag = len(group) if tp is None and len(group) > 1 and options.get("devices") is not None else None
+    target_at = _placement(options.get("devices"), target_given) or {"device_group": list(range(tp or 1))}
+    count = device_count(target_at) or 1
+    tp_flag = count if tp is None and count > 1 and options.get("devices") is not None else None
 
     spec = launch.get_json("--speculative-config")
     needs_draft = isinstance(spec, dict) and (
@@ -155,25 +157,23 @@ def build_additional_config(
     )
     config: dict[str, Any] = {}
     draft: dict[str, Any] | None = None
-    draft_cores = None
+    shared_cores = 0
     if needs_draft or draft_given:
-        draft_group = _ids(options.get("draft_devices")) or device_group(draft_given) or list(group)
-        shared = bool(set(draft_group) & set(group))
+        draft_at = _placement(options.get("draft_devices"), draft_given) or dict(target_at)
+        shared = _shares_devices(target_at, draft_at)
         draft_cores = (
             options.get("draft_num_cores")
             or field_value(draft_given, "num_cores")
             or (DEFAULT_SHARED_DRAFT_CORES if shared else hardware.nsp_cores_per_soc)
         )
-        draft = _section(draft_group, draft_cores, draft_given, options.get("draft_override"))
+        draft = _section(draft_at, draft_cores, draft_given, options.get("draft_override"))
         shared_cores = draft_cores if shared else 0
-    else:
-        shared_cores = 0
     cores = (
         options.get("num_cores")
         or field_value(target_given, "num_cores")
         or max(1, hardware.nsp_cores_per_soc - shared_cores)
     )
-    config[TARGET_KEY] = _section(group, cores, target_given, options.get("override"))
+    config[TARGET_KEY] = _section(target_at, cores, target_given, options.get("override"))
     if draft is not None:
         config[DRAFT_KEY] = draft
     for key in VLM_KEYS:
@@ -183,9 +183,26 @@ def build_additional_config(
     return config, tp_flag
 
 
-def _section(group: list[int], cores: Any, given: Mapping[str, Any], extra: Any) -> dict[str, Any]:
-    """``device_group`` and ``num_cores`` first, then the other fields as given (aliases folded)."""
-    section: dict[str, Any] = {"device_group": list(group), "num_cores": cores}
+def _placement(explicit: Any, given: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Where a model runs: explicit QIDs, the given device_group, or auto-device mode (num_devices)."""
+    ids = _ids(explicit) or device_group(given)
+    if ids is not None:
+        return {"device_group": ids}
+    if given.get("num_devices") is not None:
+        return {"num_devices": given["num_devices"]}
+    return None
+
+
+def _shares_devices(target_at: Mapping[str, Any], draft_at: Mapping[str, Any]) -> bool:
+    target, draft = device_group(target_at), device_group(draft_at)
+    if target is None or draft is None:
+        return target_at == draft_at  # auto-device mode: same request, same devices
+    return bool(set(target) & set(draft))
+
+
+def _section(placement: Mapping[str, Any], cores: Any, given: Mapping[str, Any], extra: Any) -> dict[str, Any]:
+    """Placement and ``num_cores`` first, then the other fields as given (aliases folded)."""
+    section: dict[str, Any] = {**placement, "num_cores": cores}
     folded = set(ALIASES["device_group"]) | set(ALIASES["num_cores"]) | {"num_devices"}
     for key, value in {**given, **(extra or {})}.items():
         if key not in folded:

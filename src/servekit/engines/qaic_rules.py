@@ -146,6 +146,17 @@ def check_launch(launch: VllmLaunch, config: Mapping[str, Any], mode: str) -> li
                 fix="drop --enable-lora or --speculative-config",
             )
         )
+    seqs = launch.get_int("--max-num-seqs")
+    if seqs is not None and seqs > 16:
+        out.append(
+            finding(
+                NOTE,
+                "qaic.decode-batch",
+                f"--max-num-seqs {seqs} compiles a large decode batch into the QPC",
+                option="--max-num-seqs",
+                fix="start with 4-16 and raise it while the device memory allows",
+            )
+        )
     return out
 
 
@@ -216,6 +227,16 @@ def check_additional_config(
         )
     if isinstance(target, Mapping) and isinstance(draft, Mapping):
         out += _check_shared_cores(target, draft, hardware)
+    if launch.switch("--enable-mm-embeds") and not (isinstance(target, Mapping) and target.get("kv_offload") is True):
+        out.append(
+            finding(
+                NOTE,
+                "qaic.mm-embeds",
+                "--enable-mm-embeds serves embedding input in kv_offload VLM mode",
+                option="--enable-mm-embeds",
+                fix='set "kv_offload": true in override_qaic_config',
+            )
+        )
     return out
 
 
