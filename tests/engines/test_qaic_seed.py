@@ -114,3 +114,25 @@ def test_seed_examples_were_found(seed_text):
     calls = seed_llm_calls(seed_text)
     assert len(calls) == 2
     assert seed_cli(seed_text).count("\\") == 8
+
+
+@pytest.mark.parametrize("recipe", ["meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-VL-7B-Instruct"])
+@pytest.mark.parametrize("hardware", ["ai100_standard", "ai100_ultra"])
+def test_bundled_qaic_plans_translate_cleanly_and_idempotently(recipe, hardware):
+    from servekit.catalog.documents import read_documents, resolve_catalog_dir
+    from servekit.engines.plan_translate import translate_plan
+    from servekit.synthesis.resolve import resolve_selection
+    from servekit.synthesis.synthesize import synthesize
+
+    docs = read_documents(resolve_catalog_dir(), only_recipes=[recipe])
+    plan = synthesize(docs, resolve_selection(docs, recipe, hardware=hardware))
+    profile = docs.taxonomy["hardware_profiles"][hardware]
+    (only,) = translate_plan(plan, "vllm-qaic", hardware=profile)
+    command = only.command
+    assert command.valid, command.findings
+    assert sorted(command.argv) == sorted(str(t) for t in plan.processes[0].argv())  # already in QAIC form
+    again = translate_qaic(list(command.argv), DialectContext(hardware=profile))
+    assert again.argv == command.argv
+    assert command.precompile[0].kwargs["num_devices"] == len(
+        additional_config(command.argv)["override_qaic_config"]["device_group"]
+    )
