@@ -94,8 +94,7 @@ class ApiBuilder:
         self, docs: CatalogDocuments, renderer: Renderer | None = None, *, record: bool = False
     ) -> None:
         self.docs = docs
-        strategies = {**docs.strategies, **docs.kv_store}
-        self.ctx = MatrixContext(profiles=docs.taxonomy.get("hardware_profiles") or {}, strategies=strategies)
+        self.ctx = MatrixContext.of(docs)
         self.tree = JsonTree()
         self.known_ids = {public_id(rid) for rid in docs.recipes}
         self._renderer = renderer

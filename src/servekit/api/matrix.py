@@ -6,7 +6,8 @@ other strategy that is offered on that hardware: serving strategies the recipe l
 cluster, and every KV-store deployment (composed with a serving strategy) where the hardware
 can run the store. The default rules themselves (default hardware, recommended strategy,
 node floors, default features, PD pool sizes) live in ``servekit.synthesis.selection``; this
-module only decides the matrix the API enumerates.
+module only decides the matrix the API enumerates; the headline strategy and node count are
+``servekit.synthesis.resolve.recommended_layout``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from servekit.catalog.documents import CatalogDocuments
 from servekit.synthesis import selection as sel
+from servekit.synthesis.resolve import recommended_layout
 
 Doc = dict[str, Any]
 
@@ -55,9 +58,15 @@ class HardwareRendering:
 class MatrixContext:
     """Catalog-wide inputs, shared by every recipe of one build."""
 
+    docs: CatalogDocuments
     profiles: dict[str, Doc]
     strategies: dict[str, Doc]
     """Serving strategies and KV-store deployments together, looked up by id."""
+
+    @classmethod
+    def of(cls, docs: CatalogDocuments) -> MatrixContext:
+        profiles = docs.taxonomy.get("hardware_profiles") or {}
+        return cls(docs, profiles, {**docs.strategies, **docs.kv_store})
 
     @property
     def kv_store_ids(self) -> list[str]:
@@ -100,16 +109,6 @@ def _offered_strategies(ctx: MatrixContext, recipe: Doc, profile: Doc, hw: str) 
 
     candidates = dict.fromkeys([*sel.effective_compatible_strategies(recipe), *ctx.kv_store_ids])
     return [name for name in candidates if offered(name)]
-
-
-def _headline_strategy(ctx: MatrixContext, recipe: Doc, profile: Doc, offered: list[str], nodes: int) -> str:
-    """The recommended strategy, moved onto an offered one when the hardware rules it out."""
-    chosen = sel.recommended_strategy(recipe, profile, nodes)
-    if chosen in offered:
-        return chosen
-    plain = [s for s in offered if ctx.deploy_type(s) != KV_STORE_LB]
-    serving = [s for s in plain if s != PD_CLUSTER]
-    return (serving or plain or [chosen])[0]
 
 
 def _kv_serving_strategy(ctx: MatrixContext, recipe: Doc, profile: Doc, nodes: int) -> str | None:
@@ -163,9 +162,7 @@ def render_hardware(
         variant_key, variant = fitting, recipe["variants"][fitting]
 
     offered = _offered_strategies(ctx, recipe, profile, hw)
-    multi_node_ok = scalable and any(s.startswith("multi_node_") for s in offered)
-    base_nodes = 2 if multi_node_ok and not sel.fits_single_node(profile, variant, hw) else 1
-    headline = _headline_strategy(ctx, recipe, profile, offered, base_nodes)
+    headline, head_nodes = recommended_layout(ctx.docs, recipe, variant_key, hw)
     features = tuple(sel.default_features(recipe, hw, variant_key))
 
     def node_count(strategy: str) -> int:
@@ -176,7 +173,6 @@ def render_hardware(
         pd_nodes = sel.pd_pool_nodes(profile, variant, recipe, ctx.strategies, hw)
         if pd_nodes == "skip":
             return None
-    head_nodes = max(base_nodes, node_count(headline))
     head_request = RenderRequest(variant_key, headline, hw, head_nodes, features, pd_nodes)
     recommended = render(head_request)
     if recommended is None:
