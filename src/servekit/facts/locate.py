@@ -30,11 +30,11 @@ def read_config(path: Path) -> dict:
     return data
 
 
-def cached_snapshot_dir(repo_id: str, revision: str | None = None) -> Path | None:
+def cached_snapshot_dir(repo_id: str, revision: str | None = None, cache_dir: Path | None = None) -> Path | None:
     """The snapshot folder holding ``config.json`` of ``repo_id`` in the HF cache, if any."""
     from huggingface_hub import try_to_load_from_cache
 
-    found = try_to_load_from_cache(repo_id, "config.json", revision=revision)
+    found = try_to_load_from_cache(repo_id, "config.json", revision=revision, cache_dir=cache_dir)
     if isinstance(found, str):
         return Path(found).parent
     return None
@@ -51,7 +51,9 @@ def facts_from_dir(folder: Path, *, model_id: str | None = None) -> ModelFacts:
     return facts.model_copy(update={"weights": weights}) if weights else facts
 
 
-def facts_from_path_or_cache(target: str, *, revision: str | None = None) -> ModelFacts:
+def facts_from_path_or_cache(
+    target: str, *, revision: str | None = None, cache_dir: Path | None = None
+) -> ModelFacts:
     """Facts for a directory, a config.json file, or a repo id present in the HF cache."""
     path = Path(target).expanduser()
     if path.is_file():
@@ -59,7 +61,7 @@ def facts_from_path_or_cache(target: str, *, revision: str | None = None) -> Mod
     if path.is_dir():
         return facts_from_dir(path)
     if target.count("/") == 1 and not target.startswith((".", "/")):
-        snapshot = cached_snapshot_dir(target, revision)
+        snapshot = cached_snapshot_dir(target, revision, cache_dir)
         if snapshot is not None:
             return facts_from_dir(snapshot, model_id=target)
     raise FactsNotFoundError(

@@ -173,11 +173,20 @@ def pool_layout(facts: ModelFacts, opts: KVOptions) -> PoolLayout:
     )
 
 
-def cpu_pool_tokens(facts: ModelFacts, space_bytes: int, kv_bytes: float, tp: int = 1) -> int:
-    """vLLM's CPU backend: the KV space divided by the full-attention bytes of every layer."""
+CPU_BLOCK_SIZE = 128
+
+
+def cpu_pool_tokens(
+    facts: ModelFacts, space_bytes: int, kv_bytes: float, tp: int = 1, block_size: int | None = None
+) -> int:
+    """vLLM's CPU backend: the KV space over the per-token bytes of every attention layer, in
+    whole blocks (128 tokens unless ``--block-size`` says otherwise)."""
     per_token = sum(
         attention_token_bytes(facts, "mla" if kind == "mla" else "full", kv_bytes, tp)
         for kind in facts.layers
         if kind != "linear"
     )
-    return int(space_bytes // per_token) if per_token else 0
+    if not per_token:
+        return 0
+    block = block_size or CPU_BLOCK_SIZE
+    return int(space_bytes // (per_token * block)) * block

@@ -11,13 +11,20 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, replace
 
 from servekit.facts.model import ModelFacts
 from servekit.fit.dtypes import kv_dtype_bytes
 from servekit.fit.hardware import Device
-from servekit.fit.kv import KVOptions, PoolLayout, cpu_pool_tokens, linear_state_bytes, pool_layout
+from servekit.fit.kv import (
+    CPU_BLOCK_SIZE,
+    KVOptions,
+    PoolLayout,
+    attention_token_bytes,
+    cpu_pool_tokens,
+    linear_state_bytes,
+    pool_layout,
+)
 from servekit.fit.launch import LaunchSettings
 from servekit.fit.memory import (
     GIB,
@@ -184,12 +191,12 @@ def _plan_cpu(req: FitRequest) -> FitReport:
     kv_bytes = kv_dtype_bytes(kv_dtype, facts.dtype)
     space_gib = req.cpu_kvcache_space_gib if req.cpu_kvcache_space_gib is not None else DEFAULT_CPU_KVCACHE_SPACE_GIB
     space = int(space_gib * GIB)
-    tokens = cpu_pool_tokens(facts, space, kv_bytes, launch.tp)
+    tokens = cpu_pool_tokens(facts, space, kv_bytes, launch.tp, launch.block_size)
     mem = rank_memory(facts, launch, req.device.memory_gib, req.weights_gib_per_rank)
-    opts = kv_options(facts, launch, req.device.memory_gib, kv_bytes)
-    layout = pool_layout(facts, opts)
-    mml = opts.max_model_len
-    per_token = space / tokens if tokens else math.inf
+    mml = effective_max_model_len(facts, launch)
+    per_token = sum(
+        attention_token_bytes(facts, kind, kv_bytes, launch.tp) for kind in facts.layers if kind != "linear"
+    )
     return FitReport(
         engine="vllm-cpu",
         device=req.device.name,
@@ -205,7 +212,7 @@ def _plan_cpu(req: FitRequest) -> FitReport:
         available_kv_gib=space_gib,
         kv_bytes_per_token=per_token,
         linear_state_bytes_per_seq=linear_state_bytes(facts, launch.tp) * facts.layers.count("linear"),
-        block_size=layout.block_size,
+        block_size=launch.block_size or CPU_BLOCK_SIZE,
         kv_tokens=tokens,
         max_concurrency=tokens / mml if mml else 0.0,
         longest_context=tokens,

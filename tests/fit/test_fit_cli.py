@@ -1,0 +1,78 @@
+"""``servekit fit``: recipe ids, local checkpoints, JSON output, --points, and errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import REFERENCE
+from servekit.cli.app import main
+from testing.tiny_model import TinyLlamaShape, write_tiny_llama
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_recipe_variant_on_two_5090s_fits(capsys):
+    code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "rtx_5090_2x", "--variant", "nvfp4",
+                        "--max-model-len", "262144", "--kv-cache-dtype", "fp8", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["checkpoint"] == "Inferact/Qwen3.8-27B-NVFP4" and doc["ok"] is True
+    report = doc["report"]
+    assert report["tp"] == 2 and report["block_size"] == 1568
+    assert report["kv_bytes_per_token"] == 16 * 2 * 2 * 256
+    assert report["kv_tokens"] > 262144
+
+
+def test_recipe_hardware_overrides_are_applied(capsys):
+    code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "rtx_5090", "--variant", "nvfp4",
+                        "--format", "json")
+    doc = json.loads(out)
+    assert "--enforce-eager" in doc["argv"] and doc["report"]["max_model_len"] == 32768
+    assert code == 0
+
+
+def test_text_output_and_exit_code_for_a_launch_that_cannot_start(capsys):
+    code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "h200", "--nodes", "2")
+    assert code == 1
+    assert "24 attention heads are not divisible by tensor parallel size 16" in out
+    assert "fits: NO" in out
+
+
+def test_local_checkpoint_directory(capsys, tmp_path):
+    model = write_tiny_llama(tmp_path / "m", shape=TinyLlamaShape(layers=2, heads=4, kv_heads=2, head_dim=64,
+                                                                   hidden=256), dtype="bfloat16")
+    code, out, _ = _run(capsys, "fit", str(model), "--hardware", "xeon6", "--engine", "vllm-cpu",
+                        "--cpu-kvcache-space", "1", "--max-model-len", "1024", "--format", "json")
+    assert code == 0
+    report = json.loads(out)["report"]
+    assert report["kv_tokens"] == (1 << 30) // (2 * 2 * 2 * 64 * 2 * 128) * 128
+
+
+def test_points_file_one_line_out_per_line_in(capsys):
+    points = REFERENCE / "kv-points-visible.jsonl"
+    if not points.is_file():
+        pytest.skip("kv-points reference is not present")
+    code, out, _ = _run(capsys, "fit", "--points", str(points))
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == len(points.read_text().splitlines())
+    first = json.loads(lines[0])
+    assert first["kv_bytes_per_token"] == 70272 and first["kv_tokens"] == pytest.approx(715_072, rel=0.001)
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["fit", "Qwen/Qwen3.8-27B", "--hardware", "no_such_gpu"], "unknown hardware"),
+    (["fit", "nobody/nothing", "--hardware", "h100"], "no model facts"),
+    (["fit", "Qwen/Qwen3.8-27B", "--hardware", "h100", "--variant", "nope"], "no variant"),
+    (["fit", "Qwen/Qwen3.8-27B"], "needs MODEL and --hardware"),
+])
+def test_bad_input_is_one_line_and_exit_1(capsys, argv, needle):
+    code, _, err = _run(capsys, *argv)
+    assert code == 1
+    assert needle in err and "Traceback" not in err

@@ -1,0 +1,91 @@
+"""KV bytes per layer kind and the hybrid block-pool arithmetic."""
+
+from __future__ import annotations
+
+import pytest
+
+from servekit.facts import shipped_facts
+from servekit.facts.config import facts_from_config
+from servekit.fit.dtypes import DtypeError, kv_dtype_bytes
+from servekit.fit.kv import KVOptions, attention_token_bytes, cpu_pool_tokens, linear_state_bytes, pool_layout
+
+GIB = 1 << 30
+
+
+def _dense(layers=32, heads=32, kv=8, head_dim=128, **extra):
+    return facts_from_config({"num_hidden_layers": layers, "num_attention_heads": heads,
+                              "num_key_value_heads": kv, "head_dim": head_dim, "hidden_size": heads * head_dim,
+                              "torch_dtype": "bfloat16", **extra})
+
+
+def test_full_attention_bytes_per_token_and_pool():
+    facts = _dense()
+    assert attention_token_bytes(facts, "full", 2, tp=1) == 2 * 8 * 128 * 2
+    layout = pool_layout(facts, KVOptions(kv_bytes=2, max_model_len=16000, block_size=128))
+    assert layout.kv_bytes_per_token == 131072
+    # 51.38 GiB measured on an H100 for Llama-3.1-8B -> 420,864 tokens logged
+    assert layout.tokens_for(51.38 * GIB, 16000) == 420_864
+
+
+def test_tp_splits_kv_heads_and_replicates_them_past_their_count():
+    facts = _dense(kv=8)
+    assert attention_token_bytes(facts, "full", 2, tp=4) == 2 * 2 * 128 * 2
+    assert attention_token_bytes(facts, "full", 2, tp=16) == 2 * 1 * 128 * 2
+
+
+def test_fp8_and_mxint8_kv_halve_bf16():
+    assert kv_dtype_bytes("fp8", "bfloat16") == 1
+    assert kv_dtype_bytes("mxint8", "bfloat16") == 1
+    assert kv_dtype_bytes("auto", "float32") == 4
+    with pytest.raises(DtypeError):
+        kv_dtype_bytes("fp7", "bfloat16")
+
+
+def test_sliding_window_layers_hold_at_most_the_window():
+    gemma = shipped_facts("google/gemma-3-12b-it")
+    full_only = gemma.model_copy(update={"layers": ("full",) * 48, "sliding_window": None})
+    opts = KVOptions(kv_bytes=2, max_model_len=131072, max_num_batched_tokens=8192)
+    hybrid = pool_layout(gemma, opts).tokens_for(40 * GIB, 131072)
+    plain = pool_layout(full_only, opts).tokens_for(40 * GIB, 131072)
+    assert hybrid > 3 * plain  # 8 of 48 layers keep the whole context
+    layout = pool_layout(gemma, opts)
+    assert layout.group_size == 8 and layout.num_groups == 6
+
+
+def test_linear_attention_state_is_constant_per_sequence():
+    facts = shipped_facts("Qwen/Qwen3.8-27B-FP8")
+    # conv (2*16*128 + 48*128)/2 x 3 x 2 B + recurrent 24 x 128 x 128 x 4 B (float32 state)
+    assert linear_state_bytes(facts, tp=2) == 5120 * 3 * 2 + 24 * 128 * 128 * 4
+    short = pool_layout(facts, KVOptions(kv_bytes=1, tp=2, max_model_len=4096))
+    long = pool_layout(facts, KVOptions(kv_bytes=1, tp=2, max_model_len=131072))
+    assert short.block_bytes == long.block_bytes
+    # an attention page is raised to hold one whole state: block size 1568 tokens (logged in the wild)
+    assert long.block_size == 1568 and long.group_size == 16 and long.num_groups == 4
+    # 16 full-attention layers x 2 x 2 KV heads x 256 x 1 B per token per rank
+    assert long.kv_bytes_per_token == 16 * 2 * 2 * 256
+
+
+def test_hybrid_pool_matches_a_logged_start_up_exactly():
+    facts = shipped_facts("Qwen/Qwen3.8-27B-FP8")
+    layout = pool_layout(facts, KVOptions(kv_bytes=1, tp=2, max_model_len=131072, prefix_caching=True))
+    assert layout.tokens_for(4.99 * GIB, 131072) == 302_921
+    with_mtp = pool_layout(facts, KVOptions(kv_bytes=1, tp=2, max_model_len=262144, spec_tokens=3, mtp_layers=1))
+    assert with_mtp.group_size == 17 and with_mtp.block_size == 1600
+    assert with_mtp.tokens_for(5.33 * GIB, 262144) == 300_220
+
+
+def test_mla_latent_is_replicated_on_every_tp_rank():
+    facts = facts_from_config({"num_hidden_layers": 61, "num_attention_heads": 64, "hidden_size": 7168,
+                               "kv_lora_rank": 512, "qk_rope_head_dim": 64, "torch_dtype": "bfloat16"})
+    assert attention_token_bytes(facts, "mla", 2, tp=1) == attention_token_bytes(facts, "mla", 2, tp=8) == 1152
+    layout = pool_layout(facts, KVOptions(kv_bytes=2, tp=8, max_model_len=262144))
+    assert layout.tokens_for(46.8 * GIB, 262144) == pytest.approx(715_072, rel=0.001)
+    dcp = pool_layout(facts, KVOptions(kv_bytes=2, tp=8, max_model_len=262144, context_parallel=8))
+    assert dcp.tokens_for(46.8 * GIB, 262144) == pytest.approx(5_721_088, rel=0.001)
+
+
+def test_cpu_pool_is_space_over_layers_times_kv():
+    facts = _dense(layers=2, heads=2, kv=1, head_dim=64)
+    per_token = 2 * 2 * 1 * 64 * 2
+    assert cpu_pool_tokens(facts, 1 * GIB, 2) == GIB // (per_token * 128) * 128
+    assert cpu_pool_tokens(facts, 1 * GIB, 2, block_size=16) == GIB // (per_token * 16) * 16
