@@ -214,3 +214,23 @@ def test_every_reference_single_node_launch_translates_to_a_parsable_max_argv(ma
     results = parse_all(max_python, batch)
     failures = [(cmd, args, r["error"]) for (cmd, args), r in zip(batch, results) if not r["ok"]]
     assert not failures[:5]
+
+
+def test_seed_warm_cache_example_and_ours_agree(max_python):
+    from conftest import SHARED
+
+    seed = SHARED / "seeds" / "004_max_warm_cache.txt"
+    if not seed.is_file():
+        pytest.skip(f"{seed} is not present")
+    text = seed.read_text()
+    block = text[text.index("max warm-cache \\\n  --model google/gemma-3-12b-it \\\n  --target") :].split("\n\n")[0]
+    seed_args = block.replace("\\\n", " ").split()[2:]
+    ours = translate_to_max(
+        ["vllm", "serve", "google/gemma-3-12b-it"], DialectContext(options={"target": "cuda:sm_90"})
+    )
+    seed_params, our_params = (
+        r["params"]
+        for r in parse_all(max_python, [("warm-cache", seed_args), ("warm-cache", list(ours.warm_cache_argv[2:]))])
+    )
+    for key in ("model_path", "target"):
+        assert seed_params[key] == our_params[key]
