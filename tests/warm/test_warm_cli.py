@@ -32,6 +32,8 @@ def test_seed_recipe_dry_run_lists_model_and_dflash_draft_without_network(
     for repo in repos.values():
         assert "*.safetensors" in repo["allow_patterns"] and repo["ignore_patterns"] == ["*/*"]
         assert "files" not in repo  # patterns only: the hub could not list the repo
+    (step,) = doc["steps"]
+    assert (step["engine"], step["status"]) == ("vllm", "skipped") and step["reason"].startswith("dry run")
 
 
 def test_dspark_mode_names_its_drafter(capsys, monkeypatch, reference_catalog):

@@ -7,7 +7,6 @@ Engine environments come from ``SERVEKIT_ENGINES_DIR`` (CI: ``.servekit-ci/engin
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from testing.tiny_model import add_duplicate_formats, write_tiny_llama
 from servekit.engines.environments import find_env
 from servekit.warm.engine_steps import EngineTarget, StepContext
 from servekit.warm.hub import HubSettings
-from servekit.warm.precompile import BootOptions, max_warm_cache
+from servekit.warm.precompile import BootOptions
 from servekit.warm.runner import WarmOptions, warm_cache
 
 pytestmark = pytest.mark.engine
@@ -66,14 +65,17 @@ def test_vllm_cpu_starts_offline_from_the_repo_id_after_warm_cache(engines_dir, 
 
 
 def test_max_warm_cache_compiles_a_tiny_llama_twice(engines_dir, tmp_path):
-    env = _env_or_skip("max")
+    """The vLLM-form launch is translated to ``max warm-cache --devices cpu --quantization-encoding float32``."""
+    _env_or_skip("max")
     model = write_tiny_llama(tmp_path / "tiny", dtype="float32")
     settings = HubSettings("http://127.0.0.1:9", tmp_path / "hf", offline=True)
-    argv = ["max", "warm-cache", "--model", str(model), "--devices", "cpu", "--quantization-encoding", "float32"]
-    times = []
+    target = EngineTarget("max", ("vllm", "serve", str(model), "--dtype", "float32"))
+    runs = []
     for _ in range(2):
-        started = time.monotonic()
-        result = max_warm_cache(env.venv / "bin" / "max", argv, settings, {}, timeout=900)
-        times.append(time.monotonic() - started)
-        assert result.status == "done", f"{result.reason} (log: {result.log})"
-    print(f"max warm-cache: cold {times[0]:.1f} s, warm {times[1]:.1f} s")
+        report = warm_cache([target], settings, WarmOptions(), StepContext(settings))
+        (step,) = report.steps
+        assert step.status == "done", f"{step.reason} (log: {step.log})"
+        assert step.command[1:] == ("warm-cache", "--model-path", str(model), "--devices", "cpu",
+                                    "--quantization-encoding", "float32")
+        runs.append(step.seconds)
+    print(f"max warm-cache: cold {runs[0]:.1f} s, warm {runs[1]:.1f} s")

@@ -117,7 +117,9 @@ def max_step(target: EngineTarget, ctx: StepContext) -> StepResult:
     from servekit.engines.dialect import DialectContext
     from servekit.engines.max import translate_to_max
 
-    options = {"target": ctx.target} if ctx.target else {}
+    options: dict[str, str] = {"target": ctx.target} if ctx.target else {}
+    if ctx.hardware in (None, "cpu") and not any(shutil.which(t) for t in _BRAND_TOOLS.values() if t):
+        options["devices"] = "cpu"  # an explicit command on a machine without accelerators
     translated = translate_to_max(
         list(target.argv),
         DialectContext(hardware=ctx.profile, hardware_id=ctx.hardware, env=dict(target.env), options=options),
@@ -143,6 +145,23 @@ def qaic_step(target: EngineTarget, ctx: StepContext) -> StepResult:
         return StepResult("compile", "vllm-qaic", SKIPPED, reason="the QAIC plan has no compile step")
     failed = [r for r in results if r.status != "done"]
     return failed[0] if failed else results[-1]
+
+
+_PLANNED = {
+    "vllm": ("boot", "would boot the server once from the cache (HF_HUB_OFFLINE=1) to fill its compile caches"),
+    "max": ("warm-cache", "would run max warm-cache with the translated flags"),
+    "vllm-qaic": ("compile", "would run the QEfficient compile step"),
+}
+
+
+def planned(targets: Sequence[EngineTarget]) -> list[StepResult]:
+    """What a real run would pre-compile, for a dry run."""
+    engines = dict.fromkeys(t.engine for t in targets)
+    out = []
+    for engine in engines:
+        name, what = _PLANNED.get(engine, ("precompile", "nothing to pre-compile here"))
+        out.append(StepResult(name, engine, SKIPPED, reason=f"dry run: {what}"))
+    return out
 
 
 def precompile(targets: Sequence[EngineTarget], ctx: StepContext) -> list[StepResult]:

@@ -63,9 +63,12 @@ def render_text(report: WarmReport, title: str) -> str:
     if report.steps:
         lines.append("pre-compile:")
         for step in report.steps:
-            tail = f"{step.seconds:.1f} s" if step.status != "skipped" else ""
-            reason = f"  {step.reason}" if step.reason else ""
-            lines.append(f"  {step.engine} {step.name}: {step.status} {tail}{reason}".rstrip())
+            parts = [f"  {step.engine} {step.name}: {step.status}"]
+            if step.status != "skipped":
+                parts.append(f"{step.seconds:.1f} s")
+            if step.reason:
+                parts.append(f"({step.reason})" if step.status != "skipped" else step.reason)
+            lines.append(" ".join(parts))
     if report.missing:
         lines.append(f"missing ({len(report.missing)}):")
         lines += [f"  {line}" for line in report.missing]

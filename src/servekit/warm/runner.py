@@ -17,7 +17,7 @@ from pathlib import Path
 
 from servekit.warm.artifacts import Artifact, artifacts_from_argv, dedupe
 from servekit.warm.download import Advance, DownloadResult, download
-from servekit.warm.engine_steps import EngineTarget, StepContext, precompile
+from servekit.warm.engine_steps import EngineTarget, StepContext, planned, precompile
 from servekit.warm.fetch_plan import RepoFetch, plan_fetch
 from servekit.warm.hub import HubError, HubSettings, snapshot_path
 from servekit.warm.manifest import Manifest, file_stamp, read_manifest, write_manifest
@@ -189,7 +189,8 @@ def warm_cache(
         fetches = [plan_fetch(settings, art, scratch=scratch) for art in artifacts]
     offline = next((f.unreachable for f in fetches if f.unreachable), None)
     if options.dry_run:
-        return WarmReport(True, tuple(RepoReport(f) for f in fetches), offline=offline)
+        steps_planned = tuple(planned(targets)) if options.precompile and steps is not None else ()
+        return WarmReport(True, tuple(RepoReport(f) for f in fetches), steps_planned, offline=offline)
     if offline:
         reports = [_offline_check(settings, f, options) for f in fetches]
     else:
