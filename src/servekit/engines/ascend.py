@@ -28,6 +28,7 @@ from servekit.engines.dialect import (
     engine_image,
     extend_catalog,
     finding,
+    split_cuda_env,
     unique_findings,
 )
 from servekit.engines.findings import Finding
@@ -46,7 +47,6 @@ RECOMMENDED_ENV = {
     "OMP_NUM_THREADS": "1",
 }
 RENAMED_ENV = {"CUDA_VISIBLE_DEVICES": "ASCEND_RT_VISIBLE_DEVICES"}
-CUDA_ONLY_ENV_PREFIXES = ("NCCL_", "PYTORCH_CUDA_", "CUDA_")
 # vLLM quantization methods whose kernels exist only for CUDA / ROCm.
 CUDA_ONLY_QUANTIZATION = frozenset(
     {
@@ -136,16 +136,9 @@ def image_for(context: DialectContext) -> tuple[str, list[Finding]]:
 
 
 def ascend_env(context: DialectContext, launch: VllmLaunch) -> tuple[dict[str, str], list[Untranslated], list[Finding]]:
-    env: dict[str, str] = {}
-    untranslated: list[Untranslated] = []
+    renamed = {RENAMED_ENV.get(name, name): value for name, value in context.env.items()}
+    env, untranslated = split_cuda_env(renamed, "a CUDA/NCCL setting; Ascend uses CANN and HCCL")
     findings: list[Finding] = []
-    for name, value in context.env.items():
-        if name in RENAMED_ENV:
-            env[RENAMED_ENV[name]] = value
-        elif name.startswith(CUDA_ONLY_ENV_PREFIXES):
-            untranslated.append(Untranslated(name, value, "a CUDA/NCCL setting; Ascend uses CANN and HCCL"))
-        else:
-            env[name] = value
     if context.options.get("recommended_env", True):
         added = [k for k in RECOMMENDED_ENV if k not in env]
         env.update({k: RECOMMENDED_ENV[k] for k in added})

@@ -17,6 +17,9 @@ from typing import Any, Protocol
 from servekit.engines.findings import Finding
 from servekit.engines.flags import FlagCatalog
 
+# Env vars only CUDA / NCCL read; other accelerators ignore them.
+CUDA_ENV_PREFIXES = ("CUDA_", "NCCL_", "PYTORCH_CUDA_")
+
 ERROR = "error"
 WARNING = "warning"
 NOTE = "note"
@@ -122,6 +125,13 @@ class Dialect(Protocol):
 
 def finding(severity: str, code: str, message: str, *, option: str | None = None, fix: str | None = None) -> Finding:
     return Finding(severity=severity, code=code, message=message, option=option, fix=fix)
+
+
+def split_cuda_env(env: Mapping[str, str], reason: str) -> tuple[dict[str, str], list[Untranslated]]:
+    """The env without CUDA-only variables, and those variables as untranslated items."""
+    kept = {k: v for k, v in env.items() if not k.startswith(CUDA_ENV_PREFIXES)}
+    dropped = [Untranslated(k, v, reason) for k, v in sorted(env.items()) if k.startswith(CUDA_ENV_PREFIXES)]
+    return kept, dropped
 
 
 def unique_findings(findings: Sequence[Finding]) -> list[Finding]:

@@ -27,6 +27,7 @@ from servekit.engines.dialect import (
     engine_image,
     extend_catalog,
     finding,
+    split_cuda_env,
     unique_findings,
 )
 from servekit.engines.findings import Finding
@@ -93,38 +94,21 @@ def translate_qaic(vllm_argv: Sequence[str], context: DialectContext | None = No
             untranslated.append(Untranslated(f"--additional-config.{key}", render_json(value), "not a QAIC setting"))
 
     config, tp_flag = build_additional_config(launch, given, context, hardware)
-    kept: list[str] = []
-    for opt in launch.options:
-        if opt.flag in _REPLACED:
-            untranslated += _replaced(opt, options)
-        elif mode == "aot" and opt.flag in _AOT_INERT:
-            untranslated.append(Untranslated(opt.flag, opt.value, _AOT_INERT[opt.flag]))
-        elif mode == "pyt" and opt.flag in _PYT_SET:
-            continue  # set below in the form PYT mode requires
-        else:
-            kept += [opt.flag, *opt.values]
-    tail: list[str] = []
-    if tp_flag is not None:
-        tail += ["--tensor-parallel-size", str(tp_flag)]
-    if options.get("mxfp6", True):
-        tail += ["--quantization", "mxfp6"]
-    if options.get("mxint8", True):
-        tail += ["--kv-cache-dtype", "mxint8"]
-    if mode == "pyt":
-        tail += ["--enforce-eager", "--no-async-scheduling"]
-    tail += ["--additional-config", render_json(config)]
-    argv = (*_program(launch), *kept, *tail)
-
+    kept, dropped = _carried_options(launch, mode, options)
+    untranslated += dropped
+    argv = (
+        *_program(launch),
+        *kept,
+        *_qaic_options(tp_flag, mode, options),
+        "--additional-config",
+        render_json(config),
+    )
     out_launch = parse_vllm_argv(argv)
     findings += _hardware_findings(context)
     findings += check_launch(out_launch, config, mode)
     findings += check_additional_config(config, out_launch, hardware, multimodal=bool(options.get("multimodal")))
-    for name, value in sorted(context.env.items()):
-        if name.startswith("VLLM_") or name.startswith("QAIC_"):
-            continue
-        if name.startswith(("CUDA_", "NCCL_", "PYTORCH_CUDA")):
-            untranslated.append(Untranslated(name, value, "a CUDA setting; QAIC does not read it"))
-    env = {k: v for k, v in context.env.items() if not k.startswith(("CUDA_", "NCCL_", "PYTORCH_CUDA"))}
+    env, cuda_env = split_cuda_env(context.env, "a CUDA setting; QAIC does not read it")
+    untranslated += cuda_env
     precompile = _compile_steps(out_launch, config, mode, options)
     image, image_findings = engine_image(context, IMAGE_REPOSITORY, prefix="qaic", tag=context.engine_version)
     findings += image_findings
@@ -137,6 +121,33 @@ def translate_qaic(vllm_argv: Sequence[str], context: DialectContext | None = No
         untranslated=tuple(untranslated),
         findings=tuple(unique_findings(findings)),
     )
+
+
+def _carried_options(launch: VllmLaunch, mode: str, options: Mapping[str, Any]) -> tuple[list[str], list]:
+    """The vLLM options kept as they are, and the ones QAIC replaces or ignores (with reasons)."""
+    kept: list[str] = []
+    dropped: list[Untranslated] = []
+    for opt in launch.options:
+        if opt.flag in _REPLACED:
+            dropped += _replaced(opt, options)
+        elif mode == "aot" and opt.flag in _AOT_INERT:
+            dropped.append(Untranslated(opt.flag, opt.value, _AOT_INERT[opt.flag]))
+        elif not (mode == "pyt" and opt.flag in _PYT_SET):  # PYT's own settings are added by _qaic_options
+            kept += [opt.flag, *opt.values]
+    return kept, dropped
+
+
+def _qaic_options(tp_flag: int | None, mode: str, options: Mapping[str, Any]) -> list[str]:
+    out: list[str] = []
+    if tp_flag is not None:
+        out += ["--tensor-parallel-size", str(tp_flag)]
+    if options.get("mxfp6", True):
+        out += ["--quantization", "mxfp6"]
+    if options.get("mxint8", True):
+        out += ["--kv-cache-dtype", "mxint8"]
+    if mode == "pyt":
+        out += ["--enforce-eager", "--no-async-scheduling"]
+    return out
 
 
 def build_additional_config(
