@@ -72,9 +72,16 @@ class PoolLayout:
         """Attention bytes per token on one rank (all attention layers, no linear state)."""
         return sum(g.token_bytes * g.layers for g in self.groups if g.kind != "linear")
 
+    def blocks_for(self, available_bytes: float) -> int:
+        return int(available_bytes // self.block_bytes) if available_bytes > 0 else 0
+
     def tokens_for(self, available_bytes: float, max_model_len: int) -> int:
-        blocks = int(available_bytes // self.block_bytes) if available_bytes > 0 else 0
-        return int(blocks / self.blocks_per_request * max_model_len)
+        """The pool as vLLM logs it: ``max_concurrency x max_model_len``."""
+        return int(self.blocks_for(available_bytes) / self.blocks_per_request * max_model_len)
+
+    def legacy_tokens_for(self, available_bytes: float, context_parallel: int = 1) -> int:
+        """The pool as vLLM logged it before 0.21: blocks split evenly over the groups."""
+        return self.blocks_for(available_bytes) // self.num_groups * self.block_size * context_parallel
 
     def bytes_for_one_request(self) -> int:
         return self.blocks_per_request * self.block_bytes

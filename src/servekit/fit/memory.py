@@ -8,11 +8,11 @@ estimates, so every plan reports them separately.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from servekit.facts.model import ModelFacts
 from servekit.fit.launch import LaunchSettings
+from servekit.fit.versions import counts_cudagraphs
 
 GIB = 1 << 30
 LARGE_DEVICE_GIB = 70.0
@@ -25,9 +25,6 @@ ENCODER_PROFILE_GIB = 0.15
 CUDAGRAPH_BASE_GIB = 0.95
 CUDAGRAPH_PER_SEQ_GIB = 0.0095
 CUDAGRAPH_MAX_CAPTURE = 512
-CUDAGRAPH_BUDGET_SINCE = (0, 27)
-"""vLLM releases from 0.27 on subtract their CUDA-graph estimate from the KV budget; earlier ones
-capture graphs outside it (where a tight budget then fails in capture instead)."""
 DEFAULT_VOCAB = 128_000
 DEFAULT_HIDDEN = 4096
 
@@ -88,16 +85,6 @@ def activation_gib(facts: ModelFacts, launch: LaunchSettings, device_gib: float)
 def runtime_gib(launch: LaunchSettings) -> float:
     parallel = launch.tp * launch.pp > 1
     return NON_TORCH_GIB + (COLLECTIVES_GIB if parallel else 0.0)
-
-
-def counts_cudagraphs(engine_version: str | None) -> bool:
-    """Whether this vLLM version takes CUDA-graph memory out of the KV budget (None: newest)."""
-    match = re.search(r"(\d+)\.(\d+)(?:\.(dev\d+))?", engine_version or "")
-    if match is None:
-        return True
-    if match.group(3):
-        return True  # untagged development build of the main branch (0.1.devN)
-    return (int(match.group(1)), int(match.group(2))) >= CUDAGRAPH_BUDGET_SINCE
 
 
 def cudagraph_gib(launch: LaunchSettings, device_gib: float) -> float:

@@ -26,6 +26,7 @@ from servekit.fit.kv import (
     pool_layout,
 )
 from servekit.fit.launch import LaunchSettings
+from servekit.fit.versions import reports_concurrency_tokens
 from servekit.fit.memory import (
     GIB,
     default_max_num_batched_tokens,
@@ -38,6 +39,8 @@ DEFAULT_MAX_DEVICE_UTILIZATION = 0.9
 DEFAULT_CPU_KVCACHE_SPACE_GIB = 4.0
 DEFAULT_MAX_MODEL_LEN = 4096
 QAIC_KV_DTYPE = "mxint8"
+MAX_PAGE_SIZE = 128
+"""MAX's default ``--kv-cache-page-size``."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,8 @@ def plan_fit(req: FitRequest) -> FitReport:
         kv_dtype = QAIC_KV_DTYPE
     kv_bytes = kv_dtype_bytes(kv_dtype, facts.dtype)
     mem = rank_memory(facts, launch, device.memory_gib, req.weights_gib_per_rank, req.engine_version)
+    if req.engine in ("max", "vllm-qaic"):
+        mem = replace(mem, cudagraph=0.0)  # neither captures CUDA graphs inside a vLLM budget
     if req.engine == "max":
         budget = device.memory_gib
         util = req.device_memory_utilization or DEFAULT_MAX_DEVICE_UTILIZATION
@@ -177,8 +182,13 @@ def plan_fit(req: FitRequest) -> FitReport:
     if req.available_kv_gib is not None:
         available = req.available_kv_gib
     opts = kv_options(facts, launch, device.memory_gib, kv_bytes)
+    if req.engine == "max" and not launch.block_size:
+        opts = replace(opts, block_size=MAX_PAGE_SIZE)
     layout = pool_layout(facts, opts)
-    kv_tokens = layout.tokens_for(available * GIB, opts.max_model_len)
+    if reports_concurrency_tokens(req.engine_version) or req.engine != "vllm":
+        kv_tokens = layout.tokens_for(available * GIB, opts.max_model_len)
+    else:
+        kv_tokens = layout.legacy_tokens_for(available * GIB, launch.dcp)
     longest = longest_context(
         lambda n: pool_layout(facts, replace(opts, max_model_len=n)), available * GIB, opts.max_model_len
     )
