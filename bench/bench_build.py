@@ -106,6 +106,7 @@ def main() -> int:
     try:
         summary = build_api(out, args.catalog, jobs=jobs)
         print(summary.line())
+        print("phases (first build): " + ", ".join(f"{k} {v:.3f}s" for k, v in summary.phases.items()))
         wall, cpu = measure(args.runs, lambda: build_api(out, args.catalog, jobs=jobs))
         report("api build (in process)", wall, cpu, BUILD_TARGET_S)
         argv = [*servekit_cmd(), "api", "build", "--out", str(out), "--catalog", str(args.catalog)]

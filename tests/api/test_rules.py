@@ -141,3 +141,16 @@ def test_build_info_lists_the_intentional_differences(catalog):
     info = tree.get("servekit.json")["servekit"]
     assert info["recipes"] == 1 and info["promoted_variants"] == 1 and info["skipped_renderings"] == []
     assert [d["id"] for d in info["differences_from_reference"]] == [d.id for d in DIFFERENCES]
+
+
+def test_quickstarts_are_published_by_hardware(catalog):
+    (catalog / "quickstart").mkdir()
+    (catalog / "quickstart" / "h100.yaml").write_text(
+        "hardware_profile: 8x-h100\ntitle: Eight H100s\nupdated: 2026-01-02\n"
+    )
+    _write(catalog, "Acme/Model-7B", _recipe("Acme/Model-7B"))
+    tree, _ = _build(catalog)
+    assert tree.get("quickstart/8x-h100.json") == {
+        "hardware_profile": "8x-h100", "title": "Eight H100s", "updated": "2026-01-02"
+    }
+    assert "platforms.json" not in tree  # the catalog has no platforms.yaml

@@ -64,6 +64,8 @@ class BuildSummary:
     seconds: float
     skipped: list[str] = field(default_factory=list)
     """Renderings that could not be synthesized (recipe / variant / hardware / strategy: why)."""
+    phases: dict[str, float] = field(default_factory=dict)
+    """Wall seconds per phase (read, parts, publish) and each part's wall / CPU seconds."""
 
     def line(self) -> str:
         text = (
@@ -85,6 +87,8 @@ class PartResult:
     skipped: list[str]
     files: int
     bytes: int
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
 
 
 class ApiBuilder:
@@ -236,10 +240,14 @@ def build_in_memory(
 
 
 def _build_part(docs: CatalogDocuments, recipe_ids: list[str], staging: Path) -> PartResult:
+    wall, cpu = time.perf_counter(), time.process_time()
     builder = ApiBuilder(docs)
     rows = builder.build_recipes(recipe_ids)
     builder.tree.write_into(staging)
-    return PartResult(rows, builder.skipped, len(builder.tree), builder.tree.total_bytes())
+    return PartResult(
+        rows, builder.skipped, len(builder.tree), builder.tree.total_bytes(),
+        time.perf_counter() - wall, time.process_time() - cpu,
+    )
 
 
 def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: int | None = None) -> BuildSummary:
@@ -248,8 +256,15 @@ def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: i
     out_dir = Path(out_dir)
     docs = read_documents(resolve_catalog_dir(catalog))
     parts = partition_recipes(docs, jobs or default_jobs())
+    phases = {"read": time.perf_counter() - start}
     with staged_directory(out_dir) as staging:
+        mark = time.perf_counter()
         results = fork_map(lambda ids: _build_part(docs, ids, staging), parts)
+        phases["parts"] = time.perf_counter() - mark
+        for number, part in enumerate(results):
+            phases[f"part {number} wall"] = part.seconds
+            phases[f"part {number} cpu"] = part.cpu_seconds
+        mark = time.perf_counter()
         rows: dict[str, IndexRows] = {}
         for part in results:
             rows.update(part.rows)
@@ -257,6 +272,7 @@ def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: i
         skipped = [line for part in results for line in part.skipped]
         put_catalog_documents(catalog_tree, docs, rows, skipped)
         catalog_tree.write_into(staging)
+    phases["publish"] = time.perf_counter() - mark
     return BuildSummary(
         out_dir=out_dir,
         files=len(catalog_tree) + sum(p.files for p in results),
@@ -265,4 +281,5 @@ def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: i
         promoted=sum(len(r[1]) for r in rows.values()),
         seconds=time.perf_counter() - start,
         skipped=skipped,
+        phases=phases,
     )
