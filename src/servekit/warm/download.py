@@ -86,7 +86,7 @@ def download(
             revision=art.revision,
             cache_dir=settings.cache_dir,
             endpoint=settings.endpoint,
-            token=settings.token or False,
+            token=settings.token,
             allow_patterns=patterns,
             max_workers=workers,
             tqdm_class=progress_bridge(advance or (lambda n: None)),

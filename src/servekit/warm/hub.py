@@ -30,7 +30,7 @@ class HubSettings:
     endpoint: str
     cache_dir: Path
     offline: bool
-    token: str | None = None
+    token: str | None = None  # None: huggingface_hub finds one (HF_TOKEN, the saved login)
 
     @classmethod
     def from_env(
@@ -136,7 +136,7 @@ def list_repo(settings: HubSettings, repo_id: str, revision: str = "main") -> Re
     from huggingface_hub import HfApi
     from huggingface_hub.hf_api import RepoFile
 
-    api = HfApi(endpoint=settings.endpoint, token=settings.token or False)
+    api = HfApi(endpoint=settings.endpoint, token=settings.token)
 
     def listing() -> tuple[str, dict[str, RemoteFile]]:
         commit = api.repo_info(repo_id, revision=revision).sha
@@ -180,7 +180,7 @@ def fetch_file(settings: HubSettings, repo_id: str, commit: str, path: str, cach
             revision=commit,
             cache_dir=cache_dir or settings.cache_dir,
             endpoint=settings.endpoint,
-            token=settings.token or False,
+            token=settings.token,
         )
 
     return Path(call_hub(fetch, repo_id, commit))
