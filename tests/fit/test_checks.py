@@ -77,6 +77,10 @@ def test_precision_against_hardware():
     mi300 = Device(name="mi300x", brand="AMD", generation="amd", count=8, memory_gib=188)
     assert not check_precision("fp8", mi300)
     assert [f.code for f in check_precision(None, ampere, kv_cache_dtype="fp8")] == ["kv-fp8-arch"]
+    assert [f.severity for f in check_precision("mxfp4", hopper)] == ["warning"]
+    assert [f.severity for f in check_precision("nvfp4", mi300)] == ["error"]
+    mi355 = Device(name="mi355x", brand="AMD", generation="amd", count=8, memory_gib=282)
+    assert not check_precision("mxfp4", mi355)
 
 
 def test_cpu_backend_rejects_head_dim_16():

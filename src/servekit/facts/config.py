@@ -61,7 +61,8 @@ def _first(cfg: dict[str, Any], *keys: str) -> Any:
     return None
 
 
-def _layer_kinds(cfg: dict[str, Any], num_layers: int, where: str) -> list[LayerKind]:
+def layer_kinds(cfg: dict[str, Any], num_layers: int, where: str = "config") -> list[LayerKind]:
+    """The kind of each decoder layer, from the keys a config uses to describe them."""
     types = cfg.get("layer_types")
     if isinstance(types, list) and types:
         kinds: list[LayerKind] = []
@@ -156,7 +157,7 @@ def facts_from_config(config: dict[str, Any], *, model_id: str | None = None, so
         if not hidden:
             raise ConfigFactsError(f"{where}: neither head_dim nor hidden_size is set")
         head_dim = int(hidden) // int(heads)
-    kinds = _layer_kinds(cfg, int(num_layers), where)
+    kinds = layer_kinds(cfg, int(num_layers), where)
     mla = None
     if "mla" in kinds:
         mla = MLAFacts(kv_lora_rank=int(cfg["kv_lora_rank"]), qk_rope_head_dim=int(cfg["qk_rope_head_dim"]))

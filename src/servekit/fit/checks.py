@@ -98,9 +98,19 @@ def _block_quant_checks(facts: ModelFacts, launch: LaunchSettings) -> list[Findi
 _PRECISION_NEEDS = {
     "nvfp4": ("blackwell", "NVFP4 kernels need NVIDIA Blackwell (SM100/SM120)"),
     "fp8": ("ada", "FP8 compute needs NVIDIA Ada/Hopper or newer, or AMD MI300 or newer"),
-    "mxfp4": ("blackwell", "true MXFP4 W4A4 needs NVIDIA Blackwell; elsewhere it runs weight-only via Marlin"),
+    "mxfp4": ("blackwell", "true MXFP4 W4A4 needs NVIDIA Blackwell or AMD MI355; elsewhere it runs weight-only"),
 }
-_AMD_FP8 = ("mi300x", "mi325x", "mi355x")
+_AMD_FP8 = ("mi300", "mi325", "mi350", "mi355")
+_AMD_MXFP4 = ("mi350", "mi355")
+_FALLS_BACK = ("fp8", "mxfp4")
+"""Precisions vLLM still serves, weight-only (Marlin), on older NVIDIA GPUs: a warning, not an error."""
+
+
+def _amd_supports(precision: str, device: Device) -> bool:
+    if device.brand.lower() != "amd":
+        return False
+    tags = {"fp8": _AMD_FP8, "mxfp4": _AMD_MXFP4}.get(precision, ())
+    return any(tag in device.name.lower() for tag in tags)
 
 
 def check_precision(precision: str | None, device: Device, *, kv_cache_dtype: str = "auto") -> list[Finding]:
@@ -110,11 +120,10 @@ def check_precision(precision: str | None, device: Device, *, kv_cache_dtype: st
     brand = device.brand.lower()
     if prec in _PRECISION_NEEDS and device.kind == "gpu":
         generation, why = _PRECISION_NEEDS[prec]
-        amd_ok = prec == "fp8" and brand == "amd" and device.name in _AMD_FP8
-        if not (device.at_least(generation) or amd_ok):
-            severity = "warning" if prec in ("mxfp4", "fp8") and brand == "nvidia" else "error"
+        if not (device.at_least(generation) or _amd_supports(prec, device)):
+            fallback = prec in _FALLS_BACK and (brand == "nvidia" or prec == "mxfp4")
             out.append(Finding(
-                severity, f"precision-{prec}",
+                "warning" if fallback else "error", f"precision-{prec}",
                 f"{why}; {device.name} ({device.brand} {device.generation or 'unknown'}) is not one",
                 "pick a BF16 or INT4 (W4A16) variant, or hardware of a newer generation",
             ))

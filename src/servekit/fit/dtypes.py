@@ -19,11 +19,17 @@ class DtypeError(ServekitError):
     """A dtype name servekit does not know the size of."""
 
 
+_FAMILY_BYTES = (("float8", 1), ("fp8", 1), ("mxfp8", 1), ("int8", 1), ("fp4", 0.5), ("int4", 0.5), ("mxfp6", 0.75))
+
+
 def dtype_bytes(name: str) -> float:
     key = name.lower().removeprefix("torch.")
-    if key not in _DTYPE_BYTES:
-        raise DtypeError(f"unknown dtype {name!r}", fix=f"use one of: {', '.join(sorted(_DTYPE_BYTES))}")
-    return _DTYPE_BYTES[key]
+    if key in _DTYPE_BYTES:
+        return _DTYPE_BYTES[key]
+    for prefix, size in _FAMILY_BYTES:  # fp8_e4m3fn, float8_e5m2, nvfp4, ...
+        if key.startswith(prefix) or key.endswith(prefix):
+            return size
+    raise DtypeError(f"unknown dtype {name!r}", fix=f"use one of: {', '.join(sorted(_DTYPE_BYTES))}")
 
 
 def kv_dtype_bytes(kv_cache_dtype: str | None, model_dtype: str) -> float:

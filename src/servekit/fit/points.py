@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from servekit.errors import ServekitError
+from servekit.facts.config import layer_kinds
 from servekit.facts.model import LayerKind, LinearAttentionFacts, MLAFacts, ModelFacts
 from servekit.fit.hardware import custom_device
 from servekit.fit.launch import LaunchSettings, parse_vllm_argv
@@ -32,17 +33,26 @@ class PointError(ServekitError):
     """A kv-points line lacks what a prediction needs."""
 
 
+def _every(n: int, special: int) -> int:
+    return max(1, round(n / max(1, special)))
+
+
 def _layers(cf: dict[str, Any]) -> list[LayerKind]:
+    """Layer kinds from a point's facts: config keys first, then the layer counts points give."""
     n = int(cf["num_hidden_layers"])
-    if cf.get("mla"):
+    if cf.get("mla") or cf.get("kv_lora_rank"):
         return ["mla"] * n
-    interval = cf.get("full_attention_interval")
-    if interval:
-        return ["full" if (i + 1) % int(interval) == 0 else "linear" for i in range(n)]
-    sliding = cf.get("sliding_layers")
-    if sliding:
-        every = round(n / max(1, n - int(sliding)))
+    if cf.get("layer_types") or cf.get("full_attention_interval") or cf.get("sliding_window_pattern"):
+        return layer_kinds(cf, n, "config_facts")
+    if cf.get("linear_attention_layers"):
+        every = _every(n, n - int(cf["linear_attention_layers"]))
+        return ["full" if (i + 1) % every == 0 else "linear" for i in range(n)]
+    if cf.get("sliding_layers") or cf.get("global_layers"):
+        sliding = int(cf.get("sliding_layers") or n - int(cf["global_layers"]))
+        every = _every(n, n - sliding)
         return ["full" if (i + 1) % every == 0 else "sliding" for i in range(n)]
+    if cf.get("sliding_window") and cf.get("use_sliding_window", True) and "global" not in str(cf.get("attention", "")):
+        return ["sliding"] * n
     return ["full"] * n
 
 
@@ -100,7 +110,9 @@ def launch_from_point(point: dict[str, Any]) -> LaunchSettings:
     kv = str(point.get("kv_cache_dtype") or "auto").split()[0].strip("(),;")
     return replace(
         launch,
-        tp=int(point.get("tp") or 1),
+        tp=int(point.get("tp") or launch.tp or 1),
+        pp=int(point.get("pp") or launch.pp or 1),
+        block_size=point.get("block_size") or launch.block_size,
         max_model_len=point.get("max_model_len") or launch.max_model_len,
         kv_cache_dtype=kv,
         gpu_memory_utilization=point.get("gpu_memory_utilization") or launch.gpu_memory_utilization,
