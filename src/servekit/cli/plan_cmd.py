@@ -28,6 +28,7 @@ class PlanOptions:
     catalog: str | None = None
     output_format: str = "text"
     batch: str | None = None
+    task: str | None = None
 
 
 def _parse_modes(pairs: list[str]) -> dict[str, str]:
@@ -102,6 +103,7 @@ def plan_command(opts: PlanOptions) -> int:
         docs, recipe_id, hardware=opts.hardware, variant=variant, strategy=opts.strategy,
         node_count=opts.nodes, enable=opts.features, disable=opts.no_features,
         modes=_parse_modes(opts.modes), kv_offload=opts.kv_offload, engine=opts.engine,
+        **({"omni_task": opts.task} if opts.task else {}),
     )
     plan = synthesize(docs, selection)
     if opts.output_format == "json":
@@ -147,6 +149,7 @@ def register(app: typer.Typer) -> None:
         catalog: str | None = typer.Option(None, "--catalog", help="Catalog directory (default: bundled)."),
         output_format: str = typer.Option("text", "--format", help="text (for people) or json (for programs)."),
         batch: str | None = typer.Option(None, "--batch", help="JSONL file of selections ('-' = stdin)."),
+        task: str | None = typer.Option(None, "--task", help="vLLM-Omni task key (omni recipes; default: first)."),
     ) -> None:
         """Plan a deployment: the exact commands, env, image, install steps and why."""
         from servekit.errors import SelectionError
@@ -154,5 +157,5 @@ def register(app: typer.Typer) -> None:
         if output_format not in ("text", "json"):
             raise SelectionError(f"unknown format {output_format!r}; valid choices: text, json")
         opts = PlanOptions(model, hardware, variant, strategy, nodes, list(feature), list(no_feature),
-                           list(mode), kv_offload, engine, catalog, output_format, batch)
+                           list(mode), kv_offload, engine, catalog, output_format, batch, task)
         raise typer.Exit(plan_command(opts))

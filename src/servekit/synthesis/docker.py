@@ -144,7 +144,7 @@ def _runtime(docker: Docker, port: int) -> tuple[list[str], str]:
 
 def docker_argv(docker: Docker, argv: list[Any], env: dict[str, Any], port: int = 8000) -> list[Any]:
     """``docker run`` argv: the image's entrypoint is ``vllm serve``, so MODEL + flags follow."""
-    inner = argv[2:] if argv[:2] == ["vllm", "serve"] else argv
+    inner = argv[2:] if argv[:2] == ["vllm", "serve"] else argv  # the image's entrypoint is `vllm serve`
     runtime, _ = _runtime(docker, port)
     out: list[Any] = ["docker", "run", *docker.device_argv, *runtime, "-v", HF_CACHE_MOUNT]
     for mount in _mounts(str(inner[0]) if inner else "", env):

@@ -39,7 +39,8 @@ def why(source: str) -> str:
 
 def _process_lines(plan: Plan, proc: Process) -> list[str]:
     title = proc.role if proc.rank == 0 else f"{proc.role.replace('_node', '')} (node rank {proc.rank})"
-    lines = [f"## {title}", shell.serve_command(proc.model, proc.argv()[3:])]
+    flags = proc.argv()[len(proc.program) + 1:]
+    lines = [f"## {title}", shell.command(" ".join((*proc.program, proc.model)), flags)]
     env = proc.env_map()
     if env:
         lines.append("env:")

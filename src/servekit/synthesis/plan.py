@@ -30,6 +30,8 @@ class Selection:
     notes: tuple[str, ...] = ()
     dropped_features: tuple[str, ...] = ()
     """Requested features left out because a later, mutually exclusive choice won."""
+    omni_task: str | None = None
+    """For vLLM-Omni recipes: which ``omni.tasks`` entry to serve (None = a plain serve plan)."""
 
     @property
     def mode_map(self) -> dict[str, str]:
@@ -72,9 +74,10 @@ class Process:
     rank: int = 0
     port: int | None = None
     meta: tuple[tuple[str, Any], ...] = ()
+    program: tuple[str, ...] = ("vllm", "serve")
 
-    def argv(self, program: tuple[str, ...] = ("vllm", "serve")) -> list[Any]:
-        out: list[Any] = [*program, self.model]
+    def argv(self) -> list[Any]:
+        out: list[Any] = [*self.program, self.model]
         for arg in self.args:
             out.extend(arg.tokens())
         return out

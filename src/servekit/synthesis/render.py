@@ -16,12 +16,15 @@ from servekit.synthesis.plan import Plan, Process
 class _Rendered:
     """argv, shell lines and command of one process, computed once."""
 
-    __slots__ = ("argv", "lines", "command")
+    __slots__ = ("argv", "lines", "command", "model")
 
     def __init__(self, proc: Process) -> None:
         self.argv = proc.argv()
-        self.lines = shell.arg_lines(self.argv[3:])
-        self.command = shell.serve_command(proc.model, self.argv[3:], self.lines)
+        self.model = proc.model
+        flags = self.argv[len(proc.program) + 1:]
+        self.lines = shell.arg_lines(flags)
+        program = " ".join(shell.quote(t) for t in (*proc.program, proc.model))
+        self.command = shell.command(program, flags, self.lines)
 
 
 def _command(proc: Process) -> str:
@@ -33,7 +36,7 @@ def _docker(plan: Plan, proc: Process | _Rendered, env: dict[str, Any], port: in
         return {}
     done = proc if isinstance(proc, _Rendered) else _Rendered(proc)
     return {
-        "docker_command": docker_command(plan.docker, str(done.argv[2]), done.lines, env, port),
+        "docker_command": docker_command(plan.docker, str(done.model), done.lines, env, port),
         "docker_argv": docker_argv(plan.docker, done.argv, env, port),
     }
 

@@ -135,13 +135,15 @@ def resolve_selection(
     strategy: str | None = None, node_count: int | None = None, enable: Iterable[str] = (),
     disable: Iterable[str] = (), modes: dict[str, str] | None = None, kv_offload: str | None = None,
     features: Iterable[str] | None = None, pd_nodes: dict[str, int] | None = AUTO, engine: str = "vllm",
+    omni_task: str | None = AUTO,
 ) -> Selection:
     """Fill every unset choice from the default rules, then validate the result.
 
     ``features`` is the complete enabled set (defaults are then not consulted); otherwise the
     default features are adjusted by ``enable`` / ``disable`` (and by every feature ``modes``
     names). ``pd_nodes`` sizes PD pools per role: None = co-located on one node; left unset,
-    the default rules size them from the variant's VRAM floor.
+    the default rules size them from the variant's VRAM floor. ``omni_task`` picks a vLLM-Omni
+    task (left unset: the first task of an omni recipe; None: a plain serve plan).
     """
     recipe = _recipe(docs, recipe_id)
     profiles = docs.taxonomy.get("hardware_profiles") or {}
@@ -207,8 +209,17 @@ def resolve_selection(
             pd_nodes = sized
     if kv_offload is not None:
         _check_kv_offload(docs, recipe, kv_offload, strategy, hardware)
+    from servekit.synthesis.omni import is_omni, pick_task
+
+    if omni_task is AUTO:
+        omni_task = pick_task(recipe, None)["key"] if is_omni(recipe) else None
+    elif omni_task is not None:
+        if not is_omni(recipe):
+            raise SelectionError(f"{recipe_id} is not a vLLM-Omni recipe; it has no tasks to pick")
+        omni_task = pick_task(recipe, omni_task)["key"]
     return Selection(
         recipe_id=recipe_id, hardware=hardware, variant=variant, strategy=strategy, node_count=nodes,
+        omni_task=omni_task,
         features=tuple(kept), modes=_check_modes(recipe, recipe_id, modes), kv_offload=kv_offload,
         engine=engine, notes=tuple(notes + exclusion_notes),
         dropped_features=tuple(f for f in enabled if f not in kept),

@@ -114,6 +114,12 @@ def synthesize(docs, sel: Selection) -> Plan:
         return Plan(deploy_type="kv_store_lb", processes=processes, env=processes[0].env,
                     router=None if router is None else tuple(router.items()),
                     passthrough=tuple(extra.items()), **common)
+    if sel.omni_task is not None:
+        from servekit.synthesis.omni import omni_process
+
+        proc = omni_process(ctx)
+        return Plan(deploy_type="single_node", processes=(proc,), env=proc.env,
+                    passthrough=(("omni_task", sel.omni_task),), **{**common, "model_id": proc.model})
     companions = _companions(ctx)
     extra = {"companions": companions} if companions else {}
     return Plan(deploy_type=ctx.deploy_type, processes=processes, env=processes[0].env,

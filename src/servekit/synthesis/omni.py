@@ -1,0 +1,78 @@
+"""vLLM-Omni recipes: one ``vllm serve MODEL ... --omni`` process per chosen task.
+
+An omni recipe lists tasks under ``omni.tasks`` (bare ids or maps with ``key``, ``model_id``,
+``extra_args``, ``hardware_overrides``). The task decides the checkpoint and adds its args;
+there is no parallel strategy. ``omni.port`` sets ``--port``; ``omni.serve_binary`` swaps the
+binary for releases before ``vllm serve --omni`` existed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servekit.errors import SelectionError
+from servekit.synthesis.args import dedupe
+from servekit.synthesis.context import Context
+from servekit.synthesis.env import _Env
+from servekit.synthesis.hardware import generation_key
+from servekit.synthesis.plan import Process
+
+KNOWN_TASKS = ("t2i", "i2i", "t2v", "i2v", "ti2v", "t2a")
+
+
+def omni_tasks(recipe: dict[str, Any]) -> list[dict[str, Any]]:
+    """The recipe's task entries as maps with an ``id`` and a selector ``key``."""
+    out = []
+    for entry in ((recipe.get("omni") or {}).get("tasks") or []):
+        task = {"id": entry} if isinstance(entry, str) else dict(entry or {})
+        if task.get("id") in KNOWN_TASKS:
+            task.setdefault("key", task["id"])
+            out.append(task)
+    return out
+
+
+def is_omni(recipe: dict[str, Any]) -> bool:
+    return "omni" in ((recipe.get("meta") or {}).get("tasks") or []) and bool(omni_tasks(recipe))
+
+
+def pick_task(recipe: dict[str, Any], key: str | None) -> dict[str, Any]:
+    tasks = omni_tasks(recipe)
+    if key is None:
+        return tasks[0]
+    for task in tasks:
+        if task["key"] == key:
+            return task
+    raise SelectionError(f"unknown omni task {key!r}; valid choices: {', '.join(t['key'] for t in tasks)}")
+
+
+def omni_process(ctx: Context) -> Process:
+    recipe, variant, hw = ctx.recipe, ctx.variant, ctx.sel.hardware
+    task = pick_task(recipe, ctx.sel.omni_task)
+    exact = (task.get("hardware_overrides") or {}).get(hw) or {}
+    model = exact.get("model_id") or task.get("model_id") or ctx.model_id
+    task_path = f"omni.tasks[{task['key']}]"
+    not_default = ctx.sel.variant != "default"
+    chunks = [((recipe.get("model") or {}).get("base_args"), "model.base_args"),
+              (variant.get("extra_args") if not_default else None, f"{ctx.variant_path}.extra_args"),
+              (task.get("extra_args"), f"{task_path}.extra_args"),
+              (exact.get("extra_args"), f"{task_path}.hardware_overrides.{hw}.extra_args")]
+    env = _Env()
+    env.merge((recipe.get("model") or {}).get("base_env"), "model.base_env")
+    if not_default:
+        env.merge(variant.get("extra_env"), f"{ctx.variant_path}.extra_env")
+    for doc, path in ((recipe, "hardware_overrides"), (variant, f"{ctx.variant_path}.hardware_overrides")):
+        overrides = doc.get("hardware_overrides") or {}
+        key = generation_key(overrides, ctx.profile)
+        if key:
+            chunks.append((overrides[key].get("extra_args"), f"{path}.{key}.extra_args"))
+            env.merge(overrides[key].get("extra_env"), f"{path}.{key}.extra_env")
+    variant_exact = (variant.get("hardware_overrides") or {}).get(hw) or {}
+    chunks.append((variant_exact.get("extra_args"), f"{ctx.variant_path}.hardware_overrides.{hw}.extra_args"))
+    env.merge(variant_exact.get("extra_env"), f"{ctx.variant_path}.hardware_overrides.{hw}.extra_env")
+    port = (recipe.get("omni") or {}).get("port")
+    if port:
+        chunks.append((["--port", str(port)], "omni.port"))
+    chunks.append((["--omni"], "omni.tasks"))
+    program = tuple(str((recipe.get("omni") or {}).get("serve_binary") or "vllm serve").split())
+    return Process(role="serve", model=model, args=dedupe(chunks), env=env.result(), port=port or 8000,
+                   program=program, meta=(("omni_task", task["key"]),))
