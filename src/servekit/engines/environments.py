@@ -121,7 +121,9 @@ def health_problem(env: EngineEnv) -> str | None:
     return None
 
 
-def find_env(requirement: str, *, check_health: bool = False, root: Path | None = None) -> EngineEnv | None:
+def find_env(
+    requirement: str | InstallSpec, *, check_health: bool = False, root: Path | None = None
+) -> EngineEnv | None:
     """The finished environment for ``requirement``, or None; optionally health-checked."""
     env = env_for(requirement, root)
     if not env.is_complete() or env.record() is None:
@@ -160,7 +162,8 @@ def _build(env: EngineEnv, python: str) -> dict[str, Any]:
     """Create the venv and install into it; returns the record to store."""
     run_logged([python, "-m", "venv", str(env.venv)], log=env.log)
     pip = [str(env.python), "-m", "pip"]
-    run_logged([*pip, "install", "--upgrade", "pip"], log=env.log)
+    if env.spec.upgrade_pip:
+        run_logged([*pip, "install", "--upgrade", "pip"], log=env.log)
     for step in env.spec.steps:
         run_logged([*pip, "install", *step], log=env.log)
     if env.spec.remove:
@@ -193,7 +196,7 @@ class InstallOutcome:
 
 
 def install(
-    requirement: str, *, force: bool = False, root: Path | None = None, python: str | None = None
+    requirement: str | InstallSpec, *, force: bool = False, root: Path | None = None, python: str | None = None
 ) -> InstallOutcome:
     """Install (or reuse) the environment for ``requirement``; safe to run concurrently."""
     env = env_for(requirement, root)
@@ -216,7 +219,7 @@ def install(
     return InstallOutcome(env, reused=False)
 
 
-def remove(requirement: str, *, root: Path | None = None) -> bool:
+def remove(requirement: str | InstallSpec, *, root: Path | None = None) -> bool:
     """Delete the environment; False when there was none."""
     env = env_for(requirement, root)
     with _locked(env):

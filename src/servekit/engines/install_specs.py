@@ -28,6 +28,7 @@ class InstallSpec:
     remove: tuple[str, ...] = ()
     import_name: str = ""
     key_packages: tuple[str, ...] = ()
+    upgrade_pip: bool = True  # a current pip resolves these engines' pins; the venv's bundled one may not
 
     @property
     def key(self) -> str:
