@@ -154,3 +154,26 @@ def test_quickstarts_are_published_by_hardware(catalog):
         "hardware_profile": "8x-h100", "title": "Eight H100s", "updated": "2026-01-02"
     }
     assert "platforms.json" not in tree  # the catalog has no platforms.yaml
+
+
+def test_recipes_in_different_parts_promoting_one_id_match_the_sequential_build(catalog, tmp_path):
+    """Later recipe wins a shared promoted id, whichever worker rendered the earlier one."""
+    import json
+
+    from servekit.api.build import build_api
+
+    shared = FP8.replace("Acme/Model-7B-FP8", "Acme/Shared-FP8")
+    _write(catalog, "Acme/Alpha", _recipe("Acme/Alpha", extra_variants=shared))
+    _write(catalog, "Acme/Beta", _recipe("Acme/Beta", extra_variants=shared.replace("10", "12")))
+    tree, _ = _build(catalog)
+    out = tmp_path / "site"
+    summary = build_api(out, catalog, jobs=2)
+    written = {p.relative_to(out).as_posix() for p in out.rglob("*.json")}
+    assert written == set(tree)
+    assert summary.files == len(tree)
+    for rel in tree:
+        assert json.loads((out / rel).read_text()) == tree.get(rel), rel
+    assert tree.get("Acme/Shared-FP8.json")["meta"]["derived_from"] == "Acme/Beta"
+    assert [r["hf_id"] for r in tree.get("models.json")] == [
+        "Acme/Alpha", "Acme/Beta", "Acme/Shared-FP8", "Acme/Shared-FP8"
+    ]

@@ -25,6 +25,8 @@ the staging directory that is swapped into place at the end.
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,13 +42,18 @@ from servekit.api.matrix import (
     is_omni,
     render_hardware,
 )
-from servekit.api.partition import partition_recipes
+from servekit.api.partition import overlapping_promotions, partition_recipes
 from servekit.api.recipe_doc import public_id
 from servekit.api.render import SynthesisRenderer
 from servekit.api.static_docs import put_static_documents
 from servekit.api.tree import JsonTree, staged_directory
 from servekit.api.workers import default_jobs, fork_map
-from servekit.catalog.documents import CatalogDocuments, read_documents, resolve_catalog_dir
+from servekit.catalog.documents import (
+    CatalogDocuments,
+    read_documents,
+    recipe_paths,
+    resolve_catalog_dir,
+)
 
 IndexRows = tuple[dict[str, Any], list[dict[str, Any]]]
 """A recipe's ``models.json`` row and the rows of its promoted variants."""
@@ -87,6 +94,7 @@ class PartResult:
     skipped: list[str]
     files: int
     bytes: int
+    attempted: dict[str, list[str]] = field(default_factory=dict)
     seconds: float = 0.0
     cpu_seconds: float = 0.0
 
@@ -95,12 +103,20 @@ class ApiBuilder:
     """Renders recipes of one catalog into a ``JsonTree``."""
 
     def __init__(
-        self, docs: CatalogDocuments, renderer: Renderer | None = None, *, record: bool = False
+        self,
+        docs: CatalogDocuments,
+        renderer: Renderer | None = None,
+        *,
+        record: bool = False,
+        known_ids: set[str] | None = None,
     ) -> None:
         self.docs = docs
         self.ctx = MatrixContext.of(docs)
         self.tree = JsonTree()
-        self.known_ids = {public_id(rid) for rid in docs.recipes}
+        self.known_ids = known_ids if known_ids is not None else {public_id(r) for r in docs.recipes}
+        """Every recipe id of the catalog (a part of a build holds only some of the recipes)."""
+        self.attempted: dict[str, list[str]] = {}
+        """Recipe id -> the repository ids it tried to publish promoted variants under."""
         self._renderer = renderer
         self.skipped: list[str] = []
         self.requests: dict[str, tuple[str, RenderRequest]] | None = {} if record else None
@@ -131,6 +147,7 @@ class ApiBuilder:
             target = recipe_doc.promotion_target(variant)
             if target is None or target in self.known_ids:
                 continue  # not a separate repository, or a stand-alone recipe of its own wins
+            self.attempted.setdefault(recipe_id, []).append(target)
             rendered = self.publish_variant(recipe, key, target, render)
             if rendered is not None:
                 promotions[key] = target
@@ -208,10 +225,15 @@ def build_info(rows: dict[str, IndexRows], skipped: list[str]) -> dict[str, Any]
 
 
 def put_catalog_documents(
-    tree: JsonTree, docs: CatalogDocuments, rows: dict[str, IndexRows], skipped: list[str]
+    tree: JsonTree,
+    docs: CatalogDocuments,
+    rows: dict[str, IndexRows],
+    skipped: list[str],
+    order: list[str] | None = None,
 ) -> None:
+    """The catalog-wide files; ``order`` is the catalog's recipe order (default: ``docs``')."""
     put_static_documents(tree, docs)
-    tree.put("models.json", models_index(list(docs.recipes), rows))
+    tree.put("models.json", models_index(order if order is not None else list(docs.recipes), rows))
     tree.put("servekit.json", build_info(rows, skipped))
 
 
@@ -239,43 +261,63 @@ def build_in_memory(
     return builder.tree, summary, builder.requests
 
 
-def _build_part(docs: CatalogDocuments, recipe_ids: list[str], staging: Path) -> PartResult:
+def _build_part(root: Path, recipe_ids: list[str], known_ids: set[str], staging: Path) -> PartResult:
+    """Parse, render and write some of the recipes (runs in a worker process)."""
     wall, cpu = time.perf_counter(), time.process_time()
-    builder = ApiBuilder(docs)
+    builder = ApiBuilder(read_documents(root, only_recipes=recipe_ids), known_ids=known_ids)
     rows = builder.build_recipes(recipe_ids)
     builder.tree.write_into(staging)
     return PartResult(
-        rows, builder.skipped, len(builder.tree), builder.tree.total_bytes(),
+        rows, builder.skipped, len(builder.tree), builder.tree.total_bytes(), builder.attempted,
         time.perf_counter() - wall, time.process_time() - cpu,
     )
+
+
+def _redo_overlaps(
+    root: Path, results: list[PartResult], known_ids: set[str], order: list[str], staging: Path
+) -> PartResult | None:
+    """Re-render, in catalog order, recipes of different parts that publish the same id."""
+    shared = overlapping_promotions([part.attempted for part in results])
+    if not shared:
+        return None
+    involved = {rid for part in results for rid, ts in part.attempted.items() if shared & set(ts)}
+    ids = [rid for rid in order if rid in involved]
+    for target in shared:  # forget what the parts wrote for those ids
+        shutil.rmtree(staging / target, ignore_errors=True)
+        (staging / f"{target}.json").unlink(missing_ok=True)
+    return _build_part(root, ids, known_ids, staging)
 
 
 def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: int | None = None) -> BuildSummary:
     """Read a catalog (default: the bundled one), render the API and publish it at ``out_dir``."""
     start = time.perf_counter()
     out_dir = Path(out_dir)
-    docs = read_documents(resolve_catalog_dir(catalog))
-    parts = partition_recipes(docs, jobs or default_jobs())
+    root = resolve_catalog_dir(catalog)
+    docs = read_documents(root, only_recipes=[])  # vocabulary and strategies; parts parse recipes
+    paths = recipe_paths(root)
+    known_ids = {public_id(rid) for rid in paths}
+    parts = partition_recipes(paths, jobs or default_jobs())
     phases = {"read": time.perf_counter() - start}
     with staged_directory(out_dir) as staging:
         mark = time.perf_counter()
-        results = fork_map(lambda ids: _build_part(docs, ids, staging), parts)
+        results = fork_map(lambda ids: _build_part(root, ids, known_ids, staging), parts)
         phases["parts"] = time.perf_counter() - mark
         for number, part in enumerate(results):
             phases[f"part {number} wall"] = part.seconds
             phases[f"part {number} cpu"] = part.cpu_seconds
         mark = time.perf_counter()
+        redo = _redo_overlaps(root, results, known_ids, list(paths), staging)
         rows: dict[str, IndexRows] = {}
-        for part in results:
+        for part in [*results, *([redo] if redo else [])]:
             rows.update(part.rows)
         catalog_tree = JsonTree()
         skipped = [line for part in results for line in part.skipped]
-        put_catalog_documents(catalog_tree, docs, rows, skipped)
+        put_catalog_documents(catalog_tree, docs, rows, skipped, order=list(paths))
         catalog_tree.write_into(staging)
     phases["publish"] = time.perf_counter() - mark
     return BuildSummary(
         out_dir=out_dir,
-        files=len(catalog_tree) + sum(p.files for p in results),
+        files=_count_files(out_dir) if redo else len(catalog_tree) + sum(p.files for p in results),
         bytes=catalog_tree.total_bytes() + sum(p.bytes for p in results),
         recipes=len(rows),
         promoted=sum(len(r[1]) for r in rows.values()),
@@ -283,3 +325,7 @@ def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: i
         skipped=skipped,
         phases=phases,
     )
+
+
+def _count_files(folder: Path) -> int:
+    return sum(len(files) for _, _, files in os.walk(folder))
