@@ -85,3 +85,8 @@ def test_bad_speculative_json_is_a_clear_error():
 def test_no_model_is_a_clear_error():
     with pytest.raises(ArtifactError, match="names no model"):
         artifacts_from_argv(["vllm", "serve", "--port", "8000"])
+
+
+def test_dotted_speculative_config_form():
+    argv = ["vllm", "serve", "org/m", "--speculative-config.method", "eagle3", "--speculative_config.model", "org/eagle"]
+    assert _ids(artifacts_from_argv(argv))[1] == ("org/eagle", "draft", "--speculative-config.model")

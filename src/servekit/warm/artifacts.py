@@ -128,6 +128,10 @@ def _speculative_drafts(opts: dict[str, list[str]]) -> list[Artifact]:
         model = doc.get("model")
         if isinstance(model, str) and model:
             out.append(_make(model, DRAFT, "--speculative-config.model", doc.get("revision")))
+    dotted = opts.get("--speculative-config.model") or []  # vLLM's dotted form of the same key
+    if dotted:
+        revision = (opts.get("--speculative-config.revision") or [None])[0]
+        out.append(_make(dotted[0], DRAFT, "--speculative-config.model", revision))
     return out
 
 
