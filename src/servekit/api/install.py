@@ -10,45 +10,26 @@ from __future__ import annotations
 
 from typing import Any
 
+from servekit.synthesis.docker import DEFAULT_IMAGES, image_override
 from servekit.synthesis.install import docker_step, pip_step
 from servekit.synthesis.plan import InstallStep
 
 BASE_CUDA = "cu130"
-DEFAULT_IMAGE = "vllm/vllm-openai:latest"
-_CUDA_TAGS = ("cu129", "cu130")
-_BRAND_KEYS = ("nvidia", "amd", "tpu", "intel")
-
-
-def _is_cuda_map(value: Any) -> bool:
-    return isinstance(value, dict) and any(tag in value for tag in _CUDA_TAGS)
-
-
-def _from_cuda_map(images: dict[str, Any], cuda: str) -> str:
-    for key in (cuda, *_CUDA_TAGS):
-        if images.get(key):
-            return images[key]
-    return DEFAULT_IMAGE
+DEFAULT_IMAGE = DEFAULT_IMAGES["nvidia"]
 
 
 def nvidia_image(recipe: dict[str, Any], cuda: str = BASE_CUDA) -> str:
-    """The recipe's NVIDIA container image for ``cuda``, from ``model.docker_image``.
+    """The recipe's NVIDIA container image for ``cuda``, from ``model.docker_image`` only.
 
-    ``docker_image`` is a plain tag, a ``{cu129, cu130}`` map, or a brand-keyed map whose
-    ``nvidia`` entry is either of those; anything else means the upstream default image.
+    A CUDA-keyed map gives its ``cuda`` tag (else whichever it has); anything that names no
+    NVIDIA image means the upstream default image (never the nightly one).
     """
-    chosen = (recipe.get("model") or {}).get("docker_image")
-    if not chosen:
-        return DEFAULT_IMAGE
-    if isinstance(chosen, str):
-        return chosen
-    if not isinstance(chosen, dict):
-        return DEFAULT_IMAGE
-    if any(brand in chosen for brand in _BRAND_KEYS):
-        nvidia = chosen.get("nvidia")
-        if isinstance(nvidia, str):
-            return nvidia
-        return _from_cuda_map(nvidia, cuda) if _is_cuda_map(nvidia) else DEFAULT_IMAGE
-    return _from_cuda_map(chosen, cuda) if _is_cuda_map(chosen) else DEFAULT_IMAGE
+    pinned, cuda_map = image_override((recipe.get("model") or {}).get("docker_image"), "nvidia")
+    if pinned:
+        return pinned
+    if cuda_map:
+        return cuda_map.get(cuda) or cuda_map.get("cu129") or cuda_map.get("cu130") or DEFAULT_IMAGE
+    return DEFAULT_IMAGE
 
 
 def _step_json(step: InstallStep | None) -> dict[str, str] | None:
