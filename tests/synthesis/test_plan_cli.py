@@ -70,6 +70,7 @@ def test_errors_are_one_line_and_exit_1(capsys, reference_catalog):
         (["--feature", "turbo"], "valid choices: tool_calling"),
         (["--mode", "spec_decoding=zzz"], "valid choices: mtp, qwen3_5_mtp, dflash, dspark"),
         (["--mode", "spec_decoding"], "FEATURE=MODE"),
+        (["--mode", "bogus=x"], "valid choices: spec_decoding"),
         (["--engine", "max"], "engine max is not available yet"),
         (["--nodes", "2"], "runs on one node"),
     ]

@@ -147,27 +147,13 @@ def resolve_selection(
     """
     recipe = _recipe(docs, recipe_id)
     profiles = docs.taxonomy.get("hardware_profiles") or {}
-    variants = recipe.get("variants") or {}
-    notes: list[str] = []
     if variant is not None:
-        _check("variant", variant, variants, recipe_id)
+        _check("variant", variant, recipe.get("variants") or {}, recipe_id)
     if hardware is None:
         hardware = rules.default_hardware(profiles, recipe, variant or "default")
     _check("hardware", hardware, profiles)
     profile = profiles[hardware]
-    if variant is None:
-        variant = "default" if "default" in variants else next(iter(variants), "default")
-        if not rules.variant_runs_on_hardware(profile, variants.get(variant) or {}, hardware) or (
-                not rules.hardware_scalable(profile)
-                and not rules.fits_single_node(profile, variants.get(variant), hardware)):
-            fitting = rules.fitting_variant(recipe, profile, hardware)
-            if fitting and fitting != variant:
-                notes.append(f"variant {fitting} chosen: {variant} does not run on {hardware}")
-                variant = fitting
-    elif not rules.hardware_allowed(profiles, recipe, variants[variant], hardware):
-        valid = rules.compatible_hardware(profiles, recipe, variant)
-        raise SelectionError(f"variant {variant!r} of {recipe_id} does not run on {hardware!r}; "
-                             f"valid hardware: {', '.join(valid) or '(none)'}")
+    variant, notes = _choose_variant(profiles, recipe, recipe_id, variant, hardware)
     if strategy is None:
         strategy, default_nodes = recommended_layout(docs, recipe, variant, hardware)
     else:
@@ -175,53 +161,88 @@ def resolve_selection(
         if strategy not in offered and strategy in docs.kv_store:
             raise SelectionError(f"{strategy} is a KV-store deployment: pass it as --kv-offload {strategy}")
         _check("strategy", strategy, offered, f"{recipe_id} (strategies it offers)")
-        doc = docs.strategies.get(strategy) or {}
-        default_nodes = rules.strategy_node_count(recipe, strategy, doc, profile, hardware)
+        default_nodes = rules.strategy_node_count(recipe, strategy, docs.strategies.get(strategy), profile, hardware)
     nodes = node_count if node_count is not None else default_nodes
     _check_nodes(docs, recipe, strategy, profile, hardware, nodes)
-    feature_keys = list(recipe.get("features") or {})
-    modes = dict(modes or {})
-    for name in [*enable, *disable]:
-        _check("feature", name, feature_keys, recipe_id)
-    base = list(features) if features is not None else rules.default_features(recipe, hardware, variant)
-    for name in base:
-        _check("feature", name, feature_keys, recipe_id)
-    enabled = [f for f in base if f not in set(disable)]
-    for name in [*enable, *[m for m in modes if m not in enable]]:
-        if name in enabled:
-            enabled.remove(name)
-        if name not in set(disable):
-            enabled.append(name)
+    checked_modes = _check_modes(recipe, recipe_id, dict(modes or {}))
+    enabled = _choose_features(recipe, recipe_id, hardware, variant, features, enable, disable, dict(checked_modes))
     kept, exclusion_notes = rules.apply_exclusions(recipe, enabled)
-    for feature, mode in modes.items():
-        allowed = rules.available_modes((recipe.get("features") or {}).get(feature) or {}, variant, profile, hardware)
-        if mode in (recipe["features"][feature].get("modes") or {}) and mode not in allowed:
+    for feature, mode in checked_modes:
+        allowed = rules.available_modes(recipe["features"][feature], variant, profile, hardware)
+        if mode not in allowed:
             raise SelectionError(f"mode {mode!r} of {feature} is not available for variant {variant} on {hardware}; "
                                  f"valid choices: {', '.join(allowed) or '(none)'}")
     if pd_nodes is AUTO:
-        pd_nodes = None
-        if (docs.strategies.get(strategy) or {}).get("deploy_type") == "pd_cluster":
-            sized = rules.pd_pool_nodes(profile, variants.get(variant) or {}, recipe,
-                                        {**docs.strategies, **docs.kv_store}, hardware)
-            if sized == "skip":
-                raise SelectionError(f"pd_cluster for {recipe_id} {variant} on {hardware} would need more than "
-                                     f"{rules.MAX_PD_NODES_PER_ROLE} nodes per role", fix="pick larger hardware or a smaller variant")
-            pd_nodes = sized
+        pd_nodes = _default_pd_nodes(docs, recipe, recipe_id, strategy, variant, hardware)
     if kv_offload is not None:
         _check_kv_offload(docs, recipe, kv_offload, strategy, hardware)
+    return Selection(
+        recipe_id=recipe_id, hardware=hardware, variant=variant, strategy=strategy, node_count=nodes,
+        features=tuple(kept), modes=checked_modes, kv_offload=kv_offload, engine=engine,
+        notes=tuple(notes + exclusion_notes), dropped_features=tuple(f for f in enabled if f not in kept),
+        pd_nodes=None if pd_nodes is None else tuple((k, int(v)) for k, v in pd_nodes.items()),
+        omni_task=_choose_omni_task(recipe, recipe_id, omni_task),
+    )
+
+
+def _choose_variant(profiles, recipe: dict, recipe_id: str, variant: str | None, hardware: str):
+    """(variant, notes): an explicit variant must run here; the default one falls back to
+    the largest variant that does (e.g. BF16 -> FP8 on a single-GPU workstation)."""
+    variants = recipe.get("variants") or {}
+    profile = profiles[hardware]
+    if variant is not None:
+        if not rules.hardware_allowed(profiles, recipe, variants[variant], hardware):
+            valid = rules.compatible_hardware(profiles, recipe, variant)
+            raise SelectionError(f"variant {variant!r} of {recipe_id} does not run on {hardware!r}; "
+                                 f"valid hardware: {', '.join(valid) or '(none)'}")
+        return variant, []
+    variant = "default" if "default" in variants else next(iter(variants), "default")
+    runs = rules.variant_runs_on_hardware(profile, variants.get(variant) or {}, hardware)
+    if runs and (rules.hardware_scalable(profile) or rules.fits_single_node(profile, variants.get(variant), hardware)):
+        return variant, []
+    fitting = rules.fitting_variant(recipe, profile, hardware)
+    if fitting and fitting != variant:
+        return fitting, [f"variant {fitting} chosen: {variant} does not run on {hardware}"]
+    return variant, []
+
+
+def _choose_features(recipe: dict, recipe_id: str, hardware: str, variant: str, features, enable, disable,
+                     modes: dict[str, str]) -> list[str]:
+    """Enabled features in choice order: defaults (or the given set), then each enabled one."""
+    keys = list(recipe.get("features") or {})
+    base = list(features) if features is not None else rules.default_features(recipe, hardware, variant)
+    for name in [*base, *enable, *disable]:
+        _check("feature", name, keys, recipe_id)
+    disabled = set(disable)
+    enabled = [f for f in base if f not in disabled]
+    for name in [*enable, *[m for m in modes if m not in enable]]:
+        if name in enabled:
+            enabled.remove(name)
+        if name not in disabled:
+            enabled.append(name)
+    return enabled
+
+
+def _default_pd_nodes(docs, recipe: dict, recipe_id: str, strategy: str, variant: str, hardware: str):
+    if (docs.strategies.get(strategy) or {}).get("deploy_type") != "pd_cluster":
+        return None
+    profile = (docs.taxonomy.get("hardware_profiles") or {})[hardware]
+    sized = rules.pd_pool_nodes(profile, (recipe.get("variants") or {}).get(variant) or {}, recipe,
+                                {**docs.strategies, **docs.kv_store}, hardware)
+    if sized == "skip":
+        raise SelectionError(f"pd_cluster for {recipe_id} {variant} on {hardware} would need more than "
+                             f"{rules.MAX_PD_NODES_PER_ROLE} nodes per role",
+                             fix="pick larger hardware or a smaller variant")
+    return sized
+
+
+def _choose_omni_task(recipe: dict, recipe_id: str, omni_task: Any) -> str | None:
     from servekit.synthesis.omni import is_omni, pick_task
 
     if omni_task is AUTO:
-        omni_task = pick_task(recipe, None)["key"] if is_omni(recipe) else None
-    elif omni_task is not None:
-        if not is_omni(recipe):
-            raise SelectionError(f"{recipe_id} is not a vLLM-Omni recipe; it has no tasks to pick")
-        omni_task = pick_task(recipe, omni_task)["key"]
-    return Selection(
-        recipe_id=recipe_id, hardware=hardware, variant=variant, strategy=strategy, node_count=nodes,
-        omni_task=omni_task,
-        features=tuple(kept), modes=_check_modes(recipe, recipe_id, modes), kv_offload=kv_offload,
-        engine=engine, notes=tuple(notes + exclusion_notes),
-        dropped_features=tuple(f for f in enabled if f not in kept),
-        pd_nodes=None if pd_nodes is None else tuple((k, int(v)) for k, v in pd_nodes.items()),
-    )
+        return pick_task(recipe, None)["key"] if is_omni(recipe) else None
+    if omni_task is None:
+        return None
+    if not is_omni(recipe):
+        raise SelectionError(f"{recipe_id} is not a vLLM-Omni recipe; it has no tasks to pick")
+    return pick_task(recipe, omni_task)["key"]
