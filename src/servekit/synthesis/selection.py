@@ -348,7 +348,7 @@ def resolve_mode(
     return allowed[0]
 
 
-_EXCLUSIVE_PHRASE = re.compile(r"mutually exclusive with ([A-Za-z0-9_,/ ]+?)(?:[.;:)]|$)", re.IGNORECASE)
+_EXCLUSIVE_PHRASE = re.compile(r"mutually exclusive with ([^.;\n]*)", re.IGNORECASE)
 
 
 _EXCLUSION_CACHE: dict[int, tuple[Doc, dict[str, set[str]]]] = {}
@@ -375,7 +375,7 @@ def _exclusive_with(recipe: Doc, feature_key: str) -> set[str]:
             return {str(x) for x in explicit if x in features}
         found: set[str] = set()
         for match in _EXCLUSIVE_PHRASE.finditer(str(feature.get("description") or "")):
-            found.update(w for w in re.split(r"[\s,/]+|\band\b|\bor\b", match.group(1)) if w in features)
+            found.update(w for w in re.findall(r"[A-Za-z0-9_]+", match.group(1)) if w in features)
         return found
 
     out = declared(feature_key)
