@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 MISSING = object()
+OWN_KEY = "servekit"
+"""servekit's additions live under this key, which the reference never uses."""
 
 
 def _show(value: Any) -> str:
@@ -18,6 +20,7 @@ def first_difference(expected: Any, actual: Any, path: str = "$") -> str | None:
     """None when equal as JSON values; else ``key.path: expected X, got Y``.
 
     Numbers compare by value (``1`` equals ``1.0``), objects ignore key order, arrays don't.
+    A ``servekit`` key that only ``actual`` has is servekit's own addition and is not compared.
     """
     if isinstance(expected, dict) and isinstance(actual, dict):
         for key in expected:
@@ -27,7 +30,7 @@ def first_difference(expected: Any, actual: Any, path: str = "$") -> str | None:
             if found:
                 return found
         for key in actual:
-            if key not in expected:
+            if key not in expected and key != OWN_KEY:
                 return f"{path}.{key}: expected <missing>, got {_show(actual[key])}"
         return None
     if isinstance(expected, list) and isinstance(actual, list):

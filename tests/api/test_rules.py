@@ -177,3 +177,17 @@ def test_recipes_in_different_parts_promoting_one_id_match_the_sequential_build(
     assert [r["hf_id"] for r in tree.get("models.json")] == [
         "Acme/Alpha", "Acme/Beta", "Acme/Shared-FP8", "Acme/Shared-FP8"
     ]
+
+
+def test_recipe_documents_carry_servekit_facts_under_their_own_key(catalog):
+    _write(catalog, "Acme/Model-7B", _recipe("Acme/Model-7B", extra_variants=FP8))
+    tree, _ = _build(catalog)
+    for rel, variant in (("Acme/Model-7B.json", "default"), ("Acme/Model-7B-FP8.json", "fp8")):
+        doc = tree.get(rel)
+        own = doc["servekit"]
+        assert own["min_vllm_version"] == "0.10.0"
+        assert own["features"] == ["tool_calling"]
+        assert isinstance(own["differences_from_reference"], list)
+        sources = {tuple(a["arg"]): a["source"] for a in own["provenance"]["serve"]["args"]}
+        assert any("tool_calling" in src for src in sources.values()), sources
+        assert doc["recommended_command"]["variant"] == variant

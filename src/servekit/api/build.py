@@ -16,7 +16,9 @@ Layout of the tree (every path relative to ``--out``)::
 A promoted variant (``variants.X.model_id`` naming another repository) gets the same files
 under its own id. servekit's own additions never change a reference key: they live in
 ``servekit.json`` (build facts, skipped renderings, the intentional differences from the
-reference) or under a ``servekit`` key.
+reference) and under the ``servekit`` key of each recipe document (provenance of every
+argument of its recommended command, install steps, minimum vLLM version, notes, and which
+intentional differences apply to that command).
 
 Recipes are independent of each other (except two that promote the same repository), so
 the build renders them in parts, one forked worker per part, each writing its files into
@@ -140,9 +142,11 @@ class ApiBuilder:
         doc = recipe_doc.public_base(recipe, hf_id)
         headline = self.publish_variant(recipe, "default", hf_id, render)
         if headline is not None:
-            doc["recommended_command"] = headline
+            doc["recommended_command"], extras = headline
+            if extras is not None:
+                doc["servekit"] = extras
         promotions: dict[str, str] = {}
-        renderings: dict[str, dict[str, Any]] = {}
+        renderings: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
         for key, variant in (recipe.get("variants") or {}).items():
             target = recipe_doc.promotion_target(variant)
             if target is None or target in self.known_ids:
@@ -157,15 +161,24 @@ class ApiBuilder:
         self.tree.put(f"{hf_id}.json", doc)
         promoted_rows = []
         for key, target in promotions.items():
-            twin = recipe_doc.promoted_doc(doc, key, target, renderings[key])
+            rendered, extras = renderings[key]
+            twin = recipe_doc.promoted_doc(doc, key, target, rendered)
+            if extras is not None:
+                twin["servekit"] = extras
+            elif "servekit" in twin:
+                del twin["servekit"]
             self.tree.put(f"{target}.json", twin)
             promoted_rows.append(recipe_doc.index_entry(twin, derived_from=hf_id))
         return recipe_doc.index_entry(doc), promoted_rows
 
     def publish_variant(
         self, recipe: dict[str, Any], variant_key: str, base: str, render: Renderer
-    ) -> dict[str, Any] | None:
-        """Put one variant's per-hardware files under ``base``; return its headline object."""
+    ) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+        """Put one variant's per-hardware files under ``base``.
+
+        Returns the headline object (default hardware, with the ``by_hardware`` index) and
+        servekit's extras for it, or None when the default hardware cannot be rendered.
+        """
         if variant_key not in (recipe.get("variants") or {}) or is_omni(recipe):
             return None
         self.tree.drop_subtree(base)  # a rebuilt id never keeps files of an earlier rendering
@@ -191,7 +204,10 @@ class ApiBuilder:
             hw_path = f"{base}/hw/{hw}.json"
             self._put_rendering(hw_path, built.recommended, built.requests[None])
             by_hardware[hw] = f"/{hw_path}"
-        return {**per_hw[default_hw].recommended, "by_hardware": by_hardware}
+        headline = per_hw[default_hw]
+        extras_for = getattr(render, "extras", None)
+        extras = extras_for(headline.requests[None]) if extras_for is not None else None
+        return {**headline.recommended, "by_hardware": by_hardware}, extras
 
 
     def _put_rendering(self, path: str, rendered: dict[str, Any], request: RenderRequest) -> None:

@@ -12,9 +12,10 @@ from typing import Any
 
 from servekit.api.matrix import RenderRequest
 from servekit.catalog.documents import CatalogDocuments
+from servekit.differences import explaining
 from servekit.errors import ServekitError
 from servekit.synthesis.plan import Selection
-from servekit.synthesis.render import render_plan
+from servekit.synthesis.render import render_plan, servekit_extras
 from servekit.synthesis.resolve import selection_from_request
 from servekit.synthesis.synthesize import synthesize
 
@@ -44,6 +45,17 @@ class SynthesisRenderer:
         self._docs = docs
         self._recipe_id = recipe_id
         self._skipped = skipped
+
+    def extras(self, request: RenderRequest) -> dict[str, Any] | None:
+        """servekit's own facts about one rendering: provenance, install steps, minimum version,
+        notes, and which intentional differences from the reference apply to it."""
+        try:
+            selection = selection_for(self._docs, self._recipe_id, request)
+            extras = servekit_extras(synthesize(self._docs, selection))
+        except ServekitError:
+            return None
+        extras["differences_from_reference"] = [d.id for d in explaining(self._docs, selection)]
+        return extras
 
     def __call__(self, request: RenderRequest) -> dict[str, Any] | None:
         try:
