@@ -48,8 +48,10 @@ RENAMED = {
 }
 REGISTRY_CHECKS = [
     # the tool parser is only looked up when automatic tool choice is on
-    {"flag": "--tool-call-parser", "registry": "tool_call_parsers", "only_with": "--enable-auto-tool-choice"},
-    {"flag": "--reasoning-parser", "registry": "reasoning_parsers"},
+    # a parser plugin file can register further names
+    {"flag": "--tool-call-parser", "registry": "tool_call_parsers", "only_with": "--enable-auto-tool-choice",
+     "plugin_flag": "--tool-parser-plugin"},
+    {"flag": "--reasoning-parser", "registry": "reasoning_parsers", "plugin_flag": "--reasoning-parser-plugin"},
     # LoadConfig / ModelConfig lower-case these before looking them up
     {"flag": "--load-format", "registry": "load_formats", "fold": "lower"},
     {"flag": "--tokenizer-mode", "registry": "tokenizer_modes", "fold": "lower"},
@@ -227,7 +229,13 @@ def registries() -> dict[str, list[str]]:
     from vllm.tool_parsers import ToolParserManager
     from vllm.v1.attention.backends.registry import AttentionBackendEnum
 
+    from vllm.transformers_utils.chat_templates.registry import CHAT_TEMPLATES_DIR
+
     return {
+        "builtin_chat_templates": sorted(
+            str(p.relative_to(CHAT_TEMPLATES_DIR)) for p in CHAT_TEMPLATES_DIR.rglob("*") if p.is_file()
+            and p.suffix != ".py" and "__pycache__" not in p.parts
+        ),
         "tool_call_parsers": sorted(ToolParserManager.list_registered()),
         "reasoning_parsers": sorted(ReasoningParserManager.list_registered()),
         "load_formats": sorted(_LOAD_FORMAT_TO_MODEL_LOADER),

@@ -40,6 +40,12 @@ def startup_lookups(args: Any) -> None:
     from vllm.reasoning import ReasoningParserManager
     from vllm.tokenizers.registry import TokenizerRegistry
 
+    from vllm.tool_parsers import ToolParserManager
+
+    if args.tool_parser_plugin and len(args.tool_parser_plugin) > 3:
+        ToolParserManager.import_tool_parser(args.tool_parser_plugin)
+    if args.reasoning_parser_plugin and len(args.reasoning_parser_plugin) > 3:
+        ReasoningParserManager.import_reasoning_parser(args.reasoning_parser_plugin)
     validate_api_server_args(args)
     if args.reasoning_parser:  # the structured-output setup looks it up while the engine starts
         ReasoningParserManager.get_reasoning_parser(args.reasoning_parser)

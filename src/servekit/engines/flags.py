@@ -118,6 +118,7 @@ class RegistryCheck:
     registry: str
     json_key: str | None = None  # for JSON-valued flags: the key inside the object holding the name
     only_with: str | None = None  # checked only when this boolean flag is on
+    plugin_flag: str | None = None  # a plugin named by this flag may register further names
     fold: str | None = None  # "lower" | "upper": how the engine folds the name before lookup
     also: tuple[str, ...] = ()  # further accepted values (after folding)
 

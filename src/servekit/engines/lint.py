@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 import shlex
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from servekit.engines.argscan import HELP, Occurrence, Scan, scan
@@ -84,6 +86,10 @@ def _occurrence_findings(catalog: FlagCatalog, occurrences: Iterable[Occurrence]
         if spec.deprecated:
             out.append(Finding("warning", "deprecated-option", f"{occ.option} is deprecated", occ.option))
         for value in occ.values:
+            if is_shell_reference(value):
+                out.append(Finding("note", "shell-value", f"{occ.option} {value} is filled in by the shell; "
+                                   "its value is not checked", occ.option))
+                continue
             problem = check_value(spec, value)
             if problem:
                 code = "bad-choice" if spec.choices and "is not one of" in problem else (
@@ -94,6 +100,21 @@ def _occurrence_findings(catalog: FlagCatalog, occurrences: Iterable[Occurrence]
                                    f"{occ.option}: {value!r} is not among the documented values "
                                    f"({', '.join(spec.suggested)})", occ.option))
     return out
+
+
+_SHELL_REFERENCE = re.compile(r"^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$")
+
+
+def is_shell_reference(value: str) -> bool:
+    """``$NAME`` / ``${NAME}``: a placeholder the shell replaces before the engine sees it."""
+    return bool(_SHELL_REFERENCE.match(value))
+
+
+def plugin_available(value: str) -> bool:
+    """A plugin is a Python file (it must exist here) or an importable module name (assumed present)."""
+    if value.endswith(".py") or "/" in value:
+        return Path(value).is_file()
+    return bool(value)
 
 
 def _value_fix(spec: FlagSpec) -> str | None:
@@ -204,7 +225,7 @@ def _registry_findings(catalog: FlagCatalog, final: dict[str, Occurrence]) -> li
     out = []
     for check in catalog.registry_checks:
         occ = _by_option(catalog, final, check.flag)
-        if occ is None or not occ.values or not _truthy(occ):
+        if occ is None or not occ.values or not _truthy(occ) or is_shell_reference(occ.values[-1]):
             continue
         names = catalog.registries.get(check.registry, ())
         value = occ.values[-1]
@@ -214,7 +235,13 @@ def _registry_findings(catalog: FlagCatalog, final: dict[str, Occurrence]) -> li
         near = difflib.get_close_matches(value, names, n=3, cutoff=0.5)
         fix = f"did you mean {' or '.join(near)}?" if near else f"known: {', '.join(names)}"
         active = check.only_with is None or _truthy(_by_option(catalog, final, check.only_with))
-        if active:
+        plugin_occ = _by_option(catalog, final, check.plugin_flag) if check.plugin_flag else None
+        plugin = _truthy(plugin_occ) and plugin_available(plugin_occ.values[-1] if plugin_occ.values else "")
+        if active and plugin:
+            out.append(Finding("warning", "plugin-name",
+                               f"{check.flag} {value!r} is not built in; it must come from the {check.plugin_flag} "
+                               "plugin", check.flag, fix))
+        elif active:
             out.append(Finding("error", "unknown-" + check.registry.replace("_", "-").rstrip("s"),
                                f"{check.flag} {value!r}: {catalog.engine} {catalog.version} has no {kind} of "
                                "that name; startup fails", check.flag, fix))

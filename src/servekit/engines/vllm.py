@@ -28,19 +28,20 @@ def move_model_option(args: list[str]) -> list[str]:
     return args
 
 
-def config_file_of(args: Sequence[str]) -> str | None:
-    """The file a ``--config FILE`` / ``--config=FILE`` names, if any."""
+def option_value(args: Sequence[str], option: str) -> str | None:
+    """The last value given as ``OPTION VALUE`` or ``OPTION=VALUE``."""
+    found = None
     for i, arg in enumerate(args):
-        if arg == "--config" and i + 1 < len(args):
-            return args[i + 1]
-        if arg.startswith("--config="):
-            return arg.removeprefix("--config=")
-    return None
+        if arg == option and i + 1 < len(args):
+            found = args[i + 1]
+        elif arg.startswith(option + "="):
+            found = arg[len(option) + 1:]
+    return found
 
 
 def _config_file_findings(args: Sequence[str]) -> list[Finding]:
     """vLLM reads the --config YAML while parsing: it must exist and end in .yaml / .yml."""
-    path = config_file_of(args)
+    path = option_value(args, "--config")
     if path is None:
         return []
     if path.rsplit(".", 1)[-1] not in ("yaml", "yml"):
@@ -51,6 +52,22 @@ def _config_file_findings(args: Sequence[str]) -> list[Finding]:
                         "while parsing the command line", "--config", "create it or drop --config")]
     return [Finding("note", "config-file-not-checked",
                     "options inside the --config YAML file are not checked", "--config")]
+
+
+_JINJA_CHARS = "{}\n"
+
+
+def _chat_template_findings(args: Sequence[str], catalog: FlagCatalog) -> list[Finding]:
+    """vLLM checks --chat-template before starting: inline Jinja, an existing file, or a built-in name."""
+    value = option_value(args, "--chat-template")
+    if value is None or any(c in value for c in _JINJA_CHARS) or Path(value).exists():
+        return []
+    if value in catalog.registries.get("builtin_chat_templates", ()):
+        return []
+    return [Finding("error", "missing-chat-template",
+                    f"--chat-template {value}: looks like a path but no such file is here, and it is not one "
+                    "of vLLM's built-in templates; vLLM refuses to start", "--chat-template",
+                    "give an existing file (vLLM's examples/ exist inside its docker image, not in a pip install)")]
 
 
 class VllmEngine(Engine):
@@ -74,6 +91,7 @@ class VllmEngine(Engine):
         out: list[Finding] = []
         args = command.args
         out += _config_file_findings(args)
+        out += _chat_template_findings(args, catalog)
         if command.form == "vllm-serve":
             has_positional_model = bool(args) and not args[0].startswith("-")
             if (not has_positional_model and not any(_CONFIG_OPTION.match(a) for a in args)
