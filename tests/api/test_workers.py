@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from servekit.api.workers import WorkerError, fork_map
+from servekit.api.workers import WorkerError, can_fork, fork_map
 from servekit.errors import ServekitError
 
 
@@ -18,7 +18,7 @@ def test_results_keep_item_order_and_extra_items_run_elsewhere():
     results = fork_map(_square_with_pid, [1, 2, 3])
     assert [r[0] for r in results] == [1, 4, 9]
     assert results[0][1] == os.getpid()
-    if hasattr(os, "fork"):
+    if can_fork():
         assert {r[1] for r in results[1:]}.isdisjoint({os.getpid()})
 
 
@@ -34,13 +34,13 @@ def _fail_bug(n: int) -> int:
     return n
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.skipif(not can_fork(), reason="builds fork workers on Linux only")
 def test_an_expected_error_in_a_worker_is_one_servekit_error():
     with pytest.raises(WorkerError, match="recipe 2 is broken"):
         fork_map(_fail_expected, [1, 2])
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.skipif(not can_fork(), reason="builds fork workers on Linux only")
 def test_a_bug_in_a_worker_surfaces_with_its_traceback():
     with pytest.raises(RuntimeError, match="KeyError"):
         fork_map(_fail_bug, [1, 2])

@@ -3,8 +3,8 @@
 Rendering and writing the tree is CPU-bound pure Python, so the build splits the recipes into
 parts and forks one process per extra part (the parent runs the first part itself). A child
 inherits the loaded catalog for free, writes its files straight into the shared staging
-directory, and sends back only a small picklable result. Where ``fork`` is unavailable, or for
-a single part, everything runs in this process.
+directory, and sends back only a small picklable result. Off Linux (no ``fork``, or a fork that
+system libraries do not tolerate), or for a single part, everything runs in this process.
 """
 
 from __future__ import annotations
@@ -24,6 +24,11 @@ R = TypeVar("R")
 
 class WorkerError(ServekitError):
     """A worker process failed; carries its message (and traceback for bugs)."""
+
+
+def can_fork() -> bool:
+    """Forking a loaded interpreter is safe and cheap on Linux; elsewhere run in-process."""
+    return hasattr(os, "fork") and sys.platform.startswith("linux")
 
 
 def default_jobs() -> int:
@@ -58,7 +63,7 @@ def _child(func: Callable[[T], R], item: T, fd: int) -> None:
 
 def fork_map(func: Callable[[T], R], items: Sequence[T]) -> list[R]:
     """``[func(i) for i in items]``, the items after the first each in a forked child."""
-    if len(items) <= 1 or not hasattr(os, "fork"):
+    if len(items) <= 1 or not can_fork():
         return [func(item) for item in items]
     sys.stdout.flush()
     sys.stderr.flush()
