@@ -2,9 +2,10 @@
 
 Rendering and writing the tree is CPU-bound pure Python, so the build splits the recipes into
 parts and forks one process per extra part (the parent runs the first part itself). A child
-inherits the loaded catalog for free, writes its files straight into the shared staging
-directory, and sends back only a small picklable result. Off Linux (no ``fork``, or a fork that
-system libraries do not tolerate), or for a single part, everything runs in this process.
+inherits the loaded vocabulary and code for free, parses its own recipes, writes its files
+into the staging directory all parts share, and sends back only a small picklable result.
+Off Linux (no ``fork``, or a fork that system libraries do not tolerate), or for a single
+part, everything runs in this process.
 """
 
 from __future__ import annotations
