@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 import shlex
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 from servekit.engines.argscan import HELP, Occurrence, Scan, scan
 from servekit.engines.findings import Finding, LintResult
 from servekit.engines.flags import FlagCatalog, FlagSpec
+from servekit.engines.startup import is_shell_reference, startup_findings
 from servekit.engines.valuecheck import check_value
 from servekit.errors import ServekitError
 
@@ -30,11 +29,8 @@ def check_args(catalog: FlagCatalog, args: Sequence[str]) -> list[Finding]:
     findings = [_with_hint(catalog, f) for f in result.findings]
     findings += _occurrence_findings(catalog, result.occurrences)
     findings += _positional_findings(catalog, result)
-    final = _final_values(result.occurrences)
     findings += _duplicate_findings(result.occurrences)
-    findings += _requirement_findings(catalog, final)
-    findings += _conflict_findings(catalog, result.occurrences)
-    findings += _registry_findings(catalog, final)
+    findings += startup_findings(catalog, result.occurrences)
     return findings
 
 
@@ -102,21 +98,6 @@ def _occurrence_findings(catalog: FlagCatalog, occurrences: Iterable[Occurrence]
     return out
 
 
-_SHELL_REFERENCE = re.compile(r"^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$")
-
-
-def is_shell_reference(value: str) -> bool:
-    """``$NAME`` / ``${NAME}``: a placeholder the shell replaces before the engine sees it."""
-    return bool(_SHELL_REFERENCE.match(value))
-
-
-def plugin_available(value: str) -> bool:
-    """A plugin is a Python file (it must exist here) or an importable module name (assumed present)."""
-    if value.endswith(".py") or "/" in value:
-        return Path(value).is_file()
-    return bool(value)
-
-
 def _value_fix(spec: FlagSpec) -> str | None:
     if spec.choices:
         shown = ", ".join(spec.choices[:12]) + (" ..." if len(spec.choices) > 12 else "")
@@ -146,15 +127,6 @@ def _positional_findings(catalog: FlagCatalog, result: Scan) -> list[Finding]:
                     "an option value is missing its option, or a value with spaces needs quoting")]
 
 
-def _final_values(occurrences: Iterable[Occurrence]) -> dict[str, Occurrence]:
-    """The occurrence that wins for each destination (the last one, as both parsers do)."""
-    final: dict[str, Occurrence] = {}
-    for occ in occurrences:
-        if occ.spec is not HELP:
-            final[occ.spec.dest] = occ
-    return final
-
-
 def _duplicate_findings(occurrences: Sequence[Occurrence]) -> list[Finding]:
     seen: dict[str, Occurrence] = {}
     out: list[Finding] = []
@@ -174,81 +146,6 @@ def _duplicate_findings(occurrences: Sequence[Occurrence]) -> list[Finding]:
             out.append(Finding("warning", "conflicting-duplicate",
                                f"{before.written} and {occ.written} set the same option differently; "
                                "the last one wins", occ.option, "keep only the one you mean"))
-    return out
-
-
-def _truthy(occ: Occurrence | None) -> bool:
-    if occ is None or occ.negated:
-        return False
-    if not occ.spec.takes_value:
-        return True
-    value = occ.values[-1] if occ.values else occ.spec.const
-    if occ.spec.optional and value in ("", "None"):
-        return False
-    return bool(value)
-
-
-def _by_option(catalog: FlagCatalog, final: dict[str, Occurrence], option: str) -> Occurrence | None:
-    spec = catalog.get(option)
-    return final.get(spec.dest) if spec else None
-
-
-def _requirement_findings(catalog: FlagCatalog, final: dict[str, Occurrence]) -> list[Finding]:
-    out = []
-    for rule in catalog.requirements:
-        occ = _by_option(catalog, final, rule.flag)
-        if not _truthy(occ):
-            continue
-        if rule.when_value is not None and occ and rule.when_value not in occ.values:
-            continue
-        missing = [r for r in rule.requires if not _truthy(_by_option(catalog, final, r))]
-        if missing:
-            out.append(Finding("error", "missing-requirement",
-                               rule.message or f"{rule.flag} requires {' and '.join(missing)}",
-                               rule.flag, f"add {' '.join(missing)}"))
-    return out
-
-
-def _conflict_findings(catalog: FlagCatalog, occurrences: Sequence[Occurrence]) -> list[Finding]:
-    """Option strings the engine refuses together (as written, even when they are aliases)."""
-    out = []
-    written = {occ.option for occ in occurrences}
-    for group in catalog.conflicts:
-        present = [o for o in group if o in written]
-        if len(present) > 1:
-            out.append(Finding("error", "conflicting-options", f"{' and '.join(present)} cannot be used together",
-                               present[-1], f"keep only one of {', '.join(present)}"))
-    return out
-
-
-def _registry_findings(catalog: FlagCatalog, final: dict[str, Occurrence]) -> list[Finding]:
-    out = []
-    for check in catalog.registry_checks:
-        occ = _by_option(catalog, final, check.flag)
-        if occ is None or not occ.values or not _truthy(occ) or is_shell_reference(occ.values[-1]):
-            continue
-        names = catalog.registries.get(check.registry, ())
-        value = occ.values[-1]
-        if not names or check.accepts(value, names):
-            continue
-        kind = check.registry.replace("_", " ").rstrip("s")
-        near = difflib.get_close_matches(value, names, n=3, cutoff=0.5)
-        fix = f"did you mean {' or '.join(near)}?" if near else f"known: {', '.join(names)}"
-        active = check.only_with is None or _truthy(_by_option(catalog, final, check.only_with))
-        plugin_occ = _by_option(catalog, final, check.plugin_flag) if check.plugin_flag else None
-        plugin = _truthy(plugin_occ) and plugin_available(plugin_occ.values[-1] if plugin_occ.values else "")
-        if active and plugin:
-            out.append(Finding("warning", "plugin-name",
-                               f"{check.flag} {value!r} is not built in; it must come from the {check.plugin_flag} "
-                               "plugin", check.flag, fix))
-        elif active:
-            out.append(Finding("error", "unknown-" + check.registry.replace("_", "-").rstrip("s"),
-                               f"{check.flag} {value!r}: {catalog.engine} {catalog.version} has no {kind} of "
-                               "that name; startup fails", check.flag, fix))
-        else:
-            out.append(Finding("warning", "unused-option",
-                               f"{check.flag} {value!r} is unknown but unused without {check.only_with}",
-                               check.flag, fix))
     return out
 
 
