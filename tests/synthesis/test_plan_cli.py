@@ -71,7 +71,7 @@ def test_errors_are_one_line_and_exit_1(capsys, reference_catalog):
         (["--mode", "spec_decoding=zzz"], "valid choices: mtp, qwen3_5_mtp, dflash, dspark"),
         (["--mode", "spec_decoding"], "FEATURE=MODE"),
         (["--mode", "bogus=x"], "valid choices: spec_decoding"),
-        (["--engine", "max"], "engine max is not available yet"),
+        (["--engine", "bogus"], "engine bogus is not available yet"),
         (["--nodes", "2"], "runs on one node"),
     ]
     for extra, expected in cases:
@@ -97,3 +97,30 @@ def test_bundled_catalog_declares_exclusions_explicitly(capsys):
                          "--feature", "encoder_parallel")
     doc = json.loads(out)
     assert "--mm-encoder-tp-mode" in doc["argv"] and "--language-model-only" not in doc["argv"]
+
+
+def test_max_engine_json_keeps_contract_keys_top_level(capsys):
+    code, out, err = run(capsys, "plan", "google/gemma-3-12b-it", "--engine", "max", "--hardware", "h100",
+                         "--format", "json", "--checks")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["engine"] == "max" and doc["argv"][:2] == ["max", "serve"]
+    assert doc["warm_cache_argv"][:2] == ["max", "warm-cache"]
+    assert "docker_command" not in doc  # the vLLM docker wrapping does not apply to MAX
+    assert doc["servekit"]["engine_commands"][0]["engine"] == "max"
+    assert doc["servekit"]["checks"]["fit"][0]["role"] == "serve"
+
+
+def test_dialect_errors_exit_1_with_findings(capsys, reference_catalog):
+    code, out, err = run(capsys, "plan", "moonshotai/Kimi-K2.5", "--catalog", str(reference_catalog), "--engine", "max",
+                         "--strategy", "multi_node_tp", "--nodes", "2", "--hardware", "h200", "--no-checks")
+    assert code == 1
+    assert "engine.multi-process" in out or "serves from one process" in out
+
+
+def test_qaic_text_shows_compile_step_and_fit(capsys):
+    code, out, err = run(capsys, "plan", "meta-llama/Llama-3.1-8B-Instruct", "--engine", "vllm-qaic",
+                         "--hardware", "ai100_standard")
+    assert code == 0, err
+    assert "# before start" in out and "--quantization mxfp6" in out
+    assert "## checks" in out and "fit (serve)" in out

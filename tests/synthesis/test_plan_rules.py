@@ -190,6 +190,6 @@ def test_unknown_names_list_valid_choices():
         resolve_selection(docs, "org/m", modes={"spec": "medusa"})
     with pytest.raises(SelectionError, match="does not run on"):
         resolve_selection(docs, "org/m", variant="nvfp4", hardware="h100")
-    with pytest.raises(ServekitError, match="engine max is not available yet"):
+    with pytest.raises(ServekitError, match="engine bogus is not available yet"):
         synthesize(docs, selection_from_request(docs, {"recipe": "org/m", "hardware": "h100", "variant": "default",
-                                                       "strategy": "single_node_tp", "engine": "max"}))
+                                                       "strategy": "single_node_tp", "engine": "bogus"}))

@@ -29,6 +29,10 @@ class PlanOptions:
     output_format: str = "text"
     batch: str | None = None
     task: str | None = None
+    checks: bool | None = None
+    target: str | None = None
+    qaic_mode: str | None = None
+    devices: str | None = None
 
 
 def _parse_modes(pairs: list[str]) -> dict[str, str]:
@@ -106,24 +110,77 @@ def plan_command(opts: PlanOptions) -> int:
         **({"omni_task": opts.task} if opts.task else {}),
     )
     plan = synthesize(docs, selection)
+    commands = _translate(docs, plan, opts) if opts.engine != "vllm" else None
+    want_checks = opts.checks if opts.checks is not None else opts.output_format == "text"
+    checks = None
+    if want_checks:
+        from servekit.synthesis.checks import plan_checks
+
+        checks = plan_checks(docs, plan)
+    valid = commands is None or all(pc.command.valid for pc in commands)
     if opts.output_format == "json":
         from servekit.synthesis.render import render_plan, servekit_extras
 
-        payload = {**render_plan(plan), "servekit": servekit_extras(plan)}
+        payload = render_plan(plan)
+        extras = servekit_extras(plan)
+        if commands is not None:
+            from servekit.synthesis.engine_view import render_engine_plan
+
+            payload = render_engine_plan(payload, commands, opts.engine)
+            extras["engine_commands"] = [pc.to_dict() for pc in commands]
+        if checks is not None:
+            extras["checks"] = checks
+        payload["servekit"] = extras
         sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-        return 0
-    _print_text(plan)
-    return 0
+    else:
+        _print_text(plan, commands, checks)
+    return 0 if valid else 1
 
 
-def _print_text(plan) -> None:
+def _translate(docs, plan, opts: PlanOptions):
+    """The plan's processes in another engine's form (findings included)."""
+    from servekit.engines.plan_translate import translate_plan
+
+    options: dict = {}
+    if opts.target:
+        options["target"] = opts.target
+    if opts.qaic_mode:
+        options["mode"] = opts.qaic_mode
+    if opts.devices:
+        options["devices"] = _parse_devices(opts.devices)
+    profile = (docs.taxonomy.get("hardware_profiles") or {}).get(plan.selection.hardware)
+    return translate_plan(plan, opts.engine, hardware=profile, options=options)
+
+
+def _parse_devices(text: str):
+    from servekit.errors import SelectionError
+
+    if text == "cpu":
+        return "cpu"
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise SelectionError(f"--devices expects ids like 0,1 or 'cpu', got {text!r}") from None
+
+
+def _print_text(plan, commands=None, checks=None) -> None:
     from rich.console import Console
     from rich.markup import escape
 
     from servekit.synthesis.explain import explain
 
     console = Console(highlight=False, soft_wrap=True)
-    for line in explain(plan):
+    lines = explain(plan)
+    if commands is not None:
+        from servekit.engines.plan_translate import explain_commands
+
+        summary = [line for line in lines[:6] if not line.startswith(("image:", "install:"))]
+        lines = summary + explain_commands(commands)
+    if checks is not None:
+        from servekit.synthesis.checks import check_lines
+
+        lines = lines + ["## checks", *check_lines(checks)]
+    for line in lines:
         if line.startswith("#"):
             console.print(f"[bold cyan]{escape(line)}[/]")
         elif line.startswith(("note:", "  ") ) and "<-" in line:
@@ -150,6 +207,11 @@ def register(app: typer.Typer) -> None:
         output_format: str = typer.Option("text", "--format", help="text (for people) or json (for programs)."),
         batch: str | None = typer.Option(None, "--batch", help="JSONL file of selections ('-' = stdin)."),
         task: str | None = typer.Option(None, "--task", help="vLLM-Omni task key (omni recipes; default: first)."),
+        checks: bool | None = typer.Option(None, "--checks/--no-checks",
+                                           help="Fit checks (default: on for text, off for json)."),
+        target: str | None = typer.Option(None, "--target", help="MAX compile target, e.g. cuda:sm_90 or auto."),
+        qaic_mode: str | None = typer.Option(None, "--qaic-mode", help="QAIC: aot (compile first) or pyt."),
+        devices: str | None = typer.Option(None, "--devices", help="Device ids for MAX/QAIC, e.g. 0,1 (or cpu)."),
     ) -> None:
         """Plan a deployment: the exact commands, env, image, install steps and why."""
         from servekit.errors import SelectionError
@@ -157,5 +219,6 @@ def register(app: typer.Typer) -> None:
         if output_format not in ("text", "json"):
             raise SelectionError(f"unknown format {output_format!r}; valid choices: text, json")
         opts = PlanOptions(model, hardware, variant, strategy, nodes, list(feature), list(no_feature),
-                           list(mode), kv_offload, engine, catalog, output_format, batch, task)
+                           list(mode), kv_offload, engine, catalog, output_format, batch, task, checks,
+                           target, qaic_mode, devices)
         raise typer.Exit(plan_command(opts))

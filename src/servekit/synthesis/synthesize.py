@@ -12,16 +12,26 @@ from servekit.synthesis.env import serve_env
 from servekit.synthesis.install import install_steps, min_version
 from servekit.synthesis.plan import Plan, Process, Selection
 
-AVAILABLE_ENGINES = ("vllm",)
+NATIVE_ENGINE = "vllm"
+
+
+def available_engines() -> list[str]:
+    """vLLM itself plus every dialect that translates a vLLM plan (MAX, vLLM on QAIC / Ascend)."""
+    try:
+        from servekit.engines.plan_translate import dialect_names
+    except ImportError:  # dialects not installed in this build
+        return [NATIVE_ENGINE]
+    return [NATIVE_ENGINE, *dialect_names()]
 
 
 def check_engine(engine: str) -> None:
-    """The one place an engine name is accepted; other dialects register here."""
-    if engine not in AVAILABLE_ENGINES:
-        raise ServekitError(
-            f"engine {engine} is not available yet",
-            fix=f"use --engine {' or '.join(AVAILABLE_ENGINES)}",
-        )
+    """The one place an engine name is accepted. Plans are synthesized in vLLM's form; other
+    engines get theirs from ``servekit.engines.plan_translate`` afterwards."""
+    if engine == NATIVE_ENGINE:
+        return
+    engines = available_engines()
+    if engine not in engines:
+        raise ServekitError(f"engine {engine} is not available yet", fix=f"use --engine {' or '.join(engines)}")
 
 
 def _process(ctx: Context, role: str, *, node: str | None = None, rank: int = 0,
