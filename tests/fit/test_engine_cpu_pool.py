@@ -2,7 +2,8 @@
 
 Boots ``python -m vllm.entrypoints.openai.api_server`` from the pinned vLLM CPU environment for a
 few tiny local models of different shapes (layers, heads, KV heads, head_dim, KV dtype, KV space),
-reads the start-up log line and stops the server once the pool is known.
+reads the start-up log line and stops the server once the pool is known. ``--enforce-eager``
+skips the CPU compile warm-up (about a minute per boot); the CPU pool does not depend on it.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def _logged_pool(python: Path, model: Path, argv: list[str], space_gib: int, log
 @pytest.mark.parametrize("shape,kv_dtype,space_gib", SHAPES)
 def test_predicted_cpu_pool_equals_the_logged_pool(vllm_python, tmp_path, shape, kv_dtype, space_gib):
     model = write_tiny_llama(tmp_path / "model", shape=shape, dtype="bfloat16")
-    argv = ["--max-model-len", "1024", "--kv-cache-dtype", kv_dtype]
+    argv = ["--max-model-len", "1024", "--kv-cache-dtype", kv_dtype, "--enforce-eager"]
     facts = facts_from_dir(model)
     check = check_plan_fit(facts, XEON, hardware_name="xeon", engine="vllm-cpu", argv=argv,
                            cpu_kvcache_space_gib=space_gib)
