@@ -180,3 +180,14 @@ def test_progress_receives_every_downloaded_byte(settings, hub):
     for repo in report.repos:
         total, received = seen[repo.fetch.artifact.repo_id]
         assert received == total == repo.fetch.missing_bytes > 0
+
+
+def test_offline_check_of_a_snapshot_another_tool_fetched_finds_the_missing_shard(settings, hub):
+    from huggingface_hub import hf_hub_download
+
+    for name in ("config.json", "tokenizer.json", "model.safetensors.index.json", "model-00001-of-00002.safetensors"):
+        hf_hub_download(MODEL, name, cache_dir=settings.cache_dir, endpoint=settings.endpoint)
+    model_only = EngineTarget("vllm", ("vllm", "serve", MODEL))
+    report = warm_cache([model_only], HubSettings(settings.endpoint, settings.cache_dir, offline=True), WarmOptions())
+    assert report.repos[0].fetch.listing_source == "snapshot"
+    assert report.missing == (f"{MODEL}: model-00002-of-00002.safetensors: missing",)

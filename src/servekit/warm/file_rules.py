@@ -126,7 +126,7 @@ def restrict_to_index(selection: FileSelection, weight_map: Mapping[str, str], l
             fix="the repo is incomplete upstream; pick another revision or variant",
         )
     dropped = [w for w in selection.weights if w not in named]
-    files = tuple(p for p in selection.files if p not in dropped)
+    files = tuple(sorted({*(p for p in selection.files if p not in dropped), *named}))
     notes = selection.notes + ((f"skips {len(dropped)} weight file(s) the index does not name",) if dropped else ())
     return FileSelection(
         files=files,
