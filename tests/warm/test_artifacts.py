@@ -88,5 +88,6 @@ def test_no_model_is_a_clear_error():
 
 
 def test_dotted_speculative_config_form():
-    argv = ["vllm", "serve", "org/m", "--speculative-config.method", "eagle3", "--speculative_config.model", "org/eagle"]
+    argv = ["vllm", "serve", "org/m", "--speculative-config.method", "eagle3"]
+    argv += ["--speculative_config.model", "org/eagle"]
     assert _ids(artifacts_from_argv(argv))[1] == ("org/eagle", "draft", "--speculative-config.model")
