@@ -227,9 +227,8 @@ def registries() -> dict[str, list[str]]:
     from vllm.reasoning import ReasoningParserManager
     from vllm.tokenizers.registry import TokenizerRegistry
     from vllm.tool_parsers import ToolParserManager
-    from vllm.v1.attention.backends.registry import AttentionBackendEnum
-
     from vllm.transformers_utils.chat_templates.registry import CHAT_TEMPLATES_DIR
+    from vllm.v1.attention.backends.registry import AttentionBackendEnum
 
     return {
         "builtin_chat_templates": sorted(

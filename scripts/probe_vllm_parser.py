@@ -39,7 +39,6 @@ def startup_lookups(args: Any) -> None:
     from vllm.model_executor.model_loader import _LOAD_FORMAT_TO_MODEL_LOADER
     from vllm.reasoning import ReasoningParserManager
     from vllm.tokenizers.registry import TokenizerRegistry
-
     from vllm.tool_parsers import ToolParserManager
 
     if args.tool_parser_plugin and len(args.tool_parser_plugin) > 3:

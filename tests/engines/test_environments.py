@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,9 @@ def build_wheel(folder: Path, name: str = "toy_engine", version: str = "1.0") ->
     files = {
         f"{name}/__init__.py": f'__version__ = "{version}"\n',
         f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n",
-        f"{dist_info}/WHEEL": "Wheel-Version: 1.0\nGenerator: servekit-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{dist_info}/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: servekit-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ),
     }
     record = []
     for path, text in files.items():
@@ -94,6 +97,14 @@ def test_a_leftover_without_marker_is_rebuilt(tmp_path: Path, wheel: Path) -> No
     assert not outcome.reused and outcome.env.marker.is_file()
     assert envs.remove(toy_spec(wheel), root=tmp_path) is True
     assert not env.root.exists() and envs.remove(toy_spec(wheel), root=tmp_path) is False
+
+
+def test_concurrent_installs_build_once(tmp_path: Path, wheel: Path) -> None:
+    """The per-environment lock: a second install waits, then finds the first one's env."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outcomes = list(pool.map(lambda _: envs.install(toy_spec(wheel), root=tmp_path), range(2)))
+    assert sorted(o.reused for o in outcomes) == [False, True]
+    assert outcomes[0].env == outcomes[1].env and envs.health_problem(outcomes[0].env) is None
 
 
 def test_a_failing_step_raises_with_command_code_and_log_and_cleans_up(tmp_path: Path) -> None:

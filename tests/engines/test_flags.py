@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from servekit.engines.flags import DATA_DIR, catalog_versions, load_catalog
 from servekit.engines.environments import find_env
+from servekit.engines.flags import DATA_DIR, catalog_versions, load_catalog
 from servekit.errors import ServekitError
 
 REPO = Path(__file__).resolve().parents[2]

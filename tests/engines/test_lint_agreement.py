@@ -126,7 +126,7 @@ def _disagreements(cases, real, lint_results):
     return [
         f"{case}: real {'accepts' if r['accepted'] else 'rejects (' + r['message'][:160] + ')'}, "
         f"lint {'accepts' if lr.valid else 'rejects: ' + '; '.join(f.message for f in lr.errors)[:200]}"
-        for case, r, lr in zip(cases, real, lint_results)
+        for case, r, lr in zip(cases, real, lint_results, strict=True)
         if r["accepted"] != lr.valid
     ]
 

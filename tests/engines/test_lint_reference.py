@@ -17,10 +17,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import REFERENCE, REFERENCE_CATALOG
 
 from servekit.engines.environments import find_env
 from servekit.engines.lint import lint_argv
-from conftest import REFERENCE, REFERENCE_CATALOG
 
 REPO = Path(__file__).resolve().parents[2]
 SELECTIONS = REFERENCE / "golden" / "selections-visible.jsonl.xz"
@@ -85,7 +85,7 @@ def test_reference_commands_pass_the_real_parser_or_lint_says_why(reference_comm
     assert len(real) == len(reference_commands)
     wrong = []
     reasons: collections.Counter[str] = collections.Counter()
-    for command, verdict in zip(reference_commands, real):
+    for command, verdict in zip(reference_commands, real, strict=True):
         result = lint_argv("vllm", "0.32.0", list(command))
         if verdict["accepted"] != result.valid:
             wrong.append(f"{' '.join(command)}: real {verdict}, lint {[str(f) for f in result.errors]}")

@@ -33,7 +33,8 @@ def render_text(result: LintResult) -> str:
 
 def lint_command(argv: list[str], engine: str | None, version: str | None, output_format: str) -> int:
     if not argv:
-        raise ServekitError("nothing to check", fix="write the command after --, e.g. servekit lint -- vllm serve MODEL")
+        raise ServekitError("nothing to check",
+                            fix="write the command after --, e.g. servekit lint -- vllm serve MODEL")
     result = lint_argv(engine or guess_engine(argv), version, argv)
     if output_format == "json":
         typer.echo(json.dumps(result.to_dict(), indent=2))

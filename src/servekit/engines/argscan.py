@@ -261,7 +261,8 @@ def _consume(out: Scan, tokens: list[_Token], kinds: list[Any], i: int, name: st
         available = _following_values(kinds, i + 1)
         wanted = _take(nargs, available)
         if wanted is None:
-            need = "at least one value" if nargs == "+" else (f"{nargs} values" if isinstance(nargs, int) else "a value")
+            need = "at least one value" if nargs == "+" else (
+                f"{nargs} values" if isinstance(nargs, int) else "a value")
             out.error("missing-value", f"{name} needs {need}", tok.written)
             return i + 1 + available
         values = tuple(t.text for t in tokens[i + 1:i + 1 + wanted])
