@@ -36,7 +36,8 @@ class RenderRequest:
     hardware: str
     node_count: int
     features: tuple[str, ...]
-    pd_nodes: dict[str, int] | None = None
+    pd_nodes: tuple[tuple[str, int], ...] | None = None
+    """Nodes per PD pool role, e.g. ``(("prefill", 2), ("decode", 2))``; None = co-located."""
     kv_offload: str | None = None
 
 
@@ -145,6 +146,10 @@ def _kv_store_request(
     return RenderRequest(variant_key, serving, hw, nodes, features, kv_offload=kv_id)
 
 
+def _pool_tuple(pools: dict[str, int] | None) -> tuple[tuple[str, int], ...] | None:
+    return None if pools is None else tuple(pools.items())
+
+
 def render_hardware(
     ctx: MatrixContext, recipe: Doc, variant_key: str, hw: str, render: Renderer
 ) -> HardwareRendering | None:
@@ -170,9 +175,10 @@ def render_hardware(
 
     pd_nodes = None
     if headline == PD_CLUSTER:
-        pd_nodes = sel.pd_pool_nodes(profile, variant, recipe, ctx.strategies, hw)
-        if pd_nodes == "skip":
+        pools = sel.pd_pool_nodes(profile, variant, recipe, ctx.strategies, hw)
+        if pools == "skip":
             return None
+        pd_nodes = _pool_tuple(pools)
     head_request = RenderRequest(variant_key, headline, hw, head_nodes, features, pd_nodes)
     recommended = render(head_request)
     if recommended is None:
@@ -188,7 +194,7 @@ def render_hardware(
             pools = sel.pd_pool_nodes(profile, variant, recipe, ctx.strategies, hw)
             if pools == "skip":
                 continue
-            request = RenderRequest(variant_key, name, hw, 1, features, pools)
+            request = RenderRequest(variant_key, name, hw, 1, features, _pool_tuple(pools))
         elif ctx.deploy_type(name) == KV_STORE_LB:
             request = _kv_store_request(ctx, recipe, variant_key, variant, hw, name, features)
             if request is None:

@@ -14,7 +14,7 @@ from servekit.api.matrix import RenderRequest
 from servekit.catalog.documents import CatalogDocuments
 from servekit.differences import explaining
 from servekit.errors import ServekitError
-from servekit.synthesis.plan import Selection
+from servekit.synthesis.plan import Plan, Selection
 from servekit.synthesis.render import render_plan, servekit_extras
 from servekit.synthesis.resolve import selection_from_request
 from servekit.synthesis.synthesize import synthesize
@@ -30,7 +30,7 @@ def batch_request(recipe_id: str, request: RenderRequest) -> dict[str, Any]:
         "node_count": request.node_count,
         "features": list(request.features),
         "kv_offload": request.kv_offload,
-        "pd_nodes": request.pd_nodes,
+        "pd_nodes": None if request.pd_nodes is None else dict(request.pd_nodes),
     }
 
 
@@ -39,30 +39,44 @@ def selection_for(docs: CatalogDocuments, recipe_id: str, request: RenderRequest
 
 
 class SynthesisRenderer:
-    """A ``Renderer`` for one recipe of one catalog."""
+    """A ``Renderer`` for one recipe of one catalog.
+
+    Each distinct request is synthesized once: a repeated one (the same command published under
+    two ids) gets a fresh top-level copy of the first result, and ``extras`` reuses the plan.
+    """
 
     def __init__(self, docs: CatalogDocuments, recipe_id: str, skipped: list[str]) -> None:
         self._docs = docs
         self._recipe_id = recipe_id
         self._skipped = skipped
+        self._done: dict[RenderRequest, tuple[Selection, Plan, dict[str, Any]] | None] = {}
 
-    def extras(self, request: RenderRequest) -> dict[str, Any] | None:
-        """servekit's own facts about one rendering: provenance, install steps, minimum version,
-        notes, and which intentional differences from the reference apply to it."""
+    def _synthesized(self, request: RenderRequest) -> tuple[Selection, Plan, dict[str, Any]] | None:
+        if request in self._done:
+            return self._done[request]
         try:
             selection = selection_for(self._docs, self._recipe_id, request)
-            extras = servekit_extras(synthesize(self._docs, selection))
-        except ServekitError:
-            return None
-        extras["differences_from_reference"] = [d.id for d in explaining(self._docs, selection)]
-        return extras
-
-    def __call__(self, request: RenderRequest) -> dict[str, Any] | None:
-        try:
-            selection = selection_for(self._docs, self._recipe_id, request)
-            return render_plan(synthesize(self._docs, selection))
+            plan = synthesize(self._docs, selection)
+            outcome = (selection, plan, render_plan(plan))
         except ServekitError as exc:
             self._skipped.append(
                 f"{self._recipe_id} / {request.variant} / {request.hardware} / {request.strategy}: {exc}"
             )
+            outcome = None
+        self._done[request] = outcome
+        return outcome
+
+    def __call__(self, request: RenderRequest) -> dict[str, Any] | None:
+        outcome = self._synthesized(request)
+        return None if outcome is None else dict(outcome[2])
+
+    def extras(self, request: RenderRequest) -> dict[str, Any] | None:
+        """servekit's own facts about one rendering: provenance, install steps, minimum version,
+        notes, and which intentional differences from the reference apply to it."""
+        outcome = self._synthesized(request)
+        if outcome is None:
             return None
+        selection, plan, _ = outcome
+        extras = servekit_extras(plan)
+        extras["differences_from_reference"] = [d.id for d in explaining(self._docs, selection)]
+        return extras
