@@ -110,18 +110,8 @@ def recommended_layout(docs, recipe: dict, variant_key: str, hw_id: str) -> tupl
     profile = profiles.get(hw_id) or {}
     variant = (recipe.get("variants") or {}).get(variant_key) or {}
     strategies = {**docs.strategies, **docs.kv_store}
-    scalable = rules.hardware_scalable(profile)
-    gpus = profile.get("gpu_count")
-
-    def offered(name: str) -> bool:
-        doc = strategies.get(name) or {}
-        return (doc.get("deploy_type") != "kv_store_lb"
-                and rules.strategy_supported_on_hardware(recipe, name, profile, hw_id)
-                and rules.strategy_reachable(recipe, name, doc.get("deploy_type"), gpus, hw_id)
-                and (scalable or (not name.startswith("multi_node_") and name != "pd_cluster")))
-
-    compatible = [s for s in rules.effective_compatible_strategies(recipe) if offered(s)]
-    multi = scalable and any(s.startswith("multi_node_") for s in compatible)
+    compatible = rules.offered_strategies(recipe, profile, hw_id, strategies)
+    multi = rules.hardware_scalable(profile) and any(s.startswith("multi_node_") for s in compatible)
     base = 2 if not rules.fits_single_node(profile, variant, hw_id) and multi else 1
     chosen = rules.recommended_strategy(recipe, profile, base)
     if chosen not in compatible:

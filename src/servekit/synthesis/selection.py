@@ -1,6 +1,7 @@
 """Every default rule of the catalog, in one place: default hardware, fitting variant,
-recommended strategy and node counts, default and forced features, mode resolution, feature
-exclusions, KV-offload gates. Pure functions over plain catalog documents, no heavy imports.
+recommended strategy, offered strategies and node counts, default and forced features, mode
+resolution. Feature exclusions (``exclusions``) and KV-offload gates (``kv_offload``) live in
+their own modules and are re-exported here. Pure functions over plain catalog documents.
 """
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ from servekit.synthesis.hardware import (  # noqa: F401 - hardware predicates ar
     precision_compatible,
     precision_constraint,
     variant_hardware_supported,
+)
+from servekit.synthesis.exclusions import apply_exclusions, exclusive_with  # noqa: F401 - part of this API
+from servekit.synthesis.kv_offload import (  # noqa: F401 - part of this API
+    kv_offload_allowed,
+    kv_offload_supported,
+    kv_store_offered,
+    strategy_allows_kv_offload,
 )
 
 Doc = dict[str, Any]
@@ -217,6 +225,26 @@ def strategy_node_count(recipe: Doc, strategy: str, strategy_doc: Doc | None, pr
     return max(usual, nodes_for_strategy(recipe, strategy, gpu_count(profile, 0) or None, hw_id))
 
 
+def offered_strategies(recipe: Doc, profile: Profile, hw_id: str, strategies: dict[str, Doc]) -> list[str]:
+    """Serving strategies offered on one hardware, in ``effective_compatible_strategies`` order:
+    supported there (``strategy_hardware``), reachable under ``strategy_min_gpus``, and neither
+    multi-node nor PD on hardware that cannot scale out."""
+    scalable = hardware_scalable(profile)
+    gpus = gpu_count(profile, 0) or None
+    out = []
+    for name in effective_compatible_strategies(recipe):
+        doc = strategies.get(name) or {}
+        if doc.get("deploy_type") == "kv_store_lb":
+            continue
+        if not strategy_supported_on_hardware(recipe, name, profile, hw_id):
+            continue
+        if not strategy_reachable(recipe, name, doc.get("deploy_type"), gpus, hw_id):
+            continue
+        if scalable or (not name.startswith("multi_node_") and name != "pd_cluster"):
+            out.append(name)
+    return out
+
+
 def pd_pool_modes(recipe: Doc) -> list[str]:
     """PD pool parallelism families offered, read off the strategy ids' suffixes."""
     modes: set[str] = set()
@@ -261,33 +289,6 @@ def pd_pool_nodes(
                                                gpu_count(profile, 0) or None, hw_id))
         for role in ("prefill", "decode")
     }
-
-
-def strategy_allows_kv_offload(strategy_doc: Doc | None) -> bool:
-    """Serving strategies compose with KV offload unless they own the KV connector."""
-    doc = strategy_doc or {}
-    if doc.get("deploy_type") in ("pd_cluster", "kv_store_lb"):
-        return False
-    return doc.get("kv_offload") is not False and doc.get("allows_kv_offload") is not False
-
-
-def kv_offload_allowed(option: Doc | None, strategy: str, strategy_doc: Doc | None) -> bool:
-    """A taxonomy KV-offload option: never under PD / kv-store, else its ``strategies`` list."""
-    if not option or not strategy_allows_kv_offload(strategy_doc):
-        return False
-    allowed = option.get("strategies")
-    return not isinstance(allowed, list) or not allowed or strategy in allowed
-
-
-def kv_offload_supported(option: Doc | None, key: str, recipe: Doc, profile: Profile | None) -> bool:
-    """Recipe gate (``unsupported`` / ``requires_opt_in`` + ``verified``) and brand allowlist."""
-    if not option:
-        return False
-    support = (recipe.get("kv_offload_support") or {}).get(key)
-    if support == "unsupported" or (option.get("requires_opt_in") and support != "verified"):
-        return False
-    brands = option.get("brands")
-    return not isinstance(brands, list) or not brands or brand(profile) in brands
 
 
 # ── features and modes ───────────────────────────────────────────────────────────────────
@@ -346,53 +347,3 @@ def resolve_mode(
         if candidate and candidate in allowed:
             return candidate
     return allowed[0]
-
-
-_EXCLUSIVE_PHRASE = re.compile(r"mutually exclusive with ([^.;\n]*)", re.IGNORECASE)
-
-
-_EXCLUSION_CACHE: dict[int, tuple[Doc, dict[str, set[str]]]] = {}
-
-
-def exclusive_with(recipe: Doc, feature_key: str) -> set[str]:
-    """Features that cannot run beside ``feature_key``, in either direction: an explicit
-    ``exclusive_with: [..]`` list, or (for catalogs of the public schema) a description
-    saying "Mutually exclusive with <feature>"."""
-    cached = _EXCLUSION_CACHE.get(id(recipe))
-    if cached is None or cached[0] is not recipe:
-        cached = (recipe, {key: _exclusive_with(recipe, key) for key in recipe.get("features") or {}})
-        _EXCLUSION_CACHE[id(recipe)] = cached
-    return set(cached[1].get(feature_key, ()))
-
-
-def _exclusive_with(recipe: Doc, feature_key: str) -> set[str]:
-    features = recipe.get("features") or {}
-
-    def declared(key: str) -> set[str]:
-        feature = features.get(key) or {}
-        explicit = feature.get("exclusive_with")
-        if isinstance(explicit, list):
-            return {str(x) for x in explicit if x in features}
-        found: set[str] = set()
-        for match in _EXCLUSIVE_PHRASE.finditer(str(feature.get("description") or "")):
-            found.update(w for w in re.findall(r"[A-Za-z0-9_]+", match.group(1)) if w in features)
-        return found
-
-    out = declared(feature_key)
-    out.update(other for other in features if other != feature_key and feature_key in declared(other))
-    out.discard(feature_key)
-    return out
-
-
-def apply_exclusions(recipe: Doc, enabled: list[str]) -> tuple[list[str], list[str]]:
-    """Drop earlier choices that a later, mutually exclusive choice overrides; say so."""
-    kept: list[str] = []
-    notes: list[str] = []
-    for feature in enabled:
-        clash = [k for k in kept if k in exclusive_with(recipe, feature)]
-        for other in clash:
-            kept.remove(other)
-            notes.append(f"{feature} and {other} are mutually exclusive; {feature} (chosen later) wins")
-        if feature not in kept:
-            kept.append(feature)
-    return kept, notes

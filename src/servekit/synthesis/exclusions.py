@@ -1,0 +1,62 @@
+"""Mutually exclusive features: never emitted together; the later choice wins.
+
+A feature declares its exclusions with an explicit ``exclusive_with: [..]`` list (the bundled
+catalog does), or, in catalogs of the public schema, with a description saying "Mutually
+exclusive with <feature>". Either side declaring it is enough.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+Doc = dict[str, Any]
+
+_EXCLUSIVE_PHRASE = re.compile(r"mutually exclusive with ([^.;\n]*)", re.IGNORECASE)
+
+
+_EXCLUSION_CACHE: dict[int, tuple[Doc, dict[str, set[str]]]] = {}
+
+
+def exclusive_with(recipe: Doc, feature_key: str) -> set[str]:
+    """Features that cannot run beside ``feature_key``, in either direction: an explicit
+    ``exclusive_with: [..]`` list, or (for catalogs of the public schema) a description
+    saying "Mutually exclusive with <feature>"."""
+    cached = _EXCLUSION_CACHE.get(id(recipe))
+    if cached is None or cached[0] is not recipe:
+        cached = (recipe, {key: _exclusive_with(recipe, key) for key in recipe.get("features") or {}})
+        _EXCLUSION_CACHE[id(recipe)] = cached
+    return set(cached[1].get(feature_key, ()))
+
+
+def _exclusive_with(recipe: Doc, feature_key: str) -> set[str]:
+    features = recipe.get("features") or {}
+
+    def declared(key: str) -> set[str]:
+        feature = features.get(key) or {}
+        explicit = feature.get("exclusive_with")
+        if isinstance(explicit, list):
+            return {str(x) for x in explicit if x in features}
+        found: set[str] = set()
+        for match in _EXCLUSIVE_PHRASE.finditer(str(feature.get("description") or "")):
+            found.update(w for w in re.findall(r"[A-Za-z0-9_]+", match.group(1)) if w in features)
+        return found
+
+    out = declared(feature_key)
+    out.update(other for other in features if other != feature_key and feature_key in declared(other))
+    out.discard(feature_key)
+    return out
+
+
+def apply_exclusions(recipe: Doc, enabled: list[str]) -> tuple[list[str], list[str]]:
+    """Drop earlier choices that a later, mutually exclusive choice overrides; say so."""
+    kept: list[str] = []
+    notes: list[str] = []
+    for feature in enabled:
+        clash = [k for k in kept if k in exclusive_with(recipe, feature)]
+        for other in clash:
+            kept.remove(other)
+            notes.append(f"{feature} and {other} are mutually exclusive; {feature} (chosen later) wins")
+        if feature not in kept:
+            kept.append(feature)
+    return kept, notes
