@@ -47,7 +47,8 @@ def test_text_config_of_a_multimodal_model_wins_and_vision_is_noticed():
     facts = facts_from_config(cfg)
     assert facts.layer_counts() == {"linear": 48, "full": 16}
     assert facts.layers[3] == "full" and facts.layers[0] == "linear"
-    assert facts.linear.num_value_heads == 48 and facts.linear.state_dtype == "float32"
+    assert facts.linear.state_heads == 48 and facts.linear.split_heads == (16, 48)
+    assert facts.linear.conv_channels == 2 * 16 * 128 + 48 * 128 and facts.linear.state_dtype == "float32"
     assert facts.mtp_layers == 1 and facts.has_vision and facts.vocab_size == 248320
 
 
@@ -104,3 +105,32 @@ def test_facts_round_trip_through_json():
     from servekit.facts.model import ModelFacts
 
     assert ModelFacts.from_json(facts.to_json()) == facts
+
+
+def test_mamba2_hybrid_pattern_with_mlp_only_layers():
+    pattern = "M-M*-M-"
+    facts = facts_from_config(_base(
+        num_hidden_layers=len(pattern), hybrid_override_pattern=pattern, mamba_num_heads=128, mamba_head_dim=80,
+        ssm_state_size=128, n_groups=8, conv_kernel=4,
+    ))
+    assert facts.layers == ("linear", "none", "linear", "full", "none", "linear", "none")
+    lin = facts.linear
+    assert lin.mixer == "mamba2" and lin.conv_channels == 128 * 80 + 2 * 8 * 128
+    assert lin.state_heads == 128 and lin.state_head_elems == 80 * 128 and lin.split_heads == (128, 8)
+
+
+def test_jamba_attention_period_and_mamba1_state():
+    facts = facts_from_config(_base(num_hidden_layers=8, attn_layer_period=8, attn_layer_offset=4,
+                                    mamba_expand=2, mamba_d_state=16, mamba_d_conv=4))
+    assert facts.layers[4] == "full" and facts.layer_counts() == {"linear": 7, "full": 1}
+    assert facts.linear.mixer == "mamba" and facts.linear.conv_channels == 2 * 4096
+
+
+def test_short_conv_and_lightning_layers():
+    lfm = facts_from_config(_base(num_hidden_layers=4, conv_L_cache=3,
+                                  layer_types=["conv", "conv", "full_attention", "conv"]))
+    assert lfm.layer_counts() == {"linear": 3, "full": 1}
+    assert lfm.linear.mixer == "short_conv" and lfm.linear.state_heads == 0
+    minimax = facts_from_config(_base(num_hidden_layers=4, attn_type_list=[0, 0, 0, 1]))
+    assert minimax.layers == ("linear", "linear", "linear", "full")
+    assert minimax.linear.mixer == "lightning" and minimax.linear.state_head_elems == 128 * 128

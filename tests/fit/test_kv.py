@@ -89,3 +89,20 @@ def test_cpu_pool_is_space_over_layers_times_kv():
     per_token = 2 * 2 * 1 * 64 * 2
     assert cpu_pool_tokens(facts, 1 * GIB, 2) == GIB // (per_token * 128) * 128
     assert cpu_pool_tokens(facts, 1 * GIB, 2, block_size=16) == GIB // (per_token * 16) * 16
+
+
+def test_mamba2_state_and_mlp_only_layers_in_the_pool():
+    pattern = "M-M-M-M*-" * 4
+    facts = facts_from_config({"num_hidden_layers": len(pattern), "hybrid_override_pattern": pattern,
+                               "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+                               "hidden_size": 4480, "mamba_num_heads": 128, "mamba_head_dim": 80,
+                               "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4, "torch_dtype": "bfloat16"})
+    assert facts.layer_counts() == {"linear": 16, "none": 16, "full": 4}
+    state = (128 * 80 + 2 * 8 * 128) * 3 * 2 + 128 * 80 * 128 * 2
+    assert linear_state_bytes(facts, tp=1) == state
+    layout = pool_layout(facts, KVOptions(kv_bytes=2, max_model_len=32768))
+    page_tokens = layout.block_size
+    assert page_tokens % 16 == 0 and page_tokens * 2 * 8 * 128 * 2 >= state
+    assert layout.group_size == 4 and layout.num_groups == 5  # 1 attention + 4 Mamba groups
+    # MLP-only layers keep nothing, also on the CPU backend
+    assert cpu_pool_tokens(facts, GIB, 2) == GIB // (4 * 2 * 8 * 128 * 2 * 128) * 128

@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from servekit.errors import ServekitError
+from servekit.facts.linear import linear_from_config
 from servekit.facts.model import (
     LayerKind,
-    LinearAttentionFacts,
     MLAFacts,
     ModelFacts,
     MoEFacts,
@@ -34,8 +34,15 @@ _LAYER_TYPE_NAMES: dict[str, LayerKind] = {
     "chunked_attention": "sliding",
     "linear_attention": "linear",
     "mamba": "linear",
+    "mamba2": "linear",
     "gated_deltanet": "linear",
+    "linear": "linear",
+    "conv": "linear",
+    "short_conv": "linear",
+    "mlp": "none",
+    "moe": "none",
 }
+_PATTERN_CHARS: dict[str, LayerKind] = {"M": "linear", "*": "full", "-": "none", "E": "none"}
 
 
 class ConfigFactsError(ServekitError):
@@ -76,6 +83,15 @@ def layer_kinds(cfg: dict[str, Any], num_layers: int, where: str = "config") -> 
             kinds.append(kind)
         if len(kinds) == num_layers:
             return kinds
+    pattern = cfg.get("hybrid_override_pattern")
+    if isinstance(pattern, str) and len(pattern) == num_layers and set(pattern) <= set(_PATTERN_CHARS):
+        return [_PATTERN_CHARS[ch] for ch in pattern]
+    if cfg.get("attn_layer_period"):
+        period, offset = int(cfg["attn_layer_period"]), int(cfg.get("attn_layer_offset") or 0)
+        return ["full" if i % period == offset else "linear" for i in range(num_layers)]
+    types = cfg.get("attn_type_list")
+    if isinstance(types, list) and len(types) == num_layers:
+        return ["full" if int(t) == 1 else "linear" for t in types]
     if cfg.get("kv_lora_rank"):
         return ["mla"] * num_layers
     interval = cfg.get("full_attention_interval")
@@ -91,19 +107,6 @@ def layer_kinds(cfg: dict[str, Any], num_layers: int, where: str = "config") -> 
             return ["sliding" if i >= int(max_window_layers) else "full" for i in range(num_layers)]
         return ["sliding"] * num_layers
     return ["full"] * num_layers
-
-
-def _linear(cfg: dict[str, Any]) -> LinearAttentionFacts | None:
-    if cfg.get("linear_num_value_heads") is None:
-        return None
-    return LinearAttentionFacts(
-        num_key_heads=int(cfg["linear_num_key_heads"]),
-        num_value_heads=int(cfg["linear_num_value_heads"]),
-        key_head_dim=int(cfg["linear_key_head_dim"]),
-        value_head_dim=int(cfg["linear_value_head_dim"]),
-        conv_kernel=int(cfg.get("linear_conv_kernel_dim", 4)),
-        state_dtype=cfg.get("mamba_ssm_dtype"),
-    )
 
 
 def _moe(cfg: dict[str, Any]) -> MoEFacts | None:
@@ -161,7 +164,7 @@ def facts_from_config(config: dict[str, Any], *, model_id: str | None = None, so
     mla = None
     if "mla" in kinds:
         mla = MLAFacts(kv_lora_rank=int(cfg["kv_lora_rank"]), qk_rope_head_dim=int(cfg["qk_rope_head_dim"]))
-    linear = _linear(cfg)
+    linear = linear_from_config(cfg, int(heads), int(head_dim))
     if "linear" in kinds and linear is None:
         raise ConfigFactsError(f"{where}: linear-attention layers without linear_* head sizes")
     dtype = _first(cfg, "torch_dtype", "dtype") or config.get("torch_dtype") or "bfloat16"

@@ -12,9 +12,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-LayerKind = Literal["full", "sliding", "linear", "mla"]
+LayerKind = Literal["full", "sliding", "linear", "mla", "none"]
 """How one decoder layer keeps context: a full KV cache, a KV cache bounded by a sliding
-window, a constant-size recurrent state (linear attention / Mamba), or an MLA latent."""
+window, a constant-size recurrent state (linear attention / Mamba / short convolution), an MLA
+latent, or nothing at all (an MLP-only layer of a hybrid stack)."""
+
+ATTENTION_KINDS: tuple[str, ...] = ("full", "sliding", "mla")
 
 
 class _Frozen(BaseModel):
@@ -22,13 +25,18 @@ class _Frozen(BaseModel):
 
 
 class LinearAttentionFacts(_Frozen):
-    """Gated-DeltaNet style linear attention: a short convolution plus a recurrent state."""
+    """A constant-size state per sequence: a short convolution over ``conv_channels`` channels
+    (keeping ``conv_kernel - 1`` steps) plus a recurrent state of ``state_heads`` heads of
+    ``state_head_elems`` elements. Covers Gated DeltaNet, Mamba-1/2, short-conv and lightning
+    attention layers."""
 
-    num_key_heads: int
-    num_value_heads: int
-    key_head_dim: int
-    value_head_dim: int
+    mixer: str = "gated_deltanet"
+    conv_channels: int
     conv_kernel: int
+    state_heads: int
+    state_head_elems: int
+    split_heads: tuple[int, ...] = ()
+    """Head counts tensor parallelism splits; each must be divisible by TP."""
     state_dtype: str | None = None
     """dtype of the recurrent (SSM) state; None means the model dtype."""
 

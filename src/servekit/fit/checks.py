@@ -41,12 +41,12 @@ def check_divisibility(facts: ModelFacts, launch: LaunchSettings) -> list[Findin
             f"use a tensor parallel size that divides {kv} or is a multiple of it",
         ))
     lin = facts.linear
-    if lin and (lin.num_value_heads % tp or lin.num_key_heads % tp):
+    if lin and any(n % tp for n in lin.split_heads):
+        counts = " / ".join(map(str, lin.split_heads))
         out.append(Finding(
             "error", "tp-linear-heads",
-            f"linear-attention heads ({lin.num_key_heads} key / {lin.num_value_heads} value) are not "
-            f"divisible by tensor parallel size {tp}",
-            "choose a tensor parallel size that divides both",
+            f"{lin.mixer} state heads ({counts}) are not divisible by tensor parallel size {tp}",
+            "choose a tensor parallel size that divides each of them",
         ))
     out += _block_quant_checks(facts, launch)
     moe = facts.moe

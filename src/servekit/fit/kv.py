@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from servekit.facts.model import ModelFacts
+from servekit.facts.model import ATTENTION_KINDS, ModelFacts
 from servekit.fit.dtypes import dtype_bytes
 
 DEFAULT_BLOCK_SIZE = 16
@@ -100,14 +100,14 @@ def attention_token_bytes(facts: ModelFacts, kind: str, kv_bytes: float, tp: int
 
 
 def linear_state_bytes(facts: ModelFacts, tp: int, spec_tokens: int = 0) -> int:
+    """Bytes of one sequence's state in one constant-state layer on one rank."""
     lin = facts.linear
     if lin is None:
         return 0
     model_bytes = dtype_bytes(facts.dtype)
     state_bytes = dtype_bytes(lin.state_dtype or facts.dtype)
-    conv_dim = (2 * lin.num_key_heads * lin.key_head_dim + lin.num_value_heads * lin.value_head_dim) // tp
-    conv = conv_dim * (lin.conv_kernel - 1 + spec_tokens) * model_bytes
-    recurrent = (lin.num_value_heads // tp) * lin.key_head_dim * lin.value_head_dim * state_bytes
+    conv = (lin.conv_channels // tp) * max(0, lin.conv_kernel - 1 + spec_tokens) * model_bytes
+    recurrent = (lin.state_heads // tp) * lin.state_head_elems * state_bytes
     return int(conv + recurrent)
 
 
@@ -189,9 +189,7 @@ def cpu_pool_tokens(
     """vLLM's CPU backend: the KV space over the per-token bytes of every attention layer, in
     whole blocks (128 tokens unless ``--block-size`` says otherwise)."""
     per_token = sum(
-        attention_token_bytes(facts, "mla" if kind == "mla" else "full", kv_bytes, tp)
-        for kind in facts.layers
-        if kind != "linear"
+        attention_token_bytes(facts, kind, kv_bytes, tp) for kind in facts.layers if kind in ATTENTION_KINDS
     )
     if not per_token:
         return 0

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from servekit.facts.model import ModelFacts
+from servekit.facts.model import ATTENTION_KINDS, ModelFacts
 from servekit.fit.dtypes import kv_dtype_bytes
 from servekit.fit.hardware import Device
 from servekit.fit.kv import (
@@ -205,7 +205,7 @@ def _plan_cpu(req: FitRequest) -> FitReport:
     mem = rank_memory(facts, launch, req.device.memory_gib, req.weights_gib_per_rank)
     mml = effective_max_model_len(facts, launch)
     per_token = sum(
-        attention_token_bytes(facts, kind, kv_bytes, launch.tp) for kind in facts.layers if kind != "linear"
+        attention_token_bytes(facts, kind, kv_bytes, launch.tp) for kind in facts.layers if kind in ATTENTION_KINDS
     )
     return FitReport(
         engine="vllm-cpu",

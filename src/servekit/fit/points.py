@@ -16,7 +16,8 @@ from typing import Any
 
 from servekit.errors import ServekitError
 from servekit.facts.config import layer_kinds
-from servekit.facts.model import LayerKind, LinearAttentionFacts, MLAFacts, ModelFacts
+from servekit.facts.linear import gated_deltanet, linear_from_config
+from servekit.facts.model import LayerKind, MLAFacts, ModelFacts
 from servekit.fit.hardware import custom_device
 from servekit.fit.launch import LaunchSettings, parse_vllm_argv
 from servekit.fit.planner import FitRequest, plan_fit
@@ -65,13 +66,13 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
         assumed.append(f"num_key_value_heads={ASSUMED_KV_HEADS}, head_dim={ASSUMED_HEAD_DIM}")
     kv_heads, head_dim = kv_heads or ASSUMED_KV_HEADS, head_dim or ASSUMED_HEAD_DIM
     heads = cf.get("num_attention_heads") or kv_heads
-    linear = None
     if cf.get("linear_num_value_heads"):
-        linear = LinearAttentionFacts(
-            num_key_heads=cf["linear_num_key_heads"], num_value_heads=cf["linear_num_value_heads"],
-            key_head_dim=cf["linear_key_head_dim"], value_head_dim=cf["linear_value_head_dim"],
-            conv_kernel=cf.get("linear_conv_kernel_dim", 4), state_dtype=cf.get("mamba_ssm_dtype", "float32"),
+        linear = gated_deltanet(
+            cf["linear_num_key_heads"], cf["linear_num_value_heads"], cf["linear_key_head_dim"],
+            cf["linear_value_head_dim"], cf.get("linear_conv_kernel_dim", 4), cf.get("mamba_ssm_dtype", "float32"),
         )
+    else:
+        linear = linear_from_config(cf, int(heads), int(head_dim))
     mla = MLAFacts(kv_lora_rank=cf["kv_lora_rank"], qk_rope_head_dim=cf["qk_rope_head_dim"]) if cf.get("mla") else None
     facts = ModelFacts(
         source="kv-points config_facts",

@@ -1,0 +1,88 @@
+"""Constant-state layers (linear attention, Mamba, short convolutions) from config keys.
+
+Each family names its sizes differently; all reduce to a convolution state of
+``conv_channels x (conv_kernel - 1)`` and a recurrent state of ``state_heads x state_head_elems``:
+
+* Gated DeltaNet (Qwen3-Next, Qwen3.5+): ``linear_num_{key,value}_heads``, ``linear_{key,value}_head_dim``;
+* Mamba-2 (Nemotron-H, Granite 4, Bamba, Falcon-H1): ``mamba_num_heads``/``mamba_n_heads``,
+  ``mamba_head_dim``/``mamba_d_head``, ``ssm_state_size``/``mamba_d_state``, ``n_groups``;
+* Mamba-1 (Jamba): ``mamba_expand x hidden_size`` channels with ``mamba_d_state`` each;
+* short convolution (LFM2): ``conv_L_cache`` over ``hidden_size`` channels, no recurrent state;
+* lightning attention (MiniMax-Text-01): ``heads x head_dim x head_dim`` state, no convolution.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servekit.facts.model import LinearAttentionFacts
+
+
+def gated_deltanet(key_heads: int, value_heads: int, key_dim: int, value_dim: int, kernel: int = 4,
+                   state_dtype: str | None = None) -> LinearAttentionFacts:
+    return LinearAttentionFacts(
+        mixer="gated_deltanet",
+        conv_channels=2 * key_heads * key_dim + value_heads * value_dim,
+        conv_kernel=kernel,
+        state_heads=value_heads,
+        state_head_elems=key_dim * value_dim,
+        split_heads=(key_heads, value_heads),
+        state_dtype=state_dtype,
+    )
+
+
+def mamba2(heads: int, head_dim: int, state_size: int, groups: int = 1, kernel: int = 4,
+           state_dtype: str | None = None) -> LinearAttentionFacts:
+    return LinearAttentionFacts(
+        mixer="mamba2",
+        conv_channels=heads * head_dim + 2 * groups * state_size,
+        conv_kernel=kernel,
+        state_heads=heads,
+        state_head_elems=head_dim * state_size,
+        split_heads=(heads,) + ((groups,) if groups > 1 else ()),
+        state_dtype=state_dtype,
+    )
+
+
+def _first(cfg: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        if cfg.get(key) is not None:
+            return cfg[key]
+    return None
+
+
+def linear_from_config(cfg: dict[str, Any], heads: int, head_dim: int) -> LinearAttentionFacts | None:
+    """The constant-state layer facts a (language) config describes, or None."""
+    dtype = _first(cfg, "mamba_ssm_dtype", "mamba_ssm_cache_dtype")
+    if cfg.get("linear_num_value_heads") is not None:
+        return gated_deltanet(
+            int(cfg["linear_num_key_heads"]), int(cfg["linear_num_value_heads"]),
+            int(cfg["linear_key_head_dim"]), int(cfg["linear_value_head_dim"]),
+            int(cfg.get("linear_conv_kernel_dim", 4)), dtype,
+        )
+    m_heads = _first(cfg, "mamba_num_heads", "mamba_n_heads")
+    if m_heads is not None:
+        return mamba2(
+            int(m_heads), int(_first(cfg, "mamba_head_dim", "mamba_d_head")),
+            int(_first(cfg, "ssm_state_size", "mamba_d_state", "state_size")),
+            int(_first(cfg, "n_groups", "mamba_n_groups") or 1),
+            int(_first(cfg, "conv_kernel", "mamba_d_conv") or 4), dtype,
+        )
+    if cfg.get("mamba_expand") and cfg.get("mamba_d_state") and cfg.get("hidden_size"):
+        channels = int(cfg["mamba_expand"]) * int(cfg["hidden_size"])
+        return LinearAttentionFacts(
+            mixer="mamba", conv_channels=channels, conv_kernel=int(cfg.get("mamba_d_conv") or 4),
+            state_heads=channels, state_head_elems=int(cfg["mamba_d_state"]), split_heads=(channels,),
+            state_dtype=dtype,
+        )
+    if cfg.get("conv_L_cache") and cfg.get("hidden_size"):
+        return LinearAttentionFacts(
+            mixer="short_conv", conv_channels=int(cfg["hidden_size"]), conv_kernel=int(cfg["conv_L_cache"]),
+            state_heads=0, state_head_elems=0,
+        )
+    if cfg.get("attn_type_list"):
+        return LinearAttentionFacts(
+            mixer="lightning", conv_channels=0, conv_kernel=1, state_heads=heads,
+            state_head_elems=head_dim * head_dim, split_heads=(heads,), state_dtype=dtype or "float32",
+        )
+    return None
