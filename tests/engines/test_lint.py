@@ -65,7 +65,8 @@ def test_underscores_and_equals_are_normalised_like_vllm() -> None:
     ("vllm serve m --port 80x", "bad-type"),
     ("vllm serve m --max-model-len 1.5K", "bad-type"),
     ("vllm serve m --speculative-config '{method: ngram}'", "bad-json"),
-    ("vllm serve m --compilation-config '{\"levle\": 3}'", "bad-json"),
+    ("vllm serve m --compilation-config '{\"levle\": 3}'", "unknown-key"),
+    ("vllm serve m --compilation-config '{\"mode\": 3'", "bad-json"),
     ("vllm serve m --enable-prefix-caching=true", "unexpected-value"),
     ("vllm serve m --port", "missing-value"),
     ("vllm serve m extra", "unexpected-argument"),
@@ -98,6 +99,33 @@ def test_each_kind_of_error(command: str, code: str) -> None:
 def test_spellings_vllm_accepts(command: str) -> None:
     result = lint_argv("vllm", None, shlex.split(command))
     assert result.valid, [str(f) for f in result.errors]
+
+
+def test_docker_run_commands_are_read_through_the_image() -> None:
+    command = ("docker run --gpus all --ipc=host -p 8000:8000 -v ~/.cache/huggingface:/root/.cache/huggingface "
+               "-e VLLM_USE_V1=1 vllm/vllm-openai:latest Qwen/Qwen3-8B --tensor-parallel-size 2 --dtype bf16")
+    result = lint_argv("vllm", None, shlex.split(command))
+    assert [f.code for f in result.errors] == ["bad-choice"] and result.errors[0].option == "--dtype"
+    from servekit.engines.registry import get_engine
+
+    split = get_engine("vllm").split_command(shlex.split(command))
+    assert split.form == "docker" and ("VLLM_USE_V1", "1") in split.env
+    assert split.args[:3] == ("Qwen/Qwen3-8B", "--tensor-parallel-size", "2")
+    # an image without an entrypoint gets the full command
+    inner = "docker run --rm img:1 vllm serve m --port 8001"
+    assert lint_argv("vllm", None, shlex.split(inner)).valid
+
+
+def test_unknown_config_keys_name_the_known_ones() -> None:
+    result = lint_argv("vllm", None, ["vllm", "serve", "m", "--compilation-config", '{"use_inductor": false}'])
+    (finding,) = result.errors
+    assert finding.code == "unknown-key" and "use_inductor_graph_partition" in finding.message
+    assert "cudagraph_mode" in finding.fix
+
+
+def test_shell_placeholders_are_not_type_checked() -> None:
+    result = lint_argv("vllm", None, shlex.split("vllm serve m --data-parallel-rpc-port '$RPC_PORT'"))
+    assert result.valid and [f.code for f in result.findings] == ["shell-value"]
 
 
 def test_conflicting_duplicates_warn_and_the_last_wins() -> None:

@@ -45,6 +45,46 @@ def strip_env(argv: Sequence[str]) -> tuple[tuple[tuple[str, str], ...], list[st
     return tuple(env), rest
 
 
+# `docker run` options that take the next word as their value (when not written as --opt=value)
+_DOCKER_VALUE_OPTIONS = frozenset({
+    "-p", "--publish", "-v", "--volume", "-e", "--env", "--env-file", "--name", "--shm-size", "--network",
+    "--net", "--device", "--gpus", "--ipc", "--ulimit", "--cap-add", "--cap-drop", "--security-opt",
+    "--runtime", "-w", "--workdir", "--mount", "--entrypoint", "-u", "--user", "--cpus", "-m", "--memory",
+    "-h", "--hostname", "-l", "--label", "--add-host", "--group-add", "--pid", "--uts", "--platform",
+    "--pull", "--restart", "--log-driver", "--log-opt", "--tmpfs", "--expose",
+})
+
+
+@dataclass(frozen=True)
+class DockerRun:
+    """``docker run [OPTIONS] IMAGE [ARGS]`` taken apart."""
+
+    options: tuple[str, ...]
+    image: str
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+
+
+def split_docker_run(argv: Sequence[str]) -> DockerRun | None:
+    """None unless ``argv`` is a ``docker run`` command with an image."""
+    if list(argv[:2]) != ["docker", "run"]:
+        return None
+    words = list(argv[2:])
+    env: list[tuple[str, str]] = []
+    i = 0
+    while i < len(words) and words[i].startswith("-"):
+        word = words[i]
+        takes_value = word in _DOCKER_VALUE_OPTIONS
+        value = words[i + 1] if takes_value and i + 1 < len(words) else word.partition("=")[2]
+        if word.split("=", 1)[0] in ("-e", "--env") and "=" in value:
+            name, _, val = value.partition("=")
+            env.append((name, val))
+        i += 2 if takes_value else 1
+    if i >= len(words):
+        return None
+    return DockerRun(tuple(words[:i]), words[i], tuple(words[i + 1:]), tuple(env))
+
+
 class Engine:
     """Base class: lint an engine command line against the engine's pinned flag catalog."""
 

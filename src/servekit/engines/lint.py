@@ -89,8 +89,10 @@ def _occurrence_findings(catalog: FlagCatalog, occurrences: Iterable[Occurrence]
             problem = check_value(spec, value)
             if problem:
                 code = "bad-choice" if spec.choices and "is not one of" in problem else (
+                    "unknown-key" if problem.startswith("unknown key") else
                     "bad-json" if spec.json_valued else "bad-type")
-                out.append(Finding("error", code, f"{occ.option}: {problem}", occ.option, _value_fix(spec)))
+                out.append(Finding("error", code, f"{occ.option}: {problem}", occ.option,
+                                   _value_fix(spec, problem)))
             elif spec.suggested and value not in spec.suggested and spec.name not in looked_up:
                 out.append(Finding("warning", "unlisted-value",
                                    f"{occ.option}: {value!r} is not among the documented values "
@@ -98,7 +100,9 @@ def _occurrence_findings(catalog: FlagCatalog, occurrences: Iterable[Occurrence]
     return out
 
 
-def _value_fix(spec: FlagSpec) -> str | None:
+def _value_fix(spec: FlagSpec, problem: str) -> str | None:
+    if problem.startswith("unknown key"):
+        return f"{spec.name} takes these keys: {', '.join(k for k in spec.json_fields or () if not k.startswith('_'))}"
     if spec.choices:
         shown = ", ".join(spec.choices[:12]) + (" ..." if len(spec.choices) > 12 else "")
         return f"use one of: {shown}"

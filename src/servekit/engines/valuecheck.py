@@ -6,6 +6,7 @@ reason when it would refuse it. Facts that only startup checks (registries) live
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Callable
@@ -94,7 +95,10 @@ def json_object_problem(spec: FlagSpec, text: str) -> str | None:
     if spec.json_extra_forbidden and spec.json_fields is not None:
         unknown = sorted(set(value) - set(spec.json_fields))
         if unknown:
-            return f"unknown key(s) {', '.join(unknown)} in {spec.name}"
+            hints = [f"{key} -> {near[0]}" for key in unknown
+                     if (near := difflib.get_close_matches(key, spec.json_fields, n=1, cutoff=0.6))]
+            hint = f" (closest: {', '.join(hints)})" if hints else ""
+            return f"unknown key(s) {', '.join(unknown)} in {spec.name}{hint}"
     return None
 
 

@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from servekit.engines.base import Engine, EngineCommand, strip_env
+from servekit.engines.base import Engine, EngineCommand, split_docker_run, strip_env
 from servekit.engines.findings import Finding
 from servekit.engines.flags import FlagCatalog
 
@@ -78,6 +78,14 @@ class VllmEngine(Engine):
     commands = ("serve",)
 
     def split_command(self, argv: Sequence[str]) -> EngineCommand:
+        docker = split_docker_run(argv)
+        if docker is not None:
+            # the vLLM images start `vllm serve` themselves; others are given the full command
+            inner = list(docker.args)
+            if inner[:2] != ["vllm", "serve"]:
+                inner = ["vllm", "serve", *inner]
+            command = self.split_command(inner)
+            return EngineCommand(command.command, command.args, "docker", docker.env, ("docker", "run", docker.image))
         env, rest = strip_env(argv)
         if rest[:2] == ["vllm", "serve"]:
             return EngineCommand("serve", tuple(move_model_option(rest[2:])), "vllm-serve", env, tuple(rest[:2]))
