@@ -8,7 +8,7 @@ repos have (``pytorch_model.bin``, ``original/*.pth``, GGUF, ONNX), then measure
 3. where a vLLM CPU engine environment exists: the first (cold) and second (warm) engine start
    from the warmed cache, with ``HF_HUB_OFFLINE=1``.
 
-Usage: .venv/bin/python bench/bench_warm_cache.py [--layers N] [--hidden N] [--no-engine]
+Usage: .venv/bin/python bench/bench_warm_cache.py [--layers N] [--hidden N] [--rate MB/s] [--no-engine]
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=4)
     parser.add_argument("--hidden", type=int, default=512)
+    parser.add_argument("--rate", type=float, default=100.0, help="link speed of all downloads, MB/s (0: no limit)")
     parser.add_argument("--no-engine", action="store_true", help="skip the engine start measurements")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -97,7 +98,8 @@ def main() -> int:
             f"repo: {human_bytes(disk_bytes(repo))} in {sum(1 for p in repo.rglob('*') if p.is_file())} files "
             f"(safetensors + .bin + original/ + gguf + onnx)"
         )
-        with HubServer() as hub:
+        print(f"link: {f'{args.rate:.0f} MB/s shared' if args.rate else 'loopback, unthrottled'}")
+        with HubServer(bytes_per_second=args.rate * 1e6 or None) as hub:
             hub.add_repo(REPO_ID, repo)
             ours, ours_s = measure_servekit(hub, scratch / "servekit-cache")
             whole, whole_s = measure_snapshot(hub, scratch / "snapshot-cache")

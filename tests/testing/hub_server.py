@@ -13,7 +13,8 @@ list and download (the real client is pointed at it with ``HF_ENDPOINT`` / ``end
 Large binary files are stored as LFS (ETag = sha256), the rest as plain git blobs (ETag = git
 blob sha1), as on the real hub. Faults can be injected per file: drop the connection after N
 bytes once (the client resumes with ``Range``), or answer with an HTTP status.
-Every request is recorded in ``requests`` for assertions.
+Every request is recorded in ``requests`` for assertions; ``bytes_per_second`` throttles file
+bodies like a real link (benchmarks).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -101,6 +103,8 @@ class HubServer:
 
     repos: dict[str, HubRepo] = field(default_factory=dict)
     requests: list[RecordedRequest] = field(default_factory=list)
+    bytes_per_second: float | None = None  # the link's speed, shared by all connections (benchmarks)
+    _link_free_at: float = 0.0
     _faults: dict[tuple[str, str], _Fault] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _httpd: ThreadingHTTPServer | None = None
@@ -354,4 +358,21 @@ class _HubHandler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True  # the client sees a short body and resumes with Range
             return
-        self.wfile.write(body)
+        self._write_throttled(body)
+
+    def _write_throttled(self, body: bytes) -> None:
+        state = self.server_state
+        rate = state.bytes_per_second
+        if not rate:
+            self.wfile.write(body)
+            return
+        chunk = 256 * 1024
+        for offset in range(0, len(body), chunk):
+            piece = body[offset : offset + chunk]
+            with state._lock:  # every connection shares the one link
+                done_at = max(time.monotonic(), state._link_free_at) + len(piece) / rate
+                state._link_free_at = done_at
+            self.wfile.write(piece)
+            delay = done_at - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
