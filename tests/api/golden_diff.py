@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from servekit.api.recipe_doc import OWN_KEY
+
 MISSING = object()
-OWN_KEY = "servekit"
-"""servekit's additions live under this key, which the reference never uses."""
 
 
 def _show(value: Any) -> str:

@@ -101,6 +101,15 @@ class PartResult:
     cpu_seconds: float = 0.0
 
 
+@dataclass(frozen=True)
+class Published:
+    """One published variant: its headline command object and servekit's facts about it."""
+
+    command: dict[str, Any]
+    """The default hardware's recommended rendering plus the ``by_hardware`` index."""
+    extras: dict[str, Any] | None
+
+
 class ApiBuilder:
     """Renders recipes of one catalog into a ``JsonTree``."""
 
@@ -142,43 +151,33 @@ class ApiBuilder:
         doc = recipe_doc.public_base(recipe, hf_id)
         headline = self.publish_variant(recipe, "default", hf_id, render)
         if headline is not None:
-            doc["recommended_command"], extras = headline
-            if extras is not None:
-                doc["servekit"] = extras
-        promotions: dict[str, str] = {}
-        renderings: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
+            doc["recommended_command"] = headline.command
+            recipe_doc.set_own_facts(doc, headline.extras)
+        promoted: dict[str, tuple[str, Published]] = {}
         for key, variant in (recipe.get("variants") or {}).items():
             target = recipe_doc.promotion_target(variant)
             if target is None or target in self.known_ids:
                 continue  # not a separate repository, or a stand-alone recipe of its own wins
             self.attempted.setdefault(recipe_id, []).append(target)
-            rendered = self.publish_variant(recipe, key, target, render)
-            if rendered is not None:
-                promotions[key] = target
-                renderings[key] = rendered
-        recipe_doc.link_promoted(doc, promotions)
+            published = self.publish_variant(recipe, key, target, render)
+            if published is not None:
+                promoted[key] = (target, published)
+        recipe_doc.link_promoted(doc, {key: target for key, (target, _) in promoted.items()})
         doc = recipe_doc.ordered(doc)
         self.tree.put(f"{hf_id}.json", doc)
         promoted_rows = []
-        for key, target in promotions.items():
-            rendered, extras = renderings[key]
-            twin = recipe_doc.promoted_doc(doc, key, target, rendered)
-            if extras is not None:
-                twin["servekit"] = extras
-            elif "servekit" in twin:
-                del twin["servekit"]
+        for key, (target, published) in promoted.items():
+            twin = recipe_doc.promoted_doc(doc, key, target, published.command)
+            recipe_doc.set_own_facts(twin, published.extras)
             self.tree.put(f"{target}.json", twin)
             promoted_rows.append(recipe_doc.index_entry(twin, derived_from=hf_id))
         return recipe_doc.index_entry(doc), promoted_rows
 
     def publish_variant(
         self, recipe: dict[str, Any], variant_key: str, base: str, render: Renderer
-    ) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
-        """Put one variant's per-hardware files under ``base``.
-
-        Returns the headline object (default hardware, with the ``by_hardware`` index) and
-        servekit's extras for it, or None when the default hardware cannot be rendered.
-        """
+    ) -> Published | None:
+        """Put one variant's per-hardware files under ``base``; None when its default
+        hardware cannot be rendered (then nothing is published for it)."""
         if variant_key not in (recipe.get("variants") or {}) or is_omni(recipe):
             return None
         self.tree.drop_subtree(base)  # a rebuilt id never keeps files of an earlier rendering
@@ -206,9 +205,10 @@ class ApiBuilder:
             by_hardware[hw] = f"/{hw_path}"
         headline = per_hw[default_hw]
         extras_for = getattr(render, "extras", None)
-        extras = extras_for(headline.requests[None]) if extras_for is not None else None
-        return {**headline.recommended, "by_hardware": by_hardware}, extras
-
+        return Published(
+            command={**headline.recommended, "by_hardware": by_hardware},
+            extras=extras_for(headline.requests[None]) if extras_for is not None else None,
+        )
 
     def _put_rendering(self, path: str, rendered: dict[str, Any], request: RenderRequest) -> None:
         self.tree.put(path, rendered)

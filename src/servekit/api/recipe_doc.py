@@ -18,6 +18,8 @@ from typing import Any
 from servekit.api.install import synthesize_install
 
 HEAD_KEYS = ("hf_id", "meta", "recommended_command")
+OWN_KEY = "servekit"
+"""servekit's additions to a document live under this key, which the reference never uses."""
 SYNTHESIS_ONLY_KEYS = ("strategy_overrides", "compatible_strategies", "default_strategy")
 
 
@@ -79,16 +81,21 @@ def promoted_doc(
     return ordered(doc)
 
 
+def set_own_facts(doc: dict[str, Any], facts: dict[str, Any] | None) -> None:
+    """Put servekit's facts about a document's recommended command under its own key."""
+    if facts is None:
+        doc.pop(OWN_KEY, None)
+    else:
+        doc[OWN_KEY] = facts
+
+
 def index_entry(doc: dict[str, Any], derived_from: str | None = None) -> dict[str, Any]:
     """One ``/models.json`` row; a promoted variant's page is its parent's page."""
     meta = doc.get("meta") or {}
-    entry = {
-        "hf_id": doc["hf_id"],
-        "title": meta.get("title"),
-        "provider": meta.get("provider"),
-        "url": f"/{derived_from or doc['hf_id']}",
-        "json": f"/{doc['hf_id']}.json",
-    }
+    entry = {"hf_id": doc["hf_id"]}
+    entry.update((key, meta[key]) for key in ("title", "provider") if key in meta)
+    entry["url"] = f"/{derived_from or doc['hf_id']}"
+    entry["json"] = f"/{doc['hf_id']}.json"
     if derived_from:
         entry["derived_from"] = derived_from
     return entry
