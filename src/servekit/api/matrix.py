@@ -4,10 +4,10 @@ For each hardware the variant can run on, the API carries one *recommended* rend
 strategy and node count a user gets by default there) plus one *alternative* rendering per
 other strategy that is offered on that hardware: serving strategies the recipe lists, the PD
 cluster, and every KV-store deployment (composed with a serving strategy) where the hardware
-can run the store. The default rules themselves (default hardware, recommended strategy,
-node floors, default features, PD pool sizes) live in ``servekit.synthesis.selection``; this
-module only decides the matrix the API enumerates; the headline strategy and node count are
-``servekit.synthesis.resolve.recommended_layout``.
+can run the store. The rules themselves (default hardware, offered strategies, KV-store gates,
+node floors, default features, PD pool sizes) live in ``servekit.synthesis.selection``, the
+headline strategy and node count in ``servekit.synthesis.resolve.recommended_layout``; this
+module only enumerates the matrix the API publishes.
 """
 
 from __future__ import annotations
@@ -93,23 +93,10 @@ def hardware_targets(ctx: MatrixContext, recipe: Doc, variant_key: str) -> list[
 
 
 def _offered_strategies(ctx: MatrixContext, recipe: Doc, profile: Doc, hw: str) -> list[str]:
-    scalable = sel.hardware_scalable(profile)
-    gpus = profile.get("gpu_count")
-    kv_ok = scalable and sel.kv_store_brand_supported(profile)
-    kv_gates = recipe.get("kv_cache_strategy_hardware") or {}
-
-    def offered(name: str) -> bool:
-        kind = ctx.deploy_type(name)
-        if kind == KV_STORE_LB:
-            return kv_ok and (kv_gates.get(name) or {}).get(hw) != "unsupported"
-        if not sel.strategy_supported_on_hardware(recipe, name, profile, hw):
-            return False
-        if not sel.strategy_reachable(recipe, name, kind, gpus, hw):
-            return False
-        return scalable or (not name.startswith("multi_node_") and name != PD_CLUSTER)
-
-    candidates = dict.fromkeys([*sel.effective_compatible_strategies(recipe), *ctx.kv_store_ids])
-    return [name for name in candidates if offered(name)]
+    """Serving strategies offered on this hardware, then the KV-store deployments it can run."""
+    serving = sel.offered_strategies(recipe, profile, hw, ctx.strategies)
+    stores = [k for k in ctx.kv_store_ids if k not in serving and sel.kv_store_offered(recipe, profile, hw, k)]
+    return serving + stores
 
 
 def _kv_serving_strategy(ctx: MatrixContext, recipe: Doc, profile: Doc, nodes: int) -> str | None:
