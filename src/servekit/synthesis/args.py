@@ -12,7 +12,7 @@ from typing import Any
 
 from servekit.synthesis import shapes
 from servekit.synthesis.context import Context
-from servekit.synthesis.hardware import exact_key, generation_key, layered_key
+from servekit.synthesis.hardware import exact_key, layered_key, pick_generation_key
 from servekit.synthesis.plan import Arg
 
 Chunk = tuple[list[Any], str]
@@ -50,39 +50,39 @@ def dedupe(chunks: list[Chunk]) -> tuple[Arg, ...]:
                  if flag is None or last[flag] == n)
 
 
-def _hardware_layers(ctx: Context, role: str | None, field: str) -> list[tuple[Any, str]]:
-    key = ("hardware_layers", role, field)
-    if key not in ctx.memo:
-        ctx.memo[key] = _compute_hardware_layers(ctx, role, field)
-    return ctx.memo[key]
+def hardware_layers(ctx: Context, role: str | None, field: str) -> list[tuple[Any, str]]:
+    """(value, key path) of ``field`` (extra_args / extra_env) in each hardware-override block."""
+    return [(block.get(field), f"{path}.{field}") for block, path in _override_blocks(ctx, role)]
 
 
-def _compute_hardware_layers(ctx: Context, role: str | None, field: str) -> list[tuple[Any, str]]:
-    """(block value, key path) of hardware-override blocks for ``field`` (extra_args/extra_env).
+def _override_blocks(ctx: Context, role: str | None) -> list[tuple[dict, str]]:
+    """Hardware-override blocks that apply, in order, with their key paths.
 
     A per-strategy generation override replaces the recipe and variant generation blocks;
     exact-GPU strategy and role blocks are added last.
     """
-    so, hw = ctx.strategy_overrides, ctx.sel.hardware
+    memo_key = ("override_blocks", role)
+    if memo_key in ctx.memo:
+        return ctx.memo[memo_key]
+    so, hw, gen, nvidia = ctx.strategy_overrides, ctx.sel.hardware, ctx.gen, ctx.nvidia
     so_ho = so.get("hardware_overrides") or {}
-    out: list[tuple[Any, str]] = []
-    key = generation_key(so_ho, ctx.profile)
+    out: list[tuple[dict, str]] = []
+    key = pick_generation_key(so_ho, gen, nvidia)
     if key:
-        out.append((so_ho[key].get(field), f"{ctx.so_path}.hardware_overrides.{key}.{field}"))
+        out.append((so_ho[key], f"{ctx.so_path}.hardware_overrides.{key}"))
     else:
-        recipe_ho = ctx.recipe.get("hardware_overrides") or {}
-        key = generation_key(recipe_ho, ctx.profile)
-        if key:
-            out.append((recipe_ho[key].get(field), f"hardware_overrides.{key}.{field}"))
-        variant_ho = ctx.variant.get("hardware_overrides") or {}
-        key = generation_key(variant_ho, ctx.profile)
-        if key:
-            out.append((variant_ho[key].get(field), f"{ctx.variant_path}.hardware_overrides.{key}.{field}"))
+        for doc, path in ((ctx.recipe, "hardware_overrides"), (ctx.variant, f"{ctx.variant_path}.hardware_overrides")):
+            overrides = doc.get("hardware_overrides") or {}
+            key = pick_generation_key(overrides, gen, nvidia)
+            if key:
+                out.append((overrides[key], f"{path}.{key}"))
     if exact_key(so_ho, hw):
-        out.append((so_ho[hw].get(field), f"{ctx.so_path}.hardware_overrides.{hw}.{field}"))
+        out.append((so_ho[hw], f"{ctx.so_path}.hardware_overrides.{hw}"))
     role_ho = ((so.get(role) or {}).get("hardware_overrides") or {}) if role else {}
     if exact_key(role_ho, hw):
-        out.append((role_ho[hw].get(field), f"{ctx.so_path}.{role}.hardware_overrides.{hw}.{field}"))
+        out.append((role_ho[hw], f"{ctx.so_path}.{role}.hardware_overrides.{hw}"))
+    out = [(block if isinstance(block, dict) else {}, path) for block, path in out]
+    ctx.memo[memo_key] = out
     return out
 
 
@@ -155,7 +155,7 @@ def _trailing_chunks(ctx: Context, role: str | None) -> list[Chunk]:
         block, path = (so.get(role) or {}, f"{ctx.so_path}.{role}") if role else (so, ctx.so_path)
         chunks.append((block.get("extra_args"), f"{path}.extra_args"))
         chunks.append((block.get("vllm_args"), f"{path}.vllm_args"))
-    chunks += _hardware_layers(ctx, role, "extra_args")
+    chunks += hardware_layers(ctx, role, "extra_args")
     chunks += feature_blocks(ctx, "args")
     if ctx.kv_option:
         chunks.append((ctx.kv_option.get("args"), f"taxonomy.kv_offload.{ctx.sel.kv_offload}.args"))

@@ -25,9 +25,13 @@ class Context:
     kv_store: Doc | None
     kv_option: Doc | None
 
-    @property
+    @cached_property
     def gen(self) -> str | None:
         return generation(self.profile)
+
+    @cached_property
+    def nvidia(self) -> bool:
+        return self.profile.get("brand") == "NVIDIA"
 
     @property
     def gpus(self) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from servekit.synthesis import shapes
-from servekit.synthesis.args import _hardware_layers, feature_blocks
+from servekit.synthesis.args import hardware_layers, feature_blocks
 from servekit.synthesis.context import Context
 from servekit.synthesis.plan import EnvVar
 
@@ -16,7 +16,9 @@ NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENAB
 NVL4_HARDWARE = ("gb200", "gb300")
 
 
-class _Env:
+class EnvLayers:
+    """An environment built layer by layer; each variable remembers the key that set it last."""
+
     def __init__(self) -> None:
         self.values: dict[str, Any] = {}
         self.sources: dict[str, str] = {}
@@ -49,7 +51,7 @@ def serve_env(ctx: Context, role: str | None = None, *, feature_env: bool = True
 
 
 def _layered_env(ctx: Context, role: str | None, feature_env: bool, pool_node: int) -> tuple[EnvVar, ...]:
-    env, so, hw = _Env(), ctx.strategy_overrides, ctx.sel.hardware
+    env, so, hw = EnvLayers(), ctx.strategy_overrides, ctx.sel.hardware
     env.merge((ctx.recipe.get("model") or {}).get("base_env"), "model.base_env")
     env.merge(ctx.variant.get("extra_env"), f"{ctx.variant_path}.extra_env")
     exact = (ctx.variant.get("hardware_overrides") or {}).get(hw)
@@ -71,7 +73,7 @@ def _layered_env(ctx: Context, role: str | None, feature_env: bool, pool_node: i
             env.merge((so.get(role) or {}).get("env"), f"{ctx.so_path}.{role}.env")
         else:
             env.merge(so.get("extra_env"), f"{ctx.so_path}.extra_env")
-    for block, source in _hardware_layers(ctx, role, "extra_env"):
+    for block, source in hardware_layers(ctx, role, "extra_env"):
         env.merge(block, source)
     if feature_env:
         for block, source in feature_blocks(ctx, "env"):
@@ -88,7 +90,7 @@ def _layered_env(ctx: Context, role: str | None, feature_env: bool, pool_node: i
     return env.result()
 
 
-def _pin_devices(ctx: Context, env: _Env, role: str) -> None:
+def _pin_devices(ctx: Context, env: EnvLayers, role: str) -> None:
     """PD roles own whole nodes, or (co-located) one half of a shared node each."""
     nodes = shapes.pool_nodes(ctx, role)
     gpus = ctx.gpus

@@ -89,12 +89,16 @@ def present(value: Any) -> bool:
 
 def generation_key(mapping: Any, profile: Profile | None) -> str | None:
     """Which key of a generation map applies: the generation, else ``nvidia`` on NVIDIA."""
-    if not isinstance(mapping, dict):
+    return pick_generation_key(mapping, generation(profile), is_nvidia(profile))
+
+
+def pick_generation_key(mapping: Any, gen: str | None, nvidia: bool) -> str | None:
+    """``generation_key`` with the profile's generation and brand already looked up."""
+    if not mapping or not isinstance(mapping, dict):
         return None
-    gen = generation(profile)
     if gen is not None and present(mapping.get(gen)):
         return gen
-    if is_nvidia(profile) and present(mapping.get("nvidia")):
+    if nvidia and present(mapping.get("nvidia")):
         return "nvidia"
     return None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from servekit.synthesis import shapes
@@ -59,8 +60,6 @@ def min_version(ctx: Context) -> tuple[str | None, tuple[str, ...]]:
     Versions compare as versions (0.9 < 0.17); a value that is no version (``nightly``)
     wins only when nothing else is declared.
     """
-    from packaging.version import InvalidVersion, Version
-
     declared = [((ctx.recipe.get("model") or {}).get("min_vllm_version"), "model.min_vllm_version"),
                 (ctx.variant.get("min_vllm_version"), f"{ctx.variant_path}.min_vllm_version")]
     for key, feature, mode in ctx.enabled_features():
@@ -73,14 +72,13 @@ def min_version(ctx: Context) -> tuple[str | None, tuple[str, ...]]:
     if ctx.kv_option is not None:
         declared.append((ctx.kv_option.get("min_vllm_version"),
                          f"taxonomy.kv_offload.{ctx.sel.kv_offload}.min_vllm_version"))
-    best: tuple[Version, str, str] | None = None
+    best: tuple[Any, str, str] | None = None
     fallback: tuple[str, str] | None = None
     for raw, source in declared:
         if raw in (None, ""):
             continue
-        try:
-            parsed = Version(str(raw))
-        except InvalidVersion:
+        parsed = _version(str(raw))
+        if parsed is None:
             fallback = fallback or (str(raw), source)
             continue
         if best is None or parsed > best[0]:
@@ -88,3 +86,14 @@ def min_version(ctx: Context) -> tuple[str | None, tuple[str, ...]]:
     if best is not None:
         return best[1], (best[2],)
     return (fallback[0], (fallback[1],)) if fallback else (None, ())
+
+
+@lru_cache(maxsize=1024)
+def _version(text: str):
+    """``packaging`` Version of a declared version, or None when it is not one (``nightly``)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None

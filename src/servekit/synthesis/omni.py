@@ -13,7 +13,7 @@ from typing import Any
 from servekit.errors import SelectionError
 from servekit.synthesis.args import dedupe
 from servekit.synthesis.context import Context
-from servekit.synthesis.env import _Env
+from servekit.synthesis.env import EnvLayers
 from servekit.synthesis.hardware import generation_key
 from servekit.synthesis.plan import Process
 
@@ -56,7 +56,7 @@ def omni_process(ctx: Context) -> Process:
               (variant.get("extra_args") if not_default else None, f"{ctx.variant_path}.extra_args"),
               (task.get("extra_args"), f"{task_path}.extra_args"),
               (exact.get("extra_args"), f"{task_path}.hardware_overrides.{hw}.extra_args")]
-    env = _Env()
+    env = EnvLayers()
     env.merge((recipe.get("model") or {}).get("base_env"), "model.base_env")
     if not_default:
         env.merge(variant.get("extra_env"), f"{ctx.variant_path}.extra_env")
