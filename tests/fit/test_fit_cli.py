@@ -19,7 +19,7 @@ def _run(capsys, *argv: str) -> tuple[int, str, str]:
 
 def test_recipe_variant_on_two_5090s_fits(capsys):
     code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "rtx_5090_2x", "--variant", "nvfp4",
-                        "--max-model-len", "262144", "--kv-cache-dtype", "fp8", "--format", "json")
+                        "--tp", "2", "--max-model-len", "262144", "--kv-cache-dtype", "fp8", "--format", "json")
     assert code == 0
     doc = json.loads(out)
     assert doc["checkpoint"] == "Inferact/Qwen3.8-27B-NVFP4" and doc["ok"] is True
@@ -29,16 +29,34 @@ def test_recipe_variant_on_two_5090s_fits(capsys):
     assert report["kv_tokens"] > 262144
 
 
-def test_recipe_hardware_overrides_are_applied(capsys):
+def test_recipe_plan_argv_is_checked(capsys):
     code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "rtx_5090", "--variant", "nvfp4",
                         "--format", "json")
     doc = json.loads(out)
     assert "--enforce-eager" in doc["argv"] and doc["report"]["max_model_len"] == 32768
+    assert doc["argv"][:3] == ["vllm", "serve", "Inferact/Qwen3.8-27B-NVFP4"]
+    assert code == 0
+
+
+def test_the_planned_tp1_launch_on_two_5090s_cannot_hold_its_default_context(capsys):
+    code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "rtx_5090_2x", "--variant", "nvfp4",
+                        "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["report"]["tp"] == 1 and doc["report"]["max_model_len"] == 262144
+    finding = next(f for f in doc["findings"] if f["code"] == "fit-context")
+    assert finding["fix"].startswith("--tensor-parallel-size 2")
+
+
+def test_explicit_tp_keeps_the_recipe_memory_options(capsys):
+    code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "rtx_5090", "--variant", "nvfp4",
+                        "--tp", "1", "--format", "json")
+    doc = json.loads(out)
+    assert doc["argv"][:2] == ["--max-model-len", "32768"] and doc["report"]["tp"] == 1
     assert code == 0
 
 
 def test_text_output_and_exit_code_for_a_launch_that_cannot_start(capsys):
-    code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "h200", "--nodes", "2")
+    code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "h200", "--nodes", "2", "--tp", "16")
     assert code == 1
     assert "24 attention heads are not divisible by tensor parallel size 16" in out
     assert "fits: NO" in out

@@ -40,6 +40,7 @@ def register(app: typer.Typer) -> None:
         model: Optional[str] = typer.Argument(None, help="recipe id, checkpoint id, local dir or config.json"),
         hardware: Optional[str] = typer.Option(None, "--hardware", help="hardware profile id (taxonomy)"),
         variant: Optional[str] = typer.Option(None, "--variant"),
+        strategy: Optional[str] = typer.Option(None, "--strategy", help="serving strategy of the plan (recipe models)"),
         tp: Optional[int] = typer.Option(None, "--tp", "--tensor-parallel-size"),
         pp: Optional[int] = typer.Option(None, "--pp", "--pipeline-parallel-size"),
         max_model_len: Optional[str] = typer.Option(None, "--max-model-len"),
@@ -64,7 +65,7 @@ def register(app: typer.Typer) -> None:
         if output_format not in ("text", "json"):
             raise SelectionError(f"unknown --format {output_format!r}", fix="use text or json")
         opts = FitOptions(
-            model=model, hardware=hardware, variant=variant, tp=tp, pp=pp, max_model_len=max_model_len,
+            model=model, hardware=hardware, variant=variant, strategy=strategy, tp=tp, pp=pp, max_model_len=max_model_len,
             kv_cache_dtype=kv_cache_dtype, gpu_memory_utilization=gpu_memory_utilization,
             max_num_seqs=max_num_seqs, engine=engine, nodes=nodes, cpu_kvcache_space_gib=cpu_kvcache_space,
             catalog=catalog,

@@ -83,12 +83,14 @@ def check_plan_fit(
         findings += check_cpu_head_size(facts)
     report = None
     if not any(f.code.startswith("tp-") and f.severity == "error" for f in findings):
-        report = plan_fit(FitRequest(
+        request = FitRequest(
             facts=facts, device=device, launch=launch, engine="vllm-cpu" if cpu else engine,
             cpu_kvcache_space_gib=cpu_kvcache_space_gib,
-        ))
+        )
+        report = plan_fit(request)
         if report.weights_known or cpu:
-            findings += check_fit(report, facts, launch, device)
+            findings += check_fit(report, facts, launch, device,
+                                  replan=lambda changed: plan_fit(replace(request, launch=changed)))
         else:
             findings.append(Finding("note", "fit-unknown-weights", "weight bytes unknown; the fit check was skipped",
                                     "download the checkpoint so its safetensors headers can be read"))

@@ -5,6 +5,9 @@ Each check returns a list of ``Finding`` (error / warning / note) with the small
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 from servekit.facts.model import ModelFacts
 from servekit.fit.findings import Finding
 from servekit.fit.hardware import Device
@@ -14,6 +17,8 @@ from servekit.fit.planner import FitReport
 CPU_ATTENTION_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256)
 FP8_BLOCK = 128
 CONTEXT_STEP = 1024
+USEFUL_CONTEXT = 8192
+"""Below this, a shorter --max-model-len is offered last: more memory is the better fix."""
 
 
 def _round_down(value: int, step: int = CONTEXT_STEP) -> int:
@@ -161,21 +166,33 @@ def check_device_count(launch: LaunchSettings, device: Device, nodes: int = 1) -
     return []
 
 
-def check_fit(report: FitReport, facts: ModelFacts, launch: LaunchSettings, device: Device) -> list[Finding]:
-    """Does the plan leave room for one request at --max-model-len; the smallest fix if not."""
+def check_fit(
+    report: FitReport,
+    facts: ModelFacts,
+    launch: LaunchSettings,
+    device: Device,
+    replan: Callable[[LaunchSettings], FitReport] | None = None,
+) -> list[Finding]:
+    """Does the plan leave room for one request at --max-model-len; the smallest fixes if not.
+
+    With ``replan`` (launch settings -> report), a candidate fix is offered only when it makes
+    the launch fit; without it, candidates are offered unverified."""
     if report.available_kv_gib <= 0:
         return [Finding(
             "error", "fit-weights",
             f"weights ({report.weights_gib_per_rank:.2f} GiB/rank) plus activation and runtime "
-            f"({report.activation_gib + report.runtime_gib:.2f} GiB) exceed the "
+            f"({report.activation_gib + report.runtime_gib + report.cudagraph_gib:.2f} GiB) exceed the "
             f"{report.budget_gib:.2f} GiB budget per device",
-            _more_memory_fix(facts, launch, device),
+            _first_working(_memory_candidates(facts, launch, device), replan)
+            or "a smaller (quantized) variant, or hardware with more memory per device",
         )]
     if report.max_concurrency < 1:
-        fixes = [f"--max-model-len {_round_down(report.longest_context)}"]
-        if launch.kv_cache_dtype == "auto" and device.at_least("ada"):
-            fixes.append("--kv-cache-dtype fp8")
-        fixes.append(_more_memory_fix(facts, launch, device))
+        shorter = _round_down(report.longest_context)
+        candidates = _memory_candidates(facts, launch, device)
+        useful = report.longest_context >= max(USEFUL_CONTEXT, report.max_model_len // 8)
+        if shorter:
+            candidates.insert(0 if useful else len(candidates), ("--max-model-len", replace(launch, max_model_len=shorter)))
+        fixes = _working(candidates, replan) or ["a smaller (quantized) variant, or hardware with more memory per device"]
         return [Finding(
             "error", "fit-context",
             f"the KV pool holds {report.kv_tokens:,} tokens, less than one request of "
@@ -202,9 +219,33 @@ def check_fit(report: FitReport, facts: ModelFacts, launch: LaunchSettings, devi
     return out
 
 
-def _more_memory_fix(facts: ModelFacts, launch: LaunchSettings, device: Device) -> str:
+Candidate = tuple[str, LaunchSettings]
+
+
+def _memory_candidates(facts: ModelFacts, launch: LaunchSettings, device: Device) -> list[Candidate]:
+    """Launch changes that free memory per rank, least disruptive first."""
+    out: list[Candidate] = []
+    if launch.kv_cache_dtype == "auto" and device.at_least("ada"):
+        out.append(("--kv-cache-dtype fp8", replace(launch, kv_cache_dtype="fp8")))
     heads = facts.num_attention_heads
-    larger = [n for n in (2, 4, 8, 16) if n > launch.tp and heads % n == 0 and n <= device.count]
-    if larger:
-        return f"--tensor-parallel-size {larger[0]}"
-    return "a smaller (quantized) variant, or hardware with more memory per device"
+    for n in (2, 4, 8, 16):
+        if n > launch.tp and heads % n == 0 and n * launch.pp <= device.count:
+            out.append((f"--tensor-parallel-size {n}", replace(launch, tp=n)))
+    if facts.has_vision and not launch.language_model_only:
+        out.append(("--language-model-only", replace(launch, language_model_only=True)))
+    return out
+
+
+def _describe(label: str, candidate: LaunchSettings) -> str:
+    return f"--max-model-len {candidate.max_model_len}" if label == "--max-model-len" else label
+
+
+def _working(candidates: list[Candidate], replan: Callable[[LaunchSettings], FitReport] | None) -> list[str]:
+    if replan is None:
+        return [_describe(label, c) for label, c in candidates]
+    return [_describe(label, c) for label, c in candidates if replan(c).fits]
+
+
+def _first_working(candidates: list[Candidate], replan: Callable[[LaunchSettings], FitReport] | None) -> str | None:
+    found = _working(candidates, replan)
+    return found[0] if found else None

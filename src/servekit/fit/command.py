@@ -18,6 +18,7 @@ class FitOptions:
     model: str
     hardware: str
     variant: str | None = None
+    strategy: str | None = None
     tp: int | None = None
     pp: int | None = None
     max_model_len: str | None = None
@@ -39,6 +40,21 @@ def _recipe_argv(recipe: dict[str, Any], variant: str, hardware: str) -> list[st
     override = (doc.get("hardware_overrides") or {}).get(hardware) or {}
     argv += [str(a) for a in override.get("extra_args") or []]
     return argv
+
+
+def _plan_argv(docs: Any, recipe_id: str, variant: str | None, opts: FitOptions) -> list[str]:
+    """The argv servekit's own plan renders for this recipe, hardware and variant."""
+    from servekit.synthesis.render import render_plan
+    from servekit.synthesis.resolve import resolve_selection
+    from servekit.synthesis.synthesize import synthesize
+
+    selection = resolve_selection(
+        docs, recipe_id, hardware=opts.hardware, variant=variant, strategy=opts.strategy,
+        node_count=opts.nodes if opts.nodes > 1 else None,
+    )
+    rendering = render_plan(synthesize(docs, selection))
+    argv = rendering.get("argv") or rendering.get("head_argv") or (rendering.get("prefill") or {}).get("argv")
+    return [str(a) for a in argv or []]
 
 
 def _user_argv(opts: FitOptions) -> list[str]:
@@ -72,10 +88,12 @@ def run_fit(opts: FitOptions) -> tuple[FitCheck, dict[str, Any]]:
     resolved = resolve_model(opts.model, variant=opts.variant, recipes=docs.recipes)
     argv: list[str] = []
     tp = opts.tp
-    if resolved.recipe_id:
+    if resolved.recipe_id and tp is None:
+        # the launch servekit would plan: tensor parallel size, recipe and hardware overrides
+        argv += _plan_argv(docs, resolved.recipe_id, opts.variant, opts)
+    elif resolved.recipe_id:
+        # an explicit --tp describes the user's own launch; keep the recipe's memory options
         argv += _recipe_argv(docs.recipes[resolved.recipe_id], resolved.variant or "default", opts.hardware)
-        if tp is None:
-            tp = int(profile.get("gpu_count") or 1) * opts.nodes
     argv += _user_argv(opts)
     check = check_plan_fit(
         resolved.facts,
