@@ -28,16 +28,20 @@ def test_bundled_catalog_builds(tmp_path, capsys):
     assert json.loads((out / "taxonomy.json").read_text())["hardware_profiles"]
 
 
+SMALL_RECIPES = ("Qwen3-8B", "Qwen3-4B", "Qwen3-32B")
+
+
 @pytest.fixture
 def small_catalog(tmp_path, reference_catalog):
-    """The reference vocabulary and strategies with one of its recipes."""
+    """The reference vocabulary and strategies with three of its recipes."""
     catalog = tmp_path / "catalog"
     catalog.mkdir()
     shutil.copy(reference_catalog / "taxonomy.yaml", catalog / "taxonomy.yaml")
     shutil.copytree(reference_catalog / "strategies", catalog / "strategies")
     shutil.copytree(reference_catalog / "kv_store", catalog / "kv_store")
     (catalog / "models" / "Qwen").mkdir(parents=True)
-    shutil.copy(reference_catalog / "models" / "Qwen" / "Qwen3-8B.yaml", catalog / "models" / "Qwen")
+    for name in SMALL_RECIPES:
+        shutil.copy(reference_catalog / "models" / "Qwen" / f"{name}.yaml", catalog / "models" / "Qwen")
     return catalog
 
 
@@ -46,7 +50,7 @@ def test_catalog_option_and_rebuild_in_place(tmp_path, capsys, small_catalog):
     out.mkdir()
     (out / "stale.json").write_text("{}")
     assert main(["api", "build", "--out", str(out), "--catalog", str(small_catalog)]) == 0
-    assert "1 recipes" in capsys.readouterr().out
+    assert f"{len(SMALL_RECIPES)} recipes" in capsys.readouterr().out
     assert (out / "Qwen" / "Qwen3-8B.json").is_file()
     assert not (out / "stale.json").exists()  # the old tree was replaced, not merged into
     assert sorted(p.name for p in tmp_path.iterdir()) == ["catalog", "site"]
@@ -70,3 +74,20 @@ def test_broken_recipe_leaves_previous_tree(tmp_path, capsys, small_catalog):
     assert "Bad.yaml" in capsys.readouterr().err
     assert (out / "keep.json").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["catalog", "site"]
+
+
+def test_jobs_must_be_positive(tmp_path, capsys, small_catalog):
+    out = tmp_path / "site"
+    assert main(["api", "build", "--out", str(out), "--catalog", str(small_catalog), "--jobs", "0"]) == 1
+    assert "--jobs must be at least 1" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_one_job_builds_the_same_tree(tmp_path, small_catalog):
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert main(["api", "build", "--out", str(one), "--catalog", str(small_catalog), "--jobs", "1"]) == 0
+    assert main(["api", "build", "--out", str(two), "--catalog", str(small_catalog), "--jobs", "2"]) == 0
+    files = sorted(p.relative_to(one).as_posix() for p in one.rglob("*.json"))
+    assert files == sorted(p.relative_to(two).as_posix() for p in two.rglob("*.json"))
+    for rel in files:
+        assert json.loads((one / rel).read_text()) == json.loads((two / rel).read_text()), rel
