@@ -88,3 +88,48 @@ def test_golden_renderings_round_trip(reference_docs, golden_selections):
             for cmd, argv in zip(obj.get("worker_commands", []), obj.get("worker_argvs", []), strict=True):
                 assert _split(cmd) == argv
     assert checked > 500
+
+
+def _command_pairs(rendered: dict):
+    """(shell command, argv) pairs of every shape a rendering object can carry."""
+    objects = [rendered] + [rendered[r] for r in ("prefill", "decode") if isinstance(rendered.get(r), dict)]
+    for obj in objects:
+        for cmd, argv in (("command", "argv"), ("docker_command", "docker_argv"), ("head_command", "head_argv"),
+                          ("head_docker_command", "head_docker_argv"), ("vllm_command", "vllm_argv"),
+                          ("vllm_docker_command", "vllm_docker_argv")):
+            if obj.get(cmd) is not None:
+                yield obj[cmd], obj[argv]
+        for cmds, argvs in (("worker_commands", "worker_argvs"), ("worker_docker_commands", "worker_docker_argvs"),
+                            ("vllm_worker_commands", "vllm_worker_argvs")):
+            for cmd, argv in zip(obj.get(cmds) or [], obj.get(argvs) or [], strict=True):
+                yield cmd, argv
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_random_reference_plans_round_trip(reference_docs, data):
+    """Any plan the reference catalog allows: every command splits back into its argv."""
+    from servekit.errors import SelectionError
+    from servekit.synthesis import selection as rules
+    from servekit.synthesis.render import render_plan
+    from servekit.synthesis.resolve import resolve_selection
+    from servekit.synthesis.synthesize import synthesize
+
+    docs = reference_docs
+    recipe_id = data.draw(st.sampled_from(sorted(docs.recipes)))
+    recipe = docs.recipes[recipe_id]
+    variant = data.draw(st.sampled_from(sorted(recipe.get("variants") or {"default": {}})))
+    hardware = data.draw(st.sampled_from(rules.compatible_hardware(docs.taxonomy["hardware_profiles"], recipe,
+                                                                   variant) or ["h200"]))
+    strategy = data.draw(st.sampled_from(rules.effective_compatible_strategies(recipe) or ["single_node_tp"]))
+    features = data.draw(st.lists(st.sampled_from(sorted(recipe.get("features") or {"_": {}})), unique=True))
+    kv = data.draw(st.sampled_from([None, *docs.kv_store, *(docs.taxonomy.get("kv_offload") or {})]))
+    try:
+        sel = resolve_selection(docs, recipe_id, hardware=hardware, variant=variant, strategy=strategy,
+                                features=[f for f in features if f in (recipe.get("features") or {})],
+                                kv_offload=kv)
+    except SelectionError:
+        return  # a combination the rules refuse is refused with a message, never rendered
+    rendered = render_plan(synthesize(docs, sel))
+    for command, argv in _command_pairs(rendered):
+        assert _split(command) == [text(t) for t in argv]
