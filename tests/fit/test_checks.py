@@ -136,3 +136,11 @@ def test_check_plan_fit_reads_precision_from_quantization(precision, ok):
     assert result.ok is ok
     hopper = check_plan_fit(facts, H100, hardware_name="h100", tp=1)
     assert ("precision-nvfp4" in _codes(hopper.findings)) is (precision == "nvfp4")
+
+
+def test_rounded_weight_figures_are_flagged():
+    result = check_plan_fit(shipped_facts("RedHatAI/Qwen3.8-27B-INT4"), H100, hardware_name="h100",
+                            argv=["--max-model-len", "32768"])
+    assert any(f.code == "fit-approximate-weights" and f.severity == "note" for f in result.findings)
+    exact = check_plan_fit(shipped_facts("Qwen/Qwen3.8-27B-FP8"), H100, hardware_name="h100")
+    assert not any(f.code == "fit-approximate-weights" for f in exact.findings)

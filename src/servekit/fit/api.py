@@ -88,6 +88,10 @@ def check_plan_fit(
             cpu_kvcache_space_gib=cpu_kvcache_space_gib,
         )
         report = plan_fit(request)
+        if facts.weights is not None and not facts.weights.exact:
+            findings.append(Finding("note", "fit-approximate-weights",
+                                    "weight bytes are a rounded public figure, not summed from safetensors headers",
+                                    "download the checkpoint for exact figures"))
         if report.weights_known or cpu:
             findings += check_fit(report, facts, launch, device,
                                   replan=lambda changed: plan_fit(replace(request, launch=changed)))
