@@ -10,6 +10,10 @@ from servekit.engines import environments
 
 
 def install_command(requirement: str, force: bool = False) -> int:
+    env = environments.env_for(requirement)
+    if force or environments.find_env(requirement) is None:
+        typer.echo(f"installing {env.spec.requirement} into {env.root} (log: {env.log}); this can take minutes",
+                   err=True)
     outcome = environments.install(requirement, force=force)
     verb = "already installed" if outcome.reused else "installed"
     typer.echo(f"{outcome.env.spec.requirement} {verb}: {outcome.env.python}")
