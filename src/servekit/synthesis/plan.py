@@ -10,7 +10,7 @@ config template) are carried as plain data in ``passthrough`` fields.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,11 @@ class Selection:
         return None if self.pd_nodes is None else dict(self.pd_nodes)
 
 
-@dataclass(frozen=True)
-class Arg:
-    """One unit of a command line: a flag with or without its value, or a positional."""
+class Arg(NamedTuple):
+    """One unit of a command line: a flag with or without its value, or a positional.
+
+    (A NamedTuple rather than a frozen dataclass: plans hold tens of thousands of these.)
+    """
 
     flag: str | None
     value: Any = None
@@ -56,8 +58,9 @@ class Arg:
         return [self.flag] if self.value is None else [self.flag, self.value]
 
 
-@dataclass(frozen=True)
-class EnvVar:
+class EnvVar(NamedTuple):
+    """One environment variable and the catalog key that set it."""
+
     name: str
     value: Any
     source: str
