@@ -75,6 +75,23 @@ VLLM_CASES: list[list[str]] = [
     ["m", "--quantization", "fp9"], ["m", "--quantization", "mxfp6"],
     ["m", "--enable-log-outputs"], ["m", "--enable-log-outputs", "--enable-log-requests"],
     ["m", "--config", "/nonexistent/servekit-config.yaml"],
+    # argparse and vLLM-rewriting corners
+    ["m", "--", "--port"], ["m", "--quantization", ""], ["m", "--attention-backend", "None"],
+    ["m", "--compilation-config", "{}"], ["m", "-cc.mode=3"], ["m", "-cc.mode", "3"],
+    ["m", "--speculative-config.method", "ngram"], ["m", "--no-enable-prefix"], ["m", "--no-trust"],
+    ["m", "--served-model-name=a"], ["m", "--port=8000", "--port=8000"], ["m", "-asc", "2"], ["m", "--max-model-len="],
+    ["m", "--seed", "-0.5"], ["m", "--max-model-len", "-0.5"], ["m", "--hf-overrides.rope_theta", "1e6"],
+    ["m", "--compilation-config.pass_config.fuse_norm_quant", "true"], ["m", "--compilation-config.bogus", "1"],
+    ["m", "-q=fp8"], ["m", "-qfp8"], ["m", "-t", "2"], ["m", "-e"], ["m", "--enable"], ["m", "--data-parallel-size", "2k"],
+    ["m", "--limit-mm-per-prompt.image", "2"], ["m", "--lora-modules", "a=b", "c=d"],
+    ["m", "--middleware", "x", "--middleware", "y"], ["m", "--max-num-batched-tokens", "2K"],
+    ["m", "--kv-cache-memory-bytes", "4G"], ["m", "--kv-cache-memory-bytes", "None"],
+    ["m", "--enable-expert-parallel", "--no-enable-expert-parallel", "-ep"], ["m", "--api-key", "a", "b"],
+    ["m", "--uvicorn-log-level", "DEBUG"], ["m", "--log-level", "debug"], ["m", "--mm-processor-kwargs", '{"a":1}'],
+    ["m", "--mm-processor-kwargs", "[1]"], ["m", "--override-generation-config", '{"temperature": 0.6}'],
+    ["m", "--generation-config", "auto"], ["m", "--enforce-eager", "true"], ["m", "--speculative-config", "null"],
+    ["m", "--pooler-config", "[]"], ["m", "-O"], ["m", "-O", "4"], ["m", "-Ox"], ["m", "--optimization-level", "9"],
+    ["m", "--help=all"], ["m", "--safetensors-load-strategy", "lazy"], ["m", "--cudagraph-capture-sizes", "1", "2", "x"],
 ]
 
 MAX_CASES: list[tuple[str, list[str]]] = [
@@ -100,6 +117,16 @@ MAX_CASES: list[tuple[str, list[str]]] = [
     ("serve", ["--model", "m", "--device-memory-utilization", "most"]),
     ("warm-cache", ["--model", "m", "--devices", "cpu", "--quantization-encoding", "float32"]),
     ("warm-cache", ["--model", "m", "--target", "cuda:sm_90"]), ("warm-cache", ["--model", "m", "--port", "8000"]),
+    ("serve", []), ("serve", ["--model", "m", "--devices", "gpu:a"]), ("serve", ["--model", "m", "--max-batch-size", "-1"]),
+    ("serve", ["--model", "m", "--temperature", "nan"]), ("serve", ["--model", "m", "--", "x"]),
+    ("serve", ["--model", "m", "--weight-path", "a", "--weight-path", "b"]),
+    ("serve", ["--model", "m", "--kv-connector-config", "/nonexistent.yaml"]),
+    ("serve", ["--model", "m", "--structured-output-backend", "foo"]), ("serve", ["--model", "m", "-h"]),
+    ("serve", ["--model", "m", "--use-vendor-blas", "maybe"]), ("serve", ["--model", "m", "--use-vendor-blas", "true"]),
+    ("serve", ["--model", "m", "--use-vendor-blas"]), ("serve", ["--model", "m", "--rope-type", "YARN"]),
+    ("serve", ["--model", "m", "--port", "1e3"]), ("serve", ["--model", "m", "--top-k", " 5 "]),
+    ("serve", ["--model", "m", "--chat-template", "/nonexistent.jinja"]), ("serve", ["--model", "m", "--model-override", "x"]),
+    ("warm-cache", ["--model", "m", "--target", ""]),
 ]
 
 
