@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-REFERENCE = SHARED / "reference"
-REFERENCE_CATALOG = REFERENCE / "catalog"
+from testing.shared import REFERENCE, REFERENCE_CATALOG, SHARED  # noqa: F401 - re-exported
 
 
 @pytest.fixture(autouse=True)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from servekit.catalog.documents import bundled_catalog_dir, read_documents, read_yaml
-from conftest import REFERENCE_CATALOG, SHARED
+from testing.shared import REFERENCE_CATALOG, SHARED
 
 SEED_RECIPE = SHARED / "seeds" / "003_qwen3.8-27b_recipe.yaml"
 SEED_ID = "Qwen/Qwen3.8-27B"

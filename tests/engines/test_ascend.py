@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import SHARED
+from testing.shared import SHARED
 
 from servekit.catalog.documents import bundled_catalog_dir, read_yaml
 from servekit.engines.ascend import DIALECT, RECOMMENDED_ENV, translate_ascend, validate_ascend

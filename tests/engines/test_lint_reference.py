@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REFERENCE, REFERENCE_CATALOG
+from testing.shared import REFERENCE, REFERENCE_CATALOG
 
 from servekit.engines.environments import find_env
 from servekit.engines.lint import lint_argv

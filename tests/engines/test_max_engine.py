@@ -186,7 +186,7 @@ def test_parser_names_are_the_installed_ones(max_python):
 def test_every_reference_single_node_launch_translates_to_a_parsable_max_argv(max_python):
     import lzma
 
-    from conftest import REFERENCE
+    from testing.shared import REFERENCE
 
     from servekit.catalog.documents import bundled_catalog_dir, read_yaml
 
@@ -217,7 +217,7 @@ def test_every_reference_single_node_launch_translates_to_a_parsable_max_argv(ma
 
 
 def test_seed_warm_cache_example_and_ours_agree(max_python):
-    from conftest import SHARED
+    from testing.shared import SHARED
 
     seed = SHARED / "seeds" / "004_max_warm_cache.txt"
     if not seed.is_file():

@@ -6,7 +6,7 @@ import re
 import shlex
 
 import pytest
-from conftest import REFERENCE
+from testing.shared import REFERENCE
 
 from servekit.engines.dialect import DialectContext
 from servekit.engines.max import DIALECT, translate_to_max, validate_max_argv

@@ -7,7 +7,7 @@ import json
 import shlex
 
 import pytest
-from conftest import SHARED
+from testing.shared import SHARED
 
 from servekit.catalog.documents import bundled_catalog_dir, read_yaml
 from servekit.engines.dialect import DialectContext, render_multiline

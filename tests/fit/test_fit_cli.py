@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import REFERENCE
+from testing.shared import REFERENCE
 from servekit.cli.app import main
 from testing.tiny_model import TinyLlamaShape, write_tiny_llama
 

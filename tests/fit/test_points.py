@@ -13,7 +13,7 @@ import pytest
 
 from servekit.fit.command import predict_points
 from servekit.fit.points import facts_from_point, launch_from_point, predict_point, weights_per_rank_from_point
-from conftest import REFERENCE
+from testing.shared import REFERENCE
 
 POINTS = REFERENCE / "kv-points-visible.jsonl"
 TARGET_MEDIAN = 0.05
