@@ -7,11 +7,9 @@ from pathlib import Path
 import pytest
 from testing.hub_server import HubServer
 from testing.tiny_model import add_duplicate_formats, write_tiny_llama
+from warm_repos import DRAFT, MODEL
 
 from servekit.warm.hub import HubSettings
-
-MODEL = "org/tiny-llama"
-DRAFT = "org/tiny-draft"
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import DRAFT, MODEL
+from warm_repos import DRAFT, MODEL
 
 from servekit.cli.app import main
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import DRAFT, MODEL
+from warm_repos import DRAFT, MODEL
 
 from servekit.warm.engine_steps import EngineTarget
 from servekit.warm.fetch_plan import plan_fetch
