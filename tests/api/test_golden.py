@@ -139,3 +139,20 @@ def test_parallel_build_equals_the_in_process_build(reference_build, recorded_bu
     assert written == set(tree)
     differing = [rel for rel in tree if json.loads((reference_build / rel).read_bytes()) != tree.get(rel)]
     assert not differing[:10]
+
+
+def test_every_link_in_the_tree_resolves(reference_build):
+    """models.json rows, by_hardware and alternatives links, variant json pointers."""
+    rows = json.loads((reference_build / "models.json").read_bytes())
+    links = [row["json"] for row in rows]
+    for row in rows:
+        doc = json.loads((reference_build / row["json"].lstrip("/")).read_bytes())
+        assert doc["hf_id"] == row["hf_id"]
+        head = doc.get("recommended_command") or {}
+        links += list(head.get("by_hardware", {}).values()) + list(head.get("alternatives", {}).values())
+        links += [v["json"] for v in (doc.get("variants") or {}).values() if "json" in v]
+        for hw_link in head.get("by_hardware", {}).values():
+            hw_doc = json.loads((reference_build / hw_link.lstrip("/")).read_bytes())
+            links += list(hw_doc.get("alternatives", {}).values())
+    dangling = sorted({link for link in links if not (reference_build / link.lstrip("/")).is_file()})
+    assert not dangling, dangling[:10]
