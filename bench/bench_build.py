@@ -12,6 +12,8 @@ Measures, each as the median of ``--runs`` runs:
 Wall time and CPU time (user + system, this process or the children) are both reported: on a
 shared machine the disk and the other cores are not ours, CPU time is. Targets: the whole
 reference catalog in under 2 s (the reference site's builder takes 4.4 s), a plan in 0.3 s.
+The tree has ~16,000 files, so on a throttled virtual disk file creation alone can take
+seconds; ``--out-root /dev/shm`` measures the build without the disk.
 
 Usage: .venv/bin/python bench/bench_build.py [--catalog DIR] [--runs N] [--out-root DIR]
        [--jobs N] [--plan-catalog DIR]
