@@ -191,3 +191,23 @@ def test_recipe_documents_carry_servekit_facts_under_their_own_key(catalog):
         sources = {tuple(a["arg"]): a["source"] for a in own["provenance"]["serve"]["args"]}
         assert any("tool_calling" in src for src in sources.values()), sources
         assert doc["recommended_command"]["variant"] == variant
+
+
+def test_a_rendering_that_fails_is_skipped_and_reported(catalog, monkeypatch):
+    """A combination synthesis cannot render leaves out that file only, with the reason."""
+    import servekit.api.render as render
+
+    real = render.render_plan
+
+    def fail_on_multi_node(plan):
+        if plan.selection.strategy == "multi_node_tp":
+            raise ValueError("boom")
+        return real(plan)
+
+    monkeypatch.setattr(render, "render_plan", fail_on_multi_node)  # an injected fault
+    _write(catalog, "Acme/Model-7B", _recipe("Acme/Model-7B"))
+    tree, summary = _build(catalog)
+    assert summary.skipped and all("multi_node_tp" in s and "ValueError: boom" in s for s in summary.skipped)
+    assert not [p for p in tree if p.startswith("Acme/") and p.endswith("/multi_node_tp.json")]
+    assert "recommended_command" in tree.get("Acme/Model-7B.json")
+    assert tree.get("servekit.json")["servekit"]["skipped_renderings"] == sorted(summary.skipped)

@@ -2,8 +2,9 @@
 
 The builder asks for fully specified commands (variant, strategy, hardware, node count,
 enabled features, PD pool sizes, KV-store deployment); modes are left to the default rules.
-A combination the synthesis refuses is skipped and recorded, as the public site's builder
-skips it, so one unsupported corner never sinks the whole tree.
+A combination the synthesis refuses (or fails on) is skipped and recorded, as the public
+site's builder skips it, so one unsupported corner never sinks the whole tree; the build
+summary and ``servekit.json`` list every skipped rendering with its reason.
 """
 
 from __future__ import annotations
@@ -59,12 +60,17 @@ class SynthesisRenderer:
             plan = synthesize(self._docs, selection)
             outcome = (selection, plan, render_plan(plan))
         except ServekitError as exc:
-            self._skipped.append(
-                f"{self._recipe_id} / {request.variant} / {request.hardware} / {request.strategy}: {exc}"
-            )
+            self._skip(request, str(exc))
+            outcome = None
+        except Exception as exc:  # noqa: BLE001 - one broken combination must not sink the tree
+            self._skip(request, f"internal error {type(exc).__name__}: {exc}")
             outcome = None
         self._done[request] = outcome
         return outcome
+
+    def _skip(self, request: RenderRequest, why: str) -> None:
+        where = f"{self._recipe_id} / {request.variant} / {request.hardware} / {request.strategy}"
+        self._skipped.append(f"{where}: {why}")
 
     def __call__(self, request: RenderRequest) -> dict[str, Any] | None:
         outcome = self._synthesized(request)
