@@ -31,9 +31,13 @@ POOL_LINE = re.compile(r"CPU KV cache size: ([\d,]+) tokens")
 XEON = {"brand": "Intel", "generation": "cpu", "gpu_count": 1, "vram_gb": 256}
 
 SHAPES = [
-    pytest.param(TinyLlamaShape(layers=2, hidden=256, heads=4, kv_heads=2, head_dim=64), "auto", 1, id="gqa-2l-bf16kv"),
-    pytest.param(TinyLlamaShape(layers=3, hidden=256, heads=4, kv_heads=2, head_dim=64), "fp8", 1, id="gqa-3l-fp8kv"),
-    pytest.param(TinyLlamaShape(layers=4, hidden=256, heads=8, kv_heads=8, head_dim=128), "auto", 2, id="mha-4l-hd128"),
+    pytest.param(TinyLlamaShape(layers=2, hidden=256, heads=4, kv_heads=2, head_dim=64), "auto", 1, 1024,
+                 id="gqa-2l-bf16kv"),
+    pytest.param(TinyLlamaShape(layers=3, hidden=256, heads=4, kv_heads=2, head_dim=64), "fp8", 1, 1024,
+                 id="gqa-3l-fp8kv"),
+    # 1000 is not a whole number of 128-token blocks: the log reports concurrency x max-model-len
+    pytest.param(TinyLlamaShape(layers=4, hidden=256, heads=8, kv_heads=8, head_dim=128), "auto", 2, 1000,
+                 id="mha-4l-hd128-len1000"),
 ]
 
 
@@ -79,10 +83,10 @@ def _logged_pool(python: Path, model: Path, argv: list[str], space_gib: int, log
                 proc.wait()
 
 
-@pytest.mark.parametrize("shape,kv_dtype,space_gib", SHAPES)
-def test_predicted_cpu_pool_equals_the_logged_pool(vllm_python, tmp_path, shape, kv_dtype, space_gib):
+@pytest.mark.parametrize("shape,kv_dtype,space_gib,max_len", SHAPES)
+def test_predicted_cpu_pool_equals_the_logged_pool(vllm_python, tmp_path, shape, kv_dtype, space_gib, max_len):
     model = write_tiny_llama(tmp_path / "model", shape=shape, dtype="bfloat16")
-    argv = ["--max-model-len", "1024", "--kv-cache-dtype", kv_dtype, "--enforce-eager"]
+    argv = ["--max-model-len", str(max_len), "--kv-cache-dtype", kv_dtype, "--enforce-eager"]
     facts = facts_from_dir(model)
     check = check_plan_fit(facts, XEON, hardware_name="xeon", engine="vllm-cpu", argv=argv,
                            cpu_kvcache_space_gib=space_gib)

@@ -7,7 +7,10 @@ import pytest
 from servekit.facts import shipped_facts
 from servekit.facts.config import facts_from_config
 from servekit.fit.dtypes import DtypeError, kv_dtype_bytes
-from servekit.fit.kv import KVOptions, attention_token_bytes, cpu_pool_tokens, linear_state_bytes, pool_layout
+from servekit.fit.hardware import device_from_profile
+from servekit.fit.kv import KVOptions, attention_token_bytes, linear_state_bytes, pool_layout
+from servekit.fit.launch import LaunchSettings
+from servekit.fit.planner import FitRequest, plan_fit
 
 GIB = 1 << 30
 
@@ -84,11 +87,22 @@ def test_mla_latent_is_replicated_on_every_tp_rank():
     assert dcp.tokens_for(46.8 * GIB, 262144) == pytest.approx(5_721_088, rel=0.001)
 
 
-def test_cpu_pool_is_space_over_layers_times_kv():
+XEON = device_from_profile("xeon6", {"brand": "Intel", "generation": "cpu", "gpu_count": 4, "vram_gb": 1024})
+
+
+def _cpu_pool(facts, space_gib=1, **launch):
+    settings = LaunchSettings(**{"max_model_len": 1024, **launch})
+    return plan_fit(FitRequest(facts, XEON, settings, cpu_kvcache_space_gib=space_gib)).kv_tokens
+
+
+def test_cpu_pool_is_space_over_layers_times_kv_in_whole_blocks():
     facts = _dense(layers=2, heads=2, kv=1, head_dim=64)
     per_token = 2 * 2 * 1 * 64 * 2
-    assert cpu_pool_tokens(facts, 1 * GIB, 2) == GIB // (per_token * 128) * 128
-    assert cpu_pool_tokens(facts, 1 * GIB, 2, block_size=16) == GIB // (per_token * 16) * 16
+    assert _cpu_pool(facts) == GIB // (per_token * 128) * 128
+    assert _cpu_pool(facts, block_size=16) == GIB // (per_token * 16) * 16
+    # a max-model-len that is not a whole number of blocks: concurrency x max-model-len
+    blocks = GIB // (per_token * 128)
+    assert _cpu_pool(facts, max_model_len=1000) == int(blocks / 8 * 1000)
 
 
 def test_mamba2_state_and_mlp_only_layers_in_the_pool():
@@ -104,5 +118,5 @@ def test_mamba2_state_and_mlp_only_layers_in_the_pool():
     page_tokens = layout.block_size
     assert page_tokens % 16 == 0 and page_tokens * 2 * 8 * 128 * 2 >= state
     assert layout.group_size == 4 and layout.num_groups == 5  # 1 attention + 4 Mamba groups
-    # MLP-only layers keep nothing, also on the CPU backend
-    assert cpu_pool_tokens(facts, GIB, 2) == GIB // (4 * 2 * 8 * 128 * 2 * 128) * 128
+    # MLP-only layers keep nothing
+    assert layout.kv_bytes_per_token == 4 * 2 * 8 * 128 * 2

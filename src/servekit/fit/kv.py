@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from servekit.facts.model import ATTENTION_KINDS, ModelFacts
+from servekit.facts.model import ModelFacts
 from servekit.fit.dtypes import dtype_bytes
 
 DEFAULT_BLOCK_SIZE = 16
@@ -178,20 +178,3 @@ def pool_layout(facts: ModelFacts, opts: KVOptions) -> PoolLayout:
         num_groups=sum(n for _, n in per_kind),
         blocks_per_request=per_request,
     )
-
-
-CPU_BLOCK_SIZE = 128
-
-
-def cpu_pool_tokens(
-    facts: ModelFacts, space_bytes: int, kv_bytes: float, tp: int = 1, block_size: int | None = None
-) -> int:
-    """vLLM's CPU backend: the KV space over the per-token bytes of every attention layer, in
-    whole blocks (128 tokens unless ``--block-size`` says otherwise)."""
-    per_token = sum(
-        attention_token_bytes(facts, kind, kv_bytes, tp) for kind in facts.layers if kind in ATTENTION_KINDS
-    )
-    if not per_token:
-        return 0
-    block = block_size or CPU_BLOCK_SIZE
-    return int(space_bytes // (per_token * block)) * block

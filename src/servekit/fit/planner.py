@@ -13,16 +13,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-from servekit.facts.model import ATTENTION_KINDS, ModelFacts
+from servekit.facts.model import ModelFacts
 from servekit.fit.dtypes import kv_dtype_bytes
 from servekit.fit.hardware import Device
 from servekit.fit.kv import (
-    CPU_BLOCK_SIZE,
     KVOptions,
     PoolLayout,
-    attention_token_bytes,
-    cpu_pool_tokens,
-    linear_state_bytes,
     pool_layout,
 )
 from servekit.fit.launch import LaunchSettings
@@ -36,7 +32,10 @@ from servekit.fit.memory import (
 ENGINES = ("vllm", "vllm-cpu", "max", "vllm-qaic", "vllm-ascend")
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 DEFAULT_MAX_DEVICE_UTILIZATION = 0.9
-DEFAULT_CPU_KVCACHE_SPACE_GIB = 4.0
+CPU_PROCESS_GIB = 1.5
+"""Resident memory of a vLLM CPU worker besides its weights (interpreter, torch, buffers)."""
+CPU_BLOCK_SIZE = 128
+CPU_MLA_BLOCK_SIZE = 16
 DEFAULT_MAX_MODEL_LEN = 4096
 QAIC_KV_DTYPE = "mxint8"
 MAX_PAGE_SIZE = 128
@@ -50,6 +49,7 @@ class FitRequest:
     launch: LaunchSettings
     engine: str = "vllm"
     cpu_kvcache_space_gib: float | None = None
+    """VLLM_CPU_KVCACHE_SPACE; None means the engine's own rule (utilization of node memory)."""
     device_memory_utilization: float | None = None
     available_kv_gib: float | None = None
     """Known KV memory per rank (from a start-up log); skips the memory model."""
@@ -134,7 +134,7 @@ def _report(req: FitRequest, layout: PoolLayout, budget: float, mem, available_g
             longest: int, kv_dtype: str) -> FitReport:
     mml = effective_max_model_len(req.facts, req.launch)
     return FitReport(
-        engine=req.engine,
+        engine="vllm-cpu" if req.device.kind == "cpu" else req.engine,
         device=req.device.name,
         tp=req.launch.tp,
         pp=req.launch.pp,
@@ -159,33 +159,21 @@ def _report(req: FitRequest, layout: PoolLayout, budget: float, mem, available_g
 
 def plan_fit(req: FitRequest) -> FitReport:
     """The memory plan of one rank and the KV pool it leaves."""
-    if req.engine == "vllm-cpu" or req.device.kind == "cpu":
-        return _plan_cpu(req)
+    cpu = req.engine == "vllm-cpu" or req.device.kind == "cpu"
     facts, launch, device = req.facts, req.launch, req.device
     kv_dtype = launch.kv_cache_dtype
     if req.engine == "vllm-qaic" and kv_dtype == "auto":
         kv_dtype = QAIC_KV_DTYPE
     kv_bytes = kv_dtype_bytes(kv_dtype, facts.dtype)
     mem = rank_memory(facts, launch, device.memory_gib, req.weights_gib_per_rank, req.engine_version)
-    if req.engine in ("max", "vllm-qaic"):
-        mem = replace(mem, cudagraph=0.0)  # neither captures CUDA graphs inside a vLLM budget
-    if req.engine == "max":
-        budget = device.memory_gib
-        util = req.device_memory_utilization or DEFAULT_MAX_DEVICE_UTILIZATION
-        available = (budget - mem.total) * util
-    elif req.engine == "vllm-qaic":
-        budget = device.memory_gib
-        available = budget - mem.weights - mem.runtime
-    else:
-        budget = device.memory_gib * (launch.gpu_memory_utilization or DEFAULT_GPU_MEMORY_UTILIZATION)
-        available = budget - mem.total
-    if req.available_kv_gib is not None:
-        available = req.available_kv_gib
+    if cpu or req.engine in ("max", "vllm-qaic"):
+        mem = replace(mem, cudagraph=0.0)  # none of these captures CUDA graphs inside a vLLM budget
+    budget, available = _budget_and_kv(req, mem)
     opts = kv_options(facts, launch, device.memory_gib, kv_bytes)
-    if req.engine == "max" and not launch.block_size:
-        opts = replace(opts, block_size=MAX_PAGE_SIZE)
+    if not launch.block_size and (cpu or req.engine == "max"):
+        opts = replace(opts, block_size=_default_block(facts, cpu))
     layout = pool_layout(facts, opts)
-    if reports_concurrency_tokens(req.engine_version) or req.engine != "vllm":
+    if cpu or req.engine != "vllm" or reports_concurrency_tokens(req.engine_version):
         kv_tokens = layout.tokens_for(available * GIB, opts.max_model_len)
     else:
         kv_tokens = layout.legacy_tokens_for(available * GIB, launch.dcp)
@@ -195,36 +183,33 @@ def plan_fit(req: FitRequest) -> FitReport:
     return _report(req, layout, budget, mem, available, kv_tokens, longest, kv_dtype)
 
 
-def _plan_cpu(req: FitRequest) -> FitReport:
-    facts, launch = req.facts, req.launch
-    kv_dtype = launch.kv_cache_dtype
-    kv_bytes = kv_dtype_bytes(kv_dtype, facts.dtype)
-    space_gib = req.cpu_kvcache_space_gib if req.cpu_kvcache_space_gib is not None else DEFAULT_CPU_KVCACHE_SPACE_GIB
-    space = int(space_gib * GIB)
-    tokens = cpu_pool_tokens(facts, space, kv_bytes, launch.tp, launch.block_size)
-    mem = rank_memory(facts, launch, req.device.memory_gib, req.weights_gib_per_rank)
-    mml = effective_max_model_len(facts, launch)
-    per_token = sum(
-        attention_token_bytes(facts, kind, kv_bytes, launch.tp) for kind in facts.layers if kind in ATTENTION_KINDS
-    )
-    return FitReport(
-        engine="vllm-cpu",
-        device=req.device.name,
-        tp=launch.tp,
-        pp=launch.pp,
-        max_model_len=mml,
-        kv_cache_dtype=kv_dtype,
-        budget_gib=req.device.memory_gib,
-        weights_gib_per_rank=mem.weights,
-        activation_gib=mem.activation,
-        runtime_gib=mem.runtime,
-        cudagraph_gib=0.0,
-        available_kv_gib=space_gib,
-        kv_bytes_per_token=per_token,
-        linear_state_bytes_per_seq=linear_state_bytes(facts, launch.tp) * facts.layers.count("linear"),
-        block_size=launch.block_size or CPU_BLOCK_SIZE,
-        kv_tokens=tokens,
-        max_concurrency=tokens / mml if mml else 0.0,
-        longest_context=tokens,
-        weights_known=facts.weights is not None or req.weights_gib_per_rank is not None,
-    )
+def _default_block(facts: ModelFacts, cpu: bool) -> int:
+    if not cpu:
+        return MAX_PAGE_SIZE
+    return CPU_MLA_BLOCK_SIZE if "mla" in facts.layers else CPU_BLOCK_SIZE
+
+
+def _budget_and_kv(req: FitRequest, mem) -> tuple[float, float]:
+    """(budget, KV memory) per rank in GiB, by engine."""
+    launch, device = req.launch, req.device
+    if req.available_kv_gib is not None:
+        known = req.available_kv_gib
+    elif launch.kv_cache_memory_bytes:
+        known = launch.kv_cache_memory_bytes / GIB
+    else:
+        known = None
+    if req.engine == "vllm-cpu" or device.kind == "cpu":
+        # VLLM_CPU_KVCACHE_SPACE (whole GiB) or --kv-cache-memory-bytes; else utilization of the
+        # node's memory less what the process already holds
+        budget = device.memory_gib * (launch.gpu_memory_utilization or DEFAULT_GPU_MEMORY_UTILIZATION)
+        if req.cpu_kvcache_space_gib is not None:
+            return budget, req.cpu_kvcache_space_gib
+        return budget, known if known is not None else budget - mem.weights - CPU_PROCESS_GIB
+    if req.engine == "max":
+        util = req.device_memory_utilization or DEFAULT_MAX_DEVICE_UTILIZATION
+        available = (device.memory_gib - mem.total) * util
+        return device.memory_gib, known if known is not None else available
+    if req.engine == "vllm-qaic":
+        return device.memory_gib, known if known is not None else device.memory_gib - mem.weights - mem.runtime
+    budget = device.memory_gib * (launch.gpu_memory_utilization or DEFAULT_GPU_MEMORY_UTILIZATION)
+    return budget, known if known is not None else budget - mem.total
