@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import lzma
-from pathlib import Path
-
 import pytest
 
-REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference"
+from testing.shared import REFERENCE
+
 GOLDEN_SELECTIONS = REFERENCE / "golden" / "selections-visible.jsonl.xz"
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import collections
 import json
 import tarfile
-from pathlib import Path
 
 import pytest
 
@@ -18,7 +17,9 @@ from servekit.synthesis.render import render_plan
 from servekit.synthesis.resolve import resolve_selection
 from servekit.synthesis.synthesize import synthesize
 
-GOLDEN_TAR = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "golden" / "api-visible.tar.xz"
+from testing.shared import REFERENCE
+
+GOLDEN_TAR = REFERENCE / "golden" / "api-visible.tar.xz"
 PAGE_ONLY = {"strategy_spec", "hardware_profile", "alternatives", "by_hardware"}
 
 
