@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import lzma
+
 import pytest
 
 from testing.shared import REFERENCE
