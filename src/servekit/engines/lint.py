@@ -13,9 +13,9 @@ import shlex
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from servekit.engines.argscan import HELP, Occurrence, Scan, scan
 from servekit.engines.findings import Finding, LintResult
 from servekit.engines.flags import FlagCatalog, FlagSpec
+from servekit.engines.scan import HELP, Occurrence, Scan, scan
 from servekit.engines.startup import is_shell_reference, startup_findings
 from servekit.engines.valuecheck import check_value
 from servekit.errors import ServekitError
@@ -28,7 +28,7 @@ def check_args(catalog: FlagCatalog, args: Sequence[str]) -> list[Finding]:
     result = scan(catalog, list(args))
     findings = [_with_hint(catalog, f) for f in result.findings]
     findings += _occurrence_findings(catalog, result.occurrences)
-    findings += _positional_findings(catalog, result)
+    findings += _positional_findings(result)
     findings += _duplicate_findings(result.occurrences)
     findings += startup_findings(catalog, result.occurrences)
     return findings
@@ -121,13 +121,11 @@ _TYPE_WORDS = {
 }
 
 
-def _positional_findings(catalog: FlagCatalog, result: Scan) -> list[Finding]:
-    allowed = len(catalog.positionals)
-    extra = result.positionals[allowed:]
-    if not extra:
+def _positional_findings(result: Scan) -> list[Finding]:
+    if not result.extras:
         return []
     return [Finding("error", "unexpected-argument",
-                    f"unexpected argument(s): {' '.join(extra)}", None,
+                    f"unexpected argument(s): {' '.join(result.extras)}", None,
                     "an option value is missing its option, or a value with spaces needs quoting")]
 
 

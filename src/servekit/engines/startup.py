@@ -10,9 +10,9 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from servekit.engines.argscan import HELP, Occurrence
 from servekit.engines.findings import Finding
 from servekit.engines.flags import FlagCatalog
+from servekit.engines.scan import HELP, Occurrence
 
 
 def startup_findings(catalog: FlagCatalog, occurrences: Sequence[Occurrence]) -> list[Finding]:
