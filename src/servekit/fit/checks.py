@@ -17,6 +17,7 @@ from servekit.fit.planner import FitReport
 CPU_ATTENTION_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256)
 FP8_BLOCK = 128
 CONTEXT_STEP = 1024
+NO_FIX = "a smaller (quantized) variant, or hardware with more memory per device"
 USEFUL_CONTEXT = 8192
 """Below this, a shorter --max-model-len is offered last: more memory is the better fix."""
 
@@ -183,16 +184,16 @@ def check_fit(
             f"weights ({report.weights_gib_per_rank:.2f} GiB/rank) plus activation and runtime "
             f"({report.activation_gib + report.runtime_gib + report.cudagraph_gib:.2f} GiB) exceed the "
             f"{report.budget_gib:.2f} GiB budget per device",
-            _first_working(_memory_candidates(facts, launch, device), replan)
-            or "a smaller (quantized) variant, or hardware with more memory per device",
+            _first_working(_memory_candidates(facts, launch, device), replan) or NO_FIX,
         )]
     if report.max_concurrency < 1:
         shorter = _round_down(report.longest_context)
         candidates = _memory_candidates(facts, launch, device)
         useful = report.longest_context >= max(USEFUL_CONTEXT, report.max_model_len // 8)
         if shorter:
-            candidates.insert(0 if useful else len(candidates), ("--max-model-len", replace(launch, max_model_len=shorter)))
-        fixes = _working(candidates, replan) or ["a smaller (quantized) variant, or hardware with more memory per device"]
+            shorten = ("--max-model-len", replace(launch, max_model_len=shorter))
+            candidates.insert(0 if useful else len(candidates), shorten)
+        fixes = _working(candidates, replan) or [NO_FIX]
         return [Finding(
             "error", "fit-context",
             f"the KV pool holds {report.kv_tokens:,} tokens, less than one request of "

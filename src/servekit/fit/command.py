@@ -9,8 +9,7 @@ from typing import Any
 
 from servekit.errors import SelectionError, ServekitError
 from servekit.fit.api import FitCheck, check_plan_fit
-
-ENGINE_CHOICES = ("vllm", "vllm-cpu", "max", "vllm-qaic", "vllm-ascend")
+from servekit.fit.planner import ENGINES, FitReport
 
 
 @dataclass
@@ -76,8 +75,8 @@ def run_fit(opts: FitOptions) -> tuple[FitCheck, dict[str, Any]]:
     from servekit.catalog.documents import read_documents, resolve_catalog_dir
     from servekit.facts.resolve import resolve_model
 
-    if opts.engine not in ENGINE_CHOICES:
-        raise SelectionError(f"unknown engine {opts.engine!r}", fix=f"use one of: {', '.join(ENGINE_CHOICES)}")
+    if opts.engine not in ENGINES:
+        raise SelectionError(f"unknown engine {opts.engine!r}", fix=f"use one of: {', '.join(ENGINES)}")
     docs = read_documents(resolve_catalog_dir(opts.catalog))
     profiles = (docs.taxonomy or {}).get("hardware_profiles") or {}
     if opts.hardware not in profiles:
@@ -119,21 +118,25 @@ def run_fit(opts: FitOptions) -> tuple[FitCheck, dict[str, Any]]:
     return check, context
 
 
+def _report_lines(r: FitReport) -> list[str]:
+    state = f", {r.linear_state_bytes_per_seq:,} B/sequence of constant state" if r.linear_state_bytes_per_seq else ""
+    graphs = f" + CUDA graphs {r.cudagraph_gib:.2f}" if r.cudagraph_gib else ""
+    return [
+        f"  engine {r.engine}, TP {r.tp} x PP {r.pp}, max-model-len {r.max_model_len:,}, "
+        f"kv-cache-dtype {r.kv_cache_dtype}",
+        f"  per rank: budget {r.budget_gib:.2f} GiB = weights {r.weights_gib_per_rank:.2f} + activation "
+        f"{r.activation_gib:.2f} + runtime {r.runtime_gib:.2f}{graphs} + KV {r.available_kv_gib:.2f} GiB",
+        f"  KV: {r.kv_bytes_per_token:,.0f} B/token/rank (attention layers){state}, block {r.block_size} tokens",
+        f"  pool {r.kv_tokens:,} tokens; {r.max_concurrency:.2f}x requests of {r.max_model_len:,}; "
+        f"longest context that fits {r.longest_context:,}",
+    ]
+
+
 def render_text(check: FitCheck, context: dict[str, Any]) -> str:
-    lines = [f"{context['model']} on {context['hardware']}"
-             + (f" (variant {context['variant']})" if context.get("variant") else "")]
-    r = check.report
-    if r is not None:
-        lines += [
-            f"  engine {r.engine}, TP {r.tp} x PP {r.pp}, max-model-len {r.max_model_len:,}, kv-cache-dtype {r.kv_cache_dtype}",
-            f"  per rank: budget {r.budget_gib:.2f} GiB = weights {r.weights_gib_per_rank:.2f} + activation "
-            f"{r.activation_gib:.2f} + runtime {r.runtime_gib:.2f} + KV {r.available_kv_gib:.2f} GiB",
-            f"  KV: {r.kv_bytes_per_token:,.0f} B/token/rank (attention layers)"
-            + (f", {r.linear_state_bytes_per_seq:,} B/sequence of linear-attention state" if r.linear_state_bytes_per_seq else "")
-            + f", block {r.block_size} tokens",
-            f"  pool {r.kv_tokens:,} tokens; {r.max_concurrency:.2f}x requests of {r.max_model_len:,}; "
-            f"longest context that fits {r.longest_context:,}",
-        ]
+    variant = f" (variant {context['variant']})" if context.get("variant") else ""
+    lines = [f"{context['model']} on {context['hardware']}{variant}"]
+    if check.report is not None:
+        lines += _report_lines(check.report)
     for f in check.findings:
         lines.append(f"  {f.severity}: {f.message}" + (f" (fix: {f.fix})" if f.fix else ""))
     lines.append("  fits: yes" if check.ok else "  fits: NO")

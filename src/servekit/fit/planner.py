@@ -3,8 +3,9 @@
 * vLLM on GPU: the budget is ``gpu_memory_utilization x device memory``; the KV pool gets what
   weights, the activation peak and runtime overheads leave, sized in blocks by the hybrid
   allocator (``servekit.fit.kv``).
-* vLLM on CPU: the pool is ``VLLM_CPU_KVCACHE_SPACE`` GiB over the per-token bytes of every
-  attention layer, exactly as the engine logs ``CPU KV cache size``.
+* vLLM on CPU: the pool is ``VLLM_CPU_KVCACHE_SPACE`` GiB (or ``--kv-cache-memory-bytes``) laid
+  out in 128-token blocks over every attention layer, exactly as the engine logs
+  ``CPU KV cache size``; without either, utilization of the node's memory less the process.
 * MAX: ``device_memory_utilization`` of the memory left free after weights and overheads.
 * QAIC: KV lives in the compiled program (ctx_len x batch); the device budget is all of it.
 """
@@ -16,18 +17,10 @@ from dataclasses import asdict, dataclass, replace
 from servekit.facts.model import ModelFacts
 from servekit.fit.dtypes import kv_dtype_bytes
 from servekit.fit.hardware import Device
-from servekit.fit.kv import (
-    KVOptions,
-    PoolLayout,
-    pool_layout,
-)
+from servekit.fit.kv import KVOptions, PoolLayout, pool_layout
 from servekit.fit.launch import LaunchSettings
+from servekit.fit.memory import GIB, RankMemory, default_max_num_batched_tokens, rank_memory
 from servekit.fit.versions import reports_concurrency_tokens
-from servekit.fit.memory import (
-    GIB,
-    default_max_num_batched_tokens,
-    rank_memory,
-)
 
 ENGINES = ("vllm", "vllm-cpu", "max", "vllm-qaic", "vllm-ascend")
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
@@ -130,8 +123,16 @@ def longest_context(layout_for, available_bytes: float, upper: int) -> int:
     return lo
 
 
-def _report(req: FitRequest, layout: PoolLayout, budget: float, mem, available_gib: float, kv_tokens: int,
-            longest: int, kv_dtype: str) -> FitReport:
+def _report(
+    req: FitRequest,
+    layout: PoolLayout,
+    budget: float,
+    mem: RankMemory,
+    available_gib: float,
+    kv_tokens: int,
+    longest: int,
+    kv_dtype: str,
+) -> FitReport:
     mml = effective_max_model_len(req.facts, req.launch)
     return FitReport(
         engine="vllm-cpu" if req.device.kind == "cpu" else req.engine,
@@ -189,7 +190,7 @@ def _default_block(facts: ModelFacts, cpu: bool) -> int:
     return CPU_MLA_BLOCK_SIZE if "mla" in facts.layers else CPU_BLOCK_SIZE
 
 
-def _budget_and_kv(req: FitRequest, mem) -> tuple[float, float]:
+def _budget_and_kv(req: FitRequest, mem: RankMemory) -> tuple[float, float]:
     """(budget, KV memory) per rank in GiB, by engine."""
     launch, device = req.launch, req.device
     if req.available_kv_gib is not None:
