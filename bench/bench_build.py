@@ -96,7 +96,8 @@ def main() -> int:
     parser.add_argument("--plan-catalog", default=None, help="catalog for the plan run (default: bundled)")
     args = parser.parse_args()
 
-    from servekit.api.build import build_api, build_tree
+    from servekit.api.build import build_tree
+    from servekit.api.publish import build_api
     from servekit.api.workers import default_jobs
     from servekit.catalog.documents import read_documents
 

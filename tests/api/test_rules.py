@@ -160,7 +160,7 @@ def test_recipes_in_different_parts_promoting_one_id_match_the_sequential_build(
     """Later recipe wins a shared promoted id, whichever worker rendered the earlier one."""
     import json
 
-    from servekit.api.build import build_api
+    from servekit.api.publish import build_api
 
     shared = FP8.replace("Acme/Model-7B-FP8", "Acme/Shared-FP8")
     _write(catalog, "Acme/Alpha", _recipe("Acme/Alpha", extra_variants=shared))
@@ -211,3 +211,21 @@ def test_a_rendering_that_fails_is_skipped_and_reported(catalog, monkeypatch):
     assert not [p for p in tree if p.startswith("Acme/") and p.endswith("/multi_node_tp.json")]
     assert "recommended_command" in tree.get("Acme/Model-7B.json")
     assert tree.get("servekit.json")["servekit"]["skipped_renderings"] == sorted(summary.skipped)
+
+
+def test_a_broken_hardware_step_skips_that_hardware_only(catalog, monkeypatch):
+    import servekit.api.build as build
+
+    real = build.render_hardware
+
+    def fail_on_b200(ctx, recipe, variant_key, hw, render):
+        if hw == "b200":
+            raise KeyError("broken profile")
+        return real(ctx, recipe, variant_key, hw, render)
+
+    monkeypatch.setattr(build, "render_hardware", fail_on_b200)  # an injected fault
+    _write(catalog, "Acme/Model-7B", _recipe("Acme/Model-7B"))
+    tree, summary = _build(catalog)
+    assert summary.skipped == ["Acme/Model-7B / default / b200: internal error KeyError: 'broken profile'"]
+    by_hw = tree.get("Acme/Model-7B.json")["recommended_command"]["by_hardware"]
+    assert "b200" not in by_hw and "h200" in by_hw

@@ -1,4 +1,4 @@
-"""Build the static JSON API tree for a catalog.
+"""Render the static JSON API tree of a catalog.
 
 Layout of the tree (every path relative to ``--out``)::
 
@@ -20,19 +20,17 @@ reference) and under the ``servekit`` key of each recipe document (provenance of
 argument of its recommended command, install steps, minimum vLLM version, notes, and which
 intentional differences apply to that command).
 
-Recipes are independent of each other (except two that promote the same repository), so
-the build renders them in parts, one forked worker per part, each writing its files into
-the staging directory that is swapped into place at the end.
+This module renders recipes into an in-memory ``JsonTree``; ``servekit.api.publish`` runs
+it in parallel parts and swaps the result into place.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from servekit.api import recipe_doc
 from servekit.api.matrix import (
@@ -44,18 +42,13 @@ from servekit.api.matrix import (
     is_omni,
     render_hardware,
 )
-from servekit.api.partition import overlapping_promotions, partition_recipes
 from servekit.api.recipe_doc import public_id
 from servekit.api.render import SynthesisRenderer
 from servekit.api.static_docs import put_static_documents
-from servekit.api.tree import JsonTree, staged_directory
-from servekit.api.workers import default_jobs, fork_map
-from servekit.catalog.documents import (
-    CatalogDocuments,
-    read_documents,
-    recipe_paths,
-    resolve_catalog_dir,
-)
+from servekit.api.tree import JsonTree
+from servekit.catalog.documents import CatalogDocuments
+
+T = TypeVar("T")
 
 IndexRows = tuple[dict[str, Any], list[dict[str, Any]]]
 """A recipe's ``models.json`` row and the rows of its promoted variants."""
@@ -86,19 +79,6 @@ class BuildSummary:
         if self.skipped:
             text += f"; {len(self.skipped)} renderings skipped"
         return text
-
-
-@dataclass
-class PartResult:
-    """What one part of a build sends back: index rows per recipe and counters."""
-
-    rows: dict[str, IndexRows]
-    skipped: list[str]
-    files: int
-    bytes: int
-    attempted: dict[str, list[str]] = field(default_factory=dict)
-    seconds: float = 0.0
-    cpu_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -181,11 +161,14 @@ class ApiBuilder:
         if variant_key not in (recipe.get("variants") or {}) or is_omni(recipe):
             return None
         self.tree.drop_subtree(base)  # a rebuilt id never keeps files of an earlier rendering
-        targets = hardware_targets(self.ctx, recipe, variant_key)
+        where = f"{self._recipe_id} / {variant_key}"
+        targets = self._guarded(where, hardware_targets, self.ctx, recipe, variant_key)
+        if not targets:
+            return None
         default_hw = targets[0]
         per_hw: dict[str, HardwareRendering] = {}
         for hw in targets:
-            built = render_hardware(self.ctx, recipe, variant_key, hw, render)
+            built = self._guarded(f"{where} / {hw}", render_hardware, self.ctx, recipe, variant_key, hw, render)
             if built is not None:
                 per_hw[hw] = built
         if default_hw not in per_hw:
@@ -209,6 +192,15 @@ class ApiBuilder:
             command={**headline.recommended, "by_hardware": by_hardware},
             extras=extras_for(headline.requests[None]) if extras_for is not None else None,
         )
+
+    def _guarded(self, where: str, step: Callable[..., T], *args: Any) -> T | None:
+        """Run one step of the matrix; a failure skips that part of the tree and is reported,
+        as the reference builder skips a combination it cannot render."""
+        try:
+            return step(*args)
+        except Exception as exc:  # noqa: BLE001 - reported in the summary and servekit.json
+            self.skipped.append(f"{where}: internal error {type(exc).__name__}: {exc}")
+            return None
 
     def _put_rendering(self, path: str, rendered: dict[str, Any], request: RenderRequest) -> None:
         self.tree.put(path, rendered)
@@ -275,73 +267,3 @@ def build_in_memory(
         time.perf_counter() - start, builder.skipped,
     )
     return builder.tree, summary, builder.requests
-
-
-def _build_part(root: Path, recipe_ids: list[str], known_ids: set[str], staging: Path) -> PartResult:
-    """Parse, render and write some of the recipes (runs in a worker process)."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    builder = ApiBuilder(read_documents(root, only_recipes=recipe_ids), known_ids=known_ids)
-    rows = builder.build_recipes(recipe_ids)
-    builder.tree.write_into(staging)
-    return PartResult(
-        rows, builder.skipped, len(builder.tree), builder.tree.total_bytes(), builder.attempted,
-        time.perf_counter() - wall, time.process_time() - cpu,
-    )
-
-
-def _redo_overlaps(
-    root: Path, results: list[PartResult], known_ids: set[str], order: list[str], staging: Path
-) -> PartResult | None:
-    """Re-render, in catalog order, recipes of different parts that publish the same id."""
-    shared = overlapping_promotions([part.attempted for part in results])
-    if not shared:
-        return None
-    involved = {rid for part in results for rid, ts in part.attempted.items() if shared & set(ts)}
-    ids = [rid for rid in order if rid in involved]
-    for target in shared:  # forget what the parts wrote for those ids
-        shutil.rmtree(staging / target, ignore_errors=True)
-        (staging / f"{target}.json").unlink(missing_ok=True)
-    return _build_part(root, ids, known_ids, staging)
-
-
-def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: int | None = None) -> BuildSummary:
-    """Read a catalog (default: the bundled one), render the API and publish it at ``out_dir``."""
-    start = time.perf_counter()
-    out_dir = Path(out_dir)
-    root = resolve_catalog_dir(catalog)
-    docs = read_documents(root, only_recipes=[])  # vocabulary and strategies; parts parse recipes
-    paths = recipe_paths(root)
-    known_ids = {public_id(rid) for rid in paths}
-    parts = partition_recipes(paths, jobs or default_jobs())
-    phases = {"read": time.perf_counter() - start}
-    with staged_directory(out_dir) as staging:
-        mark = time.perf_counter()
-        results = fork_map(lambda ids: _build_part(root, ids, known_ids, staging), parts)
-        phases["parts"] = time.perf_counter() - mark
-        for number, part in enumerate(results):
-            phases[f"part {number} wall"] = part.seconds
-            phases[f"part {number} cpu"] = part.cpu_seconds
-        mark = time.perf_counter()
-        redo = _redo_overlaps(root, results, known_ids, list(paths), staging)
-        rows: dict[str, IndexRows] = {}
-        for part in [*results, *([redo] if redo else [])]:
-            rows.update(part.rows)
-        catalog_tree = JsonTree()
-        skipped = [line for part in results for line in part.skipped]
-        put_catalog_documents(catalog_tree, docs, rows, skipped, order=list(paths))
-        catalog_tree.write_into(staging)
-    phases["publish"] = time.perf_counter() - mark
-    return BuildSummary(
-        out_dir=out_dir,
-        files=_count_files(out_dir) if redo else len(catalog_tree) + sum(p.files for p in results),
-        bytes=catalog_tree.total_bytes() + sum(p.bytes for p in results),
-        recipes=len(rows),
-        promoted=sum(len(r[1]) for r in rows.values()),
-        seconds=time.perf_counter() - start,
-        skipped=skipped,
-        phases=phases,
-    )
-
-
-def _count_files(folder: Path) -> int:
-    return sum(len(files) for _, _, files in os.walk(folder))

@@ -12,7 +12,7 @@ SKIPPED_SHOWN = 5
 
 
 def build_command(out: str, catalog: str | None = None, jobs: int | None = None) -> int:
-    from servekit.api.build import build_api
+    from servekit.api.publish import build_api
 
     if jobs is not None and jobs < 1:
         raise ServekitError(f"--jobs must be at least 1, not {jobs}")
