@@ -79,22 +79,24 @@ def check_divisibility(facts: ModelFacts, launch: LaunchSettings) -> list[Findin
 
 
 def _block_quant_checks(facts: ModelFacts, launch: LaunchSettings) -> list[Finding]:
+    """Block-scaled (FP8 [128, 128]) weights shard only on whole blocks."""
     quant = facts.quantization
     if not quant or not quant.weight_block_size:
         return []
     block = quant.weight_block_size[0]
-    out = []
-    shards = {"intermediate_size": facts.intermediate_size}
+    sharded: list[tuple[str, int | None, int]] = [("intermediate_size", facts.intermediate_size, launch.tp)]
     if facts.moe and facts.moe.moe_intermediate_size:
-        ep_split = 1 if launch.expert_parallel else launch.tp
-        shards["moe_intermediate_size"] = facts.moe.moe_intermediate_size * launch.tp // ep_split
-    for name, size in shards.items():
-        if not size:
+        # expert parallelism places whole experts on ranks instead of slicing each one
+        split = 1 if launch.expert_parallel else launch.tp
+        sharded.append(("moe_intermediate_size", facts.moe.moe_intermediate_size, split))
+    out = []
+    for name, size, split in sharded:
+        if not size or split == 1:
             continue
-        if (size // launch.tp) % block or size % launch.tp:
+        if size % split or (size // split) % block:
             out.append(Finding(
                 "error", "tp-block-quant",
-                f"{name} {size} / TP {launch.tp} = {size / launch.tp:g} is not a multiple of the FP8 "
+                f"{name} {size} / TP {split} = {size / split:g} is not a multiple of the FP8 "
                 f"weight block {block}; block-scaled weights cannot be sharded",
                 "use a smaller tensor parallel size, or --enable-expert-parallel for MoE layers",
             ))
