@@ -29,11 +29,9 @@ class Explainer:
         self.requests = requests
         self.used: Counter[str] = Counter()
 
-    def fields(self, rel: str) -> dict[str, set[str]]:
-        """Sub-object key ("" = whole document) -> explained fields inside it."""
-        if rel in self.requests:
-            return {"": self._explained(rel)}
-        return {}
+    def fields(self, rel: str) -> set[str]:
+        """Fields of a rendering file that an intentional difference explains."""
+        return self._explained(rel) if rel in self.requests else set()
 
     def fields_in_recipe_doc(self, doc: dict) -> set[str]:
         links = (doc.get("recommended_command") or {}).get("by_hardware") or {}
@@ -56,7 +54,7 @@ def _difference(rel: str, expected, actual, explainer: Explainer) -> str | None:
         expected = {**expected, "recommended_command": without_fields(expected["recommended_command"], allowed)}
         actual = {**actual, "recommended_command": without_fields(actual.get("recommended_command"), allowed)}
     else:
-        allowed = explainer.fields(rel).get("", set())
+        allowed = explainer.fields(rel)
         expected, actual = without_fields(expected, allowed), without_fields(actual, allowed)
     return first_difference(expected, actual)
 
