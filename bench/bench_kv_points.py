@@ -53,8 +53,10 @@ def main(argv: list[str] | None = None) -> int:
             error = predicted / point["measured_kv_tokens"] - 1
             errors[architecture_kind(point.get("arch_type", ""))].append(abs(error))
             if args.verbose:
-                print(f"{path.name}:{number:<4} {point['model'][:44]:<44} predicted {predicted:>11,} "
-                      f"measured {point['measured_kv_tokens']:>11,} error {error:+.1%}")
+                print(
+                    f"{path.name}:{number:<4} {point['model'][:44]:<44} predicted {predicted:>11,} "
+                    f"measured {point['measured_kv_tokens']:>11,} error {error:+.1%}"
+                )
     every = [e for values in errors.values() for e in values]
     if not every:
         print("no points with a measured pool")

@@ -94,3 +94,19 @@ def test_bad_input_is_one_line_and_exit_1(capsys, argv, needle):
     code, _, err = _run(capsys, *argv)
     assert code == 1
     assert needle in err and "Traceback" not in err
+
+
+def test_a_checkpoint_in_the_hugging_face_cache_is_planned_offline(capsys, tmp_path, monkeypatch):
+    hub = tmp_path / "hub"
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    repo = hub / "models--org--tiny"
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    write_tiny_llama(repo / "snapshots" / commit, shape=TinyLlamaShape(layers=2, heads=4, kv_heads=2, head_dim=64,
+                                                                       hidden=256), dtype="bfloat16")
+    code, out, _ = _run(capsys, "fit", "org/tiny", "--hardware", "h100", "--max-model-len", "2048", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["checkpoint"] == "org/tiny"
+    assert doc["report"]["kv_bytes_per_token"] == 2 * 2 * 2 * 64 * 2
+    assert doc["report"]["weights_known"] is True

@@ -31,10 +31,15 @@ def read_config(path: Path) -> dict:
 
 
 def cached_snapshot_dir(repo_id: str, revision: str | None = None, cache_dir: Path | None = None) -> Path | None:
-    """The snapshot folder holding ``config.json`` of ``repo_id`` in the HF cache, if any."""
+    """The snapshot folder holding ``config.json`` of ``repo_id`` in the HF cache, if any.
+
+    The cache folder is read from the environment at call time (huggingface_hub reads it once,
+    at import)."""
     from huggingface_hub import try_to_load_from_cache
 
-    found = try_to_load_from_cache(repo_id, "config.json", revision=revision, cache_dir=cache_dir)
+    from servekit.warm.hub import hub_cache_dir
+
+    found = try_to_load_from_cache(repo_id, "config.json", revision=revision, cache_dir=cache_dir or hub_cache_dir())
     if isinstance(found, str):
         return Path(found).parent
     return None
