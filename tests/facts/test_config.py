@@ -134,3 +134,8 @@ def test_short_conv_and_lightning_layers():
     minimax = facts_from_config(_base(num_hidden_layers=4, attn_type_list=[0, 0, 0, 1]))
     assert minimax.layers == ("linear", "linear", "linear", "full")
     assert minimax.linear.mixer == "lightning" and minimax.linear.state_head_elems == 128 * 128
+
+
+def test_chunked_local_attention_is_bounded_by_its_chunk():
+    facts = facts_from_config(_base(num_hidden_layers=4, attention_chunk_size=8192, no_rope_layers=[1, 1, 1, 0]))
+    assert facts.layers == ("sliding", "sliding", "sliding", "full") and facts.sliding_window == 8192

@@ -94,6 +94,10 @@ def layer_kinds(cfg: dict[str, Any], num_layers: int, where: str = "config") -> 
         return ["full" if int(t) == 1 else "linear" for t in types]
     if cfg.get("kv_lora_rank"):
         return ["mla"] * num_layers
+    rope_layers = cfg.get("no_rope_layers")
+    if cfg.get("attention_chunk_size") and isinstance(rope_layers, list) and len(rope_layers) == num_layers:
+        # Llama 4: RoPE layers attend within chunks (bounded like a window), NoPE layers globally
+        return ["sliding" if int(flag) else "full" for flag in rope_layers]
     interval = cfg.get("full_attention_interval")
     if interval:
         return ["full" if (i + 1) % int(interval) == 0 else "linear" for i in range(num_layers)]
