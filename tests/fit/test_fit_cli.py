@@ -110,3 +110,14 @@ def test_a_checkpoint_in_the_hugging_face_cache_is_planned_offline(capsys, tmp_p
     assert code == 0 and doc["checkpoint"] == "org/tiny"
     assert doc["report"]["kv_bytes_per_token"] == 2 * 2 * 2 * 64 * 2
     assert doc["report"]["weights_known"] is True
+
+
+def test_a_variant_that_fits_is_offered_when_the_planned_one_does_not(capsys):
+    code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "rtx_5090", "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["variant"] == "default"
+    assert [f["code"] for f in doc["findings"] if f["severity"] == "error"] == ["fit-weights"]
+    offer = next(f for f in doc["findings"] if f["code"] == "fit-other-variant")
+    assert offer["fix"] == "--variant nvfp4"
+    code, _, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "rtx_5090", "--variant", "nvfp4")
+    assert code == 0

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from servekit.errors import SelectionError, ServekitError
 from servekit.fit.api import FitCheck, check_plan_fit
+from servekit.fit.findings import Finding
 from servekit.fit.planner import ENGINES, FitReport
 
 
@@ -70,26 +71,14 @@ def _user_argv(opts: FitOptions) -> list[str]:
     return argv
 
 
-def run_fit(opts: FitOptions) -> tuple[FitCheck, dict[str, Any]]:
-    """The fit check for one model on one hardware profile, and what was resolved."""
-    from servekit.catalog.documents import read_documents, resolve_catalog_dir
+def _check(docs: Any, profile: dict[str, Any], opts: FitOptions, variant: str | None) -> tuple[FitCheck, dict]:
     from servekit.facts.resolve import resolve_model
 
-    if opts.engine not in ENGINES:
-        raise SelectionError(f"unknown engine {opts.engine!r}", fix=f"use one of: {', '.join(ENGINES)}")
-    docs = read_documents(resolve_catalog_dir(opts.catalog))
-    profiles = (docs.taxonomy or {}).get("hardware_profiles") or {}
-    if opts.hardware not in profiles:
-        raise SelectionError(
-            f"unknown hardware {opts.hardware!r}", fix=f"use one of: {', '.join(sorted(profiles))}"
-        )
-    profile = profiles[opts.hardware]
-    resolved = resolve_model(opts.model, variant=opts.variant, recipes=docs.recipes)
+    resolved = resolve_model(opts.model, variant=variant, recipes=docs.recipes)
     argv: list[str] = []
-    tp = opts.tp
-    if resolved.recipe_id and tp is None:
+    if resolved.recipe_id and opts.tp is None:
         # the launch servekit would plan: tensor parallel size, recipe and hardware overrides
-        argv += _plan_argv(docs, resolved.recipe_id, opts.variant, opts)
+        argv += _plan_argv(docs, resolved.recipe_id, variant, opts)
     elif resolved.recipe_id:
         # an explicit --tp describes the user's own launch; keep the recipe's memory options
         argv += _recipe_argv(docs.recipes[resolved.recipe_id], resolved.variant or "default", opts.hardware)
@@ -99,7 +88,7 @@ def run_fit(opts: FitOptions) -> tuple[FitCheck, dict[str, Any]]:
         profile,
         hardware_name=opts.hardware,
         argv=argv,
-        tp=tp,
+        tp=opts.tp,
         pp=opts.pp,
         engine=opts.engine,
         precision=(resolved.variant_doc or {}).get("precision"),
@@ -115,6 +104,47 @@ def run_fit(opts: FitOptions) -> tuple[FitCheck, dict[str, Any]]:
         "hardware": opts.hardware,
         "argv": argv,
     }
+    return check, context
+
+
+def _variants_that_fit(docs: Any, profile: dict[str, Any], opts: FitOptions, current: str) -> list[str]:
+    """Other variants of the recipe whose planned launch fits this hardware."""
+    out = []
+    for key in (docs.recipes[opts.model].get("variants") or {}):
+        if key == current:
+            continue
+        try:
+            check, _ = _check(docs, profile, opts, key)
+        except ServekitError:  # the variant does not run here, or has no facts
+            continue
+        if check.ok:
+            out.append(key)
+    return out
+
+
+def run_fit(opts: FitOptions) -> tuple[FitCheck, dict[str, Any]]:
+    """The fit check for one model on one hardware profile, and what was resolved; when a
+    recipe's launch does not fit, other variants that do are offered."""
+    from servekit.catalog.documents import read_documents, resolve_catalog_dir
+
+    if opts.engine not in ENGINES:
+        raise SelectionError(f"unknown engine {opts.engine!r}", fix=f"use one of: {', '.join(ENGINES)}")
+    docs = read_documents(resolve_catalog_dir(opts.catalog))
+    profiles = (docs.taxonomy or {}).get("hardware_profiles") or {}
+    if opts.hardware not in profiles:
+        raise SelectionError(
+            f"unknown hardware {opts.hardware!r}", fix=f"use one of: {', '.join(sorted(profiles))}"
+        )
+    profile = profiles[opts.hardware]
+    check, context = _check(docs, profile, opts, opts.variant)
+    memory_errors = [f for f in check.findings if f.code.startswith("fit-") and f.severity == "error"]
+    if memory_errors and context["recipe"] == opts.model:
+        others = _variants_that_fit(docs, profile, opts, context["variant"] or "default")
+        if others:
+            note = Finding("note", "fit-other-variant",
+                           f"variant(s) that fit {opts.hardware} as planned: {', '.join(others)}",
+                           f"--variant {others[0]}")
+            check = replace(check, findings=check.findings + (note,))
     return check, context
 
 
