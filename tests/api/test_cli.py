@@ -47,7 +47,7 @@ def small_catalog(tmp_path, reference_catalog):
 
 def test_catalog_option_and_rebuild_in_place(tmp_path, capsys, small_catalog):
     out = tmp_path / "site"
-    out.mkdir()
+    assert main(["api", "build", "--out", str(out), "--catalog", str(small_catalog)]) == 0
     (out / "stale.json").write_text("{}")
     assert main(["api", "build", "--out", str(out), "--catalog", str(small_catalog)]) == 0
     assert f"{len(SMALL_RECIPES)} recipes" in capsys.readouterr().out
@@ -66,10 +66,10 @@ def test_missing_catalog_is_one_line_error(tmp_path, capsys):
 
 
 def test_broken_recipe_leaves_previous_tree(tmp_path, capsys, small_catalog):
-    (small_catalog / "models" / "Qwen" / "Bad.yaml").write_text("meta: [unclosed\n")
     out = tmp_path / "site"
-    out.mkdir()
+    assert main(["api", "build", "--out", str(out), "--catalog", str(small_catalog)]) == 0
     (out / "keep.json").write_text("{}")
+    (small_catalog / "models" / "Qwen" / "Bad.yaml").write_text("meta: [unclosed\n")
     assert main(["api", "build", "--out", str(out), "--catalog", str(small_catalog)]) == 1
     assert "Bad.yaml" in capsys.readouterr().err
     assert (out / "keep.json").is_file()
@@ -91,3 +91,15 @@ def test_one_job_builds_the_same_tree(tmp_path, small_catalog):
     assert files == sorted(p.relative_to(two).as_posix() for p in two.rglob("*.json"))
     for rel in files:
         assert json.loads((one / rel).read_text()) == json.loads((two / rel).read_text()), rel
+
+
+def test_an_unrelated_directory_is_never_replaced(tmp_path, capsys, small_catalog):
+    out = tmp_path / "notes"
+    out.mkdir()
+    (out / "todo.txt").write_text("keep me")
+    assert main(["api", "build", "--out", str(out), "--catalog", str(small_catalog)]) == 1
+    assert "holds no API tree" in capsys.readouterr().err
+    assert (out / "todo.txt").read_text() == "keep me"
+    assert main(["api", "build", "--out", str(tmp_path), "--catalog", str(small_catalog)]) == 1
+    assert "holds the catalog" in capsys.readouterr().err
+    assert (small_catalog / "taxonomy.yaml").is_file()

@@ -18,7 +18,7 @@ from pathlib import Path
 from servekit.api.build import ApiBuilder, BuildSummary, IndexRows, put_catalog_documents
 from servekit.api.partition import overlapping_promotions, partition_recipes
 from servekit.api.recipe_doc import public_id
-from servekit.api.tree import JsonTree, staged_directory
+from servekit.api.tree import ApiTreeError, JsonTree, check_target, staged_directory
 from servekit.api.workers import default_jobs, fork_map
 from servekit.catalog.documents import read_documents, recipe_paths, resolve_catalog_dir
 
@@ -68,6 +68,7 @@ def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: i
     start = time.perf_counter()
     out_dir = Path(out_dir)
     root = resolve_catalog_dir(catalog)
+    check_replaceable(out_dir, root)
     docs = read_documents(root, only_recipes=[])  # vocabulary and strategies; parts parse recipes
     paths = recipe_paths(root)
     known_ids = {public_id(rid) for rid in paths}
@@ -100,6 +101,29 @@ def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: i
         skipped=skipped,
         phases=phases,
     )
+
+
+TREE_MARKERS = (("servekit.json",), ("models.json", "taxonomy.json"))
+"""Files at the root of an API tree (servekit's, or the reference builder's)."""
+
+
+def check_replaceable(out_dir: Path, catalog_root: Path) -> None:
+    """The build replaces ``out_dir`` as a whole: refuse anything but a new or empty directory
+    or an earlier API tree, so a mistyped ``--out`` never deletes unrelated files."""
+    check_target(out_dir)
+    out = out_dir.resolve()
+    catalog = catalog_root.resolve()
+    if out == catalog or out in catalog.parents:
+        raise ApiTreeError(
+            f"--out {out_dir} holds the catalog being built", fix="write the API tree somewhere else"
+        )
+    if not out_dir.is_dir() or not any(out_dir.iterdir()):
+        return
+    if not any(all((out_dir / name).is_file() for name in marker) for marker in TREE_MARKERS):
+        raise ApiTreeError(
+            f"--out {out_dir} is not empty and holds no API tree (no servekit.json or models.json)",
+            fix="pass a new or empty directory, or one an earlier `servekit api build` wrote",
+        )
 
 
 def _count_files(folder: Path) -> int:
