@@ -13,10 +13,11 @@ from collections import Counter
 from collections.abc import Callable
 
 import pytest
-from golden_diff import first_difference, without_fields
 
 from servekit.api.render import selection_for
 from servekit.differences import explaining
+
+from .golden_diff import first_difference, without_fields
 
 SHOWN = 25
 
