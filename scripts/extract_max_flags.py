@@ -137,6 +137,33 @@ def confirmed_conflicts() -> list[list[str]]:
     return out
 
 
+def _closure(func: Any) -> dict[str, Any]:
+    code = getattr(func, "__code__", None)
+    cells = getattr(func, "__closure__", None) or ()
+    return dict(zip(code.co_freevars, (c.cell_contents for c in cells), strict=False)) if code else {}
+
+
+def requirements(command: Any, command_name: str, options: list[Any]) -> list[dict[str, Any]]:
+    """Options whose click callback refuses them without another flag (MAX's click_option_requires),
+    each confirmed by letting the real command parse the option alone."""
+    import click
+
+    out = []
+    for option in options:
+        needed = _closure(option.callback).get("requires") if option.callback else None
+        if not isinstance(needed, str):
+            continue
+        flag = option.opts[0]
+        choices = getattr(option.type, "choices", None)
+        sample = [] if option.is_flag else [choice_tokens(option.type, command)[0] if choices else "1"]
+        try:
+            command.make_context(command_name, ["--model", "m", flag, *sample])
+        except click.UsageError as exc:
+            if "requires" in exc.format_message():
+                out.append({"flag": flag, "requires": [f"--{needed}"], "message": exc.format_message()})
+    return sorted(out, key=lambda r: r["flag"])
+
+
 def architectures() -> list[str]:
     """Model architectures MAX can serve (what ``max list`` prints)."""
     try:
@@ -178,7 +205,7 @@ def main(argv: list[str]) -> int:
         "flags": sorted(flags, key=lambda f: f["name"]),
         "registries": {"architectures": architectures()},
         "registry_checks": [],
-        "requirements": [],
+        "requirements": requirements(command, command_name, options),
         "conflicts": confirmed_conflicts(),
         "renamed": {},
     }

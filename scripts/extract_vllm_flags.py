@@ -14,12 +14,14 @@ Standard library and vLLM only: servekit is not importable in that environment.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import enum
 import importlib.metadata
 import json
 import logging
 import os
 import sys
+import typing
 from typing import Any
 
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
@@ -159,7 +161,80 @@ def dataclass_facts(cls: Any) -> dict[str, Any]:
         facts["json_extra_forbidden"] = any(e.get("type") in refusals for e in exc.errors())
     except Exception:  # noqa: BLE001 - a class that cannot validate an empty-ish object
         facts["json_extra_forbidden"] = False
+    kinds, strings = field_acceptance(cls)
+    facts["json_field_kinds"] = kinds
+    if strings:
+        facts["json_field_strings"] = strings
     return facts
+
+
+# One or two JSON values of each kind; what a config field accepts is measured with them.
+KIND_SAMPLES: dict[str, list[Any]] = {
+    "null": [None], "bool": [True, False], "int": [3, 0, 1], "float": [1.5], "str": ["x"], "numstr": ["3"],
+    "list": [[]], "dict": [{}],
+}
+SPECIAL_STRINGS = ["auto", "none", "None", "all", "", "true", "false", "True", "False", "yes", "no", "on", "off"]
+
+
+def _accepts(adapter: Any, name: str, value: Any) -> bool | None:
+    """True/False when validating {name: value} alone passes/fails on that field; None if unclear."""
+    from pydantic import ValidationError
+
+    try:
+        adapter.validate_json(json.dumps({name: value}))
+    except ValidationError as exc:
+        locs = [tuple(e.get("loc", ())) for e in exc.errors()]
+        return False if locs and all(loc[:1] == (name,) for loc in locs) else None
+    except (TypeError, ValueError):  # vLLM's argparse type function lets these through: a refusal too
+        return False
+    except Exception:  # noqa: BLE001 - a validator that fails for another reason tells nothing
+        return None
+    return True
+
+
+def _string_candidates(hint: Any) -> list[str]:
+    """Strings a field's annotation names: Literal values, Enum member names and values."""
+    out: list[str] = []
+    stack = [hint]
+    while stack:
+        item = stack.pop()
+        args = typing.get_args(item)
+        if typing.get_origin(item) is typing.Literal:
+            out += [a for a in args if isinstance(a, str)]
+        elif isinstance(item, type) and issubclass(item, enum.Enum):
+            for member in item:
+                out += [member.name, str(member.value)]
+        else:
+            stack.extend(args)
+    return list(dict.fromkeys(out))
+
+
+def field_acceptance(cls: Any) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Per field: which JSON kinds the real config accepts, and (for string-choice fields) which strings."""
+    from pydantic import TypeAdapter
+
+    adapter = TypeAdapter(cls)
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 - unresolvable annotations: no string candidates then
+        hints = {}
+    kinds: dict[str, list[str]] = {}
+    strings: dict[str, list[str]] = {}
+    for name in sorted(cls.__dataclass_fields__):
+        if name.startswith("_"):
+            continue
+        verdicts = {kind: [_accepts(adapter, name, v) for v in samples] for kind, samples in KIND_SAMPLES.items()}
+        if all(v is None for results in verdicts.values() for v in results):
+            continue  # nothing measurable about this field alone
+        accepted = [k for k, results in verdicts.items() if any(v is not False for v in results)]
+        kinds[name] = accepted
+        if "str" not in accepted:
+            candidates = _string_candidates(hints.get(name)) + SPECIAL_STRINGS
+            variants = [c for base in candidates for c in (base, base.lower(), base.upper())]
+            good = [c for c in dict.fromkeys(variants) if _accepts(adapter, name, c) is not False]
+            if good:
+                strings[name] = good
+    return kinds, strings
 
 
 def action_kind(action: argparse.Action) -> str:
@@ -222,6 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def registries() -> dict[str, list[str]]:
+    from vllm.entrypoints.openai.models.protocol import LoRAModulePath
     from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
     from vllm.model_executor.model_loader import _LOAD_FORMAT_TO_MODEL_LOADER
     from vllm.reasoning import ReasoningParserManager
@@ -230,7 +306,12 @@ def registries() -> dict[str, list[str]]:
     from vllm.transformers_utils.chat_templates.registry import CHAT_TEMPLATES_DIR
     from vllm.v1.attention.backends.registry import AttentionBackendEnum
 
+    lora_fields = dataclasses.fields(LoRAModulePath)
     return {
+        # --lora-modules JSON items become LoRAModulePath(**item)
+        "lora_module_fields": [f.name for f in lora_fields],
+        "lora_module_required": [f.name for f in lora_fields
+                                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING],
         "builtin_chat_templates": sorted(
             str(p.relative_to(CHAT_TEMPLATES_DIR)) for p in CHAT_TEMPLATES_DIR.rglob("*") if p.is_file()
             and p.suffix != ".py" and "__pycache__" not in p.parts

@@ -26,8 +26,10 @@ from servekit.engines.valuecheck import human_readable_int
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 _NAME_PART = re.compile(r"(?<=--)[^.]*")
-# argparse's regular expressions over the word classes (A = value, O = option, - = "--")
-_NARGS_PATTERN = {None: "(-*A-*)", "?": "(-*A?-*)", "*": "(-*[A-]*)", "+": "(-*A[A-]*)", 0: "(-*)"}
+# argparse's regular expressions over the word classes (A = value, O = option, - = "--");
+# an option's values may not include "--" (argparse drops the dashes from its patterns)
+_POSITIONAL_OPTIONAL = "(-*A?-*)"
+_OPTION_NARGS = {None: "(A)", "?": "(A?)", "*": "([A]*)", "+": "(A[A]*)", 0: "()"}
 
 
 @dataclass(frozen=True)
@@ -230,7 +232,7 @@ class _Parser:
     def consume_positionals(self, start: int) -> int:
         if not self.positionals:
             return start
-        match = re.match(_NARGS_PATTERN["?"], self.pattern[start:])
+        match = re.match(_POSITIONAL_OPTIONAL, self.pattern[start:])
         count = len(match.group(1)) if match else 0
         self.positionals.pop(0)
         words = _drop_first_dashes([t.text for t in self.tokens[start:start + count]])
@@ -254,7 +256,7 @@ class _Parser:
                 return start + 1
             self.record(option, tok, [option.explicit])
             return start + 1
-        regex = _NARGS_PATTERN.get(nargs) or f"(-*{'A-*' * int(nargs)})"  # type: ignore[arg-type]
+        regex = _OPTION_NARGS.get(nargs) or f"({'A' * int(nargs)})"  # type: ignore[arg-type]
         match = re.match(regex, self.pattern[start + 1:])
         if match is None:
             need = "at least one value" if nargs == "+" else (
@@ -268,6 +270,10 @@ class _Parser:
     def record(self, option: _Option, tok: _Token, words: list[str]) -> None:
         spec = option.spec
         assert spec is not None
+        if words == ["--"] and spec.takes_value and spec.nargs is None:
+            self.out.error("bad-value", f"{option.name}: argparse drops a '--' value, leaving the option empty",
+                           tok.written, "give a real value")
+            return
         self.out.occurrences.append(Occurrence(
             spec=spec, written=tok.written, option=option.name, values=tuple(_drop_first_dashes(words)),
             negated=option.name == spec.negation, via_prefix=option.via_prefix, from_dotted=tok.dotted,

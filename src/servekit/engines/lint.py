@@ -65,10 +65,21 @@ def _with_hint(catalog: FlagCatalog, finding: Finding) -> Finding:
     return Finding("error", "unknown-option", finding.message, name, fix)
 
 
-def _occurrence_findings(catalog: FlagCatalog, occurrences: Iterable[Occurrence]) -> list[Finding]:
+def _converted(catalog: FlagCatalog, occurrences: Sequence[Occurrence]) -> set[int]:
+    """Which occurrences the parser type-checks: argparse every one; click only the value that wins."""
+    if catalog.style != "click":
+        return set(range(len(occurrences)))
+    last: dict[str, int] = {}
+    for i, occ in enumerate(occurrences):
+        last[occ.spec.dest] = i
+    return {i for i, occ in enumerate(occurrences) if occ.spec.multiple or last[occ.spec.dest] == i}
+
+
+def _occurrence_findings(catalog: FlagCatalog, occurrences: Sequence[Occurrence]) -> list[Finding]:
     out: list[Finding] = []
     looked_up = {c.flag for c in catalog.registry_checks}
-    for occ in occurrences:
+    checked = _converted(catalog, occurrences)
+    for index, occ in enumerate(occurrences):
         spec = occ.spec
         if spec is HELP:
             out.append(Finding("error", "help-requested", f"{occ.written} prints help and exits", occ.written,
@@ -81,7 +92,7 @@ def _occurrence_findings(catalog: FlagCatalog, occurrences: Iterable[Occurrence]
                 "a future option with the same prefix breaks it", occ.written, f"write {occ.option}"))
         if spec.deprecated:
             out.append(Finding("warning", "deprecated-option", f"{occ.option} is deprecated", occ.option))
-        for value in occ.values:
+        for value in occ.values if index in checked else ():
             if is_shell_reference(value):
                 out.append(Finding("note", "shell-value", f"{occ.option} {value} is filled in by the shell; "
                                    "its value is not checked", occ.option))
@@ -101,6 +112,8 @@ def _occurrence_findings(catalog: FlagCatalog, occurrences: Iterable[Occurrence]
 
 
 def _value_fix(spec: FlagSpec, problem: str) -> str | None:
+    if " does not take " in problem:
+        return "give the key a value of a kind it takes (listed above)"
     if problem.startswith("unknown key"):
         return f"{spec.name} takes these keys: {', '.join(k for k in spec.json_fields or () if not k.startswith('_'))}"
     if spec.choices:

@@ -10,6 +10,7 @@ import difflib
 import json
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from servekit.engines.flags import FlagSpec
@@ -99,7 +100,46 @@ def json_object_problem(spec: FlagSpec, text: str) -> str | None:
                      if (near := difflib.get_close_matches(key, spec.json_fields, n=1, cutoff=0.6))]
             hint = f" (closest: {', '.join(hints)})" if hints else ""
             return f"unknown key(s) {', '.join(unknown)} in {spec.name}{hint}"
+    for key, item in value.items():
+        problem = _field_problem(spec, key, item)
+        if problem:
+            return problem
     return None
+
+
+def json_kind(value: Any) -> str:
+    """The kind of a JSON value as the catalog records what config fields accept."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return "str"
+        return "numstr"
+    return "list" if isinstance(value, list) else "dict"
+
+
+def _field_problem(spec: FlagSpec, key: str, item: Any) -> str | None:
+    kinds = spec.field_kinds(key)
+    if kinds is None:
+        return None
+    kind = json_kind(item)
+    if kind in kinds or (kind == "numstr" and "str" in kinds):
+        return None
+    if kind == "float" and float(item).is_integer() and "int" in kinds:
+        return None
+    strings = spec.field_strings(key)
+    if isinstance(item, str) and item in strings:
+        return None
+    wanted = list(kinds) + ([f"one of {', '.join(strings)}"] if strings else [])
+    return f"{spec.name} key {key!r} does not take {json.dumps(item)} (takes: {'; '.join(wanted) or 'nothing here'})"
 
 
 def _json_or_str(text: str) -> str | None:
@@ -114,8 +154,6 @@ def _click_bool(text: str) -> str | None:
 def _json_or_file(text: str) -> str | None:
     if text.lstrip().startswith(("{", "[")):
         return _json(text)
-    from pathlib import Path
-
     if Path(text).is_file():
         return None
     return f"{text!r} is neither JSON nor an existing file"
@@ -135,6 +173,23 @@ def _devices(text: str) -> str | None:
 
 
 def _accept(_: str) -> str | None:
+    return None
+
+
+def lora_module_problem(text: str, fields: tuple[str, ...], required: tuple[str, ...]) -> str | None:
+    """vLLM's --lora-modules item: name=path, or a JSON object of the LoRA module fields."""
+    if text == "" or ("=" in text and "," not in text):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return f"{text!r} is neither name=path nor JSON"
+    if not isinstance(value, dict):
+        return "a JSON LoRA module must be an object"
+    unknown = sorted(set(value) - set(fields)) if fields else []
+    missing = [f for f in required if f not in value]
+    if unknown or missing:
+        return f"LoRA module fields: unknown {unknown}, missing {missing} (fields: {', '.join(fields)})"
     return None
 
 
@@ -175,6 +230,8 @@ def check_value(spec: FlagSpec, text: str) -> str | None:
         return _choice_problem(spec, None)
     if spec.type == "json_object":
         return json_object_problem(spec, text)
+    if spec.type == "path" and spec.must_exist and not Path(text).exists():
+        return f"{text!r} does not exist here (the engine checks it while parsing)"
     rule = _TYPE_RULES.get(spec.type, _accept)
     problem = rule(text)
     if problem:

@@ -9,6 +9,8 @@ from pathlib import Path
 from servekit.engines.base import Engine, EngineCommand, split_docker_run, strip_env
 from servekit.engines.findings import Finding
 from servekit.engines.flags import FlagCatalog
+from servekit.engines.scan import scan
+from servekit.engines.vllm_rules import serve_rule_findings
 
 _MODEL_OPTION = re.compile(r"^--model(=.+|$)")
 _SERVED_NAME = re.compile(r"^--served[-_]model[-_]name(=.+|$)")
@@ -85,7 +87,8 @@ class VllmEngine(Engine):
             if inner[:2] != ["vllm", "serve"]:
                 inner = ["vllm", "serve", *inner]
             command = self.split_command(inner)
-            return EngineCommand(command.command, command.args, "docker", docker.env, ("docker", "run", docker.image))
+            return EngineCommand(command.command, command.args, "docker", docker.env + command.env,
+                                 ("docker", "run", docker.image))
         env, rest = strip_env(argv)
         if rest[:2] == ["vllm", "serve"]:
             return EngineCommand("serve", tuple(move_model_option(rest[2:])), "vllm-serve", env, tuple(rest[:2]))
@@ -100,6 +103,7 @@ class VllmEngine(Engine):
         args = command.args
         out += _config_file_findings(args)
         out += _chat_template_findings(args, catalog)
+        out += serve_rule_findings(catalog, scan(catalog, list(args)).occurrences, dict(command.env))
         if command.form == "vllm-serve":
             has_positional_model = bool(args) and not args[0].startswith("-")
             if (not has_positional_model and not any(_CONFIG_OPTION.match(a) for a in args)
