@@ -48,14 +48,14 @@ def startup_lookups(args: Any) -> None:
     validate_api_server_args(args)
     if args.reasoning_parser:  # the structured-output setup looks it up while the engine starts
         ReasoningParserManager.get_reasoning_parser(args.reasoning_parser)
-    if args.load_format.lower() not in _LOAD_FORMAT_TO_MODEL_LOADER:
+    if isinstance(args.load_format, str) and args.load_format.lower() not in _LOAD_FORMAT_TO_MODEL_LOADER:
         raise ValueError(f"unknown load format {args.load_format}")
-    mode = args.tokenizer_mode.lower()
+    mode = args.tokenizer_mode.lower() if isinstance(args.tokenizer_mode, str) else "auto"
     if mode != "auto" and mode not in TokenizerRegistry.tokenizers:
         raise ValueError(f"no tokenizer registered for {mode}")
     if args.attention_backend is not None:
         AttentionConfig.validate_backend_before(args.attention_backend)
-    if args.quantization is not None and args.quantization not in QUANTIZATION_METHODS:
+    if isinstance(args.quantization, str) and args.quantization not in QUANTIZATION_METHODS:
         raise ValueError(f"unknown quantization {args.quantization}")
 
 

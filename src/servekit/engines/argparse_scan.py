@@ -271,9 +271,8 @@ class _Parser:
         spec = option.spec
         assert spec is not None
         if words == ["--"] and spec.takes_value and spec.nargs is None:
-            self.out.error("bad-value", f"{option.name}: argparse drops a '--' value, leaving the option empty",
-                           tok.written, "give a real value")
-            return
+            self.out.warn("empty-value", f"{option.name}: argparse drops a '--' value, leaving an empty list "
+                          "where the engine expects a value", tok.written, "give a real value")
         self.out.occurrences.append(Occurrence(
             spec=spec, written=tok.written, option=option.name, values=tuple(_drop_first_dashes(words)),
             negated=option.name == spec.negation, via_prefix=option.via_prefix, from_dotted=tok.dotted,
