@@ -193,9 +193,12 @@ def test_batch_keeps_order_and_reports_bad_lines() -> None:
         "not json",
         "",
         json.dumps({"engine": "vllm", "command": "vllm serve m"}),
+        json.dumps({"engine": "vllm", "argv": ["vllm", "serve", "m", "--dtype", "bf16"]}),
+        json.dumps({"engine": "vllm"}),
     ]
     out = lint_batch(lines)
-    assert [o["valid"] for o in out] == [False, True, False, True]
+    assert [o["valid"] for o in out] == [False, True, False, True, False, False]
+    assert out[4]["findings"][0]["code"] == "bad-choice" and "line 7" in out[5]["error"]
     assert out[0]["findings"][0]["code"] == "unknown-option"
     assert "line 3" in out[2]["error"]
 

@@ -182,16 +182,22 @@ def lint_shell(engine: str, version: str | None, command: str) -> LintResult:
 
 
 def lint_batch(lines: Iterable[str], version: str | None = None) -> list[dict[str, Any]]:
-    """One result object per JSONL line {"engine": E, "command": SHELL_LINE}, in order."""
+    """One result object per JSONL line {"engine": E, "command": SHELL_LINE} (or "argv": [...]), in order."""
     out: list[dict[str, Any]] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
-            if not isinstance(obj, dict) or not isinstance(obj.get("command"), str):
+            if not isinstance(obj, dict):
                 raise ServekitError('each line needs {"engine": ..., "command": "..."}')
-            result = lint_shell(str(obj.get("engine", "vllm")), obj.get("version", version), obj["command"])
+            engine, chosen = str(obj.get("engine", "vllm")), obj.get("version", version)
+            if isinstance(obj.get("argv"), list) and all(isinstance(w, str) for w in obj["argv"]):
+                result = lint_argv(engine, chosen, obj["argv"])
+            elif isinstance(obj.get("command"), str):
+                result = lint_shell(engine, chosen, obj["command"])
+            else:
+                raise ServekitError('each line needs {"engine": ..., "command": "..."} (or "argv": [...])')
             out.append(result.to_dict())
         except (ValueError, ServekitError) as exc:
             out.append({"valid": False, "error": f"line {number}: {exc}", "findings": []})
