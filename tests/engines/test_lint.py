@@ -128,6 +128,12 @@ def test_shell_placeholders_are_not_type_checked() -> None:
     assert result.valid and [f.code for f in result.findings] == ["shell-value"]
 
 
+def test_an_option_glued_to_its_value_is_named() -> None:
+    result = lint_argv("vllm", None, ["vllm", "serve", "m", "--max-model-len auto"])
+    (finding,) = result.errors
+    assert finding.code == "option-and-value-in-one-word" and finding.option == "--max-model-len"
+
+
 def test_conflicting_duplicates_warn_and_the_last_wins() -> None:
     result = lint_argv("vllm", None, shlex.split("vllm serve m --port 8000 --port 8001"))
     assert result.valid and [f.code for f in result.findings] == ["conflicting-duplicate"]

@@ -135,11 +135,20 @@ _TYPE_WORDS = {
 
 
 def _positional_findings(result: Scan) -> list[Finding]:
-    if not result.extras:
-        return []
-    return [Finding("error", "unexpected-argument",
-                    f"unexpected argument(s): {' '.join(result.extras)}", None,
-                    "an option value is missing its option, or a value with spaces needs quoting")]
+    out = []
+    loose = []
+    for word in result.extras:
+        if word.startswith("-") and " " in word:
+            option, _, value = word.partition(" ")
+            out.append(Finding("error", "option-and-value-in-one-word",
+                               f"{word!r} is one word, so the parser cannot see the option {option}", option,
+                               f"pass {option} and {value!r} as two words"))
+        else:
+            loose.append(word)
+    if loose:
+        out.append(Finding("error", "unexpected-argument", f"unexpected argument(s): {' '.join(loose)}", None,
+                           "an option value is missing its option, or a value with spaces needs quoting"))
+    return out
 
 
 def _duplicate_findings(occurrences: Sequence[Occurrence]) -> list[Finding]:
