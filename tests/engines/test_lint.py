@@ -128,6 +128,12 @@ def test_shell_placeholders_are_not_type_checked() -> None:
     assert result.valid and [f.code for f in result.findings] == ["shell-value"]
 
 
+def test_a_missing_model_is_a_warning_naming_the_default() -> None:
+    result = lint_argv("vllm", None, ["vllm", "serve", "--port", "8001"])
+    assert result.valid and [f.code for f in result.findings] == ["no-model"]
+    assert "Qwen/Qwen3-0.6B" in result.findings[0].message
+
+
 def test_an_option_glued_to_its_value_is_named() -> None:
     result = lint_argv("vllm", None, ["vllm", "serve", "m", "--max-model-len auto"])
     (finding,) = result.errors

@@ -103,7 +103,13 @@ class VllmEngine(Engine):
         args = command.args
         out += _config_file_findings(args)
         out += _chat_template_findings(args, catalog)
-        out += serve_rule_findings(catalog, scan(catalog, list(args)).occurrences, dict(command.env))
+        read = scan(catalog, list(args))
+        out += serve_rule_findings(catalog, read.occurrences, dict(command.env))
+        given = {occ.spec.dest for occ in read.occurrences}
+        if not read.positionals and "model" not in given and "config" not in given:
+            default = catalog.by_dest("model").default if catalog.by_dest("model") else None
+            out.append(Finding("warning", "no-model", f"no model is given; vLLM serves its default ({default})",
+                               None, "name the model: vllm serve MODEL"))
         if command.form == "vllm-serve":
             has_positional_model = bool(args) and not args[0].startswith("-")
             if (not has_positional_model and not any(_CONFIG_OPTION.match(a) for a in args)
