@@ -17,7 +17,7 @@ def plan_request(docs, request: Any) -> dict[str, Any]:
     if not isinstance(request, dict):
         return {"error": "each line must be a JSON object"}
     try:
-        return render_plan(synthesize(docs, selection_from_request(docs, request)))
+        return render_plan(synthesize(docs, selection_from_request(docs, request), lean=True))
     except ServekitError as exc:
         return {"error": str(exc)}
 

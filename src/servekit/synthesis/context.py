@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from servekit.errors import SelectionError
@@ -14,80 +12,43 @@ from servekit.synthesis.plan import Selection
 Doc = dict[str, Any]
 
 
-@dataclass(frozen=True)
 class Context:
-    sel: Selection
-    recipe: Doc
-    variant: Doc
-    strategy: Doc
-    profile: Doc
-    taxonomy: Doc
-    kv_store: Doc | None
-    kv_option: Doc | None
+    """The documents one selection reads and the facts derived from them, computed once.
 
-    @cached_property
-    def gen(self) -> str | None:
-        return generation(self.profile)
+    Internal to synthesis (plain attributes, set in ``__init__``); ``memo`` caches pieces that
+    several processes of one plan share (override blocks, feature blocks, env layers).
+    """
 
-    @cached_property
-    def nvidia(self) -> bool:
-        return self.profile.get("brand") == "NVIDIA"
+    __slots__ = ("sel", "recipe", "variant", "strategy", "profile", "taxonomy", "kv_store", "kv_option",
+                 "gen", "nvidia", "gpus", "deploy_type", "is_pd", "kv_composing", "kv_instances", "model_id",
+                 "variant_path", "strategy_overrides", "so_path", "strategy_path", "memo", "_enabled")
 
-    @property
-    def gpus(self) -> int:
-        return gpu_count(self.profile, 1)
-
-    @property
-    def deploy_type(self) -> str:
-        return self.strategy.get("deploy_type") or "single_node"
-
-    @property
-    def is_pd(self) -> bool:
-        return self.deploy_type == "pd_cluster"
-
-    @property
-    def kv_composing(self) -> bool:
-        """A Mooncake kv-store deployment wraps a non-PD serving strategy."""
-        return self.kv_store is not None and not self.is_pd
-
-    @property
-    def kv_instances(self) -> int:
-        value = (self.kv_store or {}).get("default_instances")
-        return int(value) if isinstance(value, int) and value >= 1 else 2
-
-    @property
-    def model_id(self) -> str:
-        return self.variant.get("model_id") or (self.recipe.get("model") or {}).get("model_id") or "unknown"
-
-    @property
-    def variant_path(self) -> str:
-        return f"variants.{self.sel.variant}"
-
-    @cached_property
-    def strategy_overrides(self) -> Doc:
-        value = (self.recipe.get("strategy_overrides") or {}).get(self.sel.strategy)
-        return value if isinstance(value, dict) else {}
-
-    @property
-    def so_path(self) -> str:
-        return f"strategy_overrides.{self.sel.strategy}"
-
-    @property
-    def strategy_path(self) -> str:
-        return f"strategies/{self.sel.strategy}"
+    def __init__(self, sel: Selection, recipe: Doc, variant: Doc, strategy: Doc, profile: Doc, taxonomy: Doc,
+                 kv_store: Doc | None, kv_option: Doc | None) -> None:
+        self.sel, self.recipe, self.variant, self.strategy = sel, recipe, variant, strategy
+        self.profile, self.taxonomy, self.kv_store, self.kv_option = profile, taxonomy, kv_store, kv_option
+        self.gen = generation(profile)
+        self.nvidia = profile.get("brand") == "NVIDIA"
+        self.gpus = gpu_count(profile, 1)
+        self.deploy_type = strategy.get("deploy_type") or "single_node"
+        self.is_pd = self.deploy_type == "pd_cluster"
+        self.kv_composing = kv_store is not None and not self.is_pd
+        instances = (kv_store or {}).get("default_instances")
+        self.kv_instances = int(instances) if isinstance(instances, int) and instances >= 1 else 2
+        self.model_id = variant.get("model_id") or (recipe.get("model") or {}).get("model_id") or "unknown"
+        self.variant_path = f"variants.{sel.variant}"
+        overrides = (recipe.get("strategy_overrides") or {}).get(sel.strategy)
+        self.strategy_overrides = overrides if isinstance(overrides, dict) else {}
+        self.so_path = f"strategy_overrides.{sel.strategy}"
+        self.strategy_path = f"strategies/{sel.strategy}"
+        self.memo: dict = {}
+        self._enabled: list[tuple[str, Doc, str | None]] | None = None
 
     def enabled_features(self) -> list[tuple[str, Doc, str | None]]:
         """(key, feature doc, resolved mode key or None) for every feature that applies here."""
+        if self._enabled is None:
+            self._enabled = list(self._walk_features())
         return self._enabled
-
-    @cached_property
-    def memo(self) -> dict:
-        """Per-selection cache for pieces several processes share (layers, feature blocks)."""
-        return {}
-
-    @cached_property
-    def _enabled(self) -> list[tuple[str, Doc, str | None]]:
-        return list(self._walk_features())
 
     def _walk_features(self):
         features = self.recipe.get("features") or {}
@@ -118,7 +79,7 @@ def build_context(docs, sel: Selection) -> Context:
     variants = recipe.get("variants") or {}
     variant = variants.get(sel.variant) or variants.get("default") or {}
     profiles = docs.taxonomy.get("hardware_profiles") or {}
-    strategies = {**docs.strategies, **docs.kv_store}
+    strategy_doc = docs.strategies.get(sel.strategy) or docs.kv_store.get(sel.strategy) or {}
     kv_store = None
     kv_option = None
     if sel.kv_offload:
@@ -126,7 +87,6 @@ def build_context(docs, sel: Selection) -> Context:
             kv_store = docs.kv_store[sel.kv_offload]
         else:
             option = (docs.taxonomy.get("kv_offload") or {}).get(sel.kv_offload)
-            strategy_doc = strategies.get(sel.strategy) or {}
             profile = profiles.get(sel.hardware) or {}
             if (
                 rules.kv_offload_allowed(option, sel.strategy, strategy_doc)
@@ -137,7 +97,7 @@ def build_context(docs, sel: Selection) -> Context:
         sel=sel,
         recipe=recipe,
         variant=variant,
-        strategy=strategies.get(sel.strategy) or {},
+        strategy=strategy_doc,
         profile=profiles.get(sel.hardware) or {},
         taxonomy=docs.taxonomy,
         kv_store=kv_store,

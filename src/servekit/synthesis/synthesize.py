@@ -87,13 +87,18 @@ def _kv_passthrough(ctx: Context) -> dict:
     }
 
 
-def synthesize(docs, sel: Selection) -> Plan:
-    """Build the Plan for a complete Selection (see ``servekit.synthesis.resolve``)."""
+def synthesize(docs, sel: Selection, *, lean: bool = False) -> Plan:
+    """Build the Plan for a complete Selection (see ``servekit.synthesis.resolve``).
+
+    ``lean`` skips install steps and the minimum version (bulk rendering: ``render_plan`` does
+    not read them; ``servekit_extras`` and the text view do).
+    """
     check_engine(sel.engine)
     ctx = build_context(docs, sel)
     docker = docker_for(ctx)
-    version, version_sources = min_version(ctx)
-    common = dict(selection=sel, model_id=ctx.model_id, docker=docker, install=install_steps(ctx, docker.image),
+    version, version_sources = (None, ()) if lean else min_version(ctx)
+    common = dict(selection=sel, model_id=ctx.model_id, docker=docker,
+                  install=() if lean else install_steps(ctx, docker.image),
                   min_version=version, min_version_sources=version_sources, notes=sel.notes)
     if ctx.is_pd:
         metas = {role: shapes.pool_meta(ctx, role) for role in ("prefill", "decode")}
