@@ -127,6 +127,9 @@ MAX_CASES: list[tuple[str, list[str]]] = [
     ("serve", ["--model", "m", "--port", "1e3"]), ("serve", ["--model", "m", "--top-k", " 5 "]),
     ("serve", ["--model", "m", "--chat-template", "/nonexistent.jinja"]), ("serve", ["--model", "m", "--model-override", "x"]),
     ("warm-cache", ["--model", "m", "--target", ""]),
+    ("serve", ["--model", "m", "--devices", "GPU:0"]), ("serve", ["--model", "m", "--devices", "CPU"]),
+    ("serve", ["--model", "m", "--lora-paths", "a", "--lora-paths", "b"]),
+    ("serve", ["--model", "m", "--speculative-method", "eagle"]),
 ]
 
 

@@ -20,6 +20,7 @@ from servekit.engines.base import EngineCommand as SplitCommand
 from servekit.engines.dialect import (
     ERROR,
     NOTE,
+    WARNING,
     DialectContext,
     EngineCommand,
     PrecompileStep,
@@ -175,6 +176,8 @@ def max_rule_findings(options: Sequence[tuple[str, str | None]], command: str = 
     findings: list[Finding] = []
     given = {flag: value for flag, value in options}
     devices = given.get("--devices")
+    if devices is not None:
+        devices = devices.lower()  # MAX lower-cases device specs before reading them
     if devices is not None and not _DEVICES.match(devices):
         findings.append(
             finding(
@@ -202,7 +205,7 @@ def max_rule_findings(options: Sequence[tuple[str, str | None]], command: str = 
     if method in _NEEDS_DRAFT_MODEL and "--draft-model-path" not in given:
         findings.append(
             finding(
-                ERROR,
+                WARNING,
                 "max.draft-model",
                 f"--speculative-method {method} needs a draft model",
                 option="--draft-model-path",
@@ -212,7 +215,7 @@ def max_rule_findings(options: Sequence[tuple[str, str | None]], command: str = 
     if any(o in given for o in _LORA_OPTIONS) and "--enable-lora" not in given:
         findings.append(
             finding(
-                ERROR,
+                WARNING,
                 "max.lora-disabled",
                 "LoRA options are set but LoRA is not enabled",
                 option="--enable-lora",
