@@ -15,7 +15,7 @@ from servekit.api.matrix import RenderRequest
 from servekit.catalog.documents import CatalogDocuments
 from servekit.differences import explaining
 from servekit.errors import ServekitError
-from servekit.synthesis.plan import Plan, Selection
+from servekit.synthesis.plan import Selection
 from servekit.synthesis.render import render_plan, servekit_extras
 from servekit.synthesis.resolve import selection_from_request
 from servekit.synthesis.synthesize import synthesize
@@ -42,23 +42,24 @@ def selection_for(docs: CatalogDocuments, recipe_id: str, request: RenderRequest
 class SynthesisRenderer:
     """A ``Renderer`` for one recipe of one catalog.
 
-    Each distinct request is synthesized once: a repeated one (the same command published under
-    two ids) gets a fresh top-level copy of the first result, and ``extras`` reuses the plan.
+    Each distinct request is synthesized once, lean (no install steps or minimum version,
+    which the rendering object does not carry): a repeated one (the same command published
+    under two ids) gets a fresh top-level copy of the first result. ``extras`` synthesizes the
+    full plan of the few headline commands.
     """
 
     def __init__(self, docs: CatalogDocuments, recipe_id: str, skipped: list[str]) -> None:
         self._docs = docs
         self._recipe_id = recipe_id
         self._skipped = skipped
-        self._done: dict[RenderRequest, tuple[Selection, Plan, dict[str, Any]] | None] = {}
+        self._done: dict[RenderRequest, tuple[Selection, dict[str, Any]] | None] = {}
 
-    def _synthesized(self, request: RenderRequest) -> tuple[Selection, Plan, dict[str, Any]] | None:
+    def _synthesized(self, request: RenderRequest) -> tuple[Selection, dict[str, Any]] | None:
         if request in self._done:
             return self._done[request]
         try:
             selection = selection_for(self._docs, self._recipe_id, request)
-            plan = synthesize(self._docs, selection)
-            outcome = (selection, plan, render_plan(plan))
+            outcome = (selection, render_plan(synthesize(self._docs, selection, lean=True)))
         except ServekitError as exc:
             self._skip(request, str(exc))
             outcome = None
@@ -74,7 +75,7 @@ class SynthesisRenderer:
 
     def __call__(self, request: RenderRequest) -> dict[str, Any] | None:
         outcome = self._synthesized(request)
-        return None if outcome is None else dict(outcome[2])
+        return None if outcome is None else dict(outcome[1])
 
     def extras(self, request: RenderRequest) -> dict[str, Any] | None:
         """servekit's own facts about one rendering: provenance, install steps, minimum version,
@@ -82,7 +83,10 @@ class SynthesisRenderer:
         outcome = self._synthesized(request)
         if outcome is None:
             return None
-        selection, plan, _ = outcome
-        extras = servekit_extras(plan)
+        selection = outcome[0]
+        try:  # the full plan: install steps and minimum version are part of the extras
+            extras = servekit_extras(synthesize(self._docs, selection))
+        except Exception:  # noqa: BLE001 - the rendering exists; its extras are optional
+            return None
         extras["differences_from_reference"] = [d.id for d in explaining(self._docs, selection)]
         return extras
