@@ -16,6 +16,7 @@ from servekit.catalog.documents import CatalogDocuments
 from servekit.differences import explaining
 from servekit.errors import ServekitError
 from servekit.synthesis.plan import Selection
+from servekit.synthesis.checks import has_facts, plan_checks
 from servekit.synthesis.render import render_plan, servekit_extras
 from servekit.synthesis.resolve import selection_from_request
 from servekit.synthesis.synthesize import synthesize
@@ -39,6 +40,14 @@ def selection_for(docs: CatalogDocuments, recipe_id: str, request: RenderRequest
     return selection_from_request(docs, batch_request(recipe_id, request))
 
 
+def with_checks(docs: CatalogDocuments, plan, rendered: dict[str, Any]) -> dict[str, Any]:
+    """``rendered`` plus servekit's "can it start" checks under the ``servekit`` key, for
+    checkpoints whose model facts ship with servekit (others carry no such key)."""
+    if has_facts(plan.model_id):
+        rendered["servekit"] = {"checks": plan_checks(docs, plan)}
+    return rendered
+
+
 class SynthesisRenderer:
     """A ``Renderer`` for one recipe of one catalog.
 
@@ -59,7 +68,8 @@ class SynthesisRenderer:
             return self._done[request]
         try:
             selection = selection_for(self._docs, self._recipe_id, request)
-            outcome = (selection, render_plan(synthesize(self._docs, selection, lean=True)))
+            plan = synthesize(self._docs, selection, lean=True)
+            outcome = (selection, with_checks(self._docs, plan, render_plan(plan)))
         except ServekitError as exc:
             self._skip(request, str(exc))
             outcome = None

@@ -1,35 +1,39 @@
-"""Model facts: config.json + safetensors headers (or shipped data) -> ModelFacts."""
+"""Model facts: config.json + safetensors headers (or shipped data) -> ModelFacts.
 
-from servekit.facts.config import facts_from_config, language_config
-from servekit.facts.locate import FactsNotFoundError, facts_from_dir, facts_from_path_or_cache
-from servekit.facts.model import (
-    LinearAttentionFacts,
-    MLAFacts,
-    ModelFacts,
-    MoEFacts,
-    QuantFacts,
-    WeightBytes,
-)
-from servekit.facts.resolve import ResolvedModel, resolve_model
-from servekit.facts.safetensors import read_header, weight_bytes_from_headers
-from servekit.facts.shipped import shipped_facts, shipped_model_ids
+Names are imported on first use, so asking whether facts ship for a checkpoint
+(``servekit.facts.shipped_index``) does not pay for the typed models.
+"""
 
-__all__ = [
-    "FactsNotFoundError",
-    "LinearAttentionFacts",
-    "MLAFacts",
-    "ModelFacts",
-    "MoEFacts",
-    "QuantFacts",
-    "ResolvedModel",
-    "WeightBytes",
-    "facts_from_config",
-    "facts_from_dir",
-    "facts_from_path_or_cache",
-    "language_config",
-    "read_header",
-    "resolve_model",
-    "shipped_facts",
-    "shipped_model_ids",
-    "weight_bytes_from_headers",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_HOMES = {
+    "facts_from_config": "config",
+    "language_config": "config",
+    "FactsNotFoundError": "locate",
+    "facts_from_dir": "locate",
+    "facts_from_path_or_cache": "locate",
+    "LinearAttentionFacts": "model",
+    "MLAFacts": "model",
+    "ModelFacts": "model",
+    "MoEFacts": "model",
+    "QuantFacts": "model",
+    "WeightBytes": "model",
+    "ResolvedModel": "resolve",
+    "resolve_model": "resolve",
+    "read_header": "safetensors",
+    "weight_bytes_from_headers": "safetensors",
+    "shipped_facts": "shipped",
+    "shipped_model_ids": "shipped_index",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'servekit.facts' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"servekit.facts.{home}"), name)

@@ -21,7 +21,7 @@ ATTENTION_KINDS: tuple[str, ...] = ("full", "sliding", "mla")
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class LinearAttentionFacts(_Frozen):

@@ -8,20 +8,14 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from pathlib import Path
 
 from servekit.facts.model import ModelFacts
-
-DATA_DIR = Path(__file__).resolve().parent / "data"
-
-
-def _file_for(model_id: str) -> Path:
-    return DATA_DIR / (model_id.replace("/", "__") + ".json")
+from servekit.facts.shipped_index import file_for, shipped_model_ids
 
 
 @lru_cache(maxsize=None)
 def _load(model_id: str) -> ModelFacts | None:
-    path = _file_for(model_id)
+    path = file_for(model_id)
     if not path.is_file():
         return None
     return ModelFacts.from_json(json.loads(path.read_text(encoding="utf-8")))
@@ -35,7 +29,3 @@ def shipped_facts(model_id: str) -> ModelFacts | None:
             if candidate.lower() == model_id.lower():
                 return _load(candidate)
     return found
-
-
-def shipped_model_ids() -> list[str]:
-    return sorted(p.stem.replace("__", "/") for p in DATA_DIR.glob("*.json"))

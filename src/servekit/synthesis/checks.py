@@ -12,6 +12,13 @@ from typing import Any
 from servekit.synthesis.plan import Plan
 
 
+def has_facts(model_id: str) -> bool:
+    """Whether model facts ship for this checkpoint (cheap: no fit import)."""
+    from servekit.facts.shipped_index import has_shipped_facts
+
+    return has_shipped_facts(model_id)
+
+
 def plan_checks(docs, plan: Plan) -> dict[str, Any]:
     """``{"fit": [per-process check dicts]}`` or ``{"fit": None, "note": why not}``."""
     from servekit.facts import shipped_facts
