@@ -124,3 +124,28 @@ def test_qaic_text_shows_compile_step_and_fit(capsys):
     assert code == 0, err
     assert "# before start" in out and "--quantization mxfp6" in out
     assert "## checks" in out and "fit (serve)" in out
+
+
+def test_plan_that_cannot_start_exits_1_with_the_fix(tmp_path, capsys):
+    """A catalog offering multi-node TP 16 for a 24-head model: the plan is shown, checks fail."""
+    import shutil
+
+    from servekit.catalog.documents import bundled_catalog_dir
+    from servekit.cli.app import main
+
+    catalog = tmp_path / "catalog"
+    shutil.copytree(bundled_catalog_dir(), catalog)
+    recipe = catalog / "models" / "Qwen" / "Qwen3.8-27B.yaml"
+    recipe.write_text(
+        recipe.read_text(encoding="utf-8").replace(
+            "compatible_strategies:\n  - single_node_tp\n",
+            "compatible_strategies:\n  - single_node_tp\n  - multi_node_tp\n",
+        ),
+        encoding="utf-8",
+    )
+    code = main(["plan", "Qwen/Qwen3.8-27B", "--catalog", str(catalog), "--strategy", "multi_node_tp",
+                 "--nodes", "2"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "tp-attention-heads" in out and "--tensor-parallel-size 8" in out
+    assert "cannot start" in err

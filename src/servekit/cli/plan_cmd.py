@@ -114,7 +114,7 @@ def plan_command(opts: PlanOptions) -> int:
     want_checks = opts.checks if opts.checks is not None else opts.output_format == "text"
     checks = None
     if want_checks:
-        from servekit.synthesis.checks import plan_checks
+        from servekit.synthesis.checks import checks_pass, plan_checks
 
         checks = plan_checks(docs, plan)
     valid = commands is None or all(pc.command.valid for pc in commands)
@@ -134,6 +134,9 @@ def plan_command(opts: PlanOptions) -> int:
         sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     else:
         _print_text(plan, commands, checks)
+    if checks is not None and not checks_pass(checks):
+        sys.stderr.write("error: this plan cannot start as it stands; see the checks and their fixes\n")
+        return 1
     return 0 if valid else 1
 
 

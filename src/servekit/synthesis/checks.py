@@ -40,6 +40,11 @@ def plan_checks(docs, plan: Plan) -> dict[str, Any]:
     return {"fit": results}
 
 
+def checks_pass(checks: dict[str, Any]) -> bool:
+    """False when any process has an error finding (the launch would not start)."""
+    return all(result.get("ok", True) for result in checks.get("fit") or [])
+
+
 def check_lines(checks: dict[str, Any]) -> list[str]:
     """Text lines for the checks block of a plan."""
     if checks.get("fit") is None:
