@@ -1,8 +1,9 @@
-"""Every vLLM command rendered for the reference catalog passes the real parser or lint says why not.
+"""Every vLLM command servekit renders passes the real parser or lint says why not.
 
-The commands come from two sources: servekit's own rendering of every selection in the golden
-selections file (servekit.synthesis.batch.plan_request over ../shared/reference/catalog) and the
-reference builder's argv in that file. Shell placeholders ($HEAD_IP, $..._PORT) are filled in as
+The commands come from three sources: every command object of the static API that
+``servekit api build`` writes for ../shared/reference/catalog and for the bundled catalog,
+servekit's rendering of every selection in the golden selections file
+(servekit.synthesis.batch.plan_request), and the reference builder's argv in that file. Shell placeholders ($HEAD_IP, $..._PORT) are filled in as
 the shell would before vLLM sees them.
 """
 
@@ -28,10 +29,32 @@ _PLACEHOLDER = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
 
 
 def _argvs(obj: dict) -> list[list[str]]:
-    out = [obj[k] for k in ("argv", "head_argv") if obj.get(k)]
+    out = [obj[k] for k in ("argv", "head_argv", "vllm_argv") if obj.get(k)]
     out += obj.get("worker_argvs") or []
+    out += obj.get("vllm_worker_argvs") or []
     out += [obj[k]["argv"] for k in ("prefill", "decode") if isinstance(obj.get(k), dict) and obj[k].get("argv")]
-    return out
+    return [a for a in out if a[:2] == ["vllm", "serve"]]
+
+
+def _api_commands(docs) -> list[list[str]]:
+    """Every vLLM argv in the API tree built from ``docs`` (rendering objects at any depth)."""
+    from servekit.api import build_tree
+
+    tree, _ = build_tree(docs)
+    found: list[list[str]] = []
+
+    def walk(value) -> None:
+        if isinstance(value, dict):
+            found.extend(_argvs(value))
+            for inner in value.values():
+                walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    for rel in tree:
+        walk(tree.get(rel))
+    return found
 
 
 def _expand(word: str) -> str:
@@ -45,8 +68,13 @@ def reference_commands() -> list[tuple[str, ...]]:
     from servekit.catalog.documents import read_documents
     from servekit.synthesis.batch import plan_request
 
+    from servekit.catalog.documents import bundled_catalog_dir
+
     docs = read_documents(REFERENCE_CATALOG)
     commands: set[tuple[str, ...]] = set()
+    for catalog_docs in (docs, read_documents(bundled_catalog_dir())):
+        for argv in _api_commands(catalog_docs):
+            commands.add(tuple(_expand(w) for w in argv))
     with lzma.open(SELECTIONS, "rt", encoding="utf-8") as fh:
         for line in fh:
             golden = json.loads(line)
