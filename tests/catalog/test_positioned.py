@@ -62,6 +62,9 @@ def test_malformed_yaml_is_a_catalog_error_with_a_line(tmp_path, text):
     assert info.value.location.file == str(path)
     assert info.value.location.line is not None
     assert "malformed YAML" in str(info.value)
+    with pytest.raises(CatalogError) as fast:  # the fast reader reports the same place
+        read_yaml(path)
+    assert (fast.value.location, str(fast.value)) == (info.value.location, str(info.value))
 
 
 def test_unreadable_file_is_a_catalog_error(tmp_path):
@@ -69,6 +72,8 @@ def test_unreadable_file_is_a_catalog_error(tmp_path):
     path.write_bytes(b"\xff\xfe\x00bad")
     with pytest.raises(CatalogError, match="cannot read file"):
         load_positioned(path)
+    with pytest.raises(CatalogError, match="cannot read file: not UTF-8 text"):
+        read_yaml(path)
 
 
 def test_self_referencing_alias_is_an_error_not_a_crash(tmp_path):

@@ -68,25 +68,47 @@ def _safe_yaml():
     return yaml
 
 
+def read_text(path: Path) -> str:
+    """A catalog file's text; an unreadable or non-UTF-8 file is a CatalogError."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise CatalogError(
+            f"cannot read file: {reason}",
+            location=Location(str(path)),
+            fix="make the file readable UTF-8 text",
+        ) from None
+
+
+def yaml_error(path: Path, exc: Exception) -> CatalogError:
+    """A ruamel syntax error as a CatalogError at its line and column."""
+    from ruamel.yaml.error import MarkedYAMLError
+
+    if not isinstance(exc, MarkedYAMLError):
+        return CatalogError(f"malformed YAML: {exc}", location=Location(str(path)), fix="fix the YAML syntax")
+    mark = exc.problem_mark or exc.context_mark
+    problem = str(exc.problem or exc.context or "unreadable YAML")
+    if exc.context and exc.problem:
+        started = exc.context_mark
+        where = f" (started at line {started.line + 1})" if started and mark and started.line != mark.line else ""
+        problem = f"{exc.problem}, {exc.context}{where}"
+    return CatalogError(
+        f"malformed YAML: {problem}",
+        location=Location(str(path), mark.line + 1 if mark else None, mark.column + 1 if mark else None),
+        fix="fix the YAML syntax at that line (indentation, quoting, a missing ':')",
+    )
+
+
 def read_yaml(path: Path) -> Any:
     """One YAML file as plain data; a syntax error becomes a CatalogError with its line."""
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.error import YAMLError
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CatalogError(f"cannot read file: {exc.strerror}", location=Location(str(path))) from None
+    text = read_text(path)
     try:
         data = _safe_yaml().load(text)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        loc = Location(str(path), mark.line + 1 if mark else None, mark.column + 1 if mark else None)
-        problem = " ".join(str(p) for p in (exc.context, exc.problem) if p)
-        raise CatalogError(
-            f"malformed YAML: {problem}", location=loc, fix="fix the YAML syntax at that line"
-        ) from None
     except YAMLError as exc:
-        raise CatalogError(f"malformed YAML: {exc}", location=Location(str(path))) from None
+        raise yaml_error(path, exc) from None
     try:
         return normalise(data)
     except RecursionError:

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from servekit.catalog.documents import normalise
+from servekit.catalog.documents import normalise, read_text, yaml_error
 from servekit.errors import CatalogError, Location
 
 KeyPath = tuple[str | int, ...]
@@ -146,37 +146,15 @@ class _Builder:
 
 def load_positioned(path: Path) -> PositionedDocument:
     """Parse one YAML file; a syntax error becomes a CatalogError with its line and column."""
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+    from ruamel.yaml.error import YAMLError
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise CatalogError(
-            f"cannot read file: {reason}",
-            location=Location(str(path)),
-            fix="make the file readable UTF-8 text",
-        ) from None
+    text = read_text(path)
     doc = PositionedDocument(path=path, data=None)
     try:
         node = _yaml().compose(text)
         doc.data = _Builder(doc).build(node, ()) if node is not None else None
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problem = str(exc.problem or exc.context or "unreadable YAML")
-        if exc.context and exc.problem:
-            started = exc.context_mark
-            where = f" (started at line {started.line + 1})" if started and started.line != mark.line else ""
-            problem = f"{exc.problem}, {exc.context}{where}"
-        raise CatalogError(
-            f"malformed YAML: {problem}",
-            location=Location(str(path), mark.line + 1 if mark else None, mark.column + 1 if mark else None),
-            fix="fix the YAML syntax at that line (indentation, quoting, a missing ':')",
-        ) from None
     except YAMLError as exc:
-        raise CatalogError(
-            f"malformed YAML: {exc}", location=Location(str(path)), fix="fix the YAML syntax"
-        ) from None
+        raise yaml_error(path, exc) from None
     except RecursionError:
         raise CatalogError(
             "YAML nests too deeply to read",
