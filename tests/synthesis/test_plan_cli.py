@@ -149,3 +149,29 @@ def test_plan_that_cannot_start_exits_1_with_the_fix(tmp_path, capsys):
     assert code == 1
     assert "tp-attention-heads" in out and "--tensor-parallel-size 8" in out
     assert "cannot start" in err
+
+
+def _broken_copy(reference_catalog, tmp_path, rel: str, content: bytes):
+    import shutil
+
+    root = tmp_path / "catalog"
+    shutil.copytree(reference_catalog, root)
+    (root / rel).write_bytes(content)
+    return root
+
+
+def test_misshapen_catalog_files_are_one_line_with_the_file(capsys, reference_catalog, tmp_path):
+    recipe = "models/Qwen/Qwen3.8-27B.yaml"
+    cases = [
+        ("taxonomy.yaml", b"- 1\n", "taxonomy.yaml:1:1: expected a mapping at the top of the file, got list"),
+        ("taxonomy.yaml", b"hardware_profiles: 5\n", "hardware_profiles: must be a mapping"),
+        ("taxonomy.yaml", b"hardware_profiles:\n  h200: 3\n", "hardware_profiles.h200: a hardware profile must be"),
+        (recipe, b"\xff\xfe: x\n", "Qwen3.8-27B.yaml: cannot read file: not UTF-8 text"),
+        (recipe, b"- x\n", "Qwen3.8-27B.yaml:1:1: expected a mapping at the top of the file"),
+    ]
+    for i, (rel, content, expected) in enumerate(cases):
+        root = _broken_copy(reference_catalog, tmp_path / str(i), rel, content)
+        code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--catalog", str(root))
+        assert code == 1, (rel, content, err)
+        assert expected in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        assert "(fix: " in err

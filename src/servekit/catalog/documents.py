@@ -119,6 +119,38 @@ def read_yaml(path: Path) -> Any:
         ) from None
 
 
+_VALIDATE_FIX = "run `servekit catalog validate` on the catalog for every problem with its line"
+
+
+def read_mapping(path: Path, *, empty_ok: bool = False) -> dict[str, Any]:
+    """A YAML file whose top level must be a mapping (an empty file is ``{}`` when allowed)."""
+    doc = read_yaml(path)
+    if doc is None and empty_ok:
+        return {}
+    if not isinstance(doc, dict):
+        raise CatalogError(
+            f"expected a mapping at the top of the file, got {type(doc).__name__}",
+            location=Location(str(path), 1, 1),
+            fix=_VALIDATE_FIX,
+        )
+    return doc
+
+
+def _check_hardware_profiles(path: Path, taxonomy: dict[str, Any]) -> None:
+    """Every plan walks ``hardware_profiles``; a wrong shape must stop here, not deep in a rule."""
+    profiles = taxonomy.get("hardware_profiles")
+    if profiles is None:
+        return
+    if not isinstance(profiles, dict):
+        raise CatalogError(f"must be a mapping of hardware ids to profiles, got {type(profiles).__name__}",
+                           location=Location(str(path), key_path=("hardware_profiles",)), fix=_VALIDATE_FIX)
+    for hw, profile in profiles.items():
+        if not isinstance(profile, dict):
+            raise CatalogError(f"a hardware profile must be a mapping of its fields, got {type(profile).__name__}",
+                               location=Location(str(path), key_path=("hardware_profiles", str(hw))),
+                               fix=_VALIDATE_FIX)
+
+
 def recipe_id_for(models_dir: Path, path: Path) -> str:
     """``models/Qwen/Qwen3-8B.yaml`` -> ``Qwen/Qwen3-8B``."""
     return path.relative_to(models_dir).with_suffix("").as_posix()
@@ -143,11 +175,7 @@ def _named_documents(folder: Path, kind: str, sources: dict[str, Path]) -> dict[
     if not folder.is_dir():
         return out
     for path in sorted(folder.glob("*.yaml")):
-        doc = read_yaml(path)
-        if not isinstance(doc, dict):
-            raise CatalogError(
-                "expected a mapping at the top of the file", location=Location(str(path), 1, 1)
-            )
+        doc = read_mapping(path)
         name = doc.get("name") or path.stem
         out[str(name)] = doc
         sources[f"{kind}/{name}"] = path
@@ -173,10 +201,11 @@ def read_documents(root: Path, *, only_recipes: list[str] | None = None) -> Cata
             location=Location(str(taxonomy_path)),
             fix="point --catalog at a directory laid out like the recipes catalog",
         )
-    taxonomy = read_yaml(taxonomy_path) or {}
+    taxonomy = read_mapping(taxonomy_path, empty_ok=True)
+    _check_hardware_profiles(taxonomy_path, taxonomy)
     sources["taxonomy"] = taxonomy_path
     platforms_path = root / "platforms.yaml"
-    platforms = read_yaml(platforms_path) if platforms_path.is_file() else {}
+    platforms = read_mapping(platforms_path, empty_ok=True) if platforms_path.is_file() else {}
     if platforms_path.is_file():
         sources["platforms"] = platforms_path
     strategies = _named_documents(root / "strategies", "strategies", sources)
@@ -185,17 +214,12 @@ def read_documents(root: Path, *, only_recipes: list[str] | None = None) -> Cata
     paths = recipe_paths(root)
     wanted = paths if only_recipes is None else {k: paths[k] for k in only_recipes if k in paths}
     for rid, path in wanted.items():
-        doc = read_yaml(path)
-        if not isinstance(doc, dict):
-            raise CatalogError(
-                "expected a mapping at the top of the recipe", location=Location(str(path), 1, 1)
-            )
-        recipes[rid] = doc
+        recipes[rid] = read_mapping(path)
         sources[f"models/{rid}"] = path
     return CatalogDocuments(
         root=root,
-        taxonomy=taxonomy if isinstance(taxonomy, dict) else {},
-        platforms=platforms if isinstance(platforms, dict) else {},
+        taxonomy=taxonomy,
+        platforms=platforms,
         strategies=strategies,
         kv_store=kv_store,
         recipes=recipes,
