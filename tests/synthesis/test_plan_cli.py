@@ -175,3 +175,28 @@ def test_misshapen_catalog_files_are_one_line_with_the_file(capsys, reference_ca
         assert code == 1, (rel, content, err)
         assert expected in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
         assert "(fix: " in err
+
+
+def test_batch_fields_of_the_wrong_type_are_an_error_line_each(capsys, reference_catalog, tmp_path):
+    base = {"recipe": "Qwen/Qwen3.8-27B", "hardware": "h200", "strategy": "single_node_tp"}
+    cases = [
+        ({"features": "tool_calling"}, "request field 'features' must be a list of feature names, not \"tool_calling\""),
+        ({"features": [True]}, "'features' must be a list of feature names, not [true]"),
+        ({"modes": ["spec_decoding"]}, "'modes' must be an object of FEATURE: MODE names"),
+        ({"modes": "spec_decoding=mtp"}, "'modes' must be an object of FEATURE: MODE names"),
+        ({"pd_nodes": {"prefill": "x"}}, "'pd_nodes' must be an object of role: node count"),
+        ({"node_count": "two"}, "node_count must be a whole number from 1 to"),
+        ({"recipe": 5}, "'recipe' must be a recipe id string, not 5"),
+        ({"hardware": None}, "request has no 'hardware'"),
+    ]
+    lines = [{**base, **extra} for extra, _ in cases]
+    lines.append({"recipe": "Qwen/Qwen3.8-27B", "strategy": "single_node_tp"})
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in lines) + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "plan", "--batch", str(path), "--catalog", str(reference_catalog))
+    assert code == 0 and "Traceback" not in err, err
+    results = [json.loads(line) for line in out.splitlines()]
+    assert len(results) == len(lines)
+    for result, (_, expected) in zip(results, cases):
+        assert expected in result["error"], result
+    assert "request has no 'hardware'" in results[-1]["error"]

@@ -7,6 +7,7 @@ Unknown names are a ``SelectionError`` that lists the valid choices.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable
 
 from servekit.errors import SelectionError
@@ -45,31 +46,50 @@ def _check_modes(recipe: dict, recipe_id: str, modes: dict[str, str]) -> tuple[t
     return tuple(modes.items())
 
 
+def _typed(request: dict[str, Any], key: str, kind: type, items: type, default: Any, what: str) -> Any:
+    """``request[key]`` when it is a ``kind`` whose items (or values) are ``items``; else one clear error."""
+    value = request.get(key)
+    if value is None:
+        return default
+    members = value.values() if isinstance(value, dict) else value
+    if isinstance(value, kind) and all(isinstance(m, items) and not isinstance(m, bool) for m in members):
+        return value
+    raise SelectionError(f"request field {key!r} must be {what}, not {json.dumps(value)}")
+
+
+def _named(request: dict[str, Any], key: str) -> Any:
+    if request.get(key) is None:
+        raise SelectionError(f"request has no {key!r}; a batch line names every choice "
+                             "(recipe, hardware, strategy; variant, node_count, features, modes optional)")
+    return request[key]
+
+
 def selection_from_request(docs, request: dict[str, Any]) -> Selection:
     """A batch request: recipe, hardware, variant, strategy, node_count, features, modes."""
-    recipe_id = request.get("recipe")
+    recipe_id = _named(request, "recipe")
     if not isinstance(recipe_id, str):
-        raise SelectionError("request has no \"recipe\"")
+        raise SelectionError(f"request field 'recipe' must be a recipe id string, not {json.dumps(recipe_id)}")
     recipe = _recipe(docs, recipe_id)
-    hardware = _check("hardware", request.get("hardware"), docs.taxonomy.get("hardware_profiles") or {})
+    hardware = _check("hardware", _named(request, "hardware"), docs.taxonomy.get("hardware_profiles") or {})
     variant = _check("variant", request.get("variant") or "default", recipe.get("variants") or {}, recipe_id)
-    strategy = _check("strategy", request.get("strategy"), _strategy_names(docs))
+    strategy = _check("strategy", _named(request, "strategy"), _strategy_names(docs))
     node_count = request.get("node_count", 1)
     if not isinstance(node_count, int) or isinstance(node_count, bool) or not 1 <= node_count <= rules.MAX_NODES:
         raise SelectionError(f"node_count must be a whole number from 1 to {rules.MAX_NODES}, not {node_count!r}")
-    features = request.get("features") or []
+    features = _typed(request, "features", list, str, [], "a list of feature names")
+    modes = _typed(request, "modes", dict, str, {}, "an object of FEATURE: MODE names")
+    pd_nodes = _typed(request, "pd_nodes", dict, int, None, "an object of role: node count")
     for feature in features:
         _check("feature", feature, recipe.get("features") or {}, recipe_id)
     kept, notes = rules.apply_exclusions(recipe, list(features))
-    pd_nodes = request.get("pd_nodes")
     kv = request.get("kv_offload")
     if kv is not None:
         _check("kv offload option", kv, [*docs.kv_store, *(docs.taxonomy.get("kv_offload") or {})])
     return Selection(
         recipe_id=recipe_id, hardware=hardware, variant=variant, strategy=strategy, node_count=node_count,
-        features=tuple(kept), modes=_check_modes(recipe, recipe_id, dict(request.get("modes") or {})),
+        features=tuple(kept), modes=_check_modes(recipe, recipe_id, modes),
         kv_offload=kv, notes=tuple(notes), dropped_features=tuple(f for f in features if f not in kept),
-        pd_nodes=None if not isinstance(pd_nodes, dict) else tuple((k, int(v)) for k, v in pd_nodes.items()),
+        pd_nodes=None if pd_nodes is None else tuple(pd_nodes.items()),
         engine=str(request.get("engine") or "vllm"),
     )
 
