@@ -200,3 +200,15 @@ def test_batch_fields_of_the_wrong_type_are_an_error_line_each(capsys, reference
     for result, (_, expected) in zip(results, cases):
         assert expected in result["error"], result
     assert "request has no 'hardware'" in results[-1]["error"]
+
+
+def test_batch_errors_name_their_line_and_a_non_utf8_line_is_one_of_them(capsys, reference_catalog, tmp_path):
+    good = json.dumps({"recipe": "Qwen/Qwen3.8-27B", "hardware": "h200", "strategy": "single_node_tp"})
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(b"\xff\xfe{}\n\n[1]\n" + good.encode() + b"\nnot json\n")
+    code, out, err = run(capsys, "plan", "--batch", str(path), "--catalog", str(reference_catalog))
+    assert code == 0 and "Traceback" not in err, err
+    results = [json.loads(line) for line in out.splitlines()]
+    assert [r.get("error") for r in results] == [
+        "line 1: not UTF-8 text", "line 3: each line must be a JSON object", None, "line 5: not JSON (Expecting value)"]
+    assert results[2]["hardware"] == "h200"

@@ -81,7 +81,7 @@ def batch_command(path: str, catalog: str | None) -> int:
 
     docs = _load(catalog, None)
     try:
-        handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+        handle = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
     except OSError as exc:
         raise ServekitError(f"cannot read batch file {path}: {exc.strerror}") from None
     with handle:

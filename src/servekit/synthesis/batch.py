@@ -22,9 +22,15 @@ def plan_request(docs, request: Any) -> dict[str, Any]:
         return {"error": str(exc)}
 
 
-def plan_lines(docs, lines: Iterable[str]) -> Iterator[dict[str, Any]]:
-    """Plan every non-empty line, in order; a malformed line yields an error object."""
+def plan_lines(docs, lines: Iterable[str | bytes]) -> Iterator[dict[str, Any]]:
+    """Plan every non-empty line, in order; a bad line yields ``{"error": "line N: ..."}``."""
     for number, line in enumerate(lines, 1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError:
+                yield {"error": f"line {number}: not UTF-8 text"}
+                continue
         if not line.strip():
             continue
         try:
@@ -32,4 +38,7 @@ def plan_lines(docs, lines: Iterable[str]) -> Iterator[dict[str, Any]]:
         except json.JSONDecodeError as exc:
             yield {"error": f"line {number}: not JSON ({exc.msg})"}
             continue
-        yield plan_request(docs, request)
+        result = plan_request(docs, request)
+        if "error" in result:
+            result = {"error": f"line {number}: {result['error']}"}
+        yield result
