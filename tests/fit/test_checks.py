@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from servekit.facts import shipped_facts
@@ -87,7 +89,7 @@ def test_cpu_backend_rejects_head_dim_16():
     tiny = facts_from_config({"num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
                               "head_dim": 16, "hidden_size": 64})
     assert "cpu-head-size" in _codes(check_cpu_head_size(tiny))
-    assert not check_cpu_head_size(tiny.model_copy(update={"head_dim": 64}))
+    assert not check_cpu_head_size(replace(tiny, head_dim=64))
     result = check_plan_fit(tiny, XEON, hardware_name="xeon6", engine="vllm-cpu")
     assert "cpu-head-size" in _codes(result.findings)
 

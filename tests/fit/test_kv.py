@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from servekit.facts import shipped_facts
@@ -46,7 +48,7 @@ def test_fp8_and_mxint8_kv_halve_bf16():
 
 def test_sliding_window_layers_hold_at_most_the_window():
     gemma = shipped_facts("google/gemma-3-12b-it")
-    full_only = gemma.model_copy(update={"layers": ("full",) * 48, "sliding_window": None})
+    full_only = replace(gemma, layers=("full",) * 48, sliding_window=None)
     opts = KVOptions(kv_bytes=2, max_model_len=131072, max_num_batched_tokens=8192)
     hybrid = pool_layout(gemma, opts).tokens_for(40 * GIB, 131072)
     plain = pool_layout(full_only, opts).tokens_for(40 * GIB, 131072)

@@ -6,6 +6,7 @@ Nothing here touches the network: the cache is read with ``huggingface_hub``'s o
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from servekit.errors import ServekitError
@@ -53,7 +54,7 @@ def facts_from_dir(folder: Path, *, model_id: str | None = None) -> ModelFacts:
         )
     facts = facts_from_config(read_config(config_path), model_id=model_id, source=str(config_path))
     weights = checkpoint_weight_bytes(folder, facts.num_layers)
-    return facts.model_copy(update={"weights": weights}) if weights else facts
+    return replace(facts, weights=weights) if weights else facts
 
 
 def facts_from_path_or_cache(
@@ -79,5 +80,5 @@ def facts_from_path_or_cache(
 def _from_file(path: Path) -> ModelFacts:
     data = read_config(path)
     if "layers" in data and "num_attention_heads" in data:
-        return ModelFacts.from_json(data)
+        return ModelFacts.from_json(data, where=str(path))
     return facts_from_config(data, source=str(path))

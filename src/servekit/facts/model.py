@@ -2,29 +2,42 @@
 
 Facts come from a ``config.json`` (``servekit.facts.config``), the safetensors headers of the
 checkpoint (``servekit.facts.safetensors``), or the facts shipped with servekit for the recipes
-in the bundled catalog (``servekit.facts.shipped``). They are plain, frozen, JSON round-trippable.
+in the bundled catalog (``servekit.facts.shipped``). They are plain, frozen, JSON round-trippable
+dataclasses; ``from_json`` checks keys and types and names the offending key on bad input.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from servekit.facts.json_fields import from_json_fields, to_json_fields
 
 LayerKind = Literal["full", "sliding", "linear", "mla", "none"]
 """How one decoder layer keeps context: a full KV cache, a KV cache bounded by a sliding
 window, a constant-size recurrent state (linear attention / Mamba / short convolution), an MLA
 latent, or nothing at all (an MLP-only layer of a hybrid stack)."""
 
+LAYER_KINDS: tuple[str, ...] = ("full", "sliding", "linear", "mla", "none")
 ATTENTION_KINDS: tuple[str, ...] = ("full", "sliding", "mla")
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+class _Json:
+    """JSON round trip shared by the facts dataclasses: None fields are left out."""
+
+    __slots__ = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return to_json_fields(self)
+
+    @classmethod
+    def from_json(cls, data: Any, *, where: str = "facts JSON") -> Any:
+        return from_json_fields(cls, data, where)
 
 
-class LinearAttentionFacts(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinearAttentionFacts(_Json):
     """A constant-size state per sequence: a short convolution over ``conv_channels`` channels
     (keeping ``conv_kernel - 1`` steps) plus a recurrent state of ``state_heads`` heads of
     ``state_head_elems`` elements. Covers Gated DeltaNet, Mamba-1/2, short-conv and lightning
@@ -41,14 +54,16 @@ class LinearAttentionFacts(_Frozen):
     """dtype of the recurrent (SSM) state; None means the model dtype."""
 
 
-class MLAFacts(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MLAFacts(_Json):
     """Multi-head latent attention: one compressed latent per token, shared by all heads."""
 
     kv_lora_rank: int
     qk_rope_head_dim: int
 
 
-class MoEFacts(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MoEFacts(_Json):
     num_experts: int
     experts_per_token: int | None = None
     moe_intermediate_size: int | None = None
@@ -56,7 +71,8 @@ class MoEFacts(_Frozen):
     dense_layers: int = 0
 
 
-class QuantFacts(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QuantFacts(_Json):
     method: str
     """``quant_method`` of the checkpoint (fp8, modelopt, compressed-tensors, ...)."""
     algo: str | None = None
@@ -64,7 +80,8 @@ class QuantFacts(_Frozen):
     kv_cache_scheme: str | None = None
 
 
-class WeightBytes(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WeightBytes(_Json):
     """Bytes of the checkpoint's tensors; ``vision`` and ``mtp`` are parts of ``total``."""
 
     total: int
@@ -78,7 +95,8 @@ class WeightBytes(_Frozen):
         return self.total - self.vision - self.mtp
 
 
-class ModelFacts(_Frozen):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelFacts(_Json):
     model_id: str | None = None
     source: str = ""
     """Where the facts were read from: a path, or the public documents they were taken from."""
@@ -108,10 +126,3 @@ class ModelFacts(_Frozen):
 
     def layer_counts(self) -> dict[str, int]:
         return dict(Counter(self.layers))
-
-    def to_json(self) -> dict:
-        return self.model_dump(mode="json", exclude_none=True)
-
-    @classmethod
-    def from_json(cls, data: dict) -> ModelFacts:
-        return cls.model_validate(data)

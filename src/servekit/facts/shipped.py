@@ -18,7 +18,7 @@ def _load(model_id: str) -> ModelFacts | None:
     path = file_for(model_id)
     if not path.is_file():
         return None
-    return ModelFacts.from_json(json.loads(path.read_text(encoding="utf-8")))
+    return ModelFacts.from_json(json.loads(path.read_text(encoding="utf-8")), where=str(path))
 
 
 def shipped_facts(model_id: str) -> ModelFacts | None:
