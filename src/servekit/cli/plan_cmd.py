@@ -111,7 +111,7 @@ def plan_command(opts: PlanOptions) -> int:
     )
     plan = synthesize(docs, selection)
     commands = _translate(docs, plan, opts) if opts.engine != "vllm" else None
-    want_checks = opts.checks if opts.checks is not None else opts.output_format == "text"
+    want_checks = opts.checks is not False
     checks = None
     if want_checks:
         from servekit.synthesis.checks import checks_pass, plan_checks
@@ -211,7 +211,7 @@ def register(app: typer.Typer) -> None:
         batch: str | None = typer.Option(None, "--batch", help="JSONL file of selections ('-' = stdin)."),
         task: str | None = typer.Option(None, "--task", help="vLLM-Omni task key (omni recipes; default: first)."),
         checks: bool | None = typer.Option(None, "--checks/--no-checks",
-                                           help="Fit checks (default: on for text, off for json)."),
+                                           help="Fit checks (default: on; --no-checks leaves them out)."),
         target: str | None = typer.Option(None, "--target", help="MAX compile target, e.g. cuda:sm_90 or auto."),
         qaic_mode: str | None = typer.Option(None, "--qaic-mode", help="QAIC: aot (compile first) or pyt."),
         devices: str | None = typer.Option(None, "--devices", help="Device ids for MAX/QAIC, e.g. 0,1 (or cpu)."),
