@@ -212,3 +212,15 @@ def test_batch_errors_name_their_line_and_a_non_utf8_line_is_one_of_them(capsys,
     assert [r.get("error") for r in results] == [
         "line 1: not UTF-8 text", "line 3: each line must be a JSON object", None, "line 5: not JSON (Expecting value)"]
     assert results[2]["hardware"] == "h200"
+
+
+def test_line_inputs_share_one_reader_for_missing_files_and_bad_bytes(capsys, tmp_path):
+    for args, what in ((["plan", "--batch"], "batch file"), (["fit", "--points"], "points file")):
+        code, out, err = run(capsys, *args, str(tmp_path / "missing.jsonl"))
+        assert code == 1 and f"cannot read {what}" in err and len(err.strip().splitlines()) == 1, err
+    path = tmp_path / "points.jsonl"
+    path.write_bytes(b"\xff\n[1]\n")
+    code, out, err = run(capsys, "fit", "--points", str(path))
+    assert code == 0 and "Traceback" not in err, err
+    results = [json.loads(line) for line in out.splitlines()]
+    assert [r["error"].split(":")[0] for r in results] == ["line 1", "line 2"]

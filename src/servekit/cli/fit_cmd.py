@@ -10,14 +10,10 @@ import typer
 
 
 def points_command(path: str) -> int:
-    from servekit.errors import ServekitError
+    from servekit.cli.inputs import open_input
     from servekit.fit.command import predict_points
 
-    try:
-        handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
-    except OSError as exc:
-        raise ServekitError(f"cannot read points file {path}: {exc.strerror}") from None
-    with handle:
+    with open_input(path, "points file") as handle:
         for result in predict_points(handle):
             print(json.dumps(result, sort_keys=True))
     return 0

@@ -76,15 +76,11 @@ def _find_model(opts: PlanOptions):
 
 
 def batch_command(path: str, catalog: str | None) -> int:
-    from servekit.errors import ServekitError
+    from servekit.cli.inputs import open_input
     from servekit.synthesis.batch import plan_lines
 
     docs = _load(catalog, None)
-    try:
-        handle = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
-    except OSError as exc:
-        raise ServekitError(f"cannot read batch file {path}: {exc.strerror}") from None
-    with handle:
+    with open_input(path, "batch file") as handle:
         for result in plan_lines(docs, handle):
             sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
     return 0

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable, Iterator
 
 from servekit.errors import ServekitError
+from servekit.jsonl import numbered_objects
 from servekit.synthesis.resolve import resolve_selection, selection_from_request  # noqa: F401 - re-exported
 
 
@@ -24,21 +24,9 @@ def plan_request(docs, request: Any) -> dict[str, Any]:
 
 def plan_lines(docs, lines: Iterable[str | bytes]) -> Iterator[dict[str, Any]]:
     """Plan every non-empty line, in order; a bad line yields ``{"error": "line N: ..."}``."""
-    for number, line in enumerate(lines, 1):
-        if isinstance(line, bytes):
-            try:
-                line = line.decode("utf-8")
-            except UnicodeDecodeError:
-                yield {"error": f"line {number}: not UTF-8 text"}
-                continue
-        if not line.strip():
-            continue
-        try:
-            request = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield {"error": f"line {number}: not JSON ({exc.msg})"}
+    for number, request, error in numbered_objects(lines):
+        if request is None:
+            yield {"error": error}
             continue
         result = plan_request(docs, request)
-        if "error" in result:
-            result = {"error": f"line {number}: {result['error']}"}
-        yield result
+        yield {"error": f"line {number}: {result['error']}"} if "error" in result else result
