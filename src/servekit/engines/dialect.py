@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from servekit.engines.findings import Finding
 from servekit.engines.flags import FlagCatalog
+from servekit.engines.vllm_launch import looks_like_option
 
 # Env vars only CUDA / NCCL read; other accelerators ignore them.
 CUDA_ENV_PREFIXES = ("CUDA_", "NCCL_", "PYTORCH_CUDA_")
@@ -218,20 +219,8 @@ def render_multiline(argv: Sequence[str], indent: str = "  ") -> str:
     while i < len(rest):
         line = [shlex.quote(rest[i])]
         i += 1
-        while i < len(rest) and not _looks_like_option(rest[i]):
+        while i < len(rest) and not looks_like_option(rest[i]):
             line.append(shlex.quote(rest[i]))
             i += 1
         lines.append(indent + " ".join(line))
     return " \\\n".join(lines)
-
-
-def _looks_like_option(token: str) -> bool:
-    return token.startswith("-") and not _is_number(token)
-
-
-def _is_number(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True

@@ -161,7 +161,7 @@ def parse_vllm_argv(argv: Sequence[str]) -> VllmLaunch:
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        if not token.startswith("-") or _is_number(token):
+        if not looks_like_option(token):
             if model is None:
                 model = token
                 i += 1
@@ -182,7 +182,7 @@ def parse_vllm_argv(argv: Sequence[str]) -> VllmLaunch:
             i += 1
         elif _multi_valued(flag):
             j = i + 1
-            while j < len(tokens) and not (tokens[j].startswith("-") and not _is_number(tokens[j])):
+            while j < len(tokens) and not looks_like_option(tokens[j]):
                 j += 1
             values = tuple(tokens[i + 1 : j])
             i = j
@@ -213,7 +213,7 @@ def _takes_value(flag: str, following: str | None) -> bool:
         return spec_says and following is not None
     if flag in _SWITCHES or flag.startswith("--no-"):
         return False
-    return following is not None and (not following.startswith("-") or _is_number(following))
+    return following is not None and not looks_like_option(following)
 
 
 @lru_cache(maxsize=None)
@@ -251,6 +251,11 @@ def parse_token_count(text: str, flag: str = "--max-model-len") -> int:
         raise ServekitError(
             f"--max-model-len {text!r} is not a length", fix="pass a token count such as 32768"
         ) from None
+
+
+def looks_like_option(token: str) -> bool:
+    """``--flag`` / ``-x`` start an option; ``-1`` or ``-0.5`` are values."""
+    return token.startswith("-") and not _is_number(token)
 
 
 def _is_number(token: str) -> bool:
