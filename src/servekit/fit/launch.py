@@ -32,9 +32,31 @@ class LaunchSettings:
     dtype: str | None = None
     kv_cache_memory_bytes: int | None = None
 
+    def __post_init__(self) -> None:
+        for field, flag in _AT_LEAST_ONE.items():
+            value = getattr(self, field)
+            if value is not None and value < 1:
+                raise LaunchArgsError(f"{flag} {value}: must be at least 1", fix=f"pass a positive {flag}")
+        util = self.gpu_memory_utilization
+        if util is not None and not 0 < util <= 1:
+            raise LaunchArgsError(f"--gpu-memory-utilization {util}: must be above 0 and at most 1",
+                                  fix="pass a fraction of device memory such as 0.9")
+
     @property
     def uses_mtp(self) -> bool:
         return bool(self.spec_method) and "mtp" in str(self.spec_method)
+
+
+_AT_LEAST_ONE = {
+    "tp": "--tensor-parallel-size",
+    "pp": "--pipeline-parallel-size",
+    "dp": "--data-parallel-size",
+    "dcp": "--decode-context-parallel-size",
+    "max_model_len": "--max-model-len",
+    "max_num_seqs": "--max-num-seqs",
+    "max_num_batched_tokens": "--max-num-batched-tokens",
+    "block_size": "--block-size",
+}
 
 
 _INT = {
