@@ -26,6 +26,8 @@ def read_config(path: Path) -> dict:
         raise FactsNotFoundError(f"cannot read {path}: {exc.strerror}") from None
     except json.JSONDecodeError as exc:
         raise ServekitError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    except UnicodeDecodeError:
+        raise ServekitError(f"{path}: not UTF-8 text", fix="pass a config.json or a facts JSON file") from None
     if not isinstance(data, dict):
         raise ServekitError(f"{path}: expected a JSON object")
     return data

@@ -187,5 +187,7 @@ def predict_points(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
             yield predict_point(point)
         except json.JSONDecodeError as exc:
             yield {"error": f"line {number}: not JSON ({exc.msg})"}
-        except (ServekitError, KeyError, TypeError, ValueError) as exc:
+        except KeyError as exc:
+            yield {"error": f"line {number}: config_facts lacks {exc.args[0]!r}"}
+        except (ServekitError, TypeError, ValueError) as exc:
             yield {"error": f"line {number}: {exc}"}

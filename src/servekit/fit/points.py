@@ -133,6 +133,8 @@ def predict_point(point: dict[str, Any]) -> dict[str, Any]:
     """``{kv_tokens, kv_bytes_per_token, weights_gib_per_rank}`` for one kv-points line."""
     if "config_facts" not in point:
         raise PointError("kv-points line has no config_facts")
+    if not isinstance(point["config_facts"], dict):
+        raise PointError("config_facts must be a JSON object of config.json keys")
     facts, assumed = facts_from_point(point["config_facts"])
     launch = launch_from_point(point)
     weights = weights_per_rank_from_point(point)
