@@ -35,18 +35,6 @@ class PlanOptions:
     devices: str | None = None
 
 
-def _parse_modes(pairs: list[str]) -> dict[str, str]:
-    from servekit.errors import SelectionError
-
-    out: dict[str, str] = {}
-    for pair in pairs:
-        feature, sep, mode = pair.partition("=")
-        if not sep or not feature or not mode:
-            raise SelectionError(f"--mode expects FEATURE=MODE, got {pair!r}")
-        out[feature] = mode
-    return out
-
-
 def _load(catalog: str | None, recipe_id: str | None):
     from servekit.catalog.documents import read_documents, resolve_catalog_dir
 
@@ -94,7 +82,7 @@ def plan_command(opts: PlanOptions) -> int:
         return batch_command(opts.batch, opts.catalog)
     if not opts.model:
         raise SelectionError("name a MODEL (a recipe id such as Qwen/Qwen3.8-27B) or pass --batch FILE")
-    from servekit.synthesis.resolve import resolve_selection
+    from servekit.synthesis.resolve import parse_mode_pairs, resolve_selection
     from servekit.synthesis.synthesize import check_engine, synthesize
 
     check_engine(opts.engine)
@@ -102,7 +90,7 @@ def plan_command(opts: PlanOptions) -> int:
     selection = resolve_selection(
         docs, recipe_id, hardware=opts.hardware, variant=variant, strategy=opts.strategy,
         node_count=opts.nodes, enable=opts.features, disable=opts.no_features,
-        modes=_parse_modes(opts.modes), kv_offload=opts.kv_offload, engine=opts.engine,
+        modes=parse_mode_pairs(opts.modes), kv_offload=opts.kv_offload, engine=opts.engine,
         **({"omni_task": opts.task} if opts.task else {}),
     )
     plan = synthesize(docs, selection)

@@ -60,9 +60,10 @@ def _rich_progress(stack: ExitStack):
 
 
 def warm_command(opts: WarmCommand) -> int:
+    from servekit.synthesis.resolve import parse_mode_pairs
     from servekit.warm.engine_steps import StepContext
     from servekit.warm.hub import HubSettings
-    from servekit.warm.plan_targets import PlanChoices, parse_modes, targets_from_command, targets_from_plan
+    from servekit.warm.plan_targets import PlanChoices, targets_from_command, targets_from_plan
     from servekit.warm.render import json_document, render_text
     from servekit.warm.runner import WarmOptions, warm_cache
 
@@ -80,7 +81,7 @@ def warm_command(opts: WarmCommand) -> int:
                 opts.nodes,
                 opts.features,
                 opts.no_features,
-                parse_modes(opts.modes),
+                parse_mode_pairs(opts.modes),
                 opts.engine,
                 opts.catalog,
             )

@@ -37,6 +37,17 @@ def _strategy_names(docs) -> list[str]:
     return [*docs.strategies, *docs.kv_store]
 
 
+def parse_mode_pairs(values: Iterable[str]) -> dict[str, str]:
+    """``--mode FEATURE=MODE`` options as ``{feature: mode}`` (names are checked later)."""
+    modes: dict[str, str] = {}
+    for value in values:
+        feature, eq, mode = value.partition("=")
+        if not eq or not feature or not mode:
+            raise SelectionError(f"--mode {value!r} is not FEATURE=MODE", fix="e.g. --mode spec_decoding=dflash")
+        modes[feature] = mode
+    return modes
+
+
 def _check_modes(recipe: dict, recipe_id: str, modes: dict[str, str]) -> tuple[tuple[str, str], ...]:
     features = recipe.get("features") or {}
     for feature, mode in modes.items():
