@@ -103,3 +103,13 @@ def test_an_unrelated_directory_is_never_replaced(tmp_path, capsys, small_catalo
     assert main(["api", "build", "--out", str(tmp_path), "--catalog", str(small_catalog)]) == 1
     assert "holds the catalog" in capsys.readouterr().err
     assert (small_catalog / "taxonomy.yaml").is_file()
+
+
+def test_out_onto_a_file_or_under_one_is_one_line_error(tmp_path, capsys, small_catalog):
+    blocker = tmp_path / "afile"
+    blocker.write_text("keep me")
+    for out, expected in ((blocker, "exists and is not a directory"), (blocker / "sub" / "site", "which is a file")):
+        assert main(["api", "build", "--out", str(out), "--catalog", str(small_catalog)]) == 1
+        err = capsys.readouterr().err
+        assert expected in err and len(err.strip().splitlines()) == 1, err
+    assert blocker.read_text() == "keep me"

@@ -127,6 +127,10 @@ def check_target(out_dir: Path) -> None:
     """Fail early when ``out_dir`` can never be replaced by a directory."""
     if out_dir.exists() and not out_dir.is_dir():
         raise ApiTreeError(f"--out {out_dir} exists and is not a directory", fix="pass a directory path")
+    blocker = next((p for p in out_dir.absolute().parents if p.exists()), None)
+    if blocker is not None and not blocker.is_dir():
+        raise ApiTreeError(f"--out {out_dir} lies under {blocker}, which is a file, not a directory",
+                           fix="pass a directory path whose parents are directories")
 
 
 @contextmanager
