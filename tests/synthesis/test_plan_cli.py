@@ -224,3 +224,12 @@ def test_line_inputs_share_one_reader_for_missing_files_and_bad_bytes(capsys, tm
     assert code == 0 and "Traceback" not in err, err
     results = [json.loads(line) for line in out.splitlines()]
     assert [r["error"].split(":")[0] for r in results] == ["line 1", "line 2"]
+
+
+def test_an_empty_line_input_is_one_error_line(capsys, tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n  \n", encoding="utf-8")
+    for args, what in ((["plan", "--batch"], "batch file"), (["fit", "--points"], "points file")):
+        code, out, err = run(capsys, *args, str(path))
+        assert code == 1 and out == "", (args, out)
+        assert f"the {what} is empty: {path}" in err and len(err.strip().splitlines()) == 1, err

@@ -10,12 +10,11 @@ import typer
 
 
 def points_command(path: str) -> int:
-    from servekit.cli.inputs import open_input
+    from servekit.cli.inputs import open_input, write_json_lines
     from servekit.fit.command import predict_points
 
     with open_input(path, "points file") as handle:
-        for result in predict_points(handle):
-            print(json.dumps(result, sort_keys=True))
+        write_json_lines(predict_points(handle), path, "points file", sort_keys=True)
     return 0
 
 

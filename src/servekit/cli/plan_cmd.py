@@ -64,13 +64,12 @@ def _find_model(opts: PlanOptions):
 
 
 def batch_command(path: str, catalog: str | None) -> int:
-    from servekit.cli.inputs import open_input
+    from servekit.cli.inputs import open_input, write_json_lines
     from servekit.synthesis.batch import plan_lines
 
     docs = _load(catalog, None)
     with open_input(path, "batch file") as handle:
-        for result in plan_lines(docs, handle):
-            sys.stdout.write(json.dumps(result, ensure_ascii=False) + "\n")
+        write_json_lines(plan_lines(docs, handle), path, "batch file", ensure_ascii=False)
     return 0
 
 
