@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from servekit.cli.app import main
+from servekit.errors import ServekitError
 from servekit.fit.launch import LaunchArgsError, parse_vllm_argv
 
 
@@ -34,3 +35,18 @@ def test_fit_cli_reports_one_line_and_exit_1(capsys, option):
     code = main(["fit", "Qwen/Qwen3.8-27B", "--hardware", "h200", *option])
     err = capsys.readouterr().err
     assert code == 1 and err.startswith("error: ") and "must be" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("text", ["auto", "-1"])
+def test_max_model_len_left_to_vllm_is_not_a_number(text):
+    assert parse_vllm_argv(["--max-model-len", text]).max_model_len is None
+
+
+@pytest.mark.parametrize(("text", "count"), [("32_768", 32768), ("1m", 1_000_000), ("2G", 2 * 2**30)])
+def test_max_model_len_reads_vllm_human_readable_ints(text, count):
+    assert parse_vllm_argv(["--max-model-len", text]).max_model_len == count
+
+
+def test_unreadable_max_model_len_names_the_flag():
+    with pytest.raises(ServekitError, match="--max-model-len 'abc' is not a length"):
+        parse_vllm_argv(["--max-model-len", "abc"])

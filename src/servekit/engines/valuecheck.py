@@ -14,29 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from servekit.engines.flags import FlagSpec
+from servekit.engines.vllm_launch import human_readable_int
 
-_HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
-_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 _JSON_HUMAN_TOKEN = re.compile(r"\b\d+(?:\.\d+)?[kKmMgGtT]\b")
 _QUOTED = re.compile(r'("(?:[^"\\]|\\.)*")')
 _OBJECT_TEXT = re.compile(r"^\s*{.*}\s*$", re.DOTALL)
 _CLICK_TRUE = {"1", "true", "t", "yes", "y", "on"}
 _CLICK_FALSE = {"0", "false", "f", "no", "n", "off"}
-
-
-def human_readable_int(text: str) -> int:
-    """``1k`` = 1000, ``1K`` = 1024, ``25.6k`` = 25600; plain integers as themselves."""
-    value = text.strip()
-    match = _HUMAN.fullmatch(value)
-    if match:
-        number, suffix = match.groups()
-        if suffix in _DECIMAL:
-            return int(float(number) * _DECIMAL[suffix])
-        if "." in number:
-            raise ValueError(f"decimals are not allowed with binary suffix {suffix}")
-        return int(number) * _BINARY[suffix]
-    return int(value)
 
 
 def _int(text: str) -> str | None:

@@ -10,6 +10,7 @@ otherwise from the shape of the argv (a following token that is not an option is
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -70,6 +71,11 @@ _PROGRAM_FORMS = (
 # Options that take one or more values (argparse nargs="+"), for when no catalog is stored.
 _MULTI_VALUED = frozenset({"--lora-modules", "--served-model-name", "--middleware", "--allowed-origins"})
 
+# vLLM's human-readable integers: decimal k/m/g/t, binary K/M/G/T.
+_HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
+_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
 
 @dataclass(frozen=True)
 class Option:
@@ -110,9 +116,7 @@ class VllmLaunch:
     def get_length(self, flag: str) -> int | None:
         """A token count in vLLM's human-readable form; None when absent or left to vLLM (``auto``, ``-1``)."""
         text = self.get(flag)
-        if text is None or text.strip().lower() in ("auto", "-1"):
-            return None
-        return parse_token_count(text, flag)
+        return None if text is None else parse_length(text, flag)
 
     def get_json(self, flag: str) -> Any:
         """The parsed JSON value of ``flag`` (None when absent)."""
@@ -239,18 +243,33 @@ def _vllm_catalog():
         return None
 
 
+def human_readable_int(text: str) -> int:
+    """``1k`` = 1000, ``1K`` = 1024, ``25.6k`` = 25600; plain integers as themselves."""
+    value = text.strip()
+    match = _HUMAN.fullmatch(value)
+    if match:
+        number, suffix = match.groups()
+        if suffix in _DECIMAL:
+            return int(float(number) * _DECIMAL[suffix])
+        if "." in number:
+            raise ValueError(f"decimals are not allowed with binary suffix {suffix}")
+        return int(number) * _BINARY[suffix]
+    return int(value)
+
+
 def parse_token_count(text: str, flag: str = "--max-model-len") -> int:
     """vLLM's human-readable lengths: ``32768``, ``32k`` (x1000), ``32K`` (x1024), ``1m`` / ``1M``."""
-    units = {"k": 1000, "K": 1024, "m": 1000**2, "M": 1024**2, "g": 1000**3, "G": 1024**3}
-    raw = text.strip()
     try:
-        if raw and raw[-1] in units:
-            return int(float(raw[:-1]) * units[raw[-1]])
-        return int(raw)
+        return human_readable_int(text)
     except ValueError:
-        raise ServekitError(
-            f"--max-model-len {text!r} is not a length", fix="pass a token count such as 32768"
-        ) from None
+        raise ServekitError(f"{flag} {text!r} is not a length", fix="pass a token count such as 32768") from None
+
+
+def parse_length(text: str, flag: str = "--max-model-len") -> int | None:
+    """A token count, or None when the length is left to vLLM (``auto``, ``-1``)."""
+    if text.strip().lower() in ("auto", "-1"):
+        return None
+    return parse_token_count(text, flag)
 
 
 def looks_like_option(token: str) -> bool:

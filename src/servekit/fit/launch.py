@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from servekit.engines.vllm_launch import parse_length
 from servekit.errors import ServekitError
 
 
@@ -85,18 +86,6 @@ class LaunchArgsError(ServekitError):
     """An option value in the launch argv cannot be read."""
 
 
-def parse_context_length(text: str) -> int:
-    """``32768``, ``32k``, ``1M`` (vLLM accepts k/K = 1000 and m/M = 1e6 suffixes too)."""
-    value = text.strip().replace("_", "")
-    scale = 1
-    if value[-1:].lower() in ("k", "m"):
-        scale = {"k": 1000, "m": 1000_000}[value[-1].lower()]
-        if value[-1].isupper():
-            scale = {"k": 1024, "m": 1024 * 1024}[value[-1].lower()]
-        value = value[:-1]
-    return int(float(value) * scale)
-
-
 def _speculative(settings: LaunchSettings, raw: str) -> LaunchSettings:
     try:
         spec = json.loads(raw)
@@ -139,7 +128,7 @@ def parse_vllm_argv(argv: Sequence[str]) -> LaunchSettings:
             elif name in _STR and value is not None:
                 settings = replace(settings, **{_STR[name]: value})
             elif name == "--max-model-len" and value is not None:
-                settings = replace(settings, max_model_len=parse_context_length(value))
+                settings = replace(settings, max_model_len=parse_length(value))
             elif name == "--gpu-memory-utilization" and value is not None:
                 settings = replace(settings, gpu_memory_utilization=float(value))
             elif name == "--limit-mm-per-prompt" and value is not None:
