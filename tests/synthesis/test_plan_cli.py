@@ -233,3 +233,16 @@ def test_an_empty_line_input_is_one_error_line(capsys, tmp_path):
         code, out, err = run(capsys, *args, str(path))
         assert code == 1 and out == "", (args, out)
         assert f"the {what} is empty: {path}" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_lint_batch_reads_through_the_same_opener(capsys, tmp_path):
+    path = tmp_path / "lint.jsonl"
+    path.write_bytes(b'\xff\n{"engine": "vllm", "command": "vllm serve org/model"}\n')
+    code, out, err = run(capsys, "lint", "--batch", str(path))
+    assert code == 1 and "Traceback" not in err, err
+    first, second = (json.loads(line) for line in out.splitlines())
+    assert first["error"].startswith("line 1: ") and not first["valid"]
+    assert second["valid"]
+    path.write_text("\n", encoding="utf-8")
+    code, out, err = run(capsys, "lint", "--batch", str(path))
+    assert code == 1 and "the batch file is empty" in err, err

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import typer
 
@@ -44,13 +42,11 @@ def lint_command(argv: list[str], engine: str | None, version: str | None, outpu
 
 
 def batch_command(path: str, version: str | None) -> int:
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ServekitError(f"cannot read {path}: {exc.strerror}", fix="pass an existing JSONL file or -") from exc
-    results = lint_batch(text.splitlines(), version)
-    for obj in results:
-        typer.echo(json.dumps(obj, sort_keys=True))
+    from servekit.cli.inputs import open_input, write_json_lines
+
+    with open_input(path, "batch file") as handle:
+        results = lint_batch(list(handle), version)  # bytes lines: a line that is not UTF-8 is its own error
+    write_json_lines(results, path, "batch file", sort_keys=True)
     return 0 if all(obj.get("valid") for obj in results) else 1
 
 
