@@ -90,6 +90,12 @@ def test_server_args_accept_both_launch_forms():
     )
 
 
+def test_server_args_find_the_model_as_warm_cache_does():
+    assert vllm_server_args(["vllm", "serve", "--model", "org/m", "-tp", "2"]) == ("org/m", ["-tp", "2"])
+    with pytest.raises(ValueError, match="no model"):
+        vllm_server_args(["vllm", "serve", "--model"])
+
+
 def test_steps_say_why_they_are_skipped(tmp_path, monkeypatch):
     monkeypatch.setenv("SERVEKIT_ENGINES_DIR", str(tmp_path / "no-engines"))
     monkeypatch.setenv("PATH", str(tmp_path))  # no accelerator tools

@@ -94,6 +94,11 @@ def _vllm_model(argv: Sequence[str], opts: dict[str, list[str]]) -> str | None:
     return values[0] if values else None
 
 
+def vllm_model(argv: Sequence[str]) -> str | None:
+    """The model a vLLM launch serves: the word after ``serve``, else ``--model``."""
+    return _vllm_model(argv, _options(argv))
+
+
 def _first(opts: dict[str, list[str]], *names: str) -> str | None:
     for name in names:
         values = opts.get(name) or []

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from servekit import paths
+from servekit.warm.artifacts import vllm_model
 from servekit.warm.hub import HubSettings
 
 DONE, SKIPPED, FAILED = "done", "skipped", "failed"
@@ -89,28 +90,24 @@ def free_port(host: str = "127.0.0.1") -> int:
 def vllm_server_args(argv: Sequence[str]) -> tuple[str, list[str]]:
     """(model, options) from ``vllm serve MODEL ...`` or a ``--model`` form, without host/port."""
     words = [str(w) for w in argv]
-    model = None
+    model = vllm_model(words)
+    if model is None:
+        raise ValueError("no model in the vLLM command")
     if "serve" in words:
         rest = words[words.index("serve") + 1 :]
-        if rest and not rest[0].startswith("-"):
-            model, rest = rest[0], rest[1:]
+        rest = rest[1:] if rest[:1] == [model] else rest
     else:
         rest = words[words.index("-m") + 2 :] if "-m" in words else words
     options: list[str] = []
     skip = False
-    for i, word in enumerate(rest):
+    for word in rest:
         if skip:
             skip = False
             continue
-        name = word.split("=", 1)[0]
-        if name in ("--model", "--host", "--port"):
-            if name == "--model":
-                model = word.split("=", 1)[1] if "=" in word else rest[i + 1]
+        if word.split("=", 1)[0] in ("--model", "--host", "--port"):
             skip = "=" not in word
             continue
         options.append(word)
-    if model is None:
-        raise ValueError("no model in the vLLM command")
     return model, options
 
 
