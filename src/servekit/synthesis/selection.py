@@ -199,12 +199,8 @@ def _floor_in(block: Any, key: str) -> float:
 def min_gpus_for_strategy(recipe: Doc, key: str, hw_id: str | None = None) -> float:
     """``strategy_min_gpus``: one number, or per strategy / pool mode, or per exact GPU id."""
     config = recipe.get("strategy_min_gpus")
-    if config is None:
-        return 0
-    if isinstance(config, (int, float)) and not isinstance(config, bool):
-        return config
     if not isinstance(config, dict):
-        return 0
+        return _floor_in(config, key)  # absent, one number, or unusable
     return max(_floor_in(config, key), _floor_in(config.get(hw_id), key) if hw_id else 0)
 
 
