@@ -118,38 +118,33 @@ def _precision_hardware(hw: HardwareVocabulary, variant_key: str, variant: dict)
         )
 
 
+def _layered_in(hw: HardwareVocabulary, block: Any, at: KeyPath, *keys: str) -> Iterator[Issue]:
+    """Check the hardware-keyed mappings at ``keys`` of one block, in that order."""
+    block = as_map(block)
+    for key in keys:
+        yield from _layered(hw, block.get(key), at + (key,))
+
+
 def _variant(hw: HardwareVocabulary, key: str, variant: dict) -> Iterator[Issue]:
-    at = ("variants", key)
     yield from _supported_hardware(hw, key, variant)
     yield from _precision_hardware(hw, key, variant)
-    yield from _layered(hw, variant.get("hardware_overrides"), at + ("hardware_overrides",))
-    yield from _layered(hw, variant.get("tp"), at + ("tp",))
+    yield from _layered_in(hw, variant, ("variants", key), "hardware_overrides", "tp")
 
 
 def _features(hw: HardwareVocabulary, features: dict) -> Iterator[Issue]:
     for fkey, feature in features.items():
-        feature = as_map(feature)
         at = ("features", fkey)
-        yield from _layered(hw, feature.get("hardware"), at + ("hardware",))
-        yield from _layered(hw, feature.get("hardware_overrides"), at + ("hardware_overrides",))
-        for mkey, mode in as_map(feature.get("modes")).items():
-            mode = as_map(mode)
-            yield from _layered(hw, mode.get("hardware"), at + ("modes", mkey, "hardware"))
-            yield from _layered(
-                hw, mode.get("hardware_overrides"), at + ("modes", mkey, "hardware_overrides")
-            )
+        yield from _layered_in(hw, feature, at, "hardware", "hardware_overrides")
+        for mkey, mode in as_map(as_map(feature).get("modes")).items():
+            yield from _layered_in(hw, mode, at + ("modes", mkey), "hardware", "hardware_overrides")
 
 
 def _strategy_overrides(hw: HardwareVocabulary, overrides: dict) -> Iterator[Issue]:
     for skey, override in overrides.items():
-        override = as_map(override)
         at = ("strategy_overrides", skey)
-        yield from _layered(hw, override.get("tp"), at + ("tp",))
-        yield from _layered(hw, override.get("hardware_overrides"), at + ("hardware_overrides",))
+        yield from _layered_in(hw, override, at, "tp", "hardware_overrides")
         for role in ("prefill", "decode"):
-            spec = as_map(override.get(role))
-            yield from _layered(hw, spec.get("nodes"), at + (role, "nodes"))
-            yield from _layered(hw, spec.get("hardware_overrides"), at + (role, "hardware_overrides"))
+            yield from _layered_in(hw, as_map(override).get(role), at + (role,), "nodes", "hardware_overrides")
 
 
 def _dependency_brands(hw: HardwareVocabulary, recipe: dict) -> Iterator[Issue]:
