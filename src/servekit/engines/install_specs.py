@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from packaging.version import InvalidVersion, Version
+
 from servekit.errors import ServekitError
 
 
@@ -90,6 +92,12 @@ def parse_requirement(text: str) -> InstallSpec:
             fix=f"use one of: {', '.join(known_dists())}",
         )
     version = match.group(2) or recipe.default_version
+    try:
+        Version(version)
+    except InvalidVersion:
+        raise ServekitError(
+            f"{version!r} is not a version of {dist}", fix=f"write it as {dist}=={recipe.default_version}"
+        ) from None
     steps = tuple(tuple(part.format(version=version) for part in step) for step in recipe.steps)
     return InstallSpec(
         dist=dist,
