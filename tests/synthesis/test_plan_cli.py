@@ -246,3 +246,13 @@ def test_lint_batch_reads_through_the_same_opener(capsys, tmp_path):
     path.write_text("\n", encoding="utf-8")
     code, out, err = run(capsys, "lint", "--batch", str(path))
     assert code == 1 and "the batch file is empty" in err, err
+
+
+def test_a_misshapen_recipe_that_trips_a_plan_is_reported_by_the_validator(capsys, reference_catalog, tmp_path):
+    rel = "models/Qwen/Qwen3.8-27B.yaml"
+    text = (reference_catalog / rel).read_text(encoding="utf-8")
+    assert "\nmodel:\n" in text
+    root = _broken_copy(reference_catalog, tmp_path, rel, text.replace("\nmodel:\n", "\nmodel: 5\nwas_model:\n").encode())
+    code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--catalog", str(root))
+    assert code == 1 and "internal error" not in err, err
+    assert f"{root / rel}:" in err and "model: expected a mapping" in err and len(err.strip().splitlines()) == 1

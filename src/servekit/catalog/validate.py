@@ -208,13 +208,30 @@ def validate_catalog(root: str | Path) -> list[Finding]:
 _ROOT_CAUSES = frozenset({"malformed-yaml", "missing-file", "duplicate-key", "wrong-type"})
 
 
+def _first_error(errors: list[Finding]) -> CatalogError:
+    # a file that cannot be read makes every reference into it fail too: show the cause
+    first = min(errors, key=lambda f: f.code not in _ROOT_CAUSES)
+    more = f" (and {len(errors) - 1} more; run 'servekit catalog validate')" if len(errors) > 1 else ""
+    return CatalogError(first.message + more, location=first.location, fix=first.fix)
+
+
 def load_checked_catalog(root: str | Path) -> CheckedCatalog:
     """The typed catalog, or a CatalogError for its first error (with how many there are)."""
     checked = check_catalog(root)
-    errors = checked.errors
-    if errors:
-        # a file that cannot be read makes every reference into it fail too: show the cause
-        first = min(errors, key=lambda f: f.code not in _ROOT_CAUSES)
-        more = f" (and {len(errors) - 1} more; run 'servekit catalog validate')" if len(errors) > 1 else ""
-        raise CatalogError(first.message + more, location=first.location, fix=first.fix)
+    if checked.errors:
+        raise _first_error(checked.errors)
     return checked
+
+
+def catalog_cause(root: str | Path, recipe_file: Path | None) -> CatalogError | None:
+    """Why planning from this catalog failed, when the catalog explains it: the first error in
+    the recipe's file or in the shared documents (taxonomy, strategies, kv_store); else None."""
+    models = (Path(root) / "models").resolve()
+    wanted = None if recipe_file is None else str(recipe_file)
+
+    def relevant(finding: Finding) -> bool:
+        file = Path(finding.location.file).resolve()
+        return finding.location.file == wanted or models not in file.parents
+
+    errors = [f for f in check_catalog(root).errors if relevant(f)]
+    return _first_error(errors) if errors else None

@@ -81,25 +81,26 @@ def plan_command(opts: PlanOptions) -> int:
         return batch_command(opts.batch, opts.catalog)
     if not opts.model:
         raise SelectionError("name a MODEL (a recipe id such as Qwen/Qwen3.8-27B) or pass --batch FILE")
+    from servekit.cli.catalog_faults import catalog_faults
     from servekit.synthesis.resolve import parse_mode_pairs, resolve_selection
     from servekit.synthesis.synthesize import check_engine, synthesize
 
     check_engine(opts.engine)
     docs, recipe_id, variant = _find_model(opts)
-    selection = resolve_selection(
-        docs, recipe_id, hardware=opts.hardware, variant=variant, strategy=opts.strategy,
-        node_count=opts.nodes, enable=opts.features, disable=opts.no_features,
-        modes=parse_mode_pairs(opts.modes), kv_offload=opts.kv_offload, engine=opts.engine,
-        **({"omni_task": opts.task} if opts.task else {}),
-    )
-    plan = synthesize(docs, selection)
-    commands = _translate(docs, plan, opts) if opts.engine != "vllm" else None
-    want_checks = opts.checks is not False
-    checks = None
-    if want_checks:
-        from servekit.synthesis.checks import checks_pass, plan_checks
+    with catalog_faults(docs, recipe_id):
+        selection = resolve_selection(
+            docs, recipe_id, hardware=opts.hardware, variant=variant, strategy=opts.strategy,
+            node_count=opts.nodes, enable=opts.features, disable=opts.no_features,
+            modes=parse_mode_pairs(opts.modes), kv_offload=opts.kv_offload, engine=opts.engine,
+            **({"omni_task": opts.task} if opts.task else {}),
+        )
+        plan = synthesize(docs, selection)
+        commands = _translate(docs, plan, opts) if opts.engine != "vllm" else None
+        checks = None
+        if opts.checks is not False:
+            from servekit.synthesis.checks import checks_pass, plan_checks
 
-        checks = plan_checks(docs, plan)
+            checks = plan_checks(docs, plan)
     valid = commands is None or all(pc.command.valid for pc in commands)
     if opts.output_format == "json":
         from servekit.synthesis.render import render_plan, servekit_extras
