@@ -113,3 +113,14 @@ def test_out_onto_a_file_or_under_one_is_one_line_error(tmp_path, capsys, small_
         err = capsys.readouterr().err
         assert expected in err and len(err.strip().splitlines()) == 1, err
     assert blocker.read_text() == "keep me"
+
+
+def test_a_misshapen_recipe_is_the_validators_error_not_a_crash(tmp_path, capsys, small_catalog):
+    recipe = small_catalog / "models" / "Qwen" / f"{SMALL_RECIPES[0]}.yaml"
+    text = recipe.read_text(encoding="utf-8")
+    assert "\nmodel:\n" in text
+    recipe.write_text(text.replace("\nmodel:\n", "\nmodel: 5\nwas_model:\n"), encoding="utf-8")
+    assert main(["api", "build", "--out", str(tmp_path / "site"), "--catalog", str(small_catalog)]) == 1
+    err = capsys.readouterr().err
+    assert f"{recipe}:" in err and "model: expected a mapping" in err and "internal error" not in err, err
+    assert not (tmp_path / "site").exists()

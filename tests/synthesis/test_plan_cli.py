@@ -256,3 +256,18 @@ def test_a_misshapen_recipe_that_trips_a_plan_is_reported_by_the_validator(capsy
     code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--catalog", str(root))
     assert code == 1 and "internal error" not in err, err
     assert f"{root / rel}:" in err and "model: expected a mapping" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_misshapen_recipe_is_that_batch_lines_error(capsys, reference_catalog, tmp_path):
+    rel = "models/Qwen/Qwen3.8-27B.yaml"
+    text = (reference_catalog / rel).read_text(encoding="utf-8")
+    root = _broken_copy(reference_catalog, tmp_path, rel, text.replace("\nmodel:\n", "\nmodel: 5\nwas_model:\n").encode())
+    path = tmp_path / "in.jsonl"
+    requests = [{"recipe": r, "hardware": "h200", "strategy": "single_node_tp"}
+                for r in ("Qwen/Qwen3.8-27B", "Qwen/Qwen3-8B")]
+    path.write_text("\n".join(json.dumps(r) for r in requests) + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "plan", "--batch", str(path), "--catalog", str(root))
+    assert code == 0 and "internal error" not in err, err
+    broken, fine = (json.loads(line) for line in out.splitlines())
+    assert broken["error"].startswith(f"line 1: {root / rel}:") and "model: expected a mapping" in broken["error"]
+    assert fine["argv"][:3] == ["vllm", "serve", "Qwen/Qwen3-8B"]

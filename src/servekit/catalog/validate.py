@@ -225,13 +225,12 @@ def load_checked_catalog(root: str | Path) -> CheckedCatalog:
 
 def catalog_cause(root: str | Path, recipe_file: Path | None) -> CatalogError | None:
     """Why planning from this catalog failed, when the catalog explains it: the first error in
-    the recipe's file or in the shared documents (taxonomy, strategies, kv_store); else None."""
+    the recipe's file (any recipe's when None) or in the shared documents; else None."""
     models = (Path(root) / "models").resolve()
-    wanted = None if recipe_file is None else str(recipe_file)
 
     def relevant(finding: Finding) -> bool:
         file = Path(finding.location.file).resolve()
-        return finding.location.file == wanted or models not in file.parents
+        return recipe_file is None or file == Path(recipe_file).resolve() or models not in file.parents
 
     errors = [f for f in check_catalog(root).errors if relevant(f)]
     return _first_error(errors) if errors else None

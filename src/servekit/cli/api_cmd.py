@@ -13,10 +13,14 @@ SKIPPED_SHOWN = 5
 
 def build_command(out: str, catalog: str | None = None, jobs: int | None = None) -> int:
     from servekit.api.publish import build_api
+    from servekit.catalog.documents import resolve_catalog_dir
+    from servekit.catalog.faults import SHAPE_ERRORS, catalog_faults
 
     if jobs is not None and jobs < 1:
         raise ServekitError(f"--jobs must be at least 1, not {jobs}")
-    summary = build_api(out, catalog, jobs=jobs)
+    # a build worker reports its crash to the parent as a RuntimeError
+    with catalog_faults(resolve_catalog_dir(catalog), errors=(*SHAPE_ERRORS, RuntimeError)):
+        summary = build_api(out, catalog, jobs=jobs)
     typer.echo(summary.line())
     for line in summary.skipped[:SKIPPED_SHOWN]:
         print(f"  skipped {line}", file=sys.stderr)

@@ -81,13 +81,13 @@ def plan_command(opts: PlanOptions) -> int:
         return batch_command(opts.batch, opts.catalog)
     if not opts.model:
         raise SelectionError("name a MODEL (a recipe id such as Qwen/Qwen3.8-27B) or pass --batch FILE")
-    from servekit.cli.catalog_faults import catalog_faults
+    from servekit.catalog.faults import catalog_faults
     from servekit.synthesis.resolve import parse_mode_pairs, resolve_selection
     from servekit.synthesis.synthesize import check_engine, synthesize
 
     check_engine(opts.engine)
     docs, recipe_id, variant = _find_model(opts)
-    with catalog_faults(docs, recipe_id):
+    with catalog_faults(docs.root, docs.sources.get(f"models/{recipe_id}")):
         selection = resolve_selection(
             docs, recipe_id, hardware=opts.hardware, variant=variant, strategy=opts.strategy,
             node_count=opts.nodes, enable=opts.features, disable=opts.no_features,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
+from servekit.catalog.faults import catalog_faults
 from servekit.errors import ServekitError
 from servekit.jsonl import numbered_objects
 from servekit.synthesis.resolve import resolve_selection, selection_from_request  # noqa: F401 - re-exported
@@ -17,7 +18,8 @@ def plan_request(docs, request: Any) -> dict[str, Any]:
     if not isinstance(request, dict):
         return {"error": "each line must be a JSON object"}
     try:
-        return render_plan(synthesize(docs, selection_from_request(docs, request), lean=True))
+        with catalog_faults(docs.root, docs.sources.get(f"models/{request.get('recipe')}")):
+            return render_plan(synthesize(docs, selection_from_request(docs, request), lean=True))
     except ServekitError as exc:
         return {"error": str(exc)}
 
