@@ -58,14 +58,9 @@ class Catalog:
 
     def recipe(self, recipe_id: str) -> dict[str, Any]:
         """The recipe document as read (plain data)."""
-        from servekit.errors import SelectionError
+        from servekit.synthesis.resolve import recipe_doc
 
-        try:
-            return self.documents.recipes[recipe_id]
-        except KeyError:
-            raise SelectionError(
-                f"unknown recipe {recipe_id!r}", fix=f"choose one of: {', '.join(self.recipes)}"
-            ) from None
+        return recipe_doc(self.documents, recipe_id)
 
     def select(
         self,
@@ -85,7 +80,6 @@ class Catalog:
         """The user's choices with every default rule applied (a ``Selection``)."""
         from servekit.synthesis.resolve import resolve_selection
 
-        self.recipe(recipe_id)
         return resolve_selection(
             self.documents, recipe_id, hardware=hardware, variant=variant, strategy=strategy,
             node_count=nodes, features=features, enable=enable, disable=disable, modes=modes,

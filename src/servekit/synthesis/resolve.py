@@ -27,7 +27,8 @@ def _check(kind: str, value: Any, valid: Iterable[str], where: str = "") -> str:
     raise SelectionError(f"unknown {kind} {value!r}{place}; valid choices: {shown or '(none)'}")
 
 
-def _recipe(docs, recipe_id: str) -> dict[str, Any]:
+def recipe_doc(docs, recipe_id: str) -> dict[str, Any]:
+    """The recipe's document; an unknown id is a SelectionError listing the valid ones."""
     if recipe_id not in docs.recipes:
         _check("recipe", recipe_id, sorted(docs.recipes))
     return docs.recipes[recipe_id]
@@ -80,7 +81,7 @@ def selection_from_request(docs, request: dict[str, Any]) -> Selection:
     recipe_id = _named(request, "recipe")
     if not isinstance(recipe_id, str):
         raise SelectionError(f"request field 'recipe' must be a recipe id string, not {json.dumps(recipe_id)}")
-    recipe = _recipe(docs, recipe_id)
+    recipe = recipe_doc(docs, recipe_id)
     hardware = _check("hardware", _named(request, "hardware"), docs.taxonomy.get("hardware_profiles") or {})
     variant = _check("variant", request.get("variant") or "default", recipe.get("variants") or {}, recipe_id)
     strategy = _check("strategy", _named(request, "strategy"), _strategy_names(docs))
@@ -166,7 +167,7 @@ def resolve_selection(
     the default rules size them from the variant's VRAM floor. ``omni_task`` picks a vLLM-Omni
     task (left unset: the first task of an omni recipe; None: a plain serve plan).
     """
-    recipe = _recipe(docs, recipe_id)
+    recipe = recipe_doc(docs, recipe_id)
     profiles = docs.taxonomy.get("hardware_profiles") or {}
     if variant is not None:
         _check("variant", variant, recipe.get("variants") or {}, recipe_id)
