@@ -139,3 +139,25 @@ def test_short_conv_and_lightning_layers():
 def test_chunked_local_attention_is_bounded_by_its_chunk():
     facts = facts_from_config(_base(num_hidden_layers=4, attention_chunk_size=8192, no_rope_layers=[1, 1, 1, 0]))
     assert facts.layers == ("sliding", "sliding", "sliding", "full") and facts.sliding_window == 8192
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        ({"num_hidden_layers": "abc"}, "num_hidden_layers is 'abc', not a positive integer"),
+        ({"num_attention_heads": 0}, "num_attention_heads is 0, not a positive integer"),
+        ({"num_key_value_heads": -2}, "num_key_value_heads is -2"),
+        ({"head_dim": 1.5}, "head_dim is 1.5"),
+        ({"num_experts": "x"}, "a shape value cannot be read"),
+    ],
+)
+def test_unreadable_shape_values_are_one_clear_error(edit, says):
+    config = {"num_hidden_layers": 4, "num_attention_heads": 8, "hidden_size": 512, **edit}
+    with pytest.raises(ConfigFactsError, match="my/config.json") as caught:
+        facts_from_config(config, source="my/config.json")
+    assert says in str(caught.value)
+
+
+def test_integral_float_sizes_are_read_as_integers():
+    facts = facts_from_config({"num_hidden_layers": 4.0, "num_attention_heads": 8, "hidden_size": 512})
+    assert (facts.num_layers, facts.head_dim) == (4, 64)

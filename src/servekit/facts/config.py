@@ -146,8 +146,26 @@ def _quant(config: dict[str, Any], cfg: dict[str, Any]) -> QuantFacts | None:
 
 
 def facts_from_config(config: dict[str, Any], *, model_id: str | None = None, source: str = "") -> ModelFacts:
-    """Model facts from a parsed config.json; raises ConfigFactsError when a key is missing."""
+    """Model facts from a parsed config.json; raises ConfigFactsError when a key is missing or unreadable."""
     where = source or "config.json"
+    try:
+        return _facts(config, model_id, source, where)
+    except KeyError as exc:
+        raise ConfigFactsError(f"{where}: no {exc.args[0]!r}, which this model's layers need") from None
+    except (TypeError, ValueError, ZeroDivisionError) as exc:
+        raise ConfigFactsError(
+            f"{where}: a shape value cannot be read ({exc})",
+            fix="check the numbers in config.json (layer, head and size counts are positive integers)",
+        ) from None
+
+
+def _positive(value: Any, key: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 1 or value != int(value):
+        raise ConfigFactsError(f"{where}: {key} is {value!r}, not a positive integer")
+    return int(value)
+
+
+def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str) -> ModelFacts:
     cfg = language_config(config)
     num_layers = _first(cfg, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
     heads = _first(cfg, "num_attention_heads", "n_head", "num_heads")
@@ -157,13 +175,17 @@ def facts_from_config(config: dict[str, Any], *, model_id: str | None = None, so
             f"{cfg.get('model_type')!r})",
             fix="pass the directory of a decoder LLM checkpoint, or a facts JSON file",
         )
+    num_layers = _positive(num_layers, "num_hidden_layers", where)
+    heads = _positive(heads, "num_attention_heads", where)
     hidden = cfg.get("hidden_size")
     kv_heads = _first(cfg, "num_key_value_heads", "multi_query_group_num", "num_kv_heads") or heads
+    kv_heads = _positive(kv_heads, "num_key_value_heads", where)
     head_dim = cfg.get("head_dim")
     if head_dim is None:
         if not hidden:
             raise ConfigFactsError(f"{where}: neither head_dim nor hidden_size is set")
-        head_dim = int(hidden) // int(heads)
+        head_dim = _positive(hidden, "hidden_size", where) // heads
+    head_dim = _positive(head_dim, "head_dim", where)
     kinds = layer_kinds(cfg, int(num_layers), where)
     mla = None
     if "mla" in kinds:
