@@ -271,3 +271,8 @@ def test_a_misshapen_recipe_is_that_batch_lines_error(capsys, reference_catalog,
     broken, fine = (json.loads(line) for line in out.splitlines())
     assert broken["error"].startswith(f"line 1: {root / rel}:") and "model: expected a mapping" in broken["error"]
     assert fine["argv"][:3] == ["vllm", "serve", "Qwen/Qwen3-8B"]
+
+
+def test_an_unknown_name_from_a_long_list_suggests_the_closest(capsys, reference_catalog):
+    code, out, err = run(capsys, "plan", "Qwen/Qwen3-8b", "--catalog", str(reference_catalog))
+    assert code == 1 and "valid choices: Qwen/Qwen3-8B," in err and "in all)" not in err, err

@@ -44,7 +44,7 @@ def _load(catalog: str | None, recipe_id: str | None):
 
 def _find_model(opts: PlanOptions):
     """(docs, recipe id, variant) for MODEL: a recipe id, or a variant's checkpoint id."""
-    from servekit.errors import SelectionError
+    from servekit.synthesis.resolve import unknown_name
 
     docs = _load(opts.catalog, opts.model)
     if opts.model in docs.recipes:
@@ -54,13 +54,7 @@ def _find_model(opts: PlanOptions):
         for key, variant in (recipe.get("variants") or {}).items():
             if (variant or {}).get("model_id") == opts.model and opts.variant in (None, key):
                 return docs, rid, key
-    import difflib
-
-    known = sorted(docs.recipes)
-    lowered = {r.lower(): r for r in known}
-    close = [lowered[m] for m in difflib.get_close_matches(opts.model.lower(), list(lowered), n=8, cutoff=0.6)]
-    raise SelectionError(f"unknown recipe {opts.model!r}; valid choices: {', '.join(close or known[:40])}"
-                         + ("" if close or len(known) <= 40 else f", ... ({len(known)} in all)"))
+    raise unknown_name("recipe", opts.model, sorted(docs.recipes))
 
 
 def batch_command(path: str, catalog: str | None) -> int:

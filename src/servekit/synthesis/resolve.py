@@ -21,10 +21,26 @@ AUTO: Any = object()
 def _check(kind: str, value: Any, valid: Iterable[str], where: str = "") -> str:
     if isinstance(value, str) and value in valid:
         return value
+    raise unknown_name(kind, value, valid, where)
+
+
+def unknown_name(kind: str, value: Any, valid: Iterable[str], where: str = "") -> SelectionError:
+    """``unknown KIND 'value'; valid choices: ...`` (for a long list, the closest names)."""
     valid = list(valid)
-    shown = ", ".join(valid) if len(valid) <= 40 else ", ".join(valid[:40]) + f", ... ({len(valid)} in all)"
+    shown = ", ".join(valid)
+    if len(valid) > 40:  # a long list: the names closest to the one given, else its start
+        close = _close_names(value, valid)
+        shown = ", ".join(close) if close else ", ".join(valid[:40]) + f", ... ({len(valid)} in all)"
     place = f" for {where}" if where else ""
-    raise SelectionError(f"unknown {kind} {value!r}{place}; valid choices: {shown or '(none)'}")
+    return SelectionError(f"unknown {kind} {value!r}{place}; valid choices: {shown or '(none)'}")
+
+
+def _close_names(value: Any, valid: list[str]) -> list[str]:
+    import difflib
+
+    lowered = {name.lower(): name for name in valid}
+    matches = difflib.get_close_matches(str(value).lower(), list(lowered), n=8, cutoff=0.6)
+    return [lowered[m] for m in matches]
 
 
 def recipe_doc(docs, recipe_id: str) -> dict[str, Any]:
