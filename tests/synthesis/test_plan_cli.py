@@ -276,3 +276,13 @@ def test_a_misshapen_recipe_is_that_batch_lines_error(capsys, reference_catalog,
 def test_an_unknown_name_from_a_long_list_suggests_the_closest(capsys, reference_catalog):
     code, out, err = run(capsys, "plan", "Qwen/Qwen3-8b", "--catalog", str(reference_catalog))
     assert code == 1 and "valid choices: Qwen/Qwen3-8B," in err and "in all)" not in err, err
+
+
+def test_fit_and_warm_cache_report_a_misshapen_recipe_like_plan(capsys, reference_catalog, tmp_path):
+    rel = "models/Qwen/Qwen3.8-27B.yaml"
+    text = (reference_catalog / rel).read_text(encoding="utf-8")
+    root = _broken_copy(reference_catalog, tmp_path, rel, text.replace("\nmodel:\n", "\nmodel: 5\nwas_model:\n").encode())
+    for args in (["fit", "Qwen/Qwen3.8-27B", "--hardware", "h200"], ["warm-cache", "Qwen/Qwen3.8-27B", "--dry-run"]):
+        code, out, err = run(capsys, *args, "--catalog", str(root))
+        assert code == 1 and "internal error" not in err, (args, err)
+        assert f"{root / rel}:" in err and "model: expected a mapping" in err, err

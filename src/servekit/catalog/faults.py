@@ -4,7 +4,7 @@ slow path). When planning trips over a misshapen document, the validator names t
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 
 SHAPE_ERRORS = (AttributeError, IndexError, KeyError, TypeError, ValueError)
@@ -26,3 +26,13 @@ def catalog_faults(root: Path, recipe_file: Path | None = None, *,
         if cause is None:
             raise
         raise cause from exc
+
+
+def recipe_faults(catalog: str | None, recipe_id: str) -> AbstractContextManager[None]:
+    """``catalog_faults`` for one recipe of the catalog ``--catalog`` names; a no-op when
+    ``recipe_id`` is not a recipe there (a checkpoint id or a local directory, say)."""
+    from servekit.catalog.documents import recipe_paths, resolve_catalog_dir
+
+    root = resolve_catalog_dir(catalog)
+    path = recipe_paths(root).get(recipe_id)
+    return nullcontext() if path is None else catalog_faults(root, path)

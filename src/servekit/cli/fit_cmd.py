@@ -50,6 +50,7 @@ def register(app: typer.Typer) -> None:
         points: Optional[str] = typer.Option(None, "--points", help="kv-points JSONL file ('-' for stdin)"),
     ) -> None:
         """Plan per-rank memory and the KV pool; report whether the launch can start."""
+        from servekit.catalog.faults import recipe_faults
         from servekit.errors import SelectionError
         from servekit.fit.command import FitOptions
 
@@ -65,6 +66,7 @@ def register(app: typer.Typer) -> None:
             max_num_seqs=max_num_seqs, engine=engine, nodes=nodes, cpu_kvcache_space_gib=cpu_kvcache_space,
             catalog=catalog,
         )
-        code = fit_command(opts, output_format)
+        with recipe_faults(catalog, model):
+            code = fit_command(opts, output_format)
         if code:
             sys.exit(code)

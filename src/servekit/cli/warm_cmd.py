@@ -60,6 +60,7 @@ def _rich_progress(stack: ExitStack):
 
 
 def warm_command(opts: WarmCommand) -> int:
+    from servekit.catalog.faults import recipe_faults
     from servekit.synthesis.resolve import parse_mode_pairs
     from servekit.warm.engine_steps import StepContext
     from servekit.warm.hub import HubSettings
@@ -72,20 +73,21 @@ def warm_command(opts: WarmCommand) -> int:
     if opts.command:
         resolved = targets_from_command(opts.command, opts.engine)
     elif opts.model:
-        resolved = targets_from_plan(
-            PlanChoices(
-                opts.model,
-                opts.hardware,
-                opts.variant,
-                opts.strategy,
-                opts.nodes,
-                opts.features,
-                opts.no_features,
-                parse_mode_pairs(opts.modes),
-                opts.engine,
-                opts.catalog,
+        with recipe_faults(opts.catalog, opts.model):
+            resolved = targets_from_plan(
+                PlanChoices(
+                    opts.model,
+                    opts.hardware,
+                    opts.variant,
+                    opts.strategy,
+                    opts.nodes,
+                    opts.features,
+                    opts.no_features,
+                    parse_mode_pairs(opts.modes),
+                    opts.engine,
+                    opts.catalog,
+                )
             )
-        )
     else:
         raise ServekitError(
             "name a MODEL (a recipe id) or pass --command", fix="e.g. servekit warm-cache Qwen/Qwen3.8-27B"
