@@ -51,8 +51,9 @@ def _find_model(opts: PlanOptions):
         return docs, opts.model, opts.variant
     docs = _load(opts.catalog, None)
     for rid, recipe in docs.recipes.items():
-        for key, variant in (recipe.get("variants") or {}).items():
-            if (variant or {}).get("model_id") == opts.model and opts.variant in (None, key):
+        variants = recipe.get("variants")
+        for key, variant in (variants.items() if isinstance(variants, dict) else ()):
+            if isinstance(variant, dict) and variant.get("model_id") == opts.model and opts.variant in (None, key):
                 return docs, rid, key
     raise unknown_name("recipe", opts.model, sorted(docs.recipes))
 
