@@ -286,3 +286,10 @@ def test_fit_and_warm_cache_report_a_misshapen_recipe_like_plan(capsys, referenc
         code, out, err = run(capsys, *args, "--catalog", str(root))
         assert code == 1 and "internal error" not in err, (args, err)
         assert f"{root / rel}:" in err and "model: expected a mapping" in err, err
+
+
+def test_a_catalog_that_is_a_file_says_so(capsys, tmp_path):
+    path = tmp_path / "catalog.yaml"
+    path.write_text("a: 1\n", encoding="utf-8")
+    code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--catalog", str(path))
+    assert code == 1 and f"{path}: catalog is not a directory" in err, err

@@ -40,7 +40,7 @@ def resolve_catalog_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     path = Path(chosen).expanduser()
     if not path.is_dir():
         raise CatalogError(
-            "catalog directory does not exist",
+            "catalog directory does not exist" if not path.exists() else "catalog is not a directory",
             location=Location(str(path)),
             fix=f"pass --catalog DIR or set {CATALOG_ENV} to a directory with taxonomy.yaml",
         )
