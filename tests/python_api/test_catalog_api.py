@@ -80,3 +80,17 @@ def test_validate_on_load_names_the_broken_file_not_its_knock_on_effects(tmp_pat
         servekit.Catalog.load(root, validate=True)
     assert info.value.location.file == str(broken)
     assert "malformed YAML" in str(info.value)
+
+
+def test_plan_on_a_misshapen_recipe_raises_the_validators_catalog_error(tmp_path, reference_catalog):
+    import shutil
+
+    root = tmp_path / "catalog"
+    shutil.copytree(reference_catalog, root)
+    recipe = root / "models" / "Qwen" / "Qwen3.8-27B.yaml"
+    recipe.write_text(recipe.read_text(encoding="utf-8").replace("\nmodel:\n", "\nmodel: 5\nwas_model:\n"),
+                      encoding="utf-8")
+    catalog = servekit.Catalog.load(root)
+    with pytest.raises(CatalogError) as info:
+        catalog.plan("Qwen/Qwen3.8-27B")
+    assert info.value.location.file == str(recipe) and "model" in info.value.location.key()

@@ -88,9 +88,11 @@ class Catalog:
 
     def plan(self, recipe_id: str, **choices: Any):
         """Choices (as for ``select``) -> a frozen, engine-neutral ``Plan``."""
+        from servekit.catalog.faults import catalog_faults
         from servekit.synthesis.synthesize import synthesize
 
-        return synthesize(self.documents, self.select(recipe_id, **choices))
+        with catalog_faults(self.root, self.documents.sources.get(f"models/{recipe_id}")):
+            return synthesize(self.documents, self.select(recipe_id, **choices))
 
     def render(self, plan) -> dict[str, Any]:
         """A plan in the public recipes API's rendering-object shape."""
