@@ -62,9 +62,8 @@ def batch_command(path: str, catalog: str | None) -> int:
     from servekit.cli.inputs import open_input, write_json_lines
     from servekit.synthesis.batch import plan_lines
 
-    docs = _load(catalog, None)
-    with open_input(path, "batch file") as handle:
-        write_json_lines(plan_lines(docs, handle), path, "batch file", ensure_ascii=False)
+    with open_input(path, "batch file") as handle:  # a missing file fails before the catalog is read
+        write_json_lines(plan_lines(_load(catalog, None), handle), path, "batch file", ensure_ascii=False)
     return 0
 
 
