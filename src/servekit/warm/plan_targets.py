@@ -39,16 +39,6 @@ class ResolvedTargets:
     description: str
 
 
-def parse_modes(values: Sequence[str]) -> dict[str, str]:
-    modes: dict[str, str] = {}
-    for value in values:
-        feature, eq, mode = value.partition("=")
-        if not eq or not feature or not mode:
-            raise ServekitError(f"--mode {value!r} is not FEATURE=MODE", fix="e.g. --mode spec_decoding=dflash")
-        modes[feature] = mode
-    return modes
-
-
 def check_engine(engine: str) -> str:
     if engine not in ENGINES:
         raise ServekitError(f"unknown engine {engine!r}", fix=f"use one of: {', '.join(ENGINES)}")
