@@ -7,7 +7,7 @@ so pre-compile can translate (MAX) or compile (QAIC) from the same argv.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
