@@ -110,3 +110,14 @@ def test_seed_recipe_dry_run_with_a_hub_lists_files_and_bytes(capsys, monkeypatc
     assert model["repo_id"] == "Qwen/Qwen3.8-27B" and draft["repo_id"] == "incoai/Qwen3.8-27B-DFlash2"
     assert "model-00001-of-00002.safetensors" in {f["path"] for f in model["files"]}
     assert draft["files"] and doc["bytes"] == model["bytes"] + draft["bytes"] > 0
+
+
+def test_a_local_model_path_that_does_not_exist_is_missing(capsys, tmp_path):
+    gone = tmp_path / "no-such-model"
+    code = main(["warm-cache", "--command", f"vllm serve {gone}", "--skip-precompile", "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert report["missing"] == [f"{gone}: local path does not exist"]
+    there = tmp_path / "model"
+    there.mkdir()
+    assert main(["warm-cache", "--command", f"vllm serve {there}", "--skip-precompile"]) == 0

@@ -47,7 +47,8 @@ class RepoReport:
         """What the engine would not find, as ``repo: file`` lines."""
         repo = self.fetch.artifact.repo_id
         if self.fetch.artifact.local:
-            return []
+            path = Path(repo).expanduser()
+            return [] if path.exists() else [f"{repo}: local path does not exist"]
         if not self.fetch.selection.exact:
             patterns = ", ".join(self.fetch.selection.allow_patterns)
             return [f"{repo}@{self.fetch.artifact.revision}: not in the cache (needs {patterns})"]
