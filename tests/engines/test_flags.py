@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from testing.engines import engine_python as _engine_python
 
-from servekit.engines.environments import find_env
 from servekit.engines.flags import DATA_DIR, catalog_versions, load_catalog
 from servekit.errors import ServekitError
 
@@ -67,13 +66,6 @@ def test_versions_and_missing_catalogs() -> None:
         load_catalog("sglang")
 
 
-def _engine_python(requirement: str) -> Path:
-    roots = [os.environ.get("SERVEKIT_ENGINES_DIR"), str(REPO / ".servekit-ci" / "engines")]
-    for root in filter(None, roots):
-        env = find_env(requirement, root=Path(root))
-        if env is not None:
-            return env.python
-    pytest.skip(f"{requirement} is not installed; run scripts/install_engines.sh")
 
 
 @pytest.mark.engine

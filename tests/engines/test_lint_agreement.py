@@ -8,13 +8,12 @@ lookups its startup does; MAX's click command) and to ``lint_argv`` on the store
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from testing.engines import engine_python as _engine_python
 
-from servekit.engines.environments import find_env
 from servekit.engines.lint import lint_argv
 
 pytestmark = pytest.mark.engine
@@ -133,14 +132,6 @@ MAX_CASES: list[tuple[str, list[str]]] = [
 ]
 
 
-def _engine_python(requirement: str) -> Path:
-    roots = [os.environ.get("SERVEKIT_ENGINES_DIR"), str(REPO / ".servekit-ci" / "engines")]
-    for root in filter(None, roots):
-        env = find_env(requirement, root=Path(root))
-        if env is not None:
-            return env.python
-    pytest.skip(f"{requirement} is not installed under {' or '.join(filter(None, roots))}; "
-                "run scripts/install_engines.sh")
 
 
 def _probe(python: Path, script: str, lines: list[object]) -> list[dict]:

@@ -12,14 +12,13 @@ runtime rules (LoRA, draft models) that its click parser does not check.
 from __future__ import annotations
 
 import json
-import os
 import random
 import subprocess
 from pathlib import Path
 
 import pytest
+from testing.engines import engine_python as _engine_python
 
-from servekit.engines.environments import find_env
 from servekit.engines.flags import FlagCatalog, FlagSpec, load_catalog
 from servekit.engines.lint import check_args, lint_argv
 
@@ -80,13 +79,6 @@ def generate(catalog: FlagCatalog, rng: random.Random) -> list[str]:
     return words
 
 
-def _engine_python(requirement: str) -> Path:
-    roots = [os.environ.get("SERVEKIT_ENGINES_DIR"), str(REPO / ".servekit-ci" / "engines")]
-    for root in filter(None, roots):
-        env = find_env(requirement, root=Path(root))
-        if env is not None:
-            return env.python
-    pytest.skip(f"{requirement} is not installed; run scripts/install_engines.sh")
 
 
 def _probe(python: Path, script: str, lines: list[object]) -> list[bool]:

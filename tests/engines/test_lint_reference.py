@@ -12,15 +12,14 @@ from __future__ import annotations
 import collections
 import json
 import lzma
-import os
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from testing.engines import engine_python as _engine_python
 from testing.shared import REFERENCE, REFERENCE_CATALOG
 
-from servekit.engines.environments import find_env
 from servekit.engines.lint import lint_argv
 
 REPO = Path(__file__).resolve().parents[2]
@@ -94,13 +93,6 @@ def test_lint_explains_every_rejected_reference_command(reference_commands) -> N
         assert all(f.code and f.message for f in result.errors)
 
 
-def _engine_python(requirement: str) -> Path:
-    roots = [os.environ.get("SERVEKIT_ENGINES_DIR"), str(REPO / ".servekit-ci" / "engines")]
-    for root in filter(None, roots):
-        env = find_env(requirement, root=Path(root))
-        if env is not None:
-            return env.python
-    pytest.skip(f"{requirement} is not installed; run scripts/install_engines.sh")
 
 
 @pytest.mark.engine
