@@ -18,17 +18,11 @@ import json
 import sys
 from typing import Any
 
+from flag_text import first_sentence
+
 FORMAT = 1
 # Pairs MAX refuses together before parsing (check_model_flag_conflict); confirmed below.
 CONFLICTS = [["--model", "--model-path"]]
-
-
-def first_sentence(text: str | None) -> str:
-    flat = " ".join((text or "").split())
-    guarded = flat.replace("e.g. ", "e.g.\0").replace("i.e. ", "i.e.\0")
-    head = guarded.split(". ", 1)[0]
-    head = head if head.endswith(".") or head == guarded else head + "."
-    return head.replace("\0", " ")
 
 
 def jsonable(value: Any) -> Any:

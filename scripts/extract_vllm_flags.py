@@ -24,6 +24,8 @@ import sys
 import typing
 from typing import Any
 
+from flag_text import first_sentence
+
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 logging.disable(logging.WARNING)
 # vLLM fills in help texts only when it sees a help request on the command line.
@@ -61,14 +63,6 @@ REGISTRY_CHECKS = [
     {"flag": "--attention-backend", "registry": "attention_backends", "fold": "upper", "also": ["AUTO"]},
     {"flag": "--quantization", "registry": "quantization_methods"},
 ]
-
-
-def first_sentence(text: str | None) -> str:
-    flat = " ".join((text or "").split())
-    guarded = flat.replace("e.g. ", "e.g.\0").replace("i.e. ", "i.e.\0")
-    head = guarded.split(". ", 1)[0]
-    head = head if head.endswith(".") or head == guarded else head + "."
-    return head.replace("\0", " ")
 
 
 def jsonable(value: Any) -> Any:
