@@ -3,7 +3,8 @@
 Measures, each as the median of ``--runs`` runs:
 
 1. ``build_api`` of a catalog (default: the reference catalog) in this process, into the same
-   ``--out`` each time (so every run also replaces the previous tree);
+   ``--out`` each time with ``full`` (so every run renders everything and also replaces the
+   previous tree; ``bench/bench_incremental.py`` measures the incremental rebuild);
 2. the same build as a ``servekit api build`` process;
 3. the in-memory part alone (read + render + encode, no files), which shows how much of the
    time is the file system;
@@ -109,15 +110,15 @@ def main() -> int:
         f" {os.cpu_count()} CPUs; median of {args.runs}"
     )
     try:
-        summary = build_api(out, args.catalog, jobs=jobs)
+        summary = build_api(out, args.catalog, jobs=jobs, full=True)
         print(summary.line())
         print("phases (first build): " + ", ".join(f"{k} {v:.3f}s" for k, v in summary.phases.items()))
         last: list = []
-        wall, cpu = measure(args.runs, lambda: last.append(build_api(out, args.catalog, jobs=jobs)))
+        wall, cpu = measure(args.runs, lambda: last.append(build_api(out, args.catalog, jobs=jobs, full=True)))
         report("api build (in process)", wall, cpu, BUILD_TARGET_S)
         print("phases (last rebuild, publish includes removing the old tree): "
               + ", ".join(f"{k} {v:.3f}s" for k, v in last[-1].phases.items()))
-        argv = [*servekit_cmd(), "api", "build", "--out", str(out), "--catalog", str(args.catalog)]
+        argv = [*servekit_cmd(), "api", "build", "--out", str(out), "--catalog", str(args.catalog), "--full"]
         if args.jobs:
             argv += ["--jobs", str(args.jobs)]
         wall, cpu = measure(args.runs, lambda: run_quiet(argv))

@@ -1,11 +1,13 @@
-"""Dump every option of ``max serve`` and ``max warm-cache`` from MAX's own click commands.
+"""Dump every option of each ``max`` pipeline sub-command from MAX's own click commands.
 
 Run with the interpreter of a MAX environment (servekit engine path max==26.7.0)::
 
     $(servekit engine path max==26.7.0) scripts/extract_max_flags.py serve \
-        > src/servekit/engines/data/max-26.7.0.json
-    $(servekit engine path max==26.7.0) scripts/extract_max_flags.py warm-cache \
-        > src/servekit/engines/data/max-26.7.0-warm-cache.json
+        > src/servekit/engines/max/data/max-26.7.0.json
+    $(servekit engine path max==26.7.0) scripts/extract_max_flags.py --all src/servekit/engines/max/data
+
+``--all DIR`` writes one catalog per sub-command of ``max._entrypoints.pipelines.main``:
+``max-<version>.json`` for serve, ``max-<version>-<command>.json`` for the others.
 
 Standard library, click and MAX only: servekit is not importable in that environment.
 """
@@ -169,10 +171,10 @@ def architectures() -> list[str]:
         return []
 
 
-def main(argv: list[str]) -> int:
+def command_catalog(command_name: str) -> dict[str, Any]:
+    """One sub-command's catalog, as ``commands[name].make_context(name, args)`` parses it."""
     from max._entrypoints.pipelines import main as max_main
 
-    command_name = argv[0] if argv else "serve"
     command = max_main.commands[command_name]
     loader = getattr(command, "_ensure_options_loaded", None)
     if loader is not None:
@@ -181,7 +183,9 @@ def main(argv: list[str]) -> int:
     arguments = [p.name for p in command.params if p.param_type_name == "argument"]
     flags = [option_entry(o, command) for o in options if "--help" not in o.opts]
     version = importlib.metadata.version("max")
-    catalog = {
+    names = {o for p in options for o in p.opts}
+    settings = command.context_settings or {}
+    return {
         "format": FORMAT,
         "engine": "max",
         "version": version,
@@ -194,16 +198,37 @@ def main(argv: list[str]) -> int:
             "click": importlib.metadata.version("click"),
             "python": sys.version.split()[0],
             "parser": f"max._entrypoints.pipelines.main.commands[{command_name!r}]",
+            "ignore_unknown_options": bool(settings.get("ignore_unknown_options")),
         },
         "positionals": arguments,
         "flags": sorted(flags, key=lambda f: f["name"]),
         "registries": {"architectures": architectures()},
         "registry_checks": [],
         "requirements": requirements(command, command_name, options),
-        "conflicts": confirmed_conflicts(),
+        "conflicts": [p for p in confirmed_conflicts() if set(p) <= names],
         "renamed": {},
     }
-    json.dump(catalog, sys.stdout, indent=1, sort_keys=True)
+
+
+def write_all(folder: str) -> int:
+    """Every pipeline sub-command's catalog into ``folder``."""
+    from pathlib import Path
+
+    from max._entrypoints.pipelines import main as max_main
+
+    version = importlib.metadata.version("max")
+    for name in max_main.commands:
+        suffix = "" if name == "serve" else f"-{name}"
+        path = Path(folder) / f"max-{version}{suffix}.json"
+        path.write_text(json.dumps(command_catalog(name), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--all"] and len(argv) == 2:
+        return write_all(argv[1])
+    json.dump(command_catalog(argv[0] if argv else "serve"), sys.stdout, indent=1, sort_keys=True)
     sys.stdout.write("\n")
     return 0
 

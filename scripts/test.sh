@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything the test suite needs on a fresh machine, then run it:
 #   1. servekit and its test dependencies in .venv
-#   2. the fast suite (no engine needed)
+#   2. the layer contract (import-linter, [tool.importlinter] in pyproject.toml), then the
+#      fast suite (no engine needed)
 #   3. the real engines (vLLM CPU, MAX), each in its own pinned environment, then the
 #      slow tests that drive them (marker `engine`).
 # Extra arguments go to both pytest runs.
@@ -21,8 +22,12 @@ run_pytest() {
   if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ]; then exit "$rc"; fi
 }
 
+echo "== import layers"
+.venv/bin/lint-imports --no-cache --no-logo
+
+bash scripts/install_browser.sh
 echo "== fast tests"
-run_pytest -m "not engine" "$@"
+run_pytest -m "not engine" -n 2 "$@"
 
 if [ "${SERVEKIT_SKIP_ENGINES:-0}" != "1" ]; then
   echo "== engine environments"

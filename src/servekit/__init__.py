@@ -16,12 +16,12 @@ __version__ = "0.1.0"
 __all__ = ["Catalog", "Plan", "Selection", "ServekitError", "__version__"]
 
 if TYPE_CHECKING:
-    from servekit.catalog.catalog import Catalog
+    from servekit.app.catalog import Catalog
     from servekit.errors import ServekitError
     from servekit.synthesis.plan import Plan, Selection
 
 _LAZY = {
-    "Catalog": "servekit.catalog.catalog",
+    "Catalog": "servekit.app.catalog",
     "Plan": "servekit.synthesis.plan",
     "Selection": "servekit.synthesis.plan",
     "ServekitError": "servekit.errors",

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from servekit.hardware import profile_of
+
 
 COMMAND_FIELDS = ("command", "head_command", "worker_command", "worker_commands", "vllm_command",
                   "vllm_worker_command", "vllm_worker_commands")
@@ -53,9 +55,8 @@ def _exclusive(docs, selection) -> bool:
 
 
 def _ascend(docs, selection) -> bool:
-    from servekit.synthesis.docker import brand_key
-
-    return brand_key((docs.taxonomy.get("hardware_profiles") or {}).get(selection.hardware) or {}) == "npu"
+    raw = (docs.taxonomy.get("hardware_profiles") or {}).get(selection.hardware) or {}
+    return profile_of(raw, selection.hardware).platform == "ascend"
 
 
 def _shell_round_trip(docs, selection) -> bool:
@@ -63,10 +64,19 @@ def _shell_round_trip(docs, selection) -> bool:
     from servekit.synthesis.context import build_context
 
     ctx = build_context(docs, selection)
-    if ctx.profile.get("generation") in ("xpu", "cpu") or ctx.profile.get("brand") == "Intel":
+    if ctx.hw.platform in ("xpu", "cpu"):
         return True
     return any(isinstance(t, str) and any(c.isspace() for c in t) and t.startswith("-")
                for tokens, _ in serve_chunks(ctx) for t in (tokens or []))
+
+
+def _spaced_argument(docs, selection) -> bool:
+    from servekit.catalog.spaced_args import split_spaced_flag
+    from servekit.synthesis.args import serve_chunks
+    from servekit.synthesis.context import build_context
+
+    ctx = build_context(docs, selection)
+    return any(split_spaced_flag(t) for tokens, _ in serve_chunks(ctx) for t in (tokens or []))
 
 
 def _no_image(docs, selection) -> bool:
@@ -118,6 +128,15 @@ DIFFERENCES: tuple[Difference, ...] = (
                            "vllm_worker_docker_commands"),
         test="tests/synthesis/test_shell_roundtrip.py::test_spaced_token_is_quoted",
         applies=_shell_round_trip,
+    ),
+    Difference(
+        id="spaced-argument-split",
+        reason="A recipe argument that holds a flag and its value as one list item ('--max-model-len "
+        "auto') is split into the flag and the value, as vLLM needs them; the reference keeps one "
+        "argv item, which vLLM rejects as an unknown option. `catalog validate` warns where one is written.",
+        fields=_with_roles(*ARGV_FIELDS, *COMMAND_FIELDS, *DOCKER_FIELDS),
+        test="tests/synthesis/test_shell_roundtrip.py::test_spaced_argument_is_split",
+        applies=_spaced_argument,
     ),
     Difference(
         id="no-image-no-docker",

@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 
+from servekit.api.manifest import manifest_path
 from servekit.catalog.documents import bundled_catalog_dir
 from servekit.cli.app import main
 
@@ -53,7 +54,25 @@ def test_catalog_option_and_rebuild_in_place(tmp_path, capsys, small_catalog):
     assert f"{len(SMALL_RECIPES)} recipes" in capsys.readouterr().out
     assert (out / "Qwen" / "Qwen3-8B.json").is_file()
     assert not (out / "stale.json").exists()  # the old tree was replaced, not merged into
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["catalog", "site"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["catalog", "site", manifest_path(out).name])
+
+
+def test_rebuild_is_incremental_unless_full(tmp_path, capsys, small_catalog):
+    out = tmp_path / "site"
+    argv = ["api", "build", "--out", str(out), "--catalog", str(small_catalog)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    recipe = small_catalog / "models" / "Qwen" / f"{SMALL_RECIPES[0]}.yaml"
+    recipe.write_text(recipe.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert main(argv) == 0
+    line = capsys.readouterr().out
+    if "incremental: re-rendered" not in line:  # servekit's own files changed meanwhile (an editable install)
+        assert main(argv) == 0
+        line = capsys.readouterr().out
+    assert f"{len(SMALL_RECIPES)} recipes" in line and "incremental: re-rendered" in line
+    assert main([*argv, "--full"]) == 0
+    line = capsys.readouterr().out
+    assert "incremental: re-rendered" not in line and f"{len(SMALL_RECIPES)} recipes" in line
 
 
 def test_missing_catalog_is_one_line_error(tmp_path, capsys):
@@ -73,7 +92,7 @@ def test_broken_recipe_leaves_previous_tree(tmp_path, capsys, small_catalog):
     assert main(["api", "build", "--out", str(out), "--catalog", str(small_catalog)]) == 1
     assert "Bad.yaml" in capsys.readouterr().err
     assert (out / "keep.json").is_file()
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["catalog", "site"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["catalog", "site", manifest_path(out).name])
 
 
 def test_jobs_must_be_positive(tmp_path, capsys, small_catalog):

@@ -6,8 +6,9 @@ import pytest
 from testing.shared import SHARED
 
 from servekit.catalog.documents import bundled_catalog_dir, read_yaml
-from servekit.engines.ascend import DIALECT, RECOMMENDED_ENV, translate_ascend, validate_ascend
-from servekit.engines.dialect import DialectContext
+from servekit.engines.ascend import ENGINE as DIALECT
+from servekit.engines.ascend.translate import RECOMMENDED_ENV, translate_ascend, validate_ascend
+from servekit.engines.common.translation import DialectContext
 
 SEED_RECIPE = SHARED / "seeds" / "003_qwen3.8-27b_recipe.yaml"
 

@@ -20,7 +20,7 @@ import pytest
 from servekit.cli.app import main
 from servekit.engines import environments as envs
 from servekit.engines.install_specs import InstallSpec, parse_requirement
-from servekit.engines.process import CommandFailed
+from servekit.engines.common.process import CommandFailed
 from servekit.errors import ServekitError
 
 REPO = Path(__file__).resolve().parents[2]

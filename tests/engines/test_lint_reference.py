@@ -3,7 +3,7 @@
 The commands come from three sources: every command object of the static API that
 ``servekit api build`` writes for ../shared/reference/catalog and for the bundled catalog,
 servekit's rendering of every selection in the golden selections file
-(servekit.synthesis.batch.plan_request), and the reference builder's argv in that file. Shell placeholders ($HEAD_IP, $..._PORT) are filled in as
+(servekit.app.batch.plan_request), and the reference builder's argv in that file. Shell placeholders ($HEAD_IP, $..._PORT) are filled in as
 the shell would before vLLM sees them.
 """
 
@@ -65,7 +65,7 @@ def reference_commands() -> list[tuple[str, ...]]:
     if not SELECTIONS.is_file() or not REFERENCE_CATALOG.is_dir():
         pytest.skip("../shared/reference (catalog and golden selections) is not present")
     from servekit.catalog.documents import read_documents
-    from servekit.synthesis.batch import plan_request
+    from servekit.app.batch import plan_request
 
     from servekit.catalog.documents import bundled_catalog_dir
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from servekit.engines.dialect import DialectContext
+from servekit.engines.common.translation import DialectContext
 from servekit.engines.environments import find_env
-from servekit.engines.max import translate_to_max
-from servekit.engines.max_vocab import MAX_REASONING_PARSERS, MAX_TOOL_PARSERS
+from servekit.engines.max.translate import translate_to_max
+from servekit.engines.max.vocab import MAX_REASONING_PARSERS, MAX_TOOL_PARSERS
 
 pytestmark = pytest.mark.engine
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from servekit.engines.vllm_launch import parse_token_count, parse_vllm_argv
+from servekit.engines.vllm.launch import parse_token_count, parse_vllm_argv
 from servekit.errors import ServekitError
 
 
@@ -37,7 +37,7 @@ def test_vllm_serve_form():
 def test_api_server_form_and_model_option():
     launch = parse_vllm_argv(["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "org/m", "-O3"])
     assert launch.model == "org/m"
-    assert launch.get("--compilation-config") == "3"
+    assert launch.get("--optimization-level") == "3"  # vLLM rewrites -O3 to --optimization-level 3
     assert not launch.has("--model")
 
 
@@ -61,3 +61,22 @@ def test_json_values_and_errors():
 @pytest.mark.parametrize(("text", "count"), [("32768", 32768), ("32k", 32000), ("32K", 32768), ("1M", 1048576)])
 def test_human_readable_lengths(text, count):
     assert parse_token_count(text) == count
+
+
+def test_the_flag_catalog_drives_aliases_abbreviations_and_switches():
+    """Aliases, negations, prefixes and value-taking all come from vLLM's extracted catalog."""
+    launch = parse_vllm_argv(
+        ["vllm", "serve", "m", "-dcp", "2", "-ep", "--kv-cache-memory", "1G", "--no-enable-prefix-caching",
+         "--device-memory-utilization", "0.8", "--trust-remote-code", "-q", "fp8"]
+    )
+    assert launch.get_int("--decode-context-parallel-size") == 2
+    assert launch.switch("--enable-expert-parallel") is True
+    assert launch.get("--kv-cache-memory-bytes") == "1G"
+    assert launch.switch("--enable-prefix-caching") is False
+    assert launch.get("--gpu-memory-utilization") == "0.8"
+    assert launch.switch("--trust-remote-code") is True and launch.get("--quantization") == "fp8"
+
+
+def test_lenient_reading_keeps_stray_words():
+    launch = parse_vllm_argv(["vllm", "serve", "m", "--enforce-eager", "stray"], strict=False)
+    assert launch.model == "m" and launch.extras == ("stray",) and launch.switch("--enforce-eager")

@@ -23,7 +23,7 @@ def plan_for(docs, **choices):
 
 
 def test_dialects_are_listed():
-    assert set(dialect_names()) == {"max", "vllm-qaic", "vllm-ascend"}
+    assert set(dialect_names()) == {"max", "vllm-qaic", "vllm-ascend", "sglang"}
 
 
 def test_max_translation_of_a_single_node_plan(docs):
@@ -62,9 +62,12 @@ def test_ascend_translation_keeps_the_vllm_argv(docs):
     assert only.command.env["PYTORCH_NPU_ALLOC_CONF"] == "expandable_segments:True"
 
 
-def test_engine_without_translation_is_refused(docs):
-    with pytest.raises(ServekitError, match="no translation"):
-        translate_plan(plan_for(docs, hardware="h200"), "vllm")
+def test_the_native_engine_keeps_the_plan_and_unknown_engines_are_refused(docs):
+    plan = plan_for(docs, hardware="h200")
+    (only,) = translate_plan(plan, "vllm")
+    assert list(only.command.argv) == [str(t) for t in plan.processes[0].argv()] and not only.command.untranslated
+    with pytest.raises(ServekitError, match="unknown engine 'vlm'.*'vllm'"):
+        translate_plan(plan, "vlm")
 
 
 def test_explain_lists_every_part(docs):

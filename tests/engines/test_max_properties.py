@@ -9,15 +9,16 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from servekit.engines.dialect import DialectContext
-from servekit.engines.flags import load_catalog
-from servekit.engines.max import translate_to_max
-from servekit.engines.max_translate import RULES
-from servekit.engines.max_vocab import RENAMED, SWITCHES
+from servekit.engines.common.translation import DialectContext
+from servekit.engines.max.specs import CATALOGS as MAX_CATALOGS
+from servekit.engines.vllm.catalog import CATALOGS as VLLM_CATALOGS
+from servekit.engines.max.translate import translate_to_max
+from servekit.engines.max.options import RULES
+from servekit.engines.max.vocab import RENAMED, SWITCHES
 
-VLLM = load_catalog("vllm", "0.32.0")
-MAX_SERVE = load_catalog("max", "26.7.0")
-MAX_WARM = load_catalog("max", "26.7.0", "warm-cache")
+VLLM = VLLM_CATALOGS.load("0.32.0")
+MAX_SERVE = MAX_CATALOGS.load("26.7.0")
+MAX_WARM = MAX_CATALOGS.load("26.7.0", "warm-cache")
 SKIP = {"--model", "--help", "--config", "--data-parallel-size", "--tensor-parallel-size", "--pipeline-parallel-size"}
 FLAGS = [spec for spec in VLLM.flags if spec.name.startswith("--") and spec.name not in SKIP]
 H200 = {"brand": "NVIDIA", "generation": "hopper", "gpu_count": 8}

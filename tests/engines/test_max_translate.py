@@ -8,8 +8,10 @@ import shlex
 import pytest
 from testing.shared import REFERENCE
 
-from servekit.engines.dialect import DialectContext
-from servekit.engines.max import DIALECT, translate_to_max, validate_max_argv
+from servekit.engines.common.translation import DialectContext
+from servekit.engines.max import ENGINE as DIALECT
+from servekit.engines.max.rules import validate_max_argv
+from servekit.engines.max.translate import translate_to_max
 from servekit.errors import ServekitError
 
 MAX_HELP = REFERENCE / "engines" / "max-26.7"

@@ -8,9 +8,10 @@ import shlex
 import pytest
 
 from servekit.catalog.documents import bundled_catalog_dir, read_yaml
-from servekit.engines.dialect import DialectContext
-from servekit.engines.qaic import DIALECT, translate_qaic, validate_qaic
-from servekit.engines.vllm_launch import parse_vllm_argv
+from servekit.engines.common.translation import DialectContext
+from servekit.engines.qaic import ENGINE as DIALECT
+from servekit.engines.qaic.translate import translate_qaic, validate_qaic
+from servekit.engines.vllm.launch import parse_vllm_argv
 
 BASE = [
     "vllm",

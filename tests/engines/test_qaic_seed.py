@@ -10,9 +10,10 @@ import pytest
 from testing.shared import SHARED
 
 from servekit.catalog.documents import bundled_catalog_dir, read_yaml
-from servekit.engines.dialect import DialectContext, render_multiline
-from servekit.engines.qaic import translate_qaic
-from servekit.engines.vllm_launch import parse_vllm_argv
+from servekit.engines.common.render import render_multiline
+from servekit.engines.common.translation import DialectContext
+from servekit.engines.qaic.translate import translate_qaic
+from servekit.engines.vllm.launch import parse_vllm_argv
 
 SEED = SHARED / "seeds" / "000_qaic_engine_arguments.txt"
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from servekit.cli.app import main
-from servekit.fit.command import predict_points
+from servekit.app.fit import predict_points
 
 
 @pytest.mark.parametrize(

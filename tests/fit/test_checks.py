@@ -15,7 +15,7 @@ from servekit.fit.checks import (
     check_divisibility,
     check_precision,
 )
-from servekit.fit.hardware import Device, device_from_profile
+from servekit.fit.hardware import custom_device, device_from_profile
 from servekit.fit.launch import LaunchSettings
 
 H200 = {"brand": "NVIDIA", "generation": "hopper", "gpu_count": 8, "vram_gb": 1128}
@@ -74,15 +74,24 @@ def test_precision_against_hardware():
     assert "precision-nvfp4" in _codes(check_precision("nvfp4", hopper))
     assert not check_precision("nvfp4", blackwell)
     assert not check_precision("fp8", hopper)
-    ampere = Device(name="a100", brand="NVIDIA", generation="ampere", count=8, memory_gib=79)
+    ampere = device_from_profile("a100", {"brand": "NVIDIA", "generation": "ampere", "gpu_count": 8, "vram_gb": 640})
     assert [f.severity for f in check_precision("fp8", ampere)] == ["warning"]
-    mi300 = Device(name="mi300x", brand="AMD", generation="amd", count=8, memory_gib=188)
+    mi300 = device_from_profile("mi300x", {"brand": "AMD", "generation": "amd", "gpu_count": 8, "vram_gb": 1536})
     assert not check_precision("fp8", mi300)
     assert [f.code for f in check_precision(None, ampere, kv_cache_dtype="fp8")] == ["kv-fp8-arch"]
     assert [f.severity for f in check_precision("mxfp4", hopper)] == ["warning"]
     assert [f.severity for f in check_precision("nvfp4", mi300)] == ["error"]
-    mi355 = Device(name="mi355x", brand="AMD", generation="amd", count=8, memory_gib=282)
+    mi355 = device_from_profile("mi355x", {"brand": "AMD", "generation": "amd", "gpu_count": 8, "vram_gb": 2304})
     assert not check_precision("mxfp4", mi355)
+    # a profile that states its formats is taken at its word; a device stating none is not checked
+    stated = device_from_profile("mi300x", {"brand": "AMD", "generation": "amd", "gpu_count": 8, "vram_gb": 1536,
+                                            "precisions": ["fp8", "mxfp4"]})
+    assert not check_precision("mxfp4", stated)
+    xpu = device_from_profile("arc_pro_b60", {"brand": "Intel", "generation": "xpu", "gpu_count": 4, "vram_gb": 96})
+    assert not check_precision("nvfp4", xpu)
+    unknown = custom_device(40.0)
+    assert [f.severity for f in check_precision("nvfp4", unknown)] == ["error"]
+    assert [f.code for f in check_precision(None, unknown, kv_cache_dtype="fp8")] == ["kv-fp8-arch"]
 
 
 def test_cpu_backend_rejects_head_dim_16():

@@ -59,7 +59,7 @@ def test_text_output_and_exit_code_for_a_launch_that_cannot_start(capsys):
     code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "h200", "--nodes", "2", "--tp", "16")
     assert code == 1
     assert "24 attention heads are not divisible by tensor parallel size 16" in out
-    assert "fits: NO" in out
+    assert "fits: WILL NOT START (divisibility)" in out and "DOES NOT FIT" not in out
 
 
 def test_local_checkpoint_directory(capsys, tmp_path):
@@ -87,7 +87,7 @@ def test_points_file_one_line_out_per_line_in(capsys):
 @pytest.mark.parametrize("argv,needle", [
     (["fit", "Qwen/Qwen3.8-27B", "--hardware", "no_such_gpu"], "unknown hardware"),
     (["fit", "nobody/nothing", "--hardware", "h100"], "no model facts"),
-    (["fit", "Qwen/Qwen3.8-27B", "--hardware", "h100", "--variant", "nope"], "no variant"),
+    (["fit", "Qwen/Qwen3.8-27B", "--hardware", "h100", "--variant", "nope"], "unknown variant 'nope'"),
     (["fit", "Qwen/Qwen3.8-27B"], "needs MODEL and --hardware"),
 ])
 def test_bad_input_is_one_line_and_exit_1(capsys, argv, needle):
@@ -113,7 +113,8 @@ def test_a_checkpoint_in_the_hugging_face_cache_is_planned_offline(capsys, tmp_p
 
 
 def test_a_variant_that_fits_is_offered_when_the_planned_one_does_not(capsys):
-    code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "rtx_5090", "--format", "json")
+    code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "rtx_5090", "--variant", "default",
+                        "--format", "json")
     doc = json.loads(out)
     assert code == 1 and doc["variant"] == "default"
     assert [f["code"] for f in doc["findings"] if f["severity"] == "error"] == ["fit-weights"]

@@ -6,7 +6,7 @@ import pytest
 
 from servekit.cli.app import main
 from servekit.errors import ServekitError
-from servekit.fit.launch import LaunchArgsError, parse_vllm_argv
+from servekit.fit.launch import LaunchArgsError, launch_settings
 
 
 @pytest.mark.parametrize(
@@ -22,11 +22,11 @@ from servekit.fit.launch import LaunchArgsError, parse_vllm_argv
 )
 def test_out_of_range_launch_values_are_refused(argv, flag):
     with pytest.raises(LaunchArgsError, match=flag):
-        parse_vllm_argv(["vllm", "serve", "m", *argv])
+        launch_settings(["vllm", "serve", "m", *argv])
 
 
 def test_in_range_values_are_kept():
-    launch = parse_vllm_argv(["-tp", "2", "--gpu-memory-utilization", "1", "--max-model-len", "8k"])
+    launch = launch_settings(["-tp", "2", "--gpu-memory-utilization", "1", "--max-model-len", "8k"])
     assert (launch.tp, launch.gpu_memory_utilization, launch.max_model_len) == (2, 1.0, 8000)
 
 
@@ -39,14 +39,14 @@ def test_fit_cli_reports_one_line_and_exit_1(capsys, option):
 
 @pytest.mark.parametrize("text", ["auto", "-1"])
 def test_max_model_len_left_to_vllm_is_not_a_number(text):
-    assert parse_vllm_argv(["--max-model-len", text]).max_model_len is None
+    assert launch_settings(["--max-model-len", text]).max_model_len is None
 
 
 @pytest.mark.parametrize(("text", "count"), [("32_768", 32768), ("1m", 1_000_000), ("2G", 2 * 2**30)])
 def test_max_model_len_reads_vllm_human_readable_ints(text, count):
-    assert parse_vllm_argv(["--max-model-len", text]).max_model_len == count
+    assert launch_settings(["--max-model-len", text]).max_model_len == count
 
 
 def test_unreadable_max_model_len_names_the_flag():
     with pytest.raises(ServekitError, match="--max-model-len 'abc' is not a length"):
-        parse_vllm_argv(["--max-model-len", "abc"])
+        launch_settings(["--max-model-len", "abc"])

@@ -6,7 +6,7 @@ import pytest
 
 from servekit.facts import shipped_facts
 from servekit.fit.hardware import device_from_profile
-from servekit.fit.launch import LaunchSettings, parse_vllm_argv
+from servekit.fit.launch import LaunchSettings, launch_settings
 from servekit.fit.versions import counts_cudagraphs, reports_concurrency_tokens
 from servekit.fit.planner import FitRequest, plan_fit
 
@@ -31,15 +31,15 @@ def test_tp_divides_weights_and_kv_heads():
 
 
 def test_fp8_kv_doubles_the_pool_of_a_dense_model():
-    auto = plan_fit(FitRequest(LLAMA, H100, parse_vllm_argv(["--max-model-len", "8192"])))
-    fp8 = plan_fit(FitRequest(LLAMA, H100, parse_vllm_argv(["--max-model-len", "8192", "--kv-cache-dtype", "fp8"])))
+    auto = plan_fit(FitRequest(LLAMA, H100, launch_settings(["--max-model-len", "8192"])))
+    fp8 = plan_fit(FitRequest(LLAMA, H100, launch_settings(["--max-model-len", "8192", "--kv-cache-dtype", "fp8"])))
     assert fp8.kv_tokens == pytest.approx(2 * auto.kv_tokens, rel=0.001)
 
 
 def test_enforce_eager_and_version_decide_the_cuda_graph_reserve():
     graphs = plan_fit(FitRequest(LLAMA, H100, LaunchSettings(max_model_len=8192)))
     eager = plan_fit(FitRequest(LLAMA, H100, LaunchSettings(max_model_len=8192, enforce_eager=True)))
-    old = plan_fit(FitRequest(LLAMA, H100, LaunchSettings(max_model_len=8192), engine_version="0.26.1"))
+    old = plan_fit(FitRequest(LLAMA, H100, LaunchSettings(max_model_len=8192), engine_version="0.20.1"))
     assert graphs.cudagraph_gib > 0 and eager.cudagraph_gib == 0 and old.cudagraph_gib == 0
     assert eager.available_kv_gib > graphs.available_kv_gib
     assert counts_cudagraphs("0.27.1") and not counts_cudagraphs("0.11.0") and counts_cudagraphs("0.1.dev19754")

@@ -11,7 +11,7 @@ import statistics
 
 import pytest
 
-from servekit.fit.command import predict_points
+from servekit.app.fit import predict_points
 from servekit.fit.points import facts_from_point, launch_from_point, predict_point, weights_per_rank_from_point
 from testing.shared import REFERENCE
 
@@ -71,5 +71,6 @@ def test_point_parsing_rules(points):
     launch = launch_from_point(flags)
     assert (launch.spec_method, launch.spec_tokens, launch.max_num_seqs) == ("mtp", 3, 8)
     assert launch.kv_cache_dtype == "fp8" and launch.max_num_batched_tokens is None
-    assert weights_per_rank_from_point({"weights_gib": 61.0, "tp": 2, "notes": "weights 30.59 GiB/GPU."}) == 30.59
-    assert weights_per_rank_from_point({"weights_gib": 28.0, "tp": 2, "notes": ""}) == 14.0
+    assert weights_per_rank_from_point({"weights_gib": 61.0, "tp": 2, "weights_gib_per_rank": 30.59}) == (30.59, False)
+    assert weights_per_rank_from_point({"weights_gib": 61.0, "tp": 2, "notes": "weights 30.59 GiB/GPU."}) == (30.5, False)
+    assert weights_per_rank_from_point({"weights_gib": 28.0, "tp": 2, "notes": ""}) == (14.0, False)

@@ -11,6 +11,7 @@ import tarfile
 
 import pytest
 
+from servekit.catalog.domain import recipe_of, strategies_of
 from servekit.differences import explaining
 from servekit.synthesis import selection as rules
 from servekit.synthesis.render import render_plan
@@ -52,17 +53,17 @@ def test_reference_renderings(reference_docs):
         pytest.skip("../shared/reference/golden/api-visible.tar.xz is not present")
     docs = reference_docs
     profiles = docs.taxonomy["hardware_profiles"]
-    strategies = {**docs.strategies, **docs.kv_store}
+    strategies = strategies_of(docs)
     counts = collections.Counter()
     for rid, golden in _renderings(set(docs.recipes)):
-        recipe = docs.recipes[rid]
+        recipe = recipe_of(docs, rid)
         hw, variant = golden["hardware"], golden["variant"]
         kwargs = {}
         strategy = golden["strategy"]
         if golden["deploy_type"] == "kv_store_lb":
             kwargs["kv_offload"], strategy = strategy, golden["serving_strategy"]
         if golden["deploy_type"] == "pd_cluster":
-            kwargs["pd_nodes"] = rules.pd_pool_nodes(profiles[hw], recipe["variants"][variant], recipe, strategies, hw)
+            kwargs["pd_nodes"] = rules.pd_pool_nodes(profiles[hw], recipe.variants[variant], recipe, strategies, hw)
         sel = resolve_selection(docs, rid, hardware=hw, variant=variant, strategy=strategy,
                                 node_count=golden["node_count"], features=rules.default_features(recipe, hw, variant),
                                 **kwargs)

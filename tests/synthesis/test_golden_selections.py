@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from servekit.differences import DIFFERENCES
 from servekit.synthesis.args import feature_blocks
-from servekit.synthesis.batch import plan_request
+from servekit.app.batch import plan_request
 from servekit.synthesis.context import build_context
 from servekit.synthesis.docker import DEFAULT_IMAGES
 from servekit.synthesis.resolve import selection_from_request
@@ -91,7 +91,31 @@ def _check_ascend(docs, sel, golden, ours, fields):
     return {"docker_image"}
 
 
+def _split_spaced(argv: list) -> list:
+    from servekit.catalog.spaced_args import split_spaced_flag
+
+    return [part for tok in argv for part in (split_spaced_flag(tok) or (tok,))]
+
+
+def _check_spaced(docs, sel, golden, ours, fields):
+    """Ours is the reference's argv with each one-item flag-and-value split in two (and deduped:
+    the reference keeps a spaced item beside the same flag written as two items)."""
+    explained = set()
+    for key in fields:
+        if "argv" not in key:
+            continue
+        argvs = golden[key] if key == "worker_argvs" else [golden[key]]
+        mine = ours[key] if key == "worker_argvs" else [ours[key]]
+        for g, o in zip(argvs, mine, strict=True):
+            assert any(" " in str(t) and str(t).startswith("-") for t in g), key
+            assert not any(" " in str(t) and str(t).startswith("-") for t in o), key
+            assert {u[0] for u in _units(_split_spaced(g))} == {u[0] for u in _units(o)}, key
+        explained.add(key)
+    return explained
+
+
 CHECKS = {
+    "spaced-argument-split": _check_spaced,
     "feature-env": _check_feature_env,
     "exclusive-features": _check_exclusive,
     "ascend-image": _check_ascend,

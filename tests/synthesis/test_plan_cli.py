@@ -71,7 +71,7 @@ def test_errors_are_one_line_and_exit_1(capsys, reference_catalog):
         (["--mode", "spec_decoding=zzz"], "valid choices: mtp, qwen3_5_mtp, dflash, dspark"),
         (["--mode", "spec_decoding"], "FEATURE=MODE"),
         (["--mode", "bogus=x"], "valid choices: spec_decoding"),
-        (["--engine", "bogus"], "engine bogus is not available yet"),
+        (["--engine", "bogus"], "unknown engine 'bogus'"),
         (["--nodes", "2"], "runs on one node"),
     ]
     for extra, expected in cases:
@@ -194,7 +194,8 @@ def test_batch_fields_of_the_wrong_type_are_an_error_line_each(capsys, reference
     path = tmp_path / "in.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in lines) + "\n", encoding="utf-8")
     code, out, err = run(capsys, "plan", "--batch", str(path), "--catalog", str(reference_catalog))
-    assert code == 0 and "Traceback" not in err, err
+    assert code == 1 and "Traceback" not in err, err  # every line failed
+    assert "every line of the batch file failed" in err
     results = [json.loads(line) for line in out.splitlines()]
     assert len(results) == len(lines)
     for result, (_, expected) in zip(results, cases):
@@ -221,7 +222,7 @@ def test_line_inputs_share_one_reader_for_missing_files_and_bad_bytes(capsys, tm
     path = tmp_path / "points.jsonl"
     path.write_bytes(b"\xff\n[1]\n")
     code, out, err = run(capsys, "fit", "--points", str(path))
-    assert code == 0 and "Traceback" not in err, err
+    assert code == 1 and "Traceback" not in err, err  # every line failed
     results = [json.loads(line) for line in out.splitlines()]
     assert [r["error"].split(":")[0] for r in results] == ["line 1", "line 2"]
 

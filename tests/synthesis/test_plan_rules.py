@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from servekit.app.plan import synthesized
 from servekit.catalog.documents import CatalogDocuments
+from servekit.catalog.domain import Feature, Recipe, Variant
 from servekit.errors import SelectionError, ServekitError
 from servekit.synthesis import selection as rules
 from servekit.synthesis.render import render_plan, servekit_extras
@@ -72,56 +74,58 @@ def docs_for(doc=None) -> CatalogDocuments:
 
 def test_default_hardware_prefers_h200_then_blackwell_for_fp4_then_author_pick():
     doc = recipe()
-    assert rules.default_hardware(PROFILES, doc, "default") == "h200"
-    assert rules.default_hardware(PROFILES, doc, "nvfp4") == "b200"
+    assert rules.default_hardware(PROFILES, Recipe.of(doc), "default") == "h200"
+    assert rules.default_hardware(PROFILES, Recipe.of(doc), "nvfp4") == "b200"
     doc["meta"]["default_hardware"] = "mi300x"
-    assert rules.default_hardware(PROFILES, doc, "default") == "mi300x"
-    assert rules.compatible_hardware(PROFILES, doc, "nvfp4") == ["b200", "gb200", "spark"]
+    assert rules.default_hardware(PROFILES, Recipe.of(doc), "default") == "mi300x"
+    assert rules.compatible_hardware(PROFILES, Recipe.of(doc), "nvfp4") == ["b200", "gb200", "spark"]
 
 
 def test_fitting_variant_on_non_scalable_hardware_takes_the_largest_that_fits():
-    assert rules.fitting_variant(recipe(), PROFILES["spark"], "spark") == "fp8"
-    assert rules.fits_single_node(PROFILES["spark"], {"vram_minimum_gb": 300}) is False
-    assert rules.variant_vram_minimum_gb({"vram_minimum_gb": 300, "hardware_overrides": {"spark": {"vram_minimum_gb": 100}}},
-                                         "spark") == 100
+    assert rules.fitting_variant(Recipe.of(recipe()), PROFILES["spark"], "spark") == "fp8"
+    assert rules.fits_single_node(PROFILES["spark"], Variant.of("big", {"vram_minimum_gb": 300})) is False
+    assert rules.variant_vram_minimum_gb(
+        Variant.of("big", {"vram_minimum_gb": 300, "hardware_overrides": {"spark": {"vram_minimum_gb": 100}}}),
+        "spark") == 100
 
 
 def test_recommended_strategy_and_node_floors():
-    doc = recipe(default_strategy="single_node_tp", strategy_min_gpus={"multi_node_dep": 32, "h100": {"multi_node_dep": 48}})
+    doc = Recipe.of(recipe(default_strategy="single_node_tp",
+                           strategy_min_gpus={"multi_node_dep": 32, "h100": {"multi_node_dep": 48}}))
     assert rules.recommended_strategy(doc, PROFILES["h200"], 1) == "single_node_tp"
     assert rules.recommended_strategy(doc, PROFILES["h200"], 2) == "multi_node_tp"
     assert rules.nodes_for_strategy(doc, "multi_node_dep", 8, "h200") == 4
     assert rules.nodes_for_strategy(doc, "multi_node_dep", 8, "h100") == 6
     assert rules.strategy_reachable(doc, "single_node_tp", "single_node", 8, "h100") is True
-    assert rules.strategy_reachable(recipe(strategy_min_gpus=16), "single_node_tp", "single_node", 8) is False
+    assert rules.strategy_reachable(Recipe.of(recipe(strategy_min_gpus=16)), "single_node_tp", "single_node", 8) is False
 
 
 def test_default_features_and_variant_forced_modes():
     doc = recipe(hardware_opt_in_features={"b200": ["tools"]})
-    assert rules.default_features(doc, "h200") == ["tools", "encoder_dp"]
-    assert rules.default_features(doc, "b200") == ["encoder_dp"]
+    assert rules.default_features(Recipe.of(doc), "h200") == ["tools", "encoder_dp"]
+    assert rules.default_features(Recipe.of(doc), "b200") == ["encoder_dp"]
     doc["variants"]["fp8"]["default_modes"] = {"spec": "mtp"}
-    assert "spec" in rules.default_features(doc, "h200", "fp8")
+    assert "spec" in rules.default_features(Recipe.of(doc), "h200", "fp8")
 
 
 def test_mode_resolution_respects_variant_and_user_choice():
     doc = recipe()
-    spec = doc["features"]["spec"]
-    assert rules.resolve_mode(spec, "spec", doc["variants"]["fp8"], "fp8", PROFILES["h200"], "h200", "eagle") == "mtp"
-    assert rules.resolve_mode(spec, "spec", doc["variants"]["default"], "default", PROFILES["h200"], "h200",
-                              "eagle") == "eagle"
+    spec = Feature.of("spec", doc["features"]["spec"])
+    fp8, default = Variant.of("fp8", doc["variants"]["fp8"]), Variant.of("default", doc["variants"]["default"])
+    assert rules.resolve_mode(spec, "spec", fp8, "fp8", PROFILES["h200"], "h200", "eagle") == "mtp"
+    assert rules.resolve_mode(spec, "spec", default, "default", PROFILES["h200"], "h200", "eagle") == "eagle"
 
 
 def test_exclusions_from_phrase_and_explicit_key():
-    doc = recipe()
+    doc = Recipe.of(recipe())
     assert rules.exclusive_with(doc, "encoder_dp") == {"text_only"}
     kept, notes = rules.apply_exclusions(doc, ["tools", "encoder_dp", "text_only"])
     assert kept == ["tools", "text_only"] and "text_only" in notes[0]
     explicit = recipe()
     explicit["features"]["text_only"]["description"] = "No vision."
     explicit["features"]["tools"]["exclusive_with"] = ["long"]
-    assert rules.exclusive_with(explicit, "long") == {"tools"}
-    assert rules.exclusive_with(explicit, "text_only") == set()
+    assert rules.exclusive_with(Recipe.of(explicit), "long") == {"tools"}
+    assert rules.exclusive_with(Recipe.of(explicit), "text_only") == set()
 
 
 def test_plan_single_node_layers_provenance_env_and_min_version():
@@ -190,6 +194,6 @@ def test_unknown_names_list_valid_choices():
         resolve_selection(docs, "org/m", modes={"spec": "medusa"})
     with pytest.raises(SelectionError, match="does not run on"):
         resolve_selection(docs, "org/m", variant="nvfp4", hardware="h100")
-    with pytest.raises(ServekitError, match="engine bogus is not available yet"):
-        synthesize(docs, selection_from_request(docs, {"recipe": "org/m", "hardware": "h100", "variant": "default",
-                                                       "strategy": "single_node_tp", "engine": "bogus"}))
+    with pytest.raises(ServekitError, match="unknown engine 'bogus'"):
+        synthesized(docs, selection_from_request(docs, {"recipe": "org/m", "hardware": "h100", "variant": "default",
+                                                        "strategy": "single_node_tp", "engine": "bogus"}))

@@ -51,8 +51,9 @@ def test_reference_spelling_is_kept_for_plain_tokens():
     assert quote('{"a":1}') == "'{\"a\":1}'"
 
 
-def test_spaced_token_is_quoted(reference_docs):
-    """One recipe token with a space ('--max-model-len auto') stays one argv item in the command."""
+def test_spaced_argument_is_split(reference_docs):
+    """One recipe item holding a flag and its value ('--max-model-len auto') becomes two argv items,
+    with the provenance of the item, and the command still splits back into the argv."""
     from servekit.differences import DIFFERENCES
     from servekit.synthesis.render import render_plan
     from servekit.synthesis.resolve import resolve_selection
@@ -64,16 +65,29 @@ def test_spaced_token_is_quoted(reference_docs):
     ]
     assert spaced, "the reference catalog has a recipe with a spaced token in base_args"
     selection = resolve_selection(reference_docs, spaced[0])
-    assert next(d for d in DIFFERENCES if d.id == "shell-round-trip").applies(reference_docs, selection)
-    rendered = render_plan(synthesize(reference_docs, selection))
+    assert next(d for d in DIFFERENCES if d.id == "spaced-argument-split").applies(reference_docs, selection)
+    plan = synthesize(reference_docs, selection)
+    rendered = render_plan(plan)
     argv_key, command_key = ("argv", "command") if "argv" in rendered else ("head_argv", "head_command")
     assert _split(rendered[command_key]) == rendered[argv_key]
-    assert any(" " in t for t in rendered[argv_key])
+    assert not any(" " in t for t in rendered[argv_key] if t.startswith("-"))
+    argv = rendered[argv_key]
+    assert argv[argv.index("--max-model-len") + 1] == "auto"
+    arg = next(a for a in plan.processes[0].args if a.flag == "--max-model-len")
+    assert arg.value == "auto" and arg.source  # a split item keeps the key it came from
+
+
+def test_catalog_validate_warns_where_a_spaced_argument_is_written(reference_catalog):
+    from servekit.catalog.validate import validate_catalog
+
+    found = [f.render() for f in validate_catalog(reference_catalog) if "one item holding the flag" in f.render()]
+    assert found and "MiMo-V2.5-Pro.yaml:25:" in found[0] and "model.base_args[1]" in found[0]
+    assert 'write it as two list items: "--max-model-len", "auto"' in found[0]
 
 
 def test_golden_renderings_round_trip(reference_docs, golden_selections):
     """A sample of real plans: command -> argv and docker_command -> docker_argv."""
-    from servekit.synthesis.batch import plan_request
+    from servekit.app.batch import plan_request
 
     checked = 0
     for line in golden_selections[::25]:
@@ -109,6 +123,7 @@ def _command_pairs(rendered: dict):
 @given(data=st.data())
 def test_random_reference_plans_round_trip(reference_docs, data):
     """Any plan the reference catalog allows: every command splits back into its argv."""
+    from servekit.catalog.domain import recipe_of
     from servekit.errors import SelectionError
     from servekit.synthesis import selection as rules
     from servekit.synthesis.render import render_plan
@@ -119,9 +134,10 @@ def test_random_reference_plans_round_trip(reference_docs, data):
     recipe_id = data.draw(st.sampled_from(sorted(docs.recipes)))
     recipe = docs.recipes[recipe_id]
     variant = data.draw(st.sampled_from(sorted(recipe.get("variants") or {"default": {}})))
-    hardware = data.draw(st.sampled_from(rules.compatible_hardware(docs.taxonomy["hardware_profiles"], recipe,
+    typed = recipe_of(docs, recipe_id)
+    hardware = data.draw(st.sampled_from(rules.compatible_hardware(docs.taxonomy["hardware_profiles"], typed,
                                                                    variant) or ["h200"]))
-    strategy = data.draw(st.sampled_from(rules.effective_compatible_strategies(recipe) or ["single_node_tp"]))
+    strategy = data.draw(st.sampled_from(rules.effective_compatible_strategies(typed) or ["single_node_tp"]))
     features = data.draw(st.lists(st.sampled_from(sorted(recipe.get("features") or {"_": {}})), unique=True))
     kv = data.draw(st.sampled_from([None, *docs.kv_store, *(docs.taxonomy.get("kv_offload") or {})]))
     try:

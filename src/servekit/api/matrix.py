@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from servekit.catalog.documents import CatalogDocuments
+from servekit.catalog.domain import Recipe, Strategy, Variant, strategies_of
 from servekit.synthesis import selection as sel
 from servekit.synthesis.resolve import recommended_layout
 
@@ -63,11 +64,22 @@ class MatrixContext:
     profiles: dict[str, Doc]
     strategies: dict[str, Doc]
     """Serving strategies and KV-store deployments together, looked up by id."""
+    typed_strategies: dict[str, Strategy] = field(default_factory=dict)
+    """The same strategies as typed domain objects (what the rules read)."""
+    typed_recipes: dict[int, tuple[Doc, Recipe]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, docs: CatalogDocuments) -> MatrixContext:
         profiles = docs.taxonomy.get("hardware_profiles") or {}
-        return cls(docs, profiles, {**docs.strategies, **docs.kv_store})
+        return cls(docs, profiles, {**docs.strategies, **docs.kv_store}, strategies_of(docs))
+
+    def recipe(self, raw: Doc) -> Recipe:
+        """The typed recipe of a document of this build (built once per document)."""
+        entry = self.typed_recipes.get(id(raw))
+        if entry is None or entry[0] is not raw:
+            entry = (raw, Recipe.of(raw))
+            self.typed_recipes[id(raw)] = entry
+        return entry[1]
 
     @property
     def kv_store_ids(self) -> list[str]:
@@ -81,8 +93,9 @@ def is_omni(recipe: Doc) -> bool:
     return "omni" in ((recipe.get("meta") or {}).get("tasks") or [])
 
 
-def hardware_targets(ctx: MatrixContext, recipe: Doc, variant_key: str) -> list[str]:
+def hardware_targets(ctx: MatrixContext, raw: Doc, variant_key: str) -> list[str]:
     """The variant's default hardware first, then every other hardware it is offered on."""
+    recipe = ctx.recipe(raw)
     default = sel.default_hardware(ctx.profiles, recipe, variant_key)
     visible = [
         hw
@@ -92,23 +105,25 @@ def hardware_targets(ctx: MatrixContext, recipe: Doc, variant_key: str) -> list[
     return list(dict.fromkeys([default, *visible]))
 
 
-def _offered_strategies(ctx: MatrixContext, recipe: Doc, profile: Doc, hw: str) -> list[str]:
+def _offered_strategies(ctx: MatrixContext, recipe: Recipe, profile: Doc, hw: str) -> list[str]:
     """Serving strategies offered on this hardware, then the KV-store deployments it can run."""
-    serving = sel.offered_strategies(recipe, profile, hw, ctx.strategies)
+    serving = sel.offered_strategies(recipe, profile, hw, ctx.typed_strategies)
     stores = [k for k in ctx.kv_store_ids if k not in serving and sel.kv_store_offered(recipe, profile, hw, k)]
     return serving + stores
 
 
-def _kv_serving_strategy(ctx: MatrixContext, recipe: Doc, profile: Doc, nodes: int) -> str | None:
+def _kv_serving_strategy(ctx: MatrixContext, recipe: Recipe, profile: Doc, nodes: int) -> str | None:
     """The serving strategy a KV-store deployment composes with at ``nodes`` per instance."""
 
     def composes(name: str) -> bool:
-        doc = ctx.strategies.get(name)
-        if not doc or doc.get("deploy_type") in (PD_CLUSTER, KV_STORE_LB):
+        if not ctx.strategies.get(name):
+            return False
+        doc = ctx.typed_strategies[name]
+        if doc.deploy_type in (PD_CLUSTER, KV_STORE_LB):
             return False
         if not sel.strategy_allows_kv_offload(doc):
             return False
-        return (doc.get("deploy_type") == MULTI_NODE) == (nodes > 1)
+        return (doc.deploy_type == MULTI_NODE) == (nodes > 1)
 
     chosen = sel.recommended_strategy(recipe, profile, nodes)
     if composes(chosen):
@@ -117,7 +132,7 @@ def _kv_serving_strategy(ctx: MatrixContext, recipe: Doc, profile: Doc, nodes: i
 
 
 def _kv_store_request(
-    ctx: MatrixContext, recipe: Doc, variant_key: str, variant: Doc, hw: str, kv_id: str,
+    ctx: MatrixContext, recipe: Recipe, variant_key: str, variant: Variant, hw: str, kv_id: str,
     features: tuple[str, ...],
 ) -> RenderRequest | None:
     profile = ctx.profiles.get(hw) or {}
@@ -133,16 +148,22 @@ def _kv_store_request(
     return RenderRequest(variant_key, serving, hw, nodes, features, kv_offload=kv_id)
 
 
+def _typed_strategy(ctx: MatrixContext, name: str) -> Strategy | None:
+    """A strategy of this build by id, when one is there (a null or empty document counts as none)."""
+    return ctx.typed_strategies[name] if ctx.strategies.get(name) else None
+
+
 def _pool_tuple(pools: dict[str, int] | None) -> tuple[tuple[str, int], ...] | None:
     return None if pools is None else tuple(pools.items())
 
 
 def render_hardware(
-    ctx: MatrixContext, recipe: Doc, variant_key: str, hw: str, render: Renderer
+    ctx: MatrixContext, raw: Doc, variant_key: str, hw: str, render: Renderer
 ) -> HardwareRendering | None:
     """The recommended rendering and alternatives of one variant on one hardware."""
-    variant = (recipe.get("variants") or {}).get(variant_key)
-    if not variant or is_omni(recipe):
+    recipe = ctx.recipe(raw)
+    variant = recipe.variant(variant_key)
+    if variant is None or variant.empty or is_omni(raw):
         return None
     profile = ctx.profiles.get(hw) or {}
     scalable = sel.hardware_scalable(profile)
@@ -151,18 +172,18 @@ def render_hardware(
         fitting = sel.fitting_variant(recipe, profile, hw)
         if not fitting:
             return None
-        variant_key, variant = fitting, recipe["variants"][fitting]
+        variant_key, variant = fitting, recipe.variants[fitting]
 
     offered = _offered_strategies(ctx, recipe, profile, hw)
     headline, head_nodes = recommended_layout(ctx.docs, recipe, variant_key, hw)
     features = tuple(sel.default_features(recipe, hw, variant_key))
 
     def node_count(strategy: str) -> int:
-        return sel.strategy_node_count(recipe, strategy, ctx.strategies.get(strategy), profile, hw)
+        return sel.strategy_node_count(recipe, strategy, _typed_strategy(ctx, strategy), profile, hw)
 
     pd_nodes = None
     if headline == PD_CLUSTER:
-        pools = sel.pd_pool_nodes(profile, variant, recipe, ctx.strategies, hw)
+        pools = sel.pd_pool_nodes(profile, variant, recipe, ctx.typed_strategies, hw)
         if pools == "skip":
             return None
         pd_nodes = _pool_tuple(pools)
@@ -178,7 +199,7 @@ def render_hardware(
         if name == headline:
             continue
         if name == PD_CLUSTER:
-            pools = sel.pd_pool_nodes(profile, variant, recipe, ctx.strategies, hw)
+            pools = sel.pd_pool_nodes(profile, variant, recipe, ctx.typed_strategies, hw)
             if pools == "skip":
                 continue
             request = RenderRequest(variant_key, name, hw, 1, features, _pool_tuple(pools))

@@ -5,22 +5,30 @@ so the build parses and renders them in parts, one forked worker per part, each 
 files into the staging directory that is swapped into place at the end. The catalog-wide
 files (vocabulary, strategies, ``models.json``, ``servekit.json``) are written last by the
 parent, from the index rows the parts send back.
+
+A full build replaces the whole tree at once: readers see the old tree or the new one. A
+rebuild into the tree of an earlier build is incremental when the manifest beside ``--out``
+allows it (``servekit.api.incremental``): only the changed recipes are re-rendered, and their
+files change all together or not at all, each file atomically, while the rest of the tree stays
+in place (a reader may see some of the new files before the others during that short step).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from servekit.api import manifest as mf
 from servekit.api.build import ApiBuilder, BuildSummary, IndexRows, put_catalog_documents
+from servekit.api.incremental import BuildInputs, incremental_build, read_inputs
+from servekit.api.manifest import Manifest, RecipeEntry, recipe_keys
 from servekit.api.partition import overlapping_promotions, partition_recipes
 from servekit.api.recipe_doc import public_id
 from servekit.api.tree import ApiTreeError, JsonTree, check_target, staged_directory
 from servekit.api.workers import default_jobs, fork_map
-from servekit.catalog.documents import read_documents, recipe_paths, resolve_catalog_dir
+from servekit.catalog.documents import CatalogDocuments, read_documents, resolve_catalog_dir
 
 
 @dataclass
@@ -34,6 +42,11 @@ class PartResult:
     attempted: dict[str, list[str]] = field(default_factory=dict)
     seconds: float = 0.0
     cpu_seconds: float = 0.0
+    skipped_by: dict[str, list[str]] = field(default_factory=dict)
+    keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Recipe id -> the ids it may publish files under (``manifest.recipe_keys``)."""
+    paths: list[str] = field(default_factory=list)
+    """Every file the part wrote."""
 
 
 def _build_part(root: Path, recipe_ids: list[str], known_ids: set[str], staging: Path) -> PartResult:
@@ -44,33 +57,53 @@ def _build_part(root: Path, recipe_ids: list[str], known_ids: set[str], staging:
     builder.tree.write_into(staging)
     return PartResult(
         rows, builder.skipped, len(builder.tree), builder.tree.total_bytes(), builder.attempted,
-        time.perf_counter() - wall, time.process_time() - cpu,
+        time.perf_counter() - wall, time.process_time() - cpu, builder.skipped_by,
+        {rid: recipe_keys(rid, builder.docs.recipes[rid]) for rid in recipe_ids}, list(builder.tree),
     )
 
 
 def _redo_overlaps(
     root: Path, results: list[PartResult], known_ids: set[str], order: list[str], staging: Path
-) -> PartResult | None:
-    """Re-render, in catalog order, recipes of different parts that publish the same id."""
+) -> tuple[PartResult | None, set[str]]:
+    """Re-render, in catalog order, recipes of different parts that publish the same id;
+    also returns those ids."""
     shared = overlapping_promotions([part.attempted for part in results])
     if not shared:
-        return None
+        return None, shared
     involved = {rid for part in results for rid, ts in part.attempted.items() if shared & set(ts)}
     ids = [rid for rid in order if rid in involved]
     for target in shared:  # forget what the parts wrote for those ids
         shutil.rmtree(staging / target, ignore_errors=True)
         (staging / f"{target}.json").unlink(missing_ok=True)
-    return _build_part(root, ids, known_ids, staging)
+    return _build_part(root, ids, known_ids, staging), shared
 
 
-def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: int | None = None) -> BuildSummary:
-    """Read a catalog (default: the bundled one), render the API and publish it at ``out_dir``."""
+def build_api(
+    out_dir: str | Path, catalog: str | Path | None = None, *, jobs: int | None = None, full: bool = False
+) -> BuildSummary:
+    """Read a catalog (default: the bundled one), render the API and publish it at ``out_dir``.
+
+    When ``out_dir`` holds the tree of an earlier build whose manifest still matches, only the
+    recipes that changed are re-rendered (``servekit.api.incremental``); ``full`` always
+    renders and swaps in the whole tree."""
     start = time.perf_counter()
     out_dir = Path(out_dir)
     root = resolve_catalog_dir(catalog)
     check_replaceable(out_dir, root)
     docs = read_documents(root, only_recipes=[])  # vocabulary and strategies; parts parse recipes
-    paths = recipe_paths(root)
+    inputs = read_inputs(root, docs)
+    if not full:
+        summary = incremental_build(out_dir, inputs, start)
+        if summary is not None:
+            return summary
+    return _full_build(out_dir, docs, inputs, jobs, start)
+
+
+def _full_build(
+    out_dir: Path, docs: CatalogDocuments, inputs: BuildInputs, jobs: int | None, start: float
+) -> BuildSummary:
+    """Render every recipe in parallel parts into a staging directory and swap it into place."""
+    root, paths = inputs.root, inputs.paths
     known_ids = {public_id(rid) for rid in paths}
     parts = partition_recipes(paths, jobs or default_jobs())
     phases = {"read": time.perf_counter() - start}
@@ -82,7 +115,7 @@ def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: i
             phases[f"part {number} wall"] = part.seconds
             phases[f"part {number} cpu"] = part.cpu_seconds
         mark = time.perf_counter()
-        redo = _redo_overlaps(root, results, known_ids, list(paths), staging)
+        redo, shared = _redo_overlaps(root, results, known_ids, list(paths), staging)
         rows: dict[str, IndexRows] = {}
         for part in [*results, *([redo] if redo else [])]:
             rows.update(part.rows)
@@ -90,17 +123,48 @@ def build_api(out_dir: str | Path, catalog: str | Path | None = None, *, jobs: i
         skipped = [line for part in results for line in part.skipped]
         put_catalog_documents(catalog_tree, docs, rows, skipped, order=list(paths))
         catalog_tree.write_into(staging)
+        mf.forget(out_dir)
     phases["publish"] = time.perf_counter() - mark
+    total = catalog_tree.total_bytes() + sum(p.bytes for p in results)
+    record = full_manifest(inputs, results, redo, shared, rows)
+    files = len(record.tree_files())
+    mf.save(out_dir, replace(record, bytes=total))
     return BuildSummary(
         out_dir=out_dir,
-        files=_count_files(out_dir) if redo else len(catalog_tree) + sum(p.files for p in results),
-        bytes=catalog_tree.total_bytes() + sum(p.bytes for p in results),
+        files=files,
+        bytes=total,
         recipes=len(rows),
         promoted=sum(len(r[1]) for r in rows.values()),
         seconds=time.perf_counter() - start,
         skipped=skipped,
         phases=phases,
     )
+
+
+def full_manifest(
+    inputs: BuildInputs, results: list[PartResult], redo: PartResult | None, shared: set[str],
+    rows: dict[str, IndexRows],
+) -> Manifest:
+    """What a full build wrote, from what its parts sent back."""
+    keys: dict[str, tuple[str, ...]] = {}
+    attempted: dict[str, list[str]] = {}
+    skipped_by: dict[str, list[str]] = {}
+    written: set[str] = set()
+    for part in results:
+        keys.update(part.keys)
+        attempted.update(part.attempted)
+        skipped_by.update(part.skipped_by)
+        written.update(part.paths)
+    if redo is not None:
+        written = {rel for rel in written if mf.owner_of(rel) not in shared} | set(redo.paths)
+    recipes = {
+        rid: RecipeEntry(inputs.digests[rid], rows[rid], keys[rid], tuple(attempted.get(rid, ())),
+                         tuple(skipped_by.get(rid, ())))
+        for rid in inputs.order
+    }
+    ids = {key for entry in recipes.values() for key in entry.keys}
+    return Manifest(inputs.environment, inputs.shared, tuple(inputs.order), recipes,
+                    mf.files_by_id(written, ids), tuple(inputs.static))
 
 
 TREE_MARKERS = (("servekit.json",), ("models.json", "taxonomy.json"))
@@ -124,7 +188,3 @@ def check_replaceable(out_dir: Path, catalog_root: Path) -> None:
             f"--out {out_dir} is not empty and holds no API tree (no servekit.json or models.json)",
             fix="pass a new or empty directory, or one an earlier `servekit api build` wrote",
         )
-
-
-def _count_files(folder: Path) -> int:
-    return sum(len(files) for _, _, files in os.walk(folder))

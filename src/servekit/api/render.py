@@ -1,4 +1,4 @@
-"""Render one API command object through servekit's synthesis.
+"""Render one API command object through servekit's planning pipeline (``servekit.app``).
 
 The builder asks for fully specified commands (variant, strategy, hardware, node count,
 enabled features, PD pool sizes, KV-store deployment); modes are left to the default rules.
@@ -12,14 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from servekit.api.matrix import RenderRequest
+from servekit.app.checks import has_facts, plan_checks
+from servekit.app.plan import synthesized
 from servekit.catalog.documents import CatalogDocuments
 from servekit.differences import explaining
 from servekit.errors import ServekitError
 from servekit.synthesis.plan import Selection
-from servekit.synthesis.checks import has_facts, plan_checks
 from servekit.synthesis.render import render_plan, servekit_extras
 from servekit.synthesis.resolve import selection_from_request
-from servekit.synthesis.synthesize import synthesize
 
 
 def batch_request(recipe_id: str, request: RenderRequest) -> dict[str, Any]:
@@ -68,7 +68,7 @@ class SynthesisRenderer:
             return self._done[request]
         try:
             selection = selection_for(self._docs, self._recipe_id, request)
-            plan = synthesize(self._docs, selection, lean=True)
+            plan = synthesized(self._docs, selection, lean=True)
             outcome = (selection, with_checks(self._docs, plan, render_plan(plan)))
         except ServekitError as exc:
             self._skip(request, str(exc))
@@ -95,7 +95,7 @@ class SynthesisRenderer:
             return None
         selection = outcome[0]
         try:  # the full plan: install steps and minimum version are part of the extras
-            extras = servekit_extras(synthesize(self._docs, selection))
+            extras = servekit_extras(synthesized(self._docs, selection))
         except Exception:  # noqa: BLE001 - the rendering exists; its extras are optional
             return None
         extras["differences_from_reference"] = [d.id for d in explaining(self._docs, selection)]

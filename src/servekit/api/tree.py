@@ -86,6 +86,10 @@ class JsonTree:
         """The decoded document at ``rel_path`` (for tests and inspection)."""
         return json.loads(self._files[rel_path])
 
+    def raw(self, rel_path: str) -> bytes:
+        """The encoded document at ``rel_path``: the bytes the file holds once written."""
+        return self._files[rel_path]
+
     def total_bytes(self) -> int:
         return sum(len(b) for b in self._files.values())
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from servekit.catalog.issues import Issue, error, warning
+from servekit.catalog.issues import error, warning
 from servekit.catalog.recipe_refs import version_issue
 from servekit.catalog.vocabulary import CatalogVocabulary, as_list, as_map, sample, suggest
+from servekit.findings import Finding
 
 
-def taxonomy_issues(taxonomy: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
+def taxonomy_issues(taxonomy: dict, vocab: CatalogVocabulary) -> Iterator[Finding]:
     hw = vocab.hardware
     listed = as_list(taxonomy.get("strategies"))
     for i, name in enumerate(listed):
@@ -71,7 +72,7 @@ def taxonomy_issues(taxonomy: dict, vocab: CatalogVocabulary) -> Iterator[Issue]
                 )
 
 
-def kv_store_issues(doc: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
+def kv_store_issues(doc: dict, vocab: CatalogVocabulary) -> Iterator[Finding]:
     issue = version_issue(doc.get("min_vllm_version"), ("min_vllm_version",))
     if issue:
         yield issue
@@ -94,7 +95,7 @@ def kv_store_issues(doc: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
         )
 
 
-def strategy_issues(doc: dict) -> Iterator[Issue]:
+def strategy_issues(doc: dict) -> Iterator[Finding]:
     """A strategy's own consistency: GPU bounds, and the parts its deploy type needs."""
     match = as_map(doc.get("hardware_match"))
     low, high = match.get("min_gpus"), match.get("max_gpus")

@@ -12,6 +12,9 @@ Layout of a catalog directory::
     strategies/*.yaml        one serving strategy per file, keyed by its ``name``
     kv_store/*.yaml          one kv_store deployment per file, keyed by its ``name``
     models/ORG/NAME.yaml     one recipe per file; its id is ``ORG/NAME``
+
+With no catalog named, ``resolve_catalog_dir`` returns the bundled directory marked as the
+default, and reading it layers the synced catalog underneath (``servekit.catalog.layers``).
 """
 
 from __future__ import annotations
@@ -34,10 +37,18 @@ def bundled_catalog_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "catalog_data"
 
 
+class DefaultCatalogDir(type(Path())):  # type: ignore[misc]
+    """The bundled catalog's directory as chosen when nothing names a catalog: reading it
+    layers the synced catalog underneath (``servekit.catalog.layers``)."""
+
+    __slots__ = ()
+
+
 def resolve_catalog_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """``--catalog`` wins, then ``$SERVEKIT_CATALOG``, then the bundled catalog."""
-    chosen = explicit or os.environ.get(CATALOG_ENV) or bundled_catalog_dir()
-    path = Path(chosen).expanduser()
+    """``--catalog`` wins, then ``$SERVEKIT_CATALOG``, then the bundled catalog layered over
+    the synced one (one directory alone in the first two cases)."""
+    chosen = explicit or os.environ.get(CATALOG_ENV)
+    path = Path(chosen).expanduser() if chosen else DefaultCatalogDir(bundled_catalog_dir())
     if not path.is_dir():
         raise CatalogError(
             "catalog directory does not exist" if not path.exists() else "catalog is not a directory",
@@ -168,6 +179,8 @@ class CatalogDocuments:
     recipes: dict[str, dict[str, Any]]
     sources: dict[str, Path] = field(default_factory=dict)
     """Maps ``taxonomy``, ``strategies/NAME``, ``kv_store/NAME``, ``models/ID`` to the file."""
+    typed: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Typed domain objects built from these documents, once each (``servekit.catalog.domain``)."""
 
 
 def _named_documents(folder: Path, kind: str, sources: dict[str, Path]) -> dict[str, dict[str, Any]]:
@@ -183,7 +196,16 @@ def _named_documents(folder: Path, kind: str, sources: dict[str, Path]) -> dict[
 
 
 def recipe_paths(root: Path) -> dict[str, Path]:
-    """Recipe id -> file, without reading any recipe."""
+    """Recipe id -> file, without reading any recipe (over every layer of the default catalog)."""
+    if isinstance(root, DefaultCatalogDir):
+        from servekit.catalog.layers import layered_recipe_paths
+
+        return layered_recipe_paths(root)
+    return single_recipe_paths(root)
+
+
+def single_recipe_paths(root: Path) -> dict[str, Path]:
+    """Recipe id -> file of one catalog directory, without reading any recipe."""
     models = root / "models"
     if not models.is_dir():
         return {}
@@ -192,7 +214,17 @@ def recipe_paths(root: Path) -> dict[str, Path]:
 
 
 def read_documents(root: Path, *, only_recipes: list[str] | None = None) -> CatalogDocuments:
-    """Read a whole catalog (or only the named recipes, for a fast single plan)."""
+    """Read a whole catalog (or only the named recipes, for a fast single plan); the default
+    catalog comes with its synced layer underneath."""
+    if isinstance(root, DefaultCatalogDir):
+        from servekit.catalog.layers import read_layered
+
+        return read_layered(root, only_recipes)
+    return read_single(root, only_recipes)
+
+
+def read_single(root: Path, only_recipes: list[str] | None = None) -> CatalogDocuments:
+    """One catalog directory alone."""
     sources: dict[str, Path] = {}
     taxonomy_path = root / "taxonomy.yaml"
     if not taxonomy_path.is_file():
@@ -211,7 +243,7 @@ def read_documents(root: Path, *, only_recipes: list[str] | None = None) -> Cata
     strategies = _named_documents(root / "strategies", "strategies", sources)
     kv_store = _named_documents(root / "kv_store", "kv_store", sources)
     recipes: dict[str, dict[str, Any]] = {}
-    paths = recipe_paths(root)
+    paths = single_recipe_paths(root)
     wanted = paths if only_recipes is None else {k: paths[k] for k in only_recipes if k in paths}
     for rid, path in wanted.items():
         recipes[rid] = read_mapping(path)

@@ -20,9 +20,10 @@ def catalog_faults(root: Path, recipe_file: Path | None = None, *,
     try:
         yield
     except errors as exc:
+        from servekit.catalog.layers import layer_of
         from servekit.catalog.validate import catalog_cause
 
-        cause = catalog_cause(root, recipe_file)
+        cause = catalog_cause(layer_of(root, recipe_file), recipe_file)
         if cause is None:
             raise
         raise cause from exc

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from servekit.catalog.issues import Issue, error
+from servekit.catalog.issues import error
 from servekit.catalog.vocabulary import as_list, as_map, sample, suggest
+from servekit.findings import Finding
 
 
 def _modes_of(feature: dict) -> dict | None:
@@ -18,7 +19,7 @@ def _mode_allows(mode: dict, variant: str) -> bool:
     return not isinstance(allow, list) or not allow or variant in allow
 
 
-def _feature_modes(fkey: str, feature: dict, variants: dict) -> Iterator[Issue]:
+def _feature_modes(fkey: str, feature: dict, variants: dict) -> Iterator[Finding]:
     at = ("features", fkey)
     if "modes" not in feature:
         if feature.get("default_mode") is not None:
@@ -75,7 +76,7 @@ def _feature_modes(fkey: str, feature: dict, variants: dict) -> Iterator[Issue]:
             )
 
 
-def _default_modes(vkey: str, variant: dict, features: dict) -> Iterator[Issue]:
+def _default_modes(vkey: str, variant: dict, features: dict) -> Iterator[Finding]:
     for fkey, mkey in as_map(variant.get("default_modes")).items():
         at = ("variants", vkey, "default_modes", fkey)
         if not isinstance(mkey, str):
@@ -115,7 +116,7 @@ def _default_modes(vkey: str, variant: dict, features: dict) -> Iterator[Issue]:
             )
 
 
-def _feature_list(names: list, features: dict, at: tuple, what: str) -> Iterator[Issue]:
+def _feature_list(names: list, features: dict, at: tuple, what: str) -> Iterator[Finding]:
     for i, name in enumerate(names):
         if isinstance(name, str) and name not in features:
             yield error(
@@ -128,7 +129,7 @@ def _feature_list(names: list, features: dict, at: tuple, what: str) -> Iterator
             )
 
 
-def _exclusive(features: dict, default_off: set[str]) -> Iterator[Issue]:
+def _exclusive(features: dict, default_off: set[str]) -> Iterator[Finding]:
     reported: set[frozenset[str]] = set()
     for fkey, feature in features.items():
         at = ("features", fkey, "exclusive_with")
@@ -172,7 +173,7 @@ def _partners(features: dict) -> dict[str, set[str]]:
     return out
 
 
-def _forced_exclusions(features: dict, variants: dict, default_off: set[str]) -> Iterator[Issue]:
+def _forced_exclusions(features: dict, variants: dict, default_off: set[str]) -> Iterator[Finding]:
     """A variant's default_modes turns an opt-in feature on; it must not collide either."""
     partners = _partners(features)
     for vkey, variant in variants.items():
@@ -192,7 +193,7 @@ def _forced_exclusions(features: dict, variants: dict, default_off: set[str]) ->
                 )
 
 
-def feature_issues(recipe: dict) -> Iterator[Issue]:
+def feature_issues(recipe: dict) -> Iterator[Finding]:
     features = as_map(recipe.get("features"))
     variants = as_map(recipe.get("variants"))
     for fkey, feature in features.items():

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from servekit.catalog.issues import Issue, error, warning
+from servekit.catalog.issues import error, warning
 from servekit.catalog.positioned import KeyPath
 from servekit.catalog.vocabulary import (
     ARCH_PREFIX,
@@ -20,9 +20,10 @@ from servekit.catalog.vocabulary import (
     sample,
     suggest,
 )
+from servekit.findings import Finding
 
 
-def _layered(hw: HardwareVocabulary, mapping: Any, at: KeyPath) -> Iterator[Issue]:
+def _layered(hw: HardwareVocabulary, mapping: Any, at: KeyPath) -> Iterator[Finding]:
     for key in as_map(mapping):
         if not hw.is_layered(key):
             yield error(
@@ -44,14 +45,14 @@ def _exact_problem(hw: HardwareVocabulary, key: str) -> str | None:
     return f"unknown hardware profile '{key}'{suggest(key, hw.profiles)}"
 
 
-def _exact_keys(hw: HardwareVocabulary, mapping: Any, at: KeyPath) -> Iterator[Issue]:
+def _exact_keys(hw: HardwareVocabulary, mapping: Any, at: KeyPath) -> Iterator[Finding]:
     for key in as_map(mapping):
         problem = _exact_problem(hw, key)
         if problem:
             yield error(at + (key,), problem, hw.profile_hint(), "unknown-hardware", at_key=True)
 
 
-def _meta_hardware(hw: HardwareVocabulary, meta: dict) -> Iterator[Issue]:
+def _meta_hardware(hw: HardwareVocabulary, meta: dict) -> Iterator[Finding]:
     for key, status in as_map(meta.get("hardware")).items():
         problem = _exact_problem(hw, key)
         if not problem:
@@ -74,7 +75,7 @@ def _meta_hardware(hw: HardwareVocabulary, meta: dict) -> Iterator[Issue]:
             )
 
 
-def _supported_hardware(hw: HardwareVocabulary, variant_key: str, variant: dict) -> Iterator[Issue]:
+def _supported_hardware(hw: HardwareVocabulary, variant_key: str, variant: dict) -> Iterator[Finding]:
     at = ("variants", variant_key, "supported_hardware")
     for i, key in enumerate(as_list(variant.get("supported_hardware"))):
         if not isinstance(key, str) or hw.is_selector(key):
@@ -97,7 +98,7 @@ def _supported_hardware(hw: HardwareVocabulary, variant_key: str, variant: dict)
             )
 
 
-def _precision_hardware(hw: HardwareVocabulary, variant_key: str, variant: dict) -> Iterator[Issue]:
+def _precision_hardware(hw: HardwareVocabulary, variant_key: str, variant: dict) -> Iterator[Finding]:
     ph = as_map(variant.get("precision_hardware"))
     at = ("variants", variant_key, "precision_hardware")
     gen = ph.get("generation")
@@ -118,20 +119,20 @@ def _precision_hardware(hw: HardwareVocabulary, variant_key: str, variant: dict)
         )
 
 
-def _layered_in(hw: HardwareVocabulary, block: Any, at: KeyPath, *keys: str) -> Iterator[Issue]:
+def _layered_in(hw: HardwareVocabulary, block: Any, at: KeyPath, *keys: str) -> Iterator[Finding]:
     """Check the hardware-keyed mappings at ``keys`` of one block, in that order."""
     block = as_map(block)
     for key in keys:
         yield from _layered(hw, block.get(key), at + (key,))
 
 
-def _variant(hw: HardwareVocabulary, key: str, variant: dict) -> Iterator[Issue]:
+def _variant(hw: HardwareVocabulary, key: str, variant: dict) -> Iterator[Finding]:
     yield from _supported_hardware(hw, key, variant)
     yield from _precision_hardware(hw, key, variant)
     yield from _layered_in(hw, variant, ("variants", key), "hardware_overrides", "tp")
 
 
-def _features(hw: HardwareVocabulary, features: dict) -> Iterator[Issue]:
+def _features(hw: HardwareVocabulary, features: dict) -> Iterator[Finding]:
     for fkey, feature in features.items():
         at = ("features", fkey)
         yield from _layered_in(hw, feature, at, "hardware", "hardware_overrides")
@@ -139,7 +140,7 @@ def _features(hw: HardwareVocabulary, features: dict) -> Iterator[Issue]:
             yield from _layered_in(hw, mode, at + ("modes", mkey), "hardware", "hardware_overrides")
 
 
-def _strategy_overrides(hw: HardwareVocabulary, overrides: dict) -> Iterator[Issue]:
+def _strategy_overrides(hw: HardwareVocabulary, overrides: dict) -> Iterator[Finding]:
     for skey, override in overrides.items():
         at = ("strategy_overrides", skey)
         yield from _layered_in(hw, override, at, "tp", "hardware_overrides")
@@ -147,7 +148,7 @@ def _strategy_overrides(hw: HardwareVocabulary, overrides: dict) -> Iterator[Iss
             yield from _layered_in(hw, as_map(override).get(role), at + (role,), "nodes", "hardware_overrides")
 
 
-def _dependency_brands(hw: HardwareVocabulary, recipe: dict) -> Iterator[Issue]:
+def _dependency_brands(hw: HardwareVocabulary, recipe: dict) -> Iterator[Finding]:
     for i, dep in enumerate(as_list(recipe.get("dependencies"))):
         brand = as_map(dep).get("brand")
         if isinstance(brand, str) and brand.lower() not in hw.brands:
@@ -159,7 +160,7 @@ def _dependency_brands(hw: HardwareVocabulary, recipe: dict) -> Iterator[Issue]:
             )
 
 
-def hardware_issues(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
+def hardware_issues(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Finding]:
     hw = vocab.hardware
     meta = as_map(recipe.get("meta"))
     default_hw = meta.get("default_hardware")

@@ -1,31 +1,28 @@
-"""Problems found in one document, addressed by key path, before they get a file position."""
+"""Findings in one document addressed by key path (``KeyPathLocation``), and their file position.
+
+Reference and schema checks see plain data, so they point at key paths; ``locate`` turns such a
+finding into one at a file ``Location`` (line and column of the key, or of its value).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import replace
 
-from servekit.catalog.findings import Finding, Severity
 from servekit.catalog.positioned import KeyPath, PositionedDocument
+from servekit.findings import Finding, KeyPathLocation, Severity
 
 
-@dataclass(frozen=True)
-class Issue:
-    severity: Severity
-    key_path: KeyPath
-    message: str
-    fix: str
-    code: str
-    at_key: bool = False
-    """Point at the mapping key itself (unknown or misnamed keys) rather than its value."""
-
-    def locate(self, doc: PositionedDocument) -> Finding:
-        where = doc.location(self.key_path, prefer_key=self.at_key)
-        return Finding(self.severity, where, self.message, self.fix, self.code)
+def error(key_path: KeyPath, message: str, fix: str, code: str, *, at_key: bool = False) -> Finding:
+    return Finding(Severity.ERROR, code, message, fix, KeyPathLocation(tuple(key_path), at_key))
 
 
-def error(key_path: KeyPath, message: str, fix: str, code: str, *, at_key: bool = False) -> Issue:
-    return Issue(Severity.ERROR, tuple(key_path), message, fix, code, at_key)
+def warning(key_path: KeyPath, message: str, fix: str, code: str, *, at_key: bool = False) -> Finding:
+    return Finding(Severity.WARNING, code, message, fix, KeyPathLocation(tuple(key_path), at_key))
 
 
-def warning(key_path: KeyPath, message: str, fix: str, code: str, *, at_key: bool = False) -> Issue:
-    return Issue(Severity.WARNING, tuple(key_path), message, fix, code, at_key)
+def locate(finding: Finding, doc: PositionedDocument) -> Finding:
+    """The finding at its file position in ``doc`` (one already positioned is returned as is)."""
+    where = finding.location
+    if not isinstance(where, KeyPathLocation):
+        return finding
+    return replace(finding, location=doc.location(where.key_path, prefer_key=where.at_key))

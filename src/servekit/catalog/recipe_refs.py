@@ -8,14 +8,15 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from servekit.catalog.issues import Issue, error, warning
+from servekit.catalog.issues import error, warning
 from servekit.catalog.positioned import KeyPath
 from servekit.catalog.vocabulary import CatalogVocabulary, as_list, as_map, sample, suggest
+from servekit.findings import Finding
 
 NIGHTLY = "nightly"
 
 
-def version_issue(value: Any, at: KeyPath) -> Issue | None:
+def version_issue(value: Any, at: KeyPath) -> Finding | None:
     """A vLLM version must parse with packaging.version; 'nightly' parses as nothing."""
     if not isinstance(value, str):
         return None
@@ -35,7 +36,7 @@ def version_issue(value: Any, at: KeyPath) -> Issue | None:
     return None
 
 
-def _versions(recipe: dict) -> Iterator[Issue]:
+def _versions(recipe: dict) -> Iterator[Finding]:
     issue = version_issue(as_map(recipe.get("model")).get("min_vllm_version"), ("model", "min_vllm_version"))
     if issue:
         yield issue
@@ -45,7 +46,7 @@ def _versions(recipe: dict) -> Iterator[Issue]:
             yield issue
 
 
-def _strategy_name(name: Any, allowed: frozenset[str], at: KeyPath, *, at_key: bool = False) -> Issue | None:
+def _strategy_name(name: Any, allowed: frozenset[str], at: KeyPath, *, at_key: bool = False) -> Finding | None:
     if not isinstance(name, str) or name in allowed:
         return None
     return error(
@@ -57,10 +58,10 @@ def _strategy_name(name: Any, allowed: frozenset[str], at: KeyPath, *, at_key: b
     )
 
 
-def _strategies(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
+def _strategies(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Finding]:
     serving = vocab.strategies
     deployable = vocab.strategies | vocab.kv_stores
-    checks: list[Issue | None] = []
+    checks: list[Finding | None] = []
     compatible = as_list(recipe.get("compatible_strategies"))
     for i, name in enumerate(compatible):
         checks.append(_strategy_name(name, deployable, ("compatible_strategies", i)))
@@ -96,7 +97,7 @@ def _strategies(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
     yield from (c for c in checks if c is not None)
 
 
-def _meta(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
+def _meta(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Finding]:
     meta = as_map(recipe.get("meta"))
     for i, task in enumerate(as_list(meta.get("tasks"))):
         if isinstance(task, str) and vocab.tasks and task not in vocab.tasks:
@@ -128,7 +129,7 @@ def _meta(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
             )
 
 
-def _kv_offload(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
+def _kv_offload(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Finding]:
     for key in as_map(recipe.get("kv_offload_support")):
         if key not in vocab.kv_offload:
             yield error(
@@ -140,7 +141,7 @@ def _kv_offload(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
             )
 
 
-def reference_issues(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Issue]:
+def reference_issues(recipe: dict, vocab: CatalogVocabulary) -> Iterator[Finding]:
     yield from _versions(recipe)
     yield from _strategies(recipe, vocab)
     yield from _meta(recipe, vocab)

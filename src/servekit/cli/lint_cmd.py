@@ -6,15 +6,25 @@ import json
 
 import typer
 
-from servekit.engines.findings import LintResult
-from servekit.engines.lint import lint_argv, lint_batch
+from servekit.engines.common.findings import LintResult
+from servekit.engines.lint import lint_batch
+from servekit.engines.registry import engine_for_argv, engine_names
+from servekit.engines.shell_lint import lint_shell_words
 from servekit.errors import ServekitError
 
 
 def guess_engine(argv: list[str]) -> str:
-    """``max ...`` is MAX; anything else is read as vLLM."""
-    words = [w for w in argv if "=" not in w or w.startswith("-")]
-    return "max" if words[:1] == ["max"] else "vllm"
+    """The engine whose program words start the command. Options alone are read as the native
+    engine's; a program no engine knows is an error naming the engines."""
+    from servekit.engines.common.command_line import strip_env
+
+    engine = engine_for_argv(argv)
+    _, rest = strip_env(argv)
+    if not engine.recognizes(argv) and rest and not rest[0].startswith("-"):
+        raise ServekitError(f"{rest[0]!r} is not the program of an engine servekit checks "
+                            f"(it knows {', '.join(engine_names())})",
+                            fix="lint a command such as `vllm serve MODEL ...`, or pass --engine NAME")
+    return engine.id
 
 
 def render_text(result: LintResult) -> str:
@@ -33,7 +43,7 @@ def lint_command(argv: list[str], engine: str | None, version: str | None, outpu
     if not argv:
         raise ServekitError("nothing to check",
                             fix="write the command after --, e.g. servekit lint -- vllm serve MODEL")
-    result = lint_argv(engine or guess_engine(argv), version, argv)
+    result = lint_shell_words(argv, engine, version, guess_engine)
     if output_format == "json":
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:
@@ -59,7 +69,9 @@ def register(app: typer.Typer) -> None:
     )
     def _lint(
         argv: list[str] = typer.Argument(None, help="the command, e.g. vllm serve MODEL --max-model-len 8192"),
-        engine: str = typer.Option(None, "--engine", help="vllm, vllm-qaic, vllm-ascend or max (default: guessed)"),
+        engine: str = typer.Option(
+            None, "--engine", help=f"{', '.join(engine_names())} (default: guessed from the command)"
+        ),
         version: str = typer.Option(None, "--version", help="engine version of the flag catalog (default: pinned)"),
         output_format: str = typer.Option("text", "--format", help="text or json"),
         batch: str = typer.Option(None, "--batch", help='JSONL file of {"engine": E, "command": LINE}; - for stdin'),

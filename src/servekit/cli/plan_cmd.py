@@ -1,7 +1,8 @@
 """``servekit plan``: one launch plan for people or programs, or a batch of them.
 
-Kept import-light: the JSON path loads only the one recipe it needs and never imports
-pydantic or rich.
+Parses the options and prints what ``servekit.app.plan`` returns: a script a person can paste
+(text), one POSIX script (sh), the rendering object (json) or Kubernetes YAML (k8s). Kept
+import-light: the JSON path loads only the one recipe it needs and never imports pydantic or rich.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import sys
 from dataclasses import dataclass, field
 
 import typer
+
+FORMATS = ("text", "json", "sh", "k8s")
 
 
 @dataclass
@@ -33,149 +36,165 @@ class PlanOptions:
     target: str | None = None
     qaic_mode: str | None = None
     devices: str | None = None
-
-
-def _load(catalog: str | None, recipe_id: str | None):
-    from servekit.catalog.documents import read_documents, resolve_catalog_dir
-
-    root = resolve_catalog_dir(catalog)
-    return read_documents(root, only_recipes=None if recipe_id is None else [recipe_id])
-
-
-def _find_model(opts: PlanOptions):
-    """(docs, recipe id, variant) for MODEL: a recipe id, or a variant's checkpoint id."""
-    from servekit.synthesis.resolve import unknown_name
-
-    docs = _load(opts.catalog, opts.model)
-    if opts.model in docs.recipes:
-        return docs, opts.model, opts.variant
-    docs = _load(opts.catalog, None)
-    for rid, recipe in docs.recipes.items():
-        variants = recipe.get("variants")
-        for key, variant in (variants.items() if isinstance(variants, dict) else ()):
-            if isinstance(variant, dict) and variant.get("model_id") == opts.model and opts.variant in (None, key):
-                return docs, rid, key
-    raise unknown_name("recipe", opts.model, sorted(docs.recipes))
+    namespace: str | None = None
+    name: str | None = None
+    storage_class: str | None = None
+    cache_size: str | None = None
+    docker: bool = False
+    max_model_len: str | None = None
+    tp: int | None = None
+    port: int | None = None
+    gpu_memory_utilization: float | None = None
+    image: str | None = None
+    vllm_version: str | None = None
 
 
 def batch_command(path: str, catalog: str | None) -> int:
+    from servekit.app.batch import plan_lines
+    from servekit.app.request import load_documents
     from servekit.cli.inputs import open_input, write_json_lines
-    from servekit.synthesis.batch import plan_lines
 
     with open_input(path, "batch file") as handle:  # a missing file fails before the catalog is read
-        write_json_lines(plan_lines(_load(catalog, None), handle), path, "batch file", ensure_ascii=False)
-    return 0
+        written = write_json_lines(plan_lines(load_documents(catalog), handle), path, "batch file",
+                                   ensure_ascii=False)
+    return written.exit_code
+
+
+def plan_request(opts: PlanOptions):
+    """The options as the planning pipeline's request."""
+    from servekit.app.request import EngineOptions, PlanRequest
+    from servekit.synthesis.resolve import parse_mode_pairs
+
+    return PlanRequest(
+        opts.model or "", hardware=opts.hardware, variant=opts.variant, strategy=opts.strategy, nodes=opts.nodes,
+        features=tuple(opts.features), no_features=tuple(opts.no_features), modes=parse_mode_pairs(opts.modes),
+        kv_offload=opts.kv_offload, engine=opts.engine, task=opts.task, checks=opts.checks is not False,
+        engine_options=EngineOptions(opts.target, opts.qaic_mode, opts.devices), catalog=opts.catalog,
+    )
+
+
+def plan_overrides(opts: PlanOptions):
+    from servekit.synthesis.overrides import Overrides
+
+    return Overrides(opts.max_model_len, opts.tp, opts.port, opts.gpu_memory_utilization, opts.image,
+                     opts.vllm_version)
+
+
+def _ignored_options(opts: PlanOptions) -> None:
+    """Options the chosen form or engine does not read: an error rather than silence."""
+    from servekit.app.engine_choice import translates
+    from servekit.errors import SelectionError
+
+    def dialect_names() -> list[str]:
+        from servekit.engines.plan_translate import dialect_names as names
+
+        return names()
+
+    if opts.batch is not None and opts.model:
+        raise SelectionError(f"MODEL {opts.model!r} and --batch both given; a batch names its models per line",
+                             fix="leave out MODEL, or leave out --batch")
+    engine_only = [name for name, value in (("--target", opts.target), ("--qaic-mode", opts.qaic_mode),
+                                            ("--devices", opts.devices)) if value]
+    if engine_only and not translates(opts.engine):
+        verb = "apply" if len(engine_only) > 1 else "applies"
+        raise SelectionError(f"{', '.join(engine_only)} only {verb} to engines that translate the plan, "
+                             f"not {opts.engine}", fix=f"pass --engine with one of {', '.join(dialect_names())}, or leave them out")
+    if opts.docker and opts.output_format in ("json", "k8s"):
+        raise SelectionError(f"--docker shapes the text and sh forms; --format {opts.output_format} has no use for it",
+                             fix="leave out --docker, or use --format text or --format sh")
+
+
+def _engine_error(result) -> int:
+    """A translated plan with error findings: its first error on stderr, exit 1."""
+    from servekit.app.plan_view import engine_errors
+
+    errors = engine_errors(result)
+    if not errors:
+        return 0
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more error(s) in the plan)" if len(errors) > 1 else ""
+    sys.stderr.write(f"error: {first.message}{more}" + (f" (fix: {first.fix})" if first.fix else "") + "\n")
+    return 1
 
 
 def plan_command(opts: PlanOptions) -> int:
-    """Resolve, synthesize and print one plan; returns the exit code."""
+    """Plan and print one plan (or a batch); returns the exit code."""
+    import dataclasses
+
     from servekit.errors import SelectionError
 
+    _ignored_options(opts)
     if opts.batch is not None:
         return batch_command(opts.batch, opts.catalog)
     if not opts.model:
         raise SelectionError("name a MODEL (a recipe id such as Qwen/Qwen3.8-27B) or pass --batch FILE")
-    from servekit.catalog.faults import catalog_faults
-    from servekit.synthesis.resolve import parse_mode_pairs, resolve_selection
-    from servekit.synthesis.synthesize import check_engine, synthesize
+    from servekit.app.overridden import plan_with_overrides
+    from servekit.app.plan_view import CANNOT_START, engine_errors, plan_lines, plan_payload, plan_sh
 
-    check_engine(opts.engine)
-    docs, recipe_id, variant = _find_model(opts)
-    with catalog_faults(docs.root, docs.sources.get(f"models/{recipe_id}")):
-        selection = resolve_selection(
-            docs, recipe_id, hardware=opts.hardware, variant=variant, strategy=opts.strategy,
-            node_count=opts.nodes, enable=opts.features, disable=opts.no_features,
-            modes=parse_mode_pairs(opts.modes), kv_offload=opts.kv_offload, engine=opts.engine,
-            **({"omni_task": opts.task} if opts.task else {}),
-        )
-        plan = synthesize(docs, selection)
-        commands = _translate(docs, plan, opts) if opts.engine != "vllm" else None
-        checks = None
-        if opts.checks is not False:
-            from servekit.synthesis.checks import checks_pass, plan_checks
+    result = plan_with_overrides(plan_request(opts), plan_overrides(opts))
+    if engine_errors(result):
+        result = dataclasses.replace(result, checks=None)  # a plan that cannot run has no fit to show
+    if opts.output_format == "k8s":
+        from servekit.k8s.cli_glue import options_from_cli, plan_k8s_text
 
-            checks = plan_checks(docs, plan)
-    valid = commands is None or all(pc.command.valid for pc in commands)
-    if opts.output_format == "json":
-        from servekit.synthesis.render import render_plan, servekit_extras
-
-        payload = render_plan(plan)
-        extras = servekit_extras(plan)
-        if commands is not None:
-            from servekit.synthesis.engine_view import render_engine_plan
-
-            payload = render_engine_plan(payload, commands, opts.engine)
-            extras["engine_commands"] = [pc.to_dict() for pc in commands]
-        if checks is not None:
-            extras["checks"] = checks
-        payload["servekit"] = extras
-        sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        k8s_options = options_from_cli(opts.namespace, opts.name, opts.storage_class, opts.cache_size)
+        sys.stdout.write(plan_k8s_text(result.plan, k8s_options, catalog=opts.catalog))
+    elif opts.output_format == "json":
+        sys.stdout.write(json.dumps(plan_payload(result), indent=2, ensure_ascii=False) + "\n")
+    elif opts.output_format == "sh":
+        sys.stdout.write(plan_sh(result, docker=opts.docker, version=opts.vllm_version))
     else:
-        _print_text(plan, commands, checks)
-    if checks is not None and not checks_pass(checks):
-        sys.stderr.write("error: this plan cannot start as it stands; see the checks and their fixes\n")
+        _print_lines(plan_lines(result, docker=opts.docker, version=opts.vllm_version))
+    if _engine_error(result):
         return 1
-    return 0 if valid else 1
+    if not result.can_start:
+        sys.stderr.write(f"error: {CANNOT_START}\n")
+        return 1
+    return 0 if result.valid else 1
 
 
-def _translate(docs, plan, opts: PlanOptions):
-    """The plan's processes in another engine's form (findings included)."""
-    from servekit.engines.plan_translate import translate_plan
-
-    options: dict = {}
-    if opts.target:
-        options["target"] = opts.target
-    if opts.qaic_mode:
-        options["mode"] = opts.qaic_mode
-    if opts.devices:
-        options["devices"] = _parse_devices(opts.devices)
-    profile = (docs.taxonomy.get("hardware_profiles") or {}).get(plan.selection.hardware)
-    return translate_plan(plan, opts.engine, hardware=profile, options=options)
-
-
-def _parse_devices(text: str):
-    from servekit.errors import SelectionError
-
-    if text == "cpu":
-        return "cpu"
-    try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise SelectionError(f"--devices expects ids like 0,1 or 'cpu', got {text!r}") from None
-
-
-def _print_text(plan, commands=None, checks=None) -> None:
+def _print_lines(lines: list[str]) -> None:
+    if not sys.stdout.isatty():
+        sys.stdout.write("".join(line + "\n" for line in lines))
+        return
     from rich.console import Console
     from rich.markup import escape
 
-    from servekit.synthesis.explain import explain
-
     console = Console(highlight=False, soft_wrap=True)
-    lines = explain(plan)
-    if commands is not None:
-        from servekit.engines.plan_translate import explain_commands
-
-        summary = [line for line in lines[:6] if not line.startswith(("image:", "install:"))]
-        lines = summary + explain_commands(commands)
-    if checks is not None:
-        from servekit.synthesis.checks import check_lines
-
-        lines = lines + ["## checks", *check_lines(checks)]
     for line in lines:
-        if line.startswith("#"):
-            console.print(f"[bold cyan]{escape(line)}[/]")
-        elif line.startswith(("note:", "  ") ) and "<-" in line:
+        if line.startswith("#") and "<-" in line:
             command, _, reason = line.partition("<-")
-            console.print(f"{escape(command)}[dim]<-{escape(reason)}[/]")
+            console.print(f"[cyan]{escape(command)}[/][dim]<-{escape(reason)}[/]")
+        elif line.startswith("#"):
+            console.print(f"[bold cyan]{escape(line)}[/]")
         else:
             console.print(escape(line))
 
 
+_FORMAT_HELP = ("text (a script to read and paste), sh (one POSIX script: `sh plan.sh install`, then "
+                "`sh plan.sh RANK` on each machine), json (for programs) or k8s (YAML for kubectl apply -f -).")
+
+
+OVERRIDE_OPTIONS = {
+    "max_model_len": typer.Option(None, "--max-model-len", help="Override: context length (e.g. 8192)."),
+    "tp": typer.Option(None, "--tp", help="Override: tensor-parallel size."),
+    "port": typer.Option(None, "--port", help="Override: the port the server listens on."),
+    "gpu_memory_utilization": typer.Option(
+        None, "--gpu-memory-utilization", help="Override: fraction of GPU memory vLLM may use, above 0 and at most 1."),
+    "image": typer.Option(None, "--image", help="Override: the container image (REPOSITORY:TAG)."),
+    "vllm_version": typer.Option(
+        None, "--vllm-version", help="Pin the engine version: the install steps and the image tag."),
+    "docker": typer.Option(False, "--docker", help="Show the docker form: docker pull, then docker run."),
+}
+
+
 def register(app: typer.Typer) -> None:
+    from servekit.app.engine_choice import engine_help
+
     @app.command("plan")
     def _plan(
         model: str | None = typer.Argument(None, help="Recipe id (e.g. Qwen/Qwen3.8-27B) or a variant's checkpoint id."),
-        hardware: str | None = typer.Option(None, "--hardware", help="Hardware profile id (default: the recipe's)."),
+        hardware: str | None = typer.Option(None, "--hardware", help="Hardware profile id (`servekit list hardware`)."),
         variant: str | None = typer.Option(None, "--variant", help="Variant key (default: default)."),
         strategy: str | None = typer.Option(None, "--strategy", help="Serving strategy (default: recommended)."),
         nodes: int | None = typer.Option(None, "--nodes", help="Node count (default: the strategy's)."),
@@ -183,9 +202,9 @@ def register(app: typer.Typer) -> None:
         no_feature: list[str] = typer.Option([], "--no-feature", help="Disable a feature (repeatable)."),
         mode: list[str] = typer.Option([], "--mode", help="FEATURE=MODE for a feature with modes (repeatable)."),
         kv_offload: str | None = typer.Option(None, "--kv-offload", help="KV offload option or kv-store deployment."),
-        engine: str = typer.Option("vllm", "--engine", help="Engine dialect to render for."),
+        engine: str = typer.Option("vllm", "--engine", help=engine_help("Engine to plan for: ")),
         catalog: str | None = typer.Option(None, "--catalog", help="Catalog directory (default: bundled)."),
-        output_format: str = typer.Option("text", "--format", help="text (for people) or json (for programs)."),
+        output_format: str = typer.Option("text", "--format", help=_FORMAT_HELP),
         batch: str | None = typer.Option(None, "--batch", help="JSONL file of selections ('-' = stdin)."),
         task: str | None = typer.Option(None, "--task", help="vLLM-Omni task key (omni recipes; default: first)."),
         checks: bool | None = typer.Option(None, "--checks/--no-checks",
@@ -193,13 +212,25 @@ def register(app: typer.Typer) -> None:
         target: str | None = typer.Option(None, "--target", help="MAX compile target, e.g. cuda:sm_90 or auto."),
         qaic_mode: str | None = typer.Option(None, "--qaic-mode", help="QAIC: aot (compile first) or pyt."),
         devices: str | None = typer.Option(None, "--devices", help="Device ids for MAX/QAIC, e.g. 0,1 (or cpu)."),
+        namespace: str | None = typer.Option(None, "--namespace", help="k8s: namespace (default: default)."),
+        name: str | None = typer.Option(None, "--name", help="k8s: base name of the objects (default: the model)."),
+        storage_class: str | None = typer.Option(None, "--storage-class", help="k8s: StorageClass of the cache claim."),
+        cache_size: str | None = typer.Option(None, "--cache-size", help="k8s: cache claim size (default: 500Gi)."),
+        max_model_len: str | None = OVERRIDE_OPTIONS["max_model_len"],
+        tp: int | None = OVERRIDE_OPTIONS["tp"],
+        port: int | None = OVERRIDE_OPTIONS["port"],
+        gpu_memory_utilization: float | None = OVERRIDE_OPTIONS["gpu_memory_utilization"],
+        image: str | None = OVERRIDE_OPTIONS["image"],
+        vllm_version: str | None = OVERRIDE_OPTIONS["vllm_version"],
+        docker: bool = OVERRIDE_OPTIONS["docker"],
     ) -> None:
         """Plan a deployment: the exact commands, env, image, install steps and why."""
         from servekit.errors import SelectionError
 
-        if output_format not in ("text", "json"):
-            raise SelectionError(f"unknown format {output_format!r}; valid choices: text, json")
+        if output_format not in FORMATS:
+            raise SelectionError(f"unknown format {output_format!r}; valid choices: {', '.join(FORMATS)}")
         opts = PlanOptions(model, hardware, variant, strategy, nodes, list(feature), list(no_feature),
                            list(mode), kv_offload, engine, catalog, output_format, batch, task, checks,
-                           target, qaic_mode, devices)
+                           target, qaic_mode, devices, namespace, name, storage_class, cache_size, docker,
+                           max_model_len, tp, port, gpu_memory_utilization, image, vllm_version)
         raise typer.Exit(plan_command(opts))

@@ -59,33 +59,39 @@ def _rich_progress(stack: ExitStack):
     return start
 
 
+def _missing_local_paths(report) -> None:
+    """A local model path that does not exist is an error (a dry run downloads nothing, but says so)."""
+    missing = [r.fetch.artifact.repo_id for r in report.repos if r.fetch.artifact.local and r.missing()]
+    if missing:
+        raise ServekitError(f"local path {missing[0]} does not exist" + (
+            f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
+            fix="pass an existing checkpoint directory, or a Hugging Face repo id such as Qwen/Qwen3-8B")
+
+
 def warm_command(opts: WarmCommand) -> int:
+    from servekit.app.request import PlanRequest
+    from servekit.app.warm import targets_from_command, targets_from_plan
     from servekit.catalog.faults import recipe_faults
     from servekit.synthesis.resolve import parse_mode_pairs
     from servekit.warm.engine_steps import StepContext
     from servekit.warm.hub import HubSettings
-    from servekit.warm.plan_targets import PlanChoices, targets_from_command, targets_from_plan
     from servekit.warm.render import json_document, render_text
     from servekit.warm.runner import WarmOptions, warm_cache
 
     if opts.output_format not in ("text", "json"):
         raise ServekitError(f"--format {opts.output_format!r} is not text or json")
+    if opts.command and opts.model:
+        raise ServekitError(f"MODEL {opts.model!r} and --command both given; the command names what to load",
+                            fix="leave out MODEL, or leave out --command")
     if opts.command:
         resolved = targets_from_command(opts.command, opts.engine)
     elif opts.model:
         with recipe_faults(opts.catalog, opts.model):
             resolved = targets_from_plan(
-                PlanChoices(
-                    opts.model,
-                    opts.hardware,
-                    opts.variant,
-                    opts.strategy,
-                    opts.nodes,
-                    opts.features,
-                    opts.no_features,
-                    parse_mode_pairs(opts.modes),
-                    opts.engine,
-                    opts.catalog,
+                PlanRequest(
+                    opts.model, hardware=opts.hardware, variant=opts.variant, strategy=opts.strategy,
+                    nodes=opts.nodes, features=opts.features, no_features=opts.no_features,
+                    modes=parse_mode_pairs(opts.modes), engine=opts.engine, checks=False, catalog=opts.catalog,
                 )
             )
     else:
@@ -98,6 +104,8 @@ def warm_command(opts: WarmCommand) -> int:
     with ExitStack() as stack:
         progress = _rich_progress(stack) if opts.output_format == "text" and not opts.dry_run else None
         report = warm_cache(resolved.targets, settings, options, steps, progress)
+    if opts.dry_run:  # a real run reports it among the missing items
+        _missing_local_paths(report)
     if opts.output_format == "json":
         typer.echo(json.dumps(json_document(report, resolved.description), indent=2))
     else:
@@ -116,17 +124,19 @@ def warm_command(opts: WarmCommand) -> int:
 
 
 def register(app: typer.Typer) -> None:
+    from servekit.app.engine_choice import engine_help
+
     @app.command("warm-cache")
     def _warm_cache(
         model: str = typer.Argument(None, help="Recipe id, e.g. Qwen/Qwen3.8-27B"),
-        hardware: str = typer.Option(None, "--hardware"),
-        variant: str = typer.Option(None, "--variant"),
-        strategy: str = typer.Option(None, "--strategy"),
-        nodes: int = typer.Option(None, "--nodes"),
+        hardware: str = typer.Option(None, "--hardware", help="Hardware profile id (default: the recipe's)."),
+        variant: str = typer.Option(None, "--variant", help="Variant key (default: default)."),
+        strategy: str = typer.Option(None, "--strategy", help="Serving strategy (default: recommended)."),
+        nodes: int = typer.Option(None, "--nodes", help="Node count (default: the strategy's)."),
         feature: list[str] = typer.Option([], "--feature", help="Enable a feature (repeatable)."),
         no_feature: list[str] = typer.Option([], "--no-feature", help="Disable a feature (repeatable)."),
         mode: list[str] = typer.Option([], "--mode", help="FEATURE=MODE (repeatable)."),
-        engine: str = typer.Option("vllm", "--engine", help="vllm, max, vllm-qaic or vllm-ascend"),
+        engine: str = typer.Option("vllm", "--engine", help=engine_help()),
         catalog: str = typer.Option(None, "--catalog", help="Catalog directory (default: bundled)."),
         command: str = typer.Option(None, "--command", help="Warm for this launch command instead of a plan."),
         dry_run: bool = typer.Option(False, "--dry-run", help="List repos, files and bytes; fetch nothing."),

@@ -1,2 +1,2 @@
-"""Engines: pinned local environments, flag catalogs extracted from the real engines, lint,
-and one dialect module per engine behind a shared interface (see ``base`` and ``registry``)."""
+"""Engines: one package per engine (``vllm``, ``qaic``, ``ascend``, ``max``) behind one interface
+(``common.engine.Engine``) and one registry (``registry``); shared machinery in ``common``."""

@@ -8,8 +8,10 @@ Layout under :func:`servekit.paths.engines_dir`::
     <dist>-<version>.lock           one lock per environment (kept outside so the dir can go)
     logs/<dist>-<version>.log       every command an install ran, with its whole output
 
-Reuse means: the marker is present and the health check passes. Anything else is a leftover,
-removed before a fresh install. An install that fails removes what it made.
+Reuse means: the marker is present and the health check passes (metadata aliases an older
+servekit did not write are added in place first). Anything else is a leftover, removed before a
+fresh install. An install that fails removes what it made. Where torch comes from is decided per
+install (``servekit.engines.torch_source``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -29,7 +31,9 @@ from typing import Any
 
 from servekit import paths
 from servekit.engines.install_specs import InstallSpec, parse_requirement
-from servekit.engines.process import CommandFailed, run_logged
+from servekit.engines.common.process import CommandFailed, run_logged
+from servekit.engines.metadata_alias import missing_aliases, write_aliases
+from servekit.engines.torch_source import TorchSource, torch_source
 from servekit.errors import ServekitError
 
 RECORD_VERSION = 1
@@ -118,6 +122,9 @@ def health_problem(env: EngineEnv) -> str | None:
         return f"distribution {env.spec.dist} is not installed"
     if have.split("+")[0] != env.spec.version:
         return f"{env.spec.dist} is {have}, expected {env.spec.version}"
+    for alias, version in env.spec.aliases:
+        if facts["packages"].get(alias) != version:
+            return f"distribution metadata {alias}=={version} is missing (the engine looks itself up by it)"
     return None
 
 
@@ -158,16 +165,18 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
-def _build(env: EngineEnv, python: str) -> dict[str, Any]:
+def _build(env: EngineEnv, python: str, torch: TorchSource) -> dict[str, Any]:
     """Create the venv and install into it; returns the record to store."""
     run_logged([python, "-m", "venv", str(env.venv)], log=env.log)
     pip = [str(env.python), "-m", "pip"]
     if env.spec.upgrade_pip:
         run_logged([*pip, "install", "--upgrade", "pip"], log=env.log)
-    for step in env.spec.steps:
+    steps = env.spec.pip_steps(torch.source)
+    for step in steps:
         run_logged([*pip, "install", *step], log=env.log)
     if env.spec.remove:
         run_logged([*pip, "uninstall", "-y", *env.spec.remove], log=env.log)
+    write_aliases(env.venv, env.spec.aliases)
     problem = health_problem(env)
     if problem:
         raise EnvironmentBroken(
@@ -181,7 +190,9 @@ def _build(env: EngineEnv, python: str) -> dict[str, Any]:
         "dist": env.spec.dist,
         "version": env.spec.version,
         "interpreter": {"python": facts["python"], "executable": str(env.python), "base": python},
-        "steps": [list(step) for step in env.spec.steps],
+        "steps": [list(step) for step in steps],
+        "torch_source": torch.source if env.spec.torch_step is not None else None,
+        "metadata_aliases": list(env.spec.metadata_aliases),
         "removed": list(env.spec.remove),
         "key_packages": {n: facts["packages"].get(n) for n in env.spec.key_packages},
         "packages": dict(sorted(facts["packages"].items())),
@@ -195,22 +206,52 @@ class InstallOutcome:
     reused: bool
 
 
+def _repair(env: EngineEnv) -> None:
+    """Bring a finished environment up to what this servekit writes: its metadata aliases."""
+    try:
+        written = write_aliases(env.venv, env.spec.aliases)
+    except OSError:
+        return  # not a venv this can mend: the health check decides
+    record = env.record()
+    if written and record is not None:
+        write_json_atomic(env.record_path, {**record, "metadata_aliases": list(env.spec.metadata_aliases)})
+
+
+def _reusable(env: EngineEnv) -> bool:
+    return env.is_complete() and not missing_aliases(env.venv, env.spec.aliases) \
+        and health_problem(env) is None
+
+
 def install(
-    requirement: str | InstallSpec, *, force: bool = False, root: Path | None = None, python: str | None = None
+    requirement: str | InstallSpec, *, force: bool = False, root: Path | None = None, python: str | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> InstallOutcome:
-    """Install (or reuse) the environment for ``requirement``; safe to run concurrently."""
+    """Install (or reuse) the environment for ``requirement``; safe to run concurrently.
+
+    A finished environment that lacks what this servekit adds (metadata aliases) is repaired in
+    place, not rebuilt. ``notify`` hears where torch comes from when that is not the index asked for.
+    """
     env = env_for(requirement, root)
-    if not force and env.is_complete() and health_problem(env) is None:
+    if not force and _reusable(env):
         return InstallOutcome(env, reused=True)
     with _locked(env):
-        if not force and env.is_complete() and health_problem(env) is None:
-            return InstallOutcome(env, reused=True)  # another process finished it meanwhile
+        if not force and env.is_complete():
+            _repair(env)
+            if health_problem(env) is None:
+                return InstallOutcome(env, reused=True)  # finished meanwhile, or repaired
         if env.root.exists():
             shutil.rmtree(env.root)
         env.root.mkdir(parents=True)
         env.log.unlink(missing_ok=True)
+        torch = torch_source(env.spec)
+        if torch.note:
+            env.log.parent.mkdir(parents=True, exist_ok=True)
+            with env.log.open("a", encoding="utf-8") as fh:
+                fh.write(torch.note + "\n")
+            if notify is not None:
+                notify(torch.note)
         try:
-            record = _build(env, python or sys.executable)
+            record = _build(env, python or sys.executable, torch)
             write_json_atomic(env.record_path, record)
             write_json_atomic(env.marker, {"requirement": env.spec.requirement})
         except BaseException:

@@ -1,39 +1,38 @@
-"""Apply an engine dialect to a synthesized Plan: one EngineCommand per vLLM process.
+"""Apply an engine to a synthesized Plan: one EngineLaunch per vLLM process.
 
-``translate_plan(plan, "max", hardware=profile)`` keeps synthesis engine-neutral: the Plan holds
+``translate_plan(plan, engine, hardware=profile)`` keeps synthesis engine-neutral: the Plan holds
 vLLM launches, and this module hands each one (its argv, the plan's and the process's env, the
-plan's image) to the dialect named by the engine.
+plan's image) to the engine's translation.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from servekit.engines.dialect import ERROR, DialectContext, EngineCommand, finding
-from servekit.engines.registry import get_engine
-from servekit.errors import ServekitError
-
-# Engines that run a single server process; multi-process plans have no form in them.
-SINGLE_PROCESS_ENGINES = ("max", "vllm-qaic")
+from servekit.engines.common.findings import Finding
+from servekit.engines.common.render import render_multiline
+from servekit.engines.common.translation import ERROR, DialectContext, EngineLaunch, finding
+from servekit.engines.registry import engine_names, get_engine, native_engine
 
 
 @dataclass(frozen=True)
 class ProcessCommand:
     role: str
     rank: int
-    command: EngineCommand
+    command: EngineLaunch
 
     def to_dict(self) -> dict[str, Any]:
         return {"role": self.role, "rank": self.rank, **self.command.to_dict()}
 
 
 def dialect_names() -> list[str]:
-    from servekit.engines.registry import engine_names
-
-    return [name for name in engine_names() if hasattr(_engine_or_none(name), "translate")]
+    """Engines that translate a vLLM plan into another form (every engine but the native one)."""
+    native = native_engine().id
+    return [name for name in engine_names() if name != native]
 
 
 def translate_plan(
@@ -45,11 +44,7 @@ def translate_plan(
     engine_version: str | None = None,
 ) -> list[ProcessCommand]:
     """Every process of ``plan`` in ``engine``'s form; ``hardware`` is the taxonomy profile."""
-    dialect = get_engine(engine)
-    if not hasattr(dialect, "translate"):
-        raise ServekitError(
-            f"engine {engine!r} has no translation from vLLM launches", fix="use one of: " + ", ".join(dialect_names())
-        )
+    chosen = get_engine(engine)
     plan_env = {var.name: str(var.value) for var in plan.env}
     out = []
     for process in plan.processes:
@@ -62,14 +57,14 @@ def translate_plan(
             engine_version=engine_version,
             options=dict(options or {}),
         )
-        command = dialect.translate([str(token) for token in process.argv()], context)
-        if engine in SINGLE_PROCESS_ENGINES and len(plan.processes) > 1:
+        command = chosen.translate([str(token) for token in process.argv()], context)
+        if chosen.single_process and len(plan.processes) > 1:
             command = _with_finding(
                 command,
                 finding(
                     ERROR,
                     "engine.multi-process",
-                    f"{engine} serves from one process; this plan is {plan.deploy_type} "
+                    f"{chosen.id} serves from one process; this plan is {plan.deploy_type} "
                     f"with {len(plan.processes)} processes",
                     fix="pick a single-node strategy",
                 ),
@@ -80,8 +75,6 @@ def translate_plan(
 
 def explain_commands(commands: list[ProcessCommand]) -> list[str]:
     """Text lines for a terminal: per process the image, env, pre-steps, command, leftovers, findings."""
-    from servekit.engines.dialect import render_multiline
-
     lines: list[str] = []
     for pc in commands:
         cmd = pc.command
@@ -101,14 +94,5 @@ def explain_commands(commands: list[ProcessCommand]) -> list[str]:
     return lines
 
 
-def _with_finding(command: EngineCommand, extra) -> EngineCommand:
-    from dataclasses import replace
-
-    return replace(command, findings=(*command.findings, extra))
-
-
-def _engine_or_none(name: str):
-    try:
-        return get_engine(name)
-    except ServekitError:
-        return None
+def _with_finding(command: EngineLaunch, extra: Finding) -> EngineLaunch:
+    return dataclasses.replace(command, findings=(*command.findings, extra))

@@ -1,6 +1,8 @@
 """Find a checkpoint's files: a local directory, a config.json path, or the Hugging Face cache.
 
-Nothing here touches the network: the cache is read with ``huggingface_hub``'s own lookup.
+Nothing here touches the network: a hub model's config.json is read from the Hugging Face cache
+and its safetensors headers from ``servekit.facts.header_cache`` (both written by
+``servekit facts fetch``).
 """
 
 from __future__ import annotations
@@ -11,12 +13,12 @@ from pathlib import Path
 
 from servekit.errors import ServekitError
 from servekit.facts.config import facts_from_config
+from servekit.facts.header_cache import cached_weight_bytes
+from servekit.facts.missing import FactsNotFoundError, looks_like_repo_id, missing_message, snapshot_dir
 from servekit.facts.model import ModelFacts
 from servekit.facts.safetensors import checkpoint_weight_bytes
 
-
-class FactsNotFoundError(ServekitError, FileNotFoundError):
-    """No config.json for a model, locally or in the Hugging Face cache."""
+__all__ = ["FactsNotFoundError", "cached_snapshot_dir", "facts_from_dir", "facts_from_path_or_cache", "read_config"]
 
 
 def read_config(path: Path) -> dict:
@@ -38,14 +40,7 @@ def cached_snapshot_dir(repo_id: str, revision: str | None = None, cache_dir: Pa
 
     The cache folder is read from the environment at call time (huggingface_hub reads it once,
     at import)."""
-    from huggingface_hub import try_to_load_from_cache
-
-    from servekit.warm.hub import hub_cache_dir
-
-    found = try_to_load_from_cache(repo_id, "config.json", revision=revision, cache_dir=cache_dir or hub_cache_dir())
-    if isinstance(found, str):
-        return Path(found).parent
-    return None
+    return snapshot_dir(repo_id, revision, cache_dir)
 
 
 def facts_from_dir(folder: Path, *, model_id: str | None = None) -> ModelFacts:
@@ -68,15 +63,28 @@ def facts_from_path_or_cache(
         return facts_from_dir(path.parent) if path.name == "config.json" else _from_file(path)
     if path.is_dir():
         return facts_from_dir(path)
-    if target.count("/") == 1 and not target.startswith((".", "/")):
+    if looks_like_repo_id(target):
         snapshot = cached_snapshot_dir(target, revision, cache_dir)
         if snapshot is not None:
-            return facts_from_dir(snapshot, model_id=target)
+            return facts_from_snapshot(snapshot, target)
+        raise FactsNotFoundError(
+            f"no model facts for {target!r}: not a directory, a config.json, a recipe with shipped facts, "
+            f"or a repo in the Hugging Face cache; {missing_message(target, revision)}",
+            fix="or pass the checkpoint directory",
+        )
     raise FactsNotFoundError(
         f"no model facts for {target!r}: not a directory, a config.json, a recipe with shipped "
         "facts, or a repo in the Hugging Face cache",
-        fix=f"run `servekit warm-cache {target}` or pass the checkpoint directory",
+        fix="pass a checkpoint directory, its config.json, or a Hugging Face id ORG/NAME",
     )
+
+
+def facts_from_snapshot(snapshot: Path, repo_id: str) -> ModelFacts:
+    """Facts of a cached hub snapshot: its config.json, with exact weight bytes from the fetched
+    safetensors headers (which tell vision and MTP tensors apart) when there are some."""
+    facts = facts_from_dir(snapshot, model_id=repo_id)
+    weights = cached_weight_bytes(repo_id, snapshot.name, facts.num_layers)
+    return replace(facts, weights=weights) if weights else facts
 
 
 def _from_file(path: Path) -> ModelFacts:

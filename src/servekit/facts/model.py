@@ -88,7 +88,12 @@ class WeightBytes(_Json):
     vision: int = 0
     mtp: int = 0
     exact: bool = True
-    """False when the figure is a rounded public number, not summed tensor sizes."""
+    """False when the figure is a rounded public number or an estimate, not summed tensor sizes."""
+    basis: str | None = None
+    """Where an inexact figure comes from (``estimated from config.json``); None: headers or a
+    public figure the facts' ``source`` names."""
+    estimated: tuple[str, ...] = ()
+    """Parts (``vision``, ``mtp``) whose bytes are estimates, though ``total`` may be exact."""
 
     @property
     def language(self) -> int:

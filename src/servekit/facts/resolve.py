@@ -43,7 +43,7 @@ def resolve_model(target: str, *, variant: str | None = None, recipes: dict[str,
         if facts is None:
             raise FactsNotFoundError(
                 f"no model facts for {checkpoint} (recipe {target}, variant {chosen})",
-                fix=f"download it (`servekit warm-cache {target}`) or pass its checkpoint directory",
+                fix=f"fetch them (`servekit facts fetch {target}`) or pass its checkpoint directory",
             )
         doc = (recipe.get("variants") or {}).get(chosen)
         return ResolvedModel(facts=facts, recipe_id=target, variant=chosen, variant_doc=doc)

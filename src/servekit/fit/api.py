@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from servekit.facts.model import ModelFacts
+from servekit.findings import Finding, has_errors
 from servekit.fit.checks import (
     check_cpu_head_size,
     check_device_count,
@@ -15,12 +16,24 @@ from servekit.fit.checks import (
     check_fit,
     check_precision,
 )
-from servekit.fit.findings import Finding, has_errors
 from servekit.fit.hardware import device_from_profile
-from servekit.fit.launch import parse_vllm_argv
-from servekit.fit.planner import FitReport, FitRequest, plan_fit
+from servekit.fit.launch import launch_settings
+from servekit.fit.planner import FitReport, FitRequest, memory_model, plan_fit
 
 _QUANT_PRECISION = {"fp8": "fp8", "modelopt": "nvfp4", "mxfp4": "mxfp4", "modelopt_fp4": "nvfp4"}
+
+
+FAILURE_KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("memory", ("fit-",)),
+    ("divisibility", ("tp-", "ep-", "pp-")),
+    ("precision", ("precision-", "kv-", "cpu-head-size")),
+    ("devices", ("world-size",)),
+)
+"""What a failed check is about, by the prefix of its finding code; any other code is ``flags``."""
+
+
+def failure_kind(code: str) -> str:
+    return next((kind for kind, prefixes in FAILURE_KINDS if code.startswith(prefixes)), "flags")
 
 
 @dataclass(frozen=True)
@@ -30,11 +43,37 @@ class FitCheck:
 
     @property
     def ok(self) -> bool:
+        """No check failed (the launch is not known to fail; see ``fits`` for the verdict)."""
         return not has_errors(list(self.findings))
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        """What failed, one name per kind: memory, divisibility, precision, devices, flags."""
+        kinds = [failure_kind(f.code) for f in self.findings if f.severity == "error"]
+        return tuple(dict.fromkeys(kinds))
+
+    @property
+    def fits(self) -> bool | None:
+        """True: starts with room for its KV cache; False: a check failed; None: weights unknown."""
+        if not self.ok:
+            return False
+        if self.report is None or not self.report.weights_known:
+            return None
+        return True
+
+    @property
+    def verdict(self) -> str:
+        if self.failed:
+            head = "DOES NOT FIT" if self.failed == ("memory",) else "WILL NOT START"
+            return f"{head} ({', '.join(self.failed)})"
+        return "fits" if self.fits else "unknown (weight bytes unknown)"
 
     def to_dict(self) -> dict:
         return {
             "ok": self.ok,
+            "fits": self.fits,
+            "verdict": self.verdict,
+            "failed": list(self.failed),
             "report": self.report.to_dict() if self.report else None,
             "findings": [f.to_dict() for f in self.findings],
         }
@@ -49,6 +88,33 @@ def precision_of(facts: ModelFacts, precision: str | None) -> str | None:
     if quant.algo and "fp4" in quant.algo.lower():
         return "nvfp4" if quant.method == "modelopt" else "mxfp4"
     return _QUANT_PRECISION.get(quant.method)
+
+
+def approximate_weights(facts: ModelFacts) -> Finding:
+    """The note that a plan's weight bytes are not summed from safetensors headers."""
+    basis = facts.weights.basis if facts.weights is not None else None
+    if basis:
+        return Finding("note", "fit-estimated-weights",
+                       f"weight bytes are {basis}, not summed from safetensors headers",
+                       _exact_weights_fix(facts.model_id))
+    return Finding("note", "fit-approximate-weights",
+                   "weight bytes are a rounded public figure, not summed from safetensors headers",
+                   "download the checkpoint for exact figures")
+
+
+def _exact_weights_fix(model_id: str | None) -> str:
+    if model_id and model_id.count("/") == 1 and not model_id.startswith((".", "/", "~")):
+        return f"fetch the safetensors headers for exact figures (`servekit facts fetch {model_id}`)"
+    return "put the checkpoint's *.safetensors files (their headers suffice) beside config.json"
+
+
+def _fit_engine(engine: str, cpu: bool) -> str:
+    """On a CPU, an engine with a CPU memory rule of its own (MAX) is planned by it; any other by vLLM's."""
+    if not cpu:
+        return engine
+    native_hooks = memory_model("vllm-cpu", "cpu")[0]
+    hooks = native_hooks if engine == "vllm-cpu" else memory_model(engine, "cpu")[0]
+    return engine if hooks.cpu_rule is not None and hooks is not native_hooks else "vllm-cpu"
 
 
 def check_plan_fit(
@@ -66,7 +132,7 @@ def check_plan_fit(
     cpu_kvcache_space_gib: float | None = None,
 ) -> FitCheck:
     """Plan memory for a launch and run every check. ``tp``/``pp``/``dp`` override the argv's."""
-    launch = parse_vllm_argv(argv)
+    launch = launch_settings(argv)
     launch = replace(
         launch,
         tp=tp if tp is not None else launch.tp,
@@ -84,14 +150,17 @@ def check_plan_fit(
     report = None
     if not any(f.code.startswith("tp-") and f.severity == "error" for f in findings):
         request = FitRequest(
-            facts=facts, device=device, launch=launch, engine="vllm-cpu" if cpu else engine,
+            facts=facts, device=device, launch=launch, engine=_fit_engine(engine, cpu),
             cpu_kvcache_space_gib=cpu_kvcache_space_gib,
         )
         report = plan_fit(request)
         if facts.weights is not None and not facts.weights.exact:
-            findings.append(Finding("note", "fit-approximate-weights",
-                                    "weight bytes are a rounded public figure, not summed from safetensors headers",
-                                    "download the checkpoint for exact figures"))
+            findings.append(approximate_weights(facts))
+        elif facts.weights is not None and facts.weights.estimated:
+            parts = " and ".join(facts.weights.estimated)
+            findings.append(Finding("note", "fit-estimated-parts",
+                                    f"the checkpoint total is exact but its {parts} bytes are estimated",
+                                    _exact_weights_fix(facts.model_id)))
         if report.weights_known or cpu:
             findings += check_fit(report, facts, launch, device,
                                   replan=lambda changed: plan_fit(replace(request, launch=changed)))

@@ -9,10 +9,11 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from servekit.facts.model import ModelFacts
-from servekit.fit.findings import Finding
+from servekit.findings import Finding
 from servekit.fit.hardware import Device
 from servekit.fit.launch import LaunchSettings
 from servekit.fit.planner import FitReport
+from servekit.hardware.precision import fp8_kv_cache, precision_gap
 
 CPU_ATTENTION_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256)
 FP8_BLOCK = 128
@@ -103,39 +104,17 @@ def _block_quant_checks(facts: ModelFacts, launch: LaunchSettings) -> list[Findi
     return out
 
 
-_PRECISION_NEEDS = {
-    "nvfp4": ("blackwell", "NVFP4 kernels need NVIDIA Blackwell (SM100/SM120)"),
-    "fp8": ("ada", "FP8 compute needs NVIDIA Ada/Hopper or newer, or AMD MI300 or newer"),
-    "mxfp4": ("blackwell", "true MXFP4 W4A4 needs NVIDIA Blackwell or AMD MI355; elsewhere it runs weight-only"),
-}
-_AMD_FP8 = ("mi300", "mi325", "mi350", "mi355")
-_AMD_MXFP4 = ("mi350", "mi355")
-_FALLS_BACK = ("fp8", "mxfp4")
-"""Precisions vLLM still serves, weight-only (Marlin), on older NVIDIA GPUs: a warning, not an error."""
-
-
-def _amd_supports(precision: str, device: Device) -> bool:
-    if device.brand.lower() != "amd":
-        return False
-    tags = {"fp8": _AMD_FP8, "mxfp4": _AMD_MXFP4}.get(precision, ())
-    return any(tag in device.name.lower() for tag in tags)
-
-
 def check_precision(precision: str | None, device: Device, *, kv_cache_dtype: str = "auto") -> list[Finding]:
-    """Weight precision and KV dtype against the accelerator."""
+    """Weight precision and KV dtype against the accelerator (``servekit.hardware.precision``)."""
     out: list[Finding] = []
-    prec = (precision or "").lower()
-    brand = device.brand.lower()
-    if prec in _PRECISION_NEEDS and device.kind == "gpu":
-        generation, why = _PRECISION_NEEDS[prec]
-        if not (device.at_least(generation) or _amd_supports(prec, device)):
-            fallback = prec in _FALLS_BACK and (brand == "nvidia" or prec == "mxfp4")
-            out.append(Finding(
-                "warning" if fallback else "error", f"precision-{prec}",
-                f"{why}; {device.name} ({device.brand} {device.generation or 'unknown'}) is not one",
-                "pick a BF16 or INT4 (W4A16) variant, or hardware of a newer generation",
-            ))
-    if kv_cache_dtype.startswith("fp8") and brand == "nvidia" and not device.at_least("ada"):
+    gap = precision_gap(precision, device.profile)
+    if gap is not None:
+        out.append(Finding(
+            "warning" if gap.weight_only else "error", f"precision-{gap.precision}",
+            f"{gap.reason}; {device.name} ({device.brand} {device.generation or 'unknown'}) is not one",
+            "pick a BF16 or INT4 (W4A16) variant, or hardware of a newer generation",
+        ))
+    if kv_cache_dtype.startswith("fp8") and fp8_kv_cache(device.profile) is False:
         out.append(Finding(
             "warning", "kv-fp8-arch",
             f"FP8 KV cache on {device.generation or device.name} lacks fp8e4nv kernels",
@@ -228,7 +207,7 @@ Candidate = tuple[str, LaunchSettings]
 def _memory_candidates(facts: ModelFacts, launch: LaunchSettings, device: Device) -> list[Candidate]:
     """Launch changes that free memory per rank, least disruptive first."""
     out: list[Candidate] = []
-    if launch.kv_cache_dtype == "auto" and device.at_least("ada"):
+    if launch.kv_cache_dtype == "auto" and fp8_kv_cache(device.profile):
         out.append(("--kv-cache-dtype fp8", replace(launch, kv_cache_dtype="fp8")))
     heads = facts.num_attention_heads
     for n in (2, 4, 8, 16):

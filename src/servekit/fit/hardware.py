@@ -1,8 +1,7 @@
-"""Per-device memory and capability from a catalog hardware profile (taxonomy.yaml).
+"""The devices fit plans for: a view of a hardware profile (``servekit.hardware``).
 
-A profile gives the node's ``vram_gb`` and ``gpu_count``; one device has ``vram_gb / gpu_count``
-nominal GB, of which drivers leave a little less usable (``USABLE_FRACTION``: a 32 GB RTX 5090
-reports 31.4 GiB, an 80 GB H100 79.2 GiB, a 24 GB RTX 3090 23.6 GiB).
+A taxonomy profile gives the node's ``vram_gb`` and ``gpu_count``; one device has ``vram_gb /
+gpu_count`` nominal GB, of which drivers leave a little less usable (``USABLE_FRACTION``).
 """
 
 from __future__ import annotations
@@ -11,29 +10,46 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from servekit.errors import ServekitError
+from servekit.hardware import USABLE_FRACTION, HardwareProfile, build_profile, custom_profile
 
-USABLE_FRACTION = 31.4 / 32
-
-_DEVICE_KIND = {"cpu": "cpu", "npu": "npu", "xpu": "xpu", "tpu": "tpu"}
-_NVIDIA_ORDER = ("ampere", "ada", "hopper", "blackwell")
+__all__ = ["USABLE_FRACTION", "Device", "HardwareError", "custom_device", "device_from_profile"]
 
 
 @dataclass(frozen=True)
 class Device:
-    name: str
-    brand: str
-    generation: str
-    count: int
-    memory_gib: float
-    """Usable memory of one device, GiB."""
-    kind: str = "gpu"
-    """gpu | cpu | npu | xpu | tpu"""
+    """One node's devices as fit sees them."""
+
+    profile: HardwareProfile
+
+    @property
+    def name(self) -> str:
+        return self.profile.id
+
+    @property
+    def brand(self) -> str:
+        return self.profile.brand
+
+    @property
+    def generation(self) -> str:
+        return (self.profile.generation or "").lower()
+
+    @property
+    def count(self) -> int:
+        return self.profile.devices
+
+    @property
+    def memory_gib(self) -> float:
+        """Usable memory of one device, GiB."""
+        return self.profile.memory_gib
+
+    @property
+    def kind(self) -> str:
+        """gpu | cpu | npu | tpu | accelerator"""
+        return self.profile.kind
 
     def at_least(self, generation: str) -> bool:
         """NVIDIA generation ordering (ampere < ada < hopper < blackwell)."""
-        if self.brand.lower() != "nvidia" or self.generation not in _NVIDIA_ORDER:
-            return False
-        return _NVIDIA_ORDER.index(self.generation) >= _NVIDIA_ORDER.index(generation)
+        return self.profile.at_least(generation)
 
 
 class HardwareError(ServekitError):
@@ -49,16 +65,8 @@ def device_from_profile(name: str, profile: Mapping[str, Any]) -> Device:
             f"hardware profile {name!r} has no usable vram_gb / gpu_count",
             fix="add vram_gb and gpu_count to its entry in taxonomy.yaml",
         ) from None
-    generation = str(profile.get("generation") or "").lower()
-    return Device(
-        name=name,
-        brand=str(profile.get("brand") or ""),
-        generation=generation,
-        count=count,
-        memory_gib=round(vram / count * USABLE_FRACTION, 3),
-        kind=_DEVICE_KIND.get(generation, "gpu"),
-    )
+    return Device(build_profile(name, {**profile, "gpu_count": count, "vram_gb": vram}))
 
 
 def custom_device(memory_gib: float, count: int = 1, *, brand: str = "NVIDIA", generation: str = "") -> Device:
-    return Device(name="custom", brand=brand, generation=generation, count=count, memory_gib=memory_gib)
+    return Device(custom_profile(memory_gib, count, brand=brand, generation=generation))

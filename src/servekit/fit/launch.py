@@ -1,4 +1,4 @@
-"""The launch settings that decide memory, read from a vLLM argv (``--opt value`` / ``--opt=value``)."""
+"""The launch settings that decide memory, read from a vLLM argv by the one vLLM argv reader."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from servekit.engines.vllm_launch import parse_length
+from servekit.engines.vllm.launch import Option, parse_length, parse_vllm_argv
 from servekit.errors import ServekitError
 
 
@@ -61,24 +61,21 @@ _AT_LEAST_ONE = {
 
 
 _INT = {
-    "--tensor-parallel-size": "tp", "-tp": "tp",
-    "--pipeline-parallel-size": "pp", "-pp": "pp",
-    "--data-parallel-size": "dp", "-dp": "dp",
-    "--decode-context-parallel-size": "dcp", "-dcp": "dcp",
+    "--tensor-parallel-size": "tp",
+    "--pipeline-parallel-size": "pp",
+    "--data-parallel-size": "dp",
+    "--decode-context-parallel-size": "dcp",
     "--max-num-seqs": "max_num_seqs",
     "--max-num-batched-tokens": "max_num_batched_tokens",
     "--block-size": "block_size",
     "--kv-cache-memory-bytes": "kv_cache_memory_bytes",
-    "--kv-cache-memory": "kv_cache_memory_bytes",
 }
-_STR = {"--kv-cache-dtype": "kv_cache_dtype", "--quantization": "quantization", "-q": "quantization", "--dtype": "dtype"}
-_FLAGS = {
-    "--enforce-eager": ("enforce_eager", True),
-    "--language-model-only": ("language_model_only", True),
-    "--enable-prefix-caching": ("prefix_caching", True),
-    "--no-enable-prefix-caching": ("prefix_caching", False),
-    "--enable-expert-parallel": ("expert_parallel", True),
-    "-ep": ("expert_parallel", True),
+_STR = {"--kv-cache-dtype": "kv_cache_dtype", "--quantization": "quantization", "--dtype": "dtype"}
+_SWITCHES = {
+    "--enforce-eager": "enforce_eager",
+    "--language-model-only": "language_model_only",
+    "--enable-prefix-caching": "prefix_caching",
+    "--enable-expert-parallel": "expert_parallel",
 }
 
 
@@ -110,38 +107,35 @@ def _no_media(raw: str) -> bool:
     return isinstance(limits, dict) and bool(limits) and all(str(v) == "0" for v in limits.values())
 
 
-def parse_vllm_argv(argv: Sequence[str]) -> LaunchSettings:
-    """Read the memory-relevant options of ``vllm serve`` from an argv; others are ignored."""
+def _apply(settings: LaunchSettings, option: Option) -> LaunchSettings:
+    """One option (as vLLM's parser reads it) applied to the settings; the last occurrence wins."""
+    flag, value = option.flag, option.values[-1] if option.values else None
+    for name, field in _SWITCHES.items():
+        if flag in (name, "--no-" + name[2:]):
+            return replace(settings, **{field: flag == name})
+    if value is None:
+        return settings
+    if flag in _INT:
+        return replace(settings, **{_INT[flag]: int(float(value))})
+    if flag in _STR:
+        return replace(settings, **{_STR[flag]: value})
+    if flag == "--max-model-len":
+        return replace(settings, max_model_len=parse_length(value))
+    if flag == "--gpu-memory-utilization":
+        return replace(settings, gpu_memory_utilization=float(value))
+    if flag == "--limit-mm-per-prompt":
+        return replace(settings, language_model_only=settings.language_model_only or _no_media(value))
+    if flag == "--speculative-config":
+        return _speculative(settings, value)
+    return settings
+
+
+def launch_settings(argv: Sequence[str]) -> LaunchSettings:
+    """The memory-relevant options of a vLLM launch (read by the one vLLM argv reader); others are ignored."""
     settings = LaunchSettings()
-    args = list(argv)
-    i = 0
-    while i < len(args):
-        token = args[i]
-        name, eq, inline = token.partition("=")
-        value = inline if eq else (args[i + 1] if i + 1 < len(args) else None)
-        consumed = 1 if eq else 2
-        if not eq and value is not None and value.startswith("--"):
-            value, consumed = None, 1
+    for option in parse_vllm_argv(argv, strict=False).options:
         try:
-            if name in _INT and value is not None:
-                settings = replace(settings, **{_INT[name]: int(float(value))})
-            elif name in _STR and value is not None:
-                settings = replace(settings, **{_STR[name]: value})
-            elif name == "--max-model-len" and value is not None:
-                settings = replace(settings, max_model_len=parse_length(value))
-            elif name == "--gpu-memory-utilization" and value is not None:
-                settings = replace(settings, gpu_memory_utilization=float(value))
-            elif name == "--limit-mm-per-prompt" and value is not None:
-                settings = replace(settings, language_model_only=settings.language_model_only or _no_media(value))
-            elif name == "--speculative-config" and value is not None:
-                settings = _speculative(settings, value)
-            elif name in _FLAGS:
-                field, flag = _FLAGS[name]
-                settings = replace(settings, **{field: flag})
-                consumed = 1
-            else:
-                consumed = 1
+            settings = _apply(settings, option)
         except ValueError:
-            raise LaunchArgsError(f"{name}: cannot read value {value!r}") from None
-        i += consumed
+            raise LaunchArgsError(f"{option.given}: cannot read value {option.value!r}") from None
     return settings

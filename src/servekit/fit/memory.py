@@ -1,9 +1,26 @@
-"""What a rank spends before the KV cache: weights, activation peak, runtime overheads.
+"""What a rank spends before the KV cache, term by term as vLLM's start-up profile counts it.
 
-The activation model follows vLLM's start-up profile: a dummy forward over
-``max_num_batched_tokens`` tokens and a dummy sampler pass over ``max_num_seqs`` rows of logits.
-Constants were fitted to measured start-up logs (the kv-points reference set); they are
-estimates, so every plan reports them separately.
+``gpu_worker.determine_available_memory`` sizes the pool as ``requested memory - weights -
+activation peak - non-torch memory [- CUDA-graph estimate]``:
+
+* weights: the bytes loaded on the rank (checkpoint, less the vision tower when serving text
+  only and the MTP head unless it drafts), split over TP x PP;
+* activation peak: the profile run's largest transient (``profile_run``): the multimodal
+  encoder's dummy batch, a forward pass over the profiled tokens (with a drafter, its dummy pass
+  runs while the target's output is still held), or the dummy sampler pass over ``max_num_seqs``
+  rows of logits (with speculative decoding, the rejection sampler's pass), whichever is largest;
+* non-torch: CUDA context and workspaces, plus communication buffers when ranks talk;
+* CUDA graphs: counted only by releases that take them out of the budget.
+
+Linear-attention (Gated DeltaNet) layers add no term of their own: during the profile run the
+forward context carries no attention metadata, so ``_forward_core`` of
+``vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py`` returns before the chunked
+kernels run (it only warms them up on 64 tokens). Their projections (``in_proj_qkvz``,
+``core_attn_out``, the gated norm) are narrower than the MLP's ``gate_up`` output, so the
+per-layer peak stays the MLP's. The recurrent state is part of the KV pool, not of this budget.
+
+Every number comes from ``servekit.fit.constants``; release-dependent rules from
+``servekit.fit.versions``.
 """
 
 from __future__ import annotations
@@ -11,22 +28,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from servekit.facts.model import ModelFacts
+from servekit.fit.constants import value
+from servekit.fit.dtypes import dtype_bytes
+from servekit.fit.hardware import Device
 from servekit.fit.launch import LaunchSettings
-from servekit.fit.versions import counts_cudagraphs
+from servekit.fit.versions import counts_cudagraphs, rule
 
 GIB = 1 << 30
-LARGE_DEVICE_GIB = 70.0
-"""vLLM raises its scheduling defaults on devices with at least this much memory."""
-SAMPLER_BYTES_PER_LOGIT = 12
-FORWARD_BYTES_PER_TOKEN_HIDDEN = 24
-NON_TORCH_GIB = 0.15
-COLLECTIVES_GIB = 0.25
-ENCODER_PROFILE_GIB = 0.15
-CUDAGRAPH_BASE_GIB = 0.95
-CUDAGRAPH_PER_SEQ_GIB = 0.0095
-CUDAGRAPH_MAX_CAPTURE = 512
-DEFAULT_VOCAB = 128_000
-DEFAULT_HIDDEN = 4096
+NVSWITCH_INTERCONNECTS = ("nvlink", "nvl4", "nvswitch", "nvl72", "xgmi")
+NO_DRAFT_NETWORK = ("ngram", "suffix")
 
 
 @dataclass(frozen=True)
@@ -43,12 +53,18 @@ class RankMemory:
         return self.weights + self.activation + self.runtime + self.cudagraph
 
 
-def default_max_num_seqs(device_gib: float) -> int:
-    return 1024 if device_gib >= LARGE_DEVICE_GIB else 256
+def _large(device_gib: float, device_name: str = "") -> bool:
+    return device_gib >= value("large_device_gib") and "a100" not in device_name.lower()
 
 
-def default_max_num_batched_tokens(device_gib: float) -> int:
-    return 8192 if device_gib >= LARGE_DEVICE_GIB else 2048
+def default_max_num_seqs(device_gib: float, device_name: str = "") -> int:
+    return 1024 if _large(device_gib, device_name) else 256
+
+
+def default_max_num_batched_tokens(device_gib: float, device_name: str = "") -> int:
+    if device_gib >= value("huge_device_gib"):
+        return 16384
+    return 8192 if _large(device_gib, device_name) else 2048
 
 
 def loaded_weight_bytes(facts: ModelFacts, launch: LaunchSettings) -> int | None:
@@ -71,40 +87,96 @@ def weights_gib_per_rank(facts: ModelFacts, launch: LaunchSettings) -> float | N
     return loaded / (launch.tp * launch.pp) / GIB
 
 
-def activation_gib(facts: ModelFacts, launch: LaunchSettings, device_gib: float) -> float:
-    seqs = launch.max_num_seqs or default_max_num_seqs(device_gib)
-    tokens = launch.max_num_batched_tokens or default_max_num_batched_tokens(device_gib)
-    vocab = facts.vocab_size or DEFAULT_VOCAB
-    hidden = facts.hidden_size or DEFAULT_HIDDEN
-    sampler = vocab * seqs * SAMPLER_BYTES_PER_LOGIT
-    forward = tokens * hidden * FORWARD_BYTES_PER_TOKEN_HIDDEN
-    encoder = ENCODER_PROFILE_GIB * GIB if facts.has_vision and not launch.language_model_only else 0
-    return (sampler + forward + encoder) / GIB
+def profiled_tokens(facts: ModelFacts, launch: LaunchSettings, device: Device, engine_version: str | None) -> int:
+    batched = launch.max_num_batched_tokens or default_max_num_batched_tokens(device.memory_gib, device.name)
+    if rule("profile_tokens", engine_version) == "max_model_len":
+        return max(batched, launch.max_model_len or facts.max_position_embeddings or batched)
+    return batched
 
 
-def runtime_gib(launch: LaunchSettings) -> float:
-    parallel = launch.tp * launch.pp > 1
-    return NON_TORCH_GIB + (COLLECTIVES_GIB if parallel else 0.0)
+def forward_gib(facts: ModelFacts, launch: LaunchSettings, tokens: int) -> float:
+    """Peak live activations of one decoder layer over ``tokens`` tokens on one rank."""
+    hidden = facts.hidden_size or value("default_hidden")
+    intermediate = facts.intermediate_size or hidden * value("intermediate_per_hidden")
+    width = intermediate / launch.tp + hidden
+    return tokens * value("forward_bytes_per_token_unit") * width * _activation_bytes(facts, launch) / GIB
 
 
-def cudagraph_gib(launch: LaunchSettings, device_gib: float) -> float:
+def uses_drafter(launch: LaunchSettings) -> bool:
+    """Whether speculative decoding runs a draft network (MTP, EAGLE, a draft model), not a
+    lookup such as n-gram or suffix decoding."""
+    method = str(launch.spec_method or "").lower()
+    return bool(method) and not any(word in method for word in NO_DRAFT_NETWORK)
+
+
+def drafter_gib(facts: ModelFacts, launch: LaunchSettings, tokens: int) -> float:
+    """What the drafter's dummy pass keeps live besides its own layer's activations: the
+    target's output hidden states and the drafter's hidden-states buffer, ``tokens`` rows each."""
+    if not uses_drafter(launch):
+        return 0.0
+    hidden = facts.hidden_size or value("default_hidden")
+    return tokens * hidden * value("drafter_hidden_rows") * _activation_bytes(facts, launch) / GIB
+
+
+def _activation_bytes(facts: ModelFacts, launch: LaunchSettings) -> float:
+    return dtype_bytes(launch.dtype if launch.dtype and launch.dtype != "auto" else facts.dtype)
+
+
+def sampler_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, engine_version: str | None) -> float:
+    """The dummy sampler pass: ``max_num_seqs`` rows of full-vocabulary logits; with speculative
+    decoding the rejection sampler's pass that follows it, when larger."""
+    seqs = launch.max_num_seqs or default_max_num_seqs(device.memory_gib, device.name)
+    vocab = facts.vocab_size or value("default_vocab")
+    per_logit = value(rule("sampler", engine_version))
+    if launch.spec_tokens > 0 or launch.spec_method:
+        per_logit = max(per_logit, value("rejection_sampler_bytes_per_logit"))
+    return seqs * vocab * per_logit / GIB
+
+
+def activation_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, engine_version: str | None = None) -> float:
+    """The profile run's transient peak: the encoder's dummy batch, the forward pass and the
+    dummy sampler run one after the other, so the largest of them."""
+    tokens = profiled_tokens(facts, launch, device, engine_version)
+    encoder = value("encoder_profile_gib") if facts.has_vision and not launch.language_model_only else 0.0
+    forward = forward_gib(facts, launch, tokens) + drafter_gib(facts, launch, tokens)
+    return max(forward, sampler_gib(facts, launch, device, engine_version), encoder)
+
+
+def runtime_gib(launch: LaunchSettings, device: Device) -> float:
+    """Non-torch memory: CUDA context and workspaces, plus communication buffers between ranks."""
+    if launch.tp * launch.pp <= 1:
+        return value("non_torch_gib")
+    switched = (device.profile.interconnect or "") in NVSWITCH_INTERCONNECTS
+    return value("non_torch_gib") + value("comm_nvswitch_gib" if switched else "comm_pcie_gib")
+
+
+def capture_sizes(max_size: int) -> int:
+    """How many batch sizes vLLM captures up to ``max_size``: 1, 2, 4, then steps of 8 to 256,
+    then steps of 16 (vllm/config/compilation.py)."""
+    small = [s for s in (1, 2, 4) if s <= max_size]
+    return len(small) + len(range(8, min(max_size, 255) + 1, 8)) + len(range(256, max_size + 1, 16))
+
+
+def cudagraph_gib(facts: ModelFacts, launch: LaunchSettings, device: Device) -> float:
     if launch.enforce_eager:
         return 0.0
-    seqs = min(launch.max_num_seqs or default_max_num_seqs(device_gib), CUDAGRAPH_MAX_CAPTURE)
-    return CUDAGRAPH_BASE_GIB + CUDAGRAPH_PER_SEQ_GIB * seqs
+    seqs = launch.max_num_seqs or default_max_num_seqs(device.memory_gib, device.name)
+    largest = int(min(seqs * (1 + launch.spec_tokens) * 2, value("cudagraph_max_capture")))
+    layers = -(-facts.num_layers // launch.pp)
+    return value("cudagraph_gib_per_layer_graph") * layers * capture_sizes(largest)
 
 
 def rank_memory(
     facts: ModelFacts,
     launch: LaunchSettings,
-    device_gib: float,
+    device: Device,
     weights_gib: float | None = None,
     engine_version: str | None = None,
 ) -> RankMemory:
     weights = weights_gib if weights_gib is not None else weights_gib_per_rank(facts, launch)
     return RankMemory(
         weights=weights or 0.0,
-        activation=activation_gib(facts, launch, device_gib),
-        runtime=runtime_gib(launch),
-        cudagraph=cudagraph_gib(launch, device_gib) if counts_cudagraphs(engine_version) else 0.0,
+        activation=activation_gib(facts, launch, device, engine_version),
+        runtime=runtime_gib(launch, device),
+        cudagraph=cudagraph_gib(facts, launch, device) if counts_cudagraphs(engine_version) else 0.0,
     )

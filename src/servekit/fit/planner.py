@@ -1,19 +1,35 @@
-"""Per-rank memory plan and KV pool for one launch: vLLM (GPU or CPU), MAX, QAIC.
+"""Per-rank memory plan and KV pool for one launch, by the engine's memory rule for the device.
 
-* vLLM on GPU: the budget is ``gpu_memory_utilization x device memory``; the KV pool gets what
-  weights, the activation peak and runtime overheads leave, sized in blocks by the hybrid
-  allocator (``servekit.fit.kv``).
-* vLLM on CPU: the pool is ``VLLM_CPU_KVCACHE_SPACE`` GiB (or ``--kv-cache-memory-bytes``) laid
-  out in 128-token blocks over every attention layer, exactly as the engine logs
-  ``CPU KV cache size``; without either, utilization of the node's memory less the process.
-* MAX: ``device_memory_utilization`` of the memory left free after weights and overheads.
-* QAIC: KV lives in the compiled program (ctx_len x batch); the device budget is all of it.
+Each engine declares its memory model as data (``Engine.memory``, read from the registry):
+
+* utilization (vLLM on GPU): the budget is ``gpu_memory_utilization x device memory``; the KV
+  pool gets what weights, the activation peak and runtime overheads leave, sized in blocks by the
+  hybrid allocator (``servekit.fit.kv``).
+* cpu-space (vLLM on CPU): the pool is ``VLLM_CPU_KVCACHE_SPACE`` GiB (or
+  ``--kv-cache-memory-bytes``) laid out in the rule's blocks over every attention layer, exactly
+  as the engine logs ``CPU KV cache size``; without either, utilization of the node's memory less
+  the process.
+* free-fraction (MAX): ``device_memory_utilization`` of the memory left free after weights and
+  overheads.
+* whole-device (QAIC): KV lives in the compiled program (ctx_len x batch); the device budget is
+  all of it.
+
+A CPU device takes the engine's CPU rule (the native engine's when it has none); the rule's
+``report_as`` name (``vllm-cpu``) is also accepted as an engine name.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
+from servekit.engines.common.specs import (
+    BUDGET_CPU_SPACE,
+    BUDGET_FREE_FRACTION,
+    BUDGET_WHOLE_DEVICE,
+    MemoryHooks,
+    MemoryRule,
+)
+from servekit.engines.registry import engine_names, get_engine, native_engine
 from servekit.facts.model import ModelFacts
 from servekit.fit.dtypes import kv_dtype_bytes
 from servekit.fit.hardware import Device
@@ -22,17 +38,31 @@ from servekit.fit.launch import LaunchSettings
 from servekit.fit.memory import GIB, RankMemory, default_max_num_batched_tokens, rank_memory
 from servekit.fit.versions import reports_concurrency_tokens
 
-ENGINES = ("vllm", "vllm-cpu", "max", "vllm-qaic", "vllm-ascend")
-DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
-DEFAULT_MAX_DEVICE_UTILIZATION = 0.9
-CPU_PROCESS_GIB = 1.5
-"""Resident memory of a vLLM CPU worker besides its weights (interpreter, torch, buffers)."""
-CPU_BLOCK_SIZE = 128
-CPU_MLA_BLOCK_SIZE = 16
 DEFAULT_MAX_MODEL_LEN = 4096
-QAIC_KV_DTYPE = "mxint8"
-MAX_PAGE_SIZE = 128
-"""MAX's default ``--kv-cache-page-size``."""
+
+
+def _cpu_rule() -> MemoryRule:
+    rule = native_engine().memory.cpu_rule
+    assert rule is not None  # the native engine always declares its CPU rule
+    return rule
+
+
+def engine_choices() -> tuple[str, ...]:
+    """Engine names fit accepts: every engine, plus the native engine's CPU rule by its name."""
+    cpu_name = _cpu_rule().report_as
+    names = engine_names()
+    return (names[0], *((cpu_name,) if cpu_name else ()), *names[1:])
+
+
+ENGINES = engine_choices()
+
+
+def memory_model(engine: str, device_kind: str) -> tuple[MemoryHooks, MemoryRule]:
+    """The engine's memory hooks and the rule that applies on ``device_kind``."""
+    if engine == _cpu_rule().report_as:
+        return native_engine().memory, _cpu_rule()
+    hooks = get_engine(engine).memory
+    return hooks, hooks.rule_for(device_kind) or _cpu_rule()
 
 
 @dataclass(frozen=True)
@@ -92,7 +122,7 @@ def effective_max_model_len(facts: ModelFacts, launch: LaunchSettings) -> int:
     return launch.max_model_len or facts.max_position_embeddings or DEFAULT_MAX_MODEL_LEN
 
 
-def kv_options(facts: ModelFacts, launch: LaunchSettings, device_gib: float, kv_bytes: float) -> KVOptions:
+def kv_options(facts: ModelFacts, launch: LaunchSettings, device: Device, kv_bytes: float) -> KVOptions:
     return KVOptions(
         kv_bytes=kv_bytes,
         tp=launch.tp,
@@ -102,7 +132,8 @@ def kv_options(facts: ModelFacts, launch: LaunchSettings, device_gib: float, kv_
         spec_tokens=launch.spec_tokens,
         mtp_layers=facts.mtp_layers if launch.uses_mtp else 0,
         prefix_caching=launch.prefix_caching,
-        max_num_batched_tokens=launch.max_num_batched_tokens or default_max_num_batched_tokens(device_gib),
+        max_num_batched_tokens=launch.max_num_batched_tokens
+        or default_max_num_batched_tokens(device.memory_gib, device.name),
         context_parallel=launch.dcp,
     )
 
@@ -132,10 +163,11 @@ def _report(
     kv_tokens: int,
     longest: int,
     kv_dtype: str,
+    rule: MemoryRule,
 ) -> FitReport:
     mml = effective_max_model_len(req.facts, req.launch)
     return FitReport(
-        engine="vllm-cpu" if req.device.kind == "cpu" else req.engine,
+        engine=rule.report_as or req.engine,
         device=req.device.name,
         tp=req.launch.tp,
         pp=req.launch.pp,
@@ -160,57 +192,62 @@ def _report(
 
 def plan_fit(req: FitRequest) -> FitReport:
     """The memory plan of one rank and the KV pool it leaves."""
-    cpu = req.engine == "vllm-cpu" or req.device.kind == "cpu"
+    hooks, rule = memory_model(req.engine, req.device.kind)
     facts, launch, device = req.facts, req.launch, req.device
     kv_dtype = launch.kv_cache_dtype
-    if req.engine == "vllm-qaic" and kv_dtype == "auto":
-        kv_dtype = QAIC_KV_DTYPE
-    kv_bytes = kv_dtype_bytes(kv_dtype, facts.dtype)
-    mem = rank_memory(facts, launch, device.memory_gib, req.weights_gib_per_rank, req.engine_version)
-    if cpu or req.engine in ("max", "vllm-qaic"):
-        mem = replace(mem, cudagraph=0.0)  # none of these captures CUDA graphs inside a vLLM budget
-    budget, available = _budget_and_kv(req, mem)
-    opts = kv_options(facts, launch, device.memory_gib, kv_bytes)
-    if not launch.block_size and (cpu or req.engine == "max"):
-        opts = replace(opts, block_size=_default_block(facts, cpu))
+    if hooks.default_kv_dtype and kv_dtype == "auto":
+        kv_dtype = hooks.default_kv_dtype
+    model_dtype = launch.dtype if launch.dtype and launch.dtype != "auto" else facts.dtype
+    kv_bytes = kv_dtype_bytes(kv_dtype, model_dtype)
+    mem = rank_memory(facts, launch, device, req.weights_gib_per_rank, req.engine_version)
+    if not rule.counts_cuda_graphs:
+        mem = replace(mem, cudagraph=0.0)  # no CUDA graphs captured inside this engine's budget
+    budget, available = _budget_and_kv(req, mem, rule)
+    opts = kv_options(facts, launch, device, kv_bytes)
+    block = rule.mla_block_size if rule.mla_block_size and "mla" in facts.layers else rule.block_size
+    if not launch.block_size and block:
+        opts = replace(opts, block_size=block)
     layout = pool_layout(facts, opts)
-    if cpu or req.engine != "vllm" or reports_concurrency_tokens(req.engine_version):
+    in_tokens = rule.concurrency_in_tokens
+    if in_tokens or (in_tokens is None and reports_concurrency_tokens(req.engine_version)):
         kv_tokens = layout.tokens_for(available * GIB, opts.max_model_len)
     else:
         kv_tokens = layout.legacy_tokens_for(available * GIB, launch.dcp)
+    cap = rule.pool_blocks_cap(layout.blocks_per_request, launch.max_num_seqs)
+    if cap is not None:  # a pool sized for whole requests, not the whole budget (MAX on a CPU)
+        blocks = min(layout.blocks_for(available * GIB), cap)
+        available, kv_tokens = blocks * layout.block_bytes / GIB, blocks * layout.block_size
     longest = longest_context(
         lambda n: pool_layout(facts, replace(opts, max_model_len=n)), available * GIB, opts.max_model_len
     )
-    return _report(req, layout, budget, mem, available, kv_tokens, longest, kv_dtype)
+    return _report(req, layout, budget, mem, available, kv_tokens, longest, kv_dtype, rule)
 
 
-def _default_block(facts: ModelFacts, cpu: bool) -> int:
-    if not cpu:
-        return MAX_PAGE_SIZE
-    return CPU_MLA_BLOCK_SIZE if "mla" in facts.layers else CPU_BLOCK_SIZE
-
-
-def _budget_and_kv(req: FitRequest, mem: RankMemory) -> tuple[float, float]:
-    """(budget, KV memory) per rank in GiB, by engine."""
-    launch, device = req.launch, req.device
+def _known_kv(req: FitRequest) -> float | None:
+    """KV memory per rank already known: from a start-up log, or ``--kv-cache-memory-bytes``."""
     if req.available_kv_gib is not None:
-        known = req.available_kv_gib
-    elif launch.kv_cache_memory_bytes:
-        known = launch.kv_cache_memory_bytes / GIB
-    else:
-        known = None
-    if req.engine == "vllm-cpu" or device.kind == "cpu":
+        return req.available_kv_gib
+    if req.launch.kv_cache_memory_bytes:
+        return req.launch.kv_cache_memory_bytes / GIB
+    return None
+
+
+def _budget_and_kv(req: FitRequest, mem: RankMemory, rule: MemoryRule) -> tuple[float, float]:
+    """(budget, KV memory) per rank in GiB, by the memory rule."""
+    launch, device = req.launch, req.device
+    known = _known_kv(req)
+    if rule.budget == BUDGET_CPU_SPACE:
         # VLLM_CPU_KVCACHE_SPACE (whole GiB) or --kv-cache-memory-bytes; else utilization of the
         # node's memory less what the process already holds
-        budget = device.memory_gib * (launch.gpu_memory_utilization or DEFAULT_GPU_MEMORY_UTILIZATION)
+        budget = device.memory_gib * (launch.gpu_memory_utilization or rule.default_utilization)
         if req.cpu_kvcache_space_gib is not None:
             return budget, req.cpu_kvcache_space_gib
-        return budget, known if known is not None else budget - mem.weights - CPU_PROCESS_GIB
-    if req.engine == "max":
-        util = req.device_memory_utilization or DEFAULT_MAX_DEVICE_UTILIZATION
+        return budget, known if known is not None else budget - mem.weights - rule.process_gib
+    if rule.budget == BUDGET_FREE_FRACTION:
+        util = req.device_memory_utilization or rule.default_utilization
         available = (device.memory_gib - mem.total) * util
         return device.memory_gib, known if known is not None else available
-    if req.engine == "vllm-qaic":
+    if rule.budget == BUDGET_WHOLE_DEVICE:
         return device.memory_gib, known if known is not None else device.memory_gib - mem.weights - mem.runtime
-    budget = device.memory_gib * (launch.gpu_memory_utilization or DEFAULT_GPU_MEMORY_UTILIZATION)
+    budget = device.memory_gib * (launch.gpu_memory_utilization or rule.default_utilization)
     return budget, known if known is not None else budget - mem.total

@@ -1,10 +1,19 @@
 """Predict measured KV pools: one line of the kv-points schema -> the planner's figures.
 
-A kv-points line describes a real launch and what its start-up log said: ``config_facts`` (a
-subset of config.json keys, plus ``mla`` / layer counts), ``gpu_mem_gib``, ``tp``,
-``gpu_memory_utilization``, ``max_model_len``, ``kv_cache_dtype`` (free text whose first word is
-the value), ``extra_flags`` (flag strings), ``weights_gib`` (checkpoint size; the notes may state
-the per-GPU figure) and, when logged, ``available_kv_gib_per_gpu``.
+A kv-points line describes a real launch and what its start-up log said. Structured fields only
+are read (free text such as ``notes`` or ``source`` never is):
+
+* ``config_facts``: a subset of config.json keys (``vocab_size``, ``intermediate_size``,
+  ``hidden_size`` ... when known), plus ``mla`` and the layer counts of hybrid stacks;
+* ``gpu`` (the device name; ``CPU`` names the CPU backend), ``gpu_mem_gib`` (total memory of one
+  device as the engine sees it), ``tp``, ``pp``, ``gpu_memory_utilization``, ``max_model_len``,
+  ``kv_cache_dtype`` (its first word is the value), ``enforce_eager``, ``vllm_version``;
+* ``extra_flags``: flag strings; an entry ``NAME=VALUE`` is an environment variable;
+* ``env`` (optional): environment variables of the launch, e.g. ``{"VLLM_CPU_KVCACHE_SPACE": "8"}``;
+* ``weights_gib``: checkpoint size (split over TP x PP); ``weights_gib_per_rank`` (optional) the
+  logged ``Model loading took`` figure, which wins when present; with neither, weights are
+  estimated from ``config_facts`` and the output says so;
+* ``available_kv_gib_per_gpu``: the logged available KV memory, when the log has it.
 """
 
 from __future__ import annotations
@@ -16,18 +25,17 @@ from typing import Any
 
 from servekit.errors import ServekitError
 from servekit.facts.config import layer_kinds
+from servekit.facts.estimate import estimated_weight_bytes
 from servekit.facts.linear import gated_deltanet, linear_from_config
 from servekit.facts.model import LayerKind, MLAFacts, ModelFacts
-from servekit.fit.hardware import custom_device
-from servekit.fit.launch import LaunchSettings, parse_vllm_argv
+from servekit.fit.launch import LaunchSettings, launch_settings
+from servekit.fit.memory import GIB
 from servekit.fit.planner import FitRequest, plan_fit
+from servekit.fit.point_device import point_device
 
 ASSUMED_KV_HEADS = 8
 ASSUMED_HEAD_DIM = 128
-_PER_RANK = re.compile(
-    r"(?:weights\s*/\s*GPU\s*([\d.]+)\s*GiB)|(?:weights\s+([\d.]+)\s*GiB\s*/\s*GPU)|"
-    r"(?:([\d.]+)\s*GiB\s*(?:/\s*rank|per rank)(?!\s*\(TP[2-9]))"
-)
+_ENV_ENTRY = re.compile(r"^([A-Z][A-Z0-9_]*)=(\S*)$")
 
 
 class PointError(ServekitError):
@@ -77,6 +85,8 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
     facts = ModelFacts(
         source="kv-points config_facts",
         hidden_size=cf.get("hidden_size"),
+        intermediate_size=cf.get("intermediate_size"),
+        vocab_size=cf.get("vocab_size"),
         num_attention_heads=int(heads),
         num_kv_heads=int(kv_heads),
         head_dim=int(head_dim),
@@ -85,6 +95,7 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
         linear=linear,
         mla=mla,
         mtp_layers=int(cf.get("mtp_num_hidden_layers") or 0),
+        has_vision=bool(cf.get("multimodal") or cf.get("vision_config")),
     )
     return facts, assumed
 
@@ -92,6 +103,8 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
 def _flag_argv(flags: list[str]) -> list[str]:
     argv: list[str] = []
     for flag in flags:
+        if _ENV_ENTRY.match(flag.strip()):
+            continue
         text = re.sub(r"\(.*?\)", "", flag).strip()
         if text.startswith("--speculative-config") and not text.rstrip().endswith("}"):
             words = text.split()
@@ -106,8 +119,18 @@ def _flag_argv(flags: list[str]) -> list[str]:
     return argv
 
 
+def point_env(point: dict[str, Any]) -> dict[str, str]:
+    """Environment of the launch: ``env`` plus ``NAME=VALUE`` entries of ``extra_flags``."""
+    env = {str(k): str(v) for k, v in (point.get("env") or {}).items()}
+    for flag in point.get("extra_flags") or []:
+        match = _ENV_ENTRY.match(str(flag).strip())
+        if match:
+            env.setdefault(match.group(1), match.group(2))
+    return env
+
+
 def launch_from_point(point: dict[str, Any]) -> LaunchSettings:
-    launch = parse_vllm_argv(_flag_argv(list(point.get("extra_flags") or [])))
+    launch = launch_settings(_flag_argv(list(point.get("extra_flags") or [])))
     kv = str(point.get("kv_cache_dtype") or "auto").split()[0].strip("(),;")
     return replace(
         launch,
@@ -121,36 +144,45 @@ def launch_from_point(point: dict[str, Any]) -> LaunchSettings:
     )
 
 
-def weights_per_rank_from_point(point: dict[str, Any]) -> float | None:
-    match = _PER_RANK.search(str(point.get("notes") or ""))
-    if match:
-        return float(next(g for g in match.groups() if g))
-    total = point.get("weights_gib")
-    return float(total) / int(point.get("tp") or 1) if total else None
+def weights_per_rank_from_point(point: dict[str, Any], facts: ModelFacts | None = None) -> tuple[float | None, bool]:
+    """(weights GiB per rank, estimated?): the logged per-rank figure, else the checkpoint size
+    over TP x PP, else an estimate from the config facts (None without facts)."""
+    if point.get("weights_gib_per_rank") is not None:
+        return float(point["weights_gib_per_rank"]), False
+    ranks = int(point.get("tp") or 1) * int(point.get("pp") or 1)
+    if point.get("weights_gib"):
+        return float(point["weights_gib"]) / ranks, False
+    if facts is None:
+        return None, False
+    estimate = estimated_weight_bytes(dict(point.get("config_facts") or {}), facts)
+    return estimate.total / ranks / GIB, True
 
 
-def predict_point(point: dict[str, Any]) -> dict[str, Any]:
-    """``{kv_tokens, kv_bytes_per_token, weights_gib_per_rank}`` for one kv-points line."""
+def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True) -> dict[str, Any]:
+    """``{kv_tokens, kv_bytes_per_token, weights_gib_per_rank}`` for one kv-points line; without
+    ``use_logged_memory`` the logged available KV memory is ignored (the whole memory model)."""
     if "config_facts" not in point:
         raise PointError("kv-points line has no config_facts")
     if not isinstance(point["config_facts"], dict):
         raise PointError("config_facts must be a JSON object of config.json keys")
     facts, assumed = facts_from_point(point["config_facts"])
     launch = launch_from_point(point)
-    weights = weights_per_rank_from_point(point)
-    available = point.get("available_kv_gib_per_gpu")
-    memory = point.get("gpu_mem_gib")
-    out: dict[str, Any] = {"kv_tokens": None, "kv_bytes_per_token": None, "weights_gib_per_rank": weights}
-    if memory is None and available is None:
-        memory = 0.0
+    env = point_env(point)
+    weights, estimated = weights_per_rank_from_point(point, facts)
+    available = point.get("available_kv_gib_per_gpu") if use_logged_memory else None
+    device, engine, cpu_space = point_device(point, env, launch.tp)
     report = plan_fit(FitRequest(
-        facts=facts, device=custom_device(float(memory or 0.0), launch.tp), launch=launch,
+        facts=facts, device=device, launch=launch, engine=engine, cpu_kvcache_space_gib=cpu_space,
         available_kv_gib=available, weights_gib_per_rank=weights if weights is not None else 0.0,
         engine_version=point.get("vllm_version"),
     ))
-    out["kv_bytes_per_token"] = report.kv_bytes_per_token
-    if available is not None or (memory and weights is not None):
+    out: dict[str, Any] = {"kv_tokens": None, "kv_bytes_per_token": report.kv_bytes_per_token,
+                           "weights_gib_per_rank": weights}
+    if available is not None or cpu_space is not None or (device.memory_gib and weights is not None):
         out["kv_tokens"] = report.kv_tokens
+        out["available_kv_gib"] = round(report.available_kv_gib, 4)
+    if estimated:
+        out["weights_estimated"] = True
     if assumed:
         out["assumed"] = assumed
     return out

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from servekit.catalog.domain import HardwareBlock, block_or_empty
+from servekit.catalog.spaced_args import split_spaced_flag
 from servekit.synthesis import shapes
 from servekit.synthesis.context import Context
 from servekit.synthesis.hardware import exact_key, layered_key, pick_generation_key
@@ -30,8 +32,11 @@ def _truthy(token: Any) -> bool:
 
 
 def dedupe(chunks: list[Chunk]) -> tuple[Arg, ...]:
-    """Pair each flag with its value, then keep only the last occurrence of every flag."""
-    tokens = [(t, src) for ts, src in chunks if ts for t in ts if (t != "" if type(t) is str else _truthy(t))]
+    """Pair each flag with its value, then keep only the last occurrence of every flag.
+
+    One item holding a flag and its value (``"--max-model-len auto"``) is read as the two."""
+    tokens = [(part, src) for ts, src in chunks if ts for t in ts if (t != "" if type(t) is str else _truthy(t))
+              for part in (split_spaced_flag(t) or (t,))]
     units: list[tuple[Any, Any, str]] = []
     i, count = 0, len(tokens)
     while i < count:
@@ -52,10 +57,10 @@ def dedupe(chunks: list[Chunk]) -> tuple[Arg, ...]:
 
 def hardware_layers(ctx: Context, role: str | None, field: str) -> list[tuple[Any, str]]:
     """(value, key path) of ``field`` (extra_args / extra_env) in each hardware-override block."""
-    return [(block.get(field), f"{path}.{field}") for block, path in _override_blocks(ctx, role)]
+    return [(block.field(field), f"{path}.{field}") for block, path in _override_blocks(ctx, role)]
 
 
-def _override_blocks(ctx: Context, role: str | None) -> list[tuple[dict, str]]:
+def _override_blocks(ctx: Context, role: str | None) -> list[tuple[HardwareBlock, str]]:
     """Hardware-override blocks that apply, in order, with their key paths.
 
     A per-strategy generation override replaces the recipe and variant generation blocks;
@@ -65,23 +70,23 @@ def _override_blocks(ctx: Context, role: str | None) -> list[tuple[dict, str]]:
     if memo_key in ctx.memo:
         return ctx.memo[memo_key]
     so, hw, gen, nvidia = ctx.strategy_overrides, ctx.sel.hardware, ctx.gen, ctx.nvidia
-    so_ho = so.get("hardware_overrides") or {}
-    out: list[tuple[dict, str]] = []
+    so_ho = so.hardware_overrides
+    out: list[tuple[object, str]] = []
     key = pick_generation_key(so_ho, gen, nvidia)
     if key:
         out.append((so_ho[key], f"{ctx.so_path}.hardware_overrides.{key}"))
     else:
-        for doc, path in ((ctx.recipe, "hardware_overrides"), (ctx.variant, f"{ctx.variant_path}.hardware_overrides")):
-            overrides = doc.get("hardware_overrides") or {}
+        for overrides, path in ((ctx.recipe.hardware_overrides, "hardware_overrides"),
+                                (ctx.variant.hardware_overrides, f"{ctx.variant_path}.hardware_overrides")):
             key = pick_generation_key(overrides, gen, nvidia)
             if key:
                 out.append((overrides[key], f"{path}.{key}"))
     if exact_key(so_ho, hw):
         out.append((so_ho[hw], f"{ctx.so_path}.hardware_overrides.{hw}"))
-    role_ho = ((so.get(role) or {}).get("hardware_overrides") or {}) if role else {}
+    role_ho = so.role(role).hardware_overrides if role else {}
     if exact_key(role_ho, hw):
         out.append((role_ho[hw], f"{ctx.so_path}.{role}.hardware_overrides.{hw}"))
-    out = [(block if isinstance(block, dict) else {}, path) for block, path in out]
+    out = [(block_or_empty(block), path) for block, path in out]
     ctx.memo[memo_key] = out
     return out
 
@@ -97,15 +102,15 @@ def feature_blocks(ctx: Context, field: str) -> list[tuple[Any, str]]:
 def _compute_feature_blocks(ctx: Context, field: str) -> list[tuple[Any, str]]:
     out: list[tuple[Any, str]] = []
     for key, feature, mode in ctx.enabled_features():
-        base, path = (feature["modes"][mode], f"features.{key}.modes.{mode}") if mode else (
+        base, path = (feature.modes[mode], f"features.{key}.modes.{mode}") if mode else (
             feature, f"features.{key}")
-        overrides = base.get("hardware_overrides")
+        overrides = base.hardware_overrides
         hw_key = layered_key(overrides, ctx.profile, ctx.sel.hardware)
         block = overrides[hw_key] if hw_key else None
-        if isinstance(block, dict) and block.get(field) is not None:
-            out.append((block[field], f"{path}.hardware_overrides.{hw_key}.{field}"))
+        if isinstance(block, HardwareBlock) and block.field(field) is not None:
+            out.append((block.field(field), f"{path}.hardware_overrides.{hw_key}.{field}"))
         else:
-            out.append((base.get(field), f"{path}.{field}"))
+            out.append((base.args if field == "args" else base.env, f"{path}.{field}"))
     return out
 
 
@@ -125,15 +130,15 @@ def serve_chunks(ctx: Context, role: str | None = None, node: str | None = None,
 def _leading_chunks(ctx: Context, role: str | None) -> list[Chunk]:
     """Model, variant and strategy arguments: everything before the parallel layout."""
     variant, hw = ctx.variant, ctx.sel.hardware
-    chunks: list[Chunk] = [((ctx.recipe.get("model") or {}).get("base_args"), "model.base_args"),
-                           (variant.get("extra_args"), f"{ctx.variant_path}.extra_args")]
-    exact = (variant.get("hardware_overrides") or {}).get(hw)
-    if isinstance(exact, dict):
-        chunks.append((exact.get("extra_args"), f"{ctx.variant_path}.hardware_overrides.{hw}.extra_args"))
+    chunks: list[Chunk] = [(ctx.recipe.model.base_args, "model.base_args"),
+                           (variant.extra_args, f"{ctx.variant_path}.extra_args")]
+    exact = variant.exact_block(hw)
+    if exact is not None:
+        chunks.append((exact.extra_args, f"{ctx.variant_path}.hardware_overrides.{hw}.extra_args"))
     if not ctx.is_pd:
-        chunks.append((ctx.strategy.get("vllm_args"), f"{ctx.strategy_path}.vllm_args"))
+        chunks.append((ctx.strategy.vllm_args, f"{ctx.strategy_path}.vllm_args"))
     elif role:
-        chunks.append(((ctx.strategy.get(role) or {}).get("vllm_args"), f"{ctx.strategy_path}.{role}.vllm_args"))
+        chunks.append((ctx.strategy.role(role).vllm_args, f"{ctx.strategy_path}.{role}.vllm_args"))
     return chunks
 
 
@@ -144,17 +149,17 @@ def _placement_chunks(ctx: Context, role: str | None, node: str | None, rank: in
     if ctx.is_pd:
         return shapes.pd_role_args(ctx, role or "prefill", rank if node == "pool" else 0)
     size, source = shapes.single_node_size(ctx)
-    return [([ctx.strategy.get("parallel_flag") or "--tensor-parallel-size", str(size)], source)]
+    return [([ctx.strategy.parallel_flag or "--tensor-parallel-size", str(size)], source)]
 
 
 def _trailing_chunks(ctx: Context, role: str | None) -> list[Chunk]:
     """Overrides, features and KV connectors: everything after the parallel layout."""
     so = ctx.strategy_overrides
     chunks: list[Chunk] = []
-    if so:
-        block, path = (so.get(role) or {}, f"{ctx.so_path}.{role}") if role else (so, ctx.so_path)
-        chunks.append((block.get("extra_args"), f"{path}.extra_args"))
-        chunks.append((block.get("vllm_args"), f"{path}.vllm_args"))
+    if so.declared:
+        block, path = (so.role(role), f"{ctx.so_path}.{role}") if role else (so, ctx.so_path)
+        chunks.append((block.extra_args, f"{path}.extra_args"))
+        chunks.append((block.vllm_args, f"{path}.vllm_args"))
     chunks += hardware_layers(ctx, role, "extra_args")
     chunks += feature_blocks(ctx, "args")
     if ctx.kv_option:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from servekit.catalog.domain import Feature, Recipe, Strategy, StrategyOverride, Variant, recipe_of, strategy_of
 from servekit.errors import SelectionError
+from servekit.hardware import HardwareProfile, profile_of, profiles_for
 from servekit.synthesis import selection as rules
-from servekit.synthesis.hardware import generation, gpu_count
 from servekit.synthesis.plan import Selection
 
 Doc = dict[str, Any]
@@ -15,53 +16,55 @@ Doc = dict[str, Any]
 class Context:
     """The documents one selection reads and the facts derived from them, computed once.
 
-    Internal to synthesis (plain attributes, set in ``__init__``); ``memo`` caches pieces that
+    Internal to synthesis (plain attributes, set in ``__init__``); ``recipe``, ``variant``,
+    ``strategy`` and ``strategy_overrides`` are typed domain objects, ``hw`` is the typed hardware
+    profile and ``profile`` its taxonomy entry as written; ``memo`` caches pieces that
     several processes of one plan share (override blocks, feature blocks, env layers).
     """
 
-    __slots__ = ("sel", "recipe", "variant", "strategy", "profile", "taxonomy", "kv_store", "kv_option",
+    __slots__ = ("sel", "recipe", "variant", "strategy", "profile", "hw", "taxonomy", "kv_store", "kv_option",
                  "gen", "nvidia", "gpus", "deploy_type", "is_pd", "kv_composing", "kv_instances", "model_id",
                  "variant_path", "strategy_overrides", "so_path", "strategy_path", "memo", "_enabled")
 
-    def __init__(self, sel: Selection, recipe: Doc, variant: Doc, strategy: Doc, profile: Doc, taxonomy: Doc,
-                 kv_store: Doc | None, kv_option: Doc | None) -> None:
+    def __init__(self, sel: Selection, recipe: Recipe, variant: Variant, strategy: Strategy, profile: Doc,
+                 taxonomy: Doc, kv_store: Doc | None, kv_option: Doc | None) -> None:
         self.sel, self.recipe, self.variant, self.strategy = sel, recipe, variant, strategy
         self.profile, self.taxonomy, self.kv_store, self.kv_option = profile, taxonomy, kv_store, kv_option
-        self.gen = generation(profile)
-        self.nvidia = profile.get("brand") == "NVIDIA"
-        self.gpus = gpu_count(profile, 1)
-        self.deploy_type = strategy.get("deploy_type") or "single_node"
+        self.hw: HardwareProfile = profiles_for(taxonomy).get(sel.hardware) or profile_of(profile, sel.hardware)
+        self.gen = self.hw.generation
+        self.nvidia = self.hw.brand == "NVIDIA"
+        self.gpus = self.hw.devices
+        self.deploy_type = strategy.deploy_type or "single_node"
         self.is_pd = self.deploy_type == "pd_cluster"
         self.kv_composing = kv_store is not None and not self.is_pd
         instances = (kv_store or {}).get("default_instances")
         self.kv_instances = int(instances) if isinstance(instances, int) and instances >= 1 else 2
-        self.model_id = variant.get("model_id") or (recipe.get("model") or {}).get("model_id") or "unknown"
+        self.model_id = variant.model_id or recipe.model.model_id or "unknown"
         self.variant_path = f"variants.{sel.variant}"
-        overrides = (recipe.get("strategy_overrides") or {}).get(sel.strategy)
-        self.strategy_overrides = overrides if isinstance(overrides, dict) else {}
+        self.strategy_overrides: StrategyOverride = recipe.strategy_override(sel.strategy)
         self.so_path = f"strategy_overrides.{sel.strategy}"
         self.strategy_path = f"strategies/{sel.strategy}"
         self.memo: dict = {}
-        self._enabled: list[tuple[str, Doc, str | None]] | None = None
+        self._enabled: list[tuple[str, Feature, str | None]] | None = None
 
-    def enabled_features(self) -> list[tuple[str, Doc, str | None]]:
-        """(key, feature doc, resolved mode key or None) for every feature that applies here."""
+    def enabled_features(self) -> list[tuple[str, Feature, str | None]]:
+        """(key, feature, resolved mode key or None) for every feature that applies here."""
         if self._enabled is None:
             self._enabled = list(self._walk_features())
         return self._enabled
 
     def _walk_features(self):
-        features = self.recipe.get("features") or {}
+        features = self.recipe.features
         for key in self.sel.features:
             feature = features.get(key)
-            if not isinstance(feature, dict):
+            if feature is None:
                 continue
-            if not rules.feature_allowed_for_strategy(feature, self.sel.strategy):
+            if not feature.allowed_for_strategy(self.sel.strategy):
                 continue
-            if self.kv_composing and (feature.get("companion") or {}).get("command"):
+            if self.kv_composing and feature.companion.command:
                 continue
             mode = None
-            if isinstance(feature.get("modes"), dict):
+            if feature.modes is not None:
                 mode = rules.resolve_mode(
                     feature, key, self.variant, self.sel.variant, self.profile, self.sel.hardware,
                     self.sel.mode_map.get(key),
@@ -73,13 +76,11 @@ class Context:
 
 def build_context(docs, sel: Selection) -> Context:
     """Look up every document a selection names; unknown names are a SelectionError."""
-    recipe = docs.recipes.get(sel.recipe_id)
-    if recipe is None:
+    if docs.recipes.get(sel.recipe_id) is None:
         raise SelectionError(f"unknown recipe {sel.recipe_id!r}")
-    variants = recipe.get("variants") or {}
-    variant = variants.get(sel.variant) or variants.get("default") or {}
+    recipe = recipe_of(docs, sel.recipe_id)
     profiles = docs.taxonomy.get("hardware_profiles") or {}
-    strategy_doc = docs.strategies.get(sel.strategy) or docs.kv_store.get(sel.strategy) or {}
+    strategy_doc = strategy_of(docs, sel.strategy)
     kv_store = None
     kv_option = None
     if sel.kv_offload:
@@ -96,7 +97,7 @@ def build_context(docs, sel: Selection) -> Context:
     return Context(
         sel=sel,
         recipe=recipe,
-        variant=variant,
+        variant=recipe.variant_or_default(sel.variant),
         strategy=strategy_doc,
         profile=profiles.get(sel.hardware) or {},
         taxonomy=docs.taxonomy,

@@ -1,4 +1,5 @@
-"""Container image and ``docker run`` wrapping per hardware brand.
+"""Container image and ``docker run`` wrapping per hardware brand (the device flags are the
+profile's: ``HardwareProfile.container``).
 
 Image precedence: the variant's exact-hardware ``docker_image``; the variant's, then the
 model's ``docker_image`` (a bare string pins NVIDIA only; a map is keyed by brand, and
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from servekit.hardware import profile_of
 from servekit.synthesis.context import Context
 from servekit.synthesis.plan import Docker
 from servekit.synthesis.shell import quote, quote_word, text
@@ -28,30 +30,14 @@ NIGHTLY_IMAGES = {
 }
 XPU_IMAGE = "vllm/vllm-openai-xpu:latest"
 HF_CACHE_MOUNT = "~/.cache/huggingface:/root/.cache/huggingface"
-ASCEND_HOST_MOUNTS = (
-    "/usr/local/Ascend/driver:/usr/local/Ascend/driver",
-    "/etc/ascend_install.info:/etc/ascend_install.info",
-    "/usr/local/dcmi:/usr/local/dcmi",
-    "/usr/local/bin/npu-smi:/usr/local/bin/npu-smi",
-)
 BRAND_KEYS = ("nvidia", "amd", "tpu", "intel", "npu", "qaic")
-"""Keys of a brand-keyed ``docker_image`` map. ``qaic`` (Qualcomm Cloud AI) has no public
-default image: without a pin its plans carry no docker form."""
+"""Keys of a brand-keyed ``docker_image`` map (a profile's ``image_key``). ``qaic`` (Qualcomm
+Cloud AI) has no public default image: without a pin its plans carry no docker form."""
 
 
 def brand_key(profile: dict[str, Any]) -> str:
-    gen, brand = profile.get("generation"), profile.get("brand")
-    if gen == "tpu":
-        return "tpu"
-    if brand == "AMD":
-        return "amd"
-    if gen in ("cpu", "xpu") or brand == "Intel":
-        return "intel"
-    if gen == "npu":
-        return "npu"
-    if gen == "qaic" or brand == "Qualcomm":
-        return "qaic"
-    return "nvidia"
+    """The ``docker_image`` map key of a taxonomy entry (``HardwareProfile.image_key``)."""
+    return profile_of(profile).image_key
 
 
 def _is_cuda_map(value: Any) -> bool:
@@ -72,53 +58,21 @@ def image_override(override: Any, key: str) -> tuple[str | None, dict | None]:
     return None, (override if key == "nvidia" and _is_cuda_map(override) else None)
 
 
-def _device_flags(profile: dict[str, Any], key: str) -> tuple[list[str], list[str]]:
-    """(argv, shell lines) of the flags that expose the accelerator to the container."""
-    gen = profile.get("generation")
-    if key == "tpu":
-        return ["--privileged", "--network", "host", "-v", "/dev/shm:/dev/shm"], [
-            "--privileged --network host", "-v /dev/shm:/dev/shm"]
-    if key == "amd":
-        return (["--device=/dev/kfd", "--device=/dev/dri", "--security-opt", "seccomp=unconfined",
-                 "--group-add", "video"],
-                ["--device=/dev/kfd --device=/dev/dri", "--security-opt seccomp=unconfined --group-add video"])
-    if gen == "xpu":
-        return (["--device", "/dev/dri", "-v", "/dev/dri/by-path:/dev/dri/by-path", "--shm-size", "16g"],
-                ["--device /dev/dri", "-v /dev/dri/by-path:/dev/dri/by-path --shm-size 16g"])
-    if key == "npu":
-        count = profile.get("gpu_count") or 1
-        nodes = [*(f"/dev/davinci{i}" for i in range(count)), "/dev/davinci_manager", "/dev/hisi_hdc"]
-        devices = [f"--device {n}" for n in nodes]
-        lines = [" ".join(devices[i:i + 4]) for i in range(0, len(devices), 4)]
-        argv = [t for n in nodes for t in ("--device", n)]
-        argv += [t for m in ASCEND_HOST_MOUNTS for t in ("-v", m)]
-        return argv, lines + [f"-v {m}" for m in ASCEND_HOST_MOUNTS]
-    if key == "intel":
-        return ["--shm-size", "16g"], ["--shm-size 16g"]
-    if key == "qaic":
-        count = profile.get("soc_count") or profile.get("gpu_count") or 1
-        nodes = [f"/dev/accel/accel{i}" for i in range(count)]
-        devices = [f"--device {n}" for n in nodes]
-        return ([t for n in nodes for t in ("--device", n)],
-                [" ".join(devices[i:i + 4]) for i in range(0, len(devices), 4)])
-    return ["--gpus", "all"], ["--gpus all"]
-
-
 def docker_for(ctx: Context) -> Docker:
-    key = brand_key(ctx.profile)
-    exact = ((ctx.variant.get("hardware_overrides") or {}).get(ctx.sel.hardware) or {}).get("docker_image")
+    key = ctx.hw.image_key
+    exact = block.docker_image if (block := ctx.variant.exact_block(ctx.sel.hardware)) is not None else None
     pinned = exact if isinstance(exact, str) else None
     source = f"{ctx.variant_path}.hardware_overrides.{ctx.sel.hardware}.docker_image" if pinned else ""
     cuda_map = None
-    for override, path in ((ctx.variant.get("docker_image"), f"{ctx.variant_path}.docker_image"),
-                           ((ctx.recipe.get("model") or {}).get("docker_image"), "model.docker_image")):
+    for override, path in ((ctx.variant.docker_image, f"{ctx.variant_path}.docker_image"),
+                           (ctx.recipe.model.docker_image, "model.docker_image")):
         if pinned or cuda_map:
             break
         pinned, cuda_map = image_override(override, key)
         if pinned or cuda_map:
             source = path
-    nightly = (ctx.recipe.get("model") or {}).get("nightly_required") is True
-    if ctx.profile.get("generation") == "xpu" and not pinned:
+    nightly = ctx.recipe.model.nightly_required
+    if ctx.hw.platform == "xpu" and not pinned:
         image, source = XPU_IMAGE, "default image (Intel XPU)"
     elif pinned:
         image = pinned
@@ -127,8 +81,8 @@ def docker_for(ctx: Context) -> Docker:
     else:
         image = (NIGHTLY_IMAGES if nightly else DEFAULT_IMAGES).get(key)
         source = f"default image ({key}{', nightly' if nightly else ''})"
-    argv, lines = _device_flags(ctx.profile, key)
-    return Docker(image, tuple(argv), tuple(lines), "npu" if key == "npu" else "gpu", source)
+    devices = ctx.hw.container
+    return Docker(image, devices.argv, devices.lines, devices.runtime, source)
 
 
 def _mounts(model: str, env: dict[str, Any]) -> list[str]:

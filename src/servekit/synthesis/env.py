@@ -11,9 +11,8 @@ from servekit.synthesis.plan import EnvVar
 
 NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENABLE",
                  "NCCL_NVLS_ENABLE", "UCX_NET_DEVICES")
-"""NCCL/UCX settings tuned for GB200/GB300 NVL4 trays; dropped from PD roles elsewhere."""
-
-NVL4_HARDWARE = ("gb200", "gb300")
+"""NCCL/UCX settings tuned for NVL4 trays (GB200/GB300, ``interconnect: nvl4``); dropped from PD
+roles elsewhere."""
 
 
 class EnvLayers:
@@ -52,33 +51,33 @@ def serve_env(ctx: Context, role: str | None = None, *, feature_env: bool = True
 
 def _layered_env(ctx: Context, role: str | None, feature_env: bool, pool_node: int) -> tuple[EnvVar, ...]:
     env, so, hw = EnvLayers(), ctx.strategy_overrides, ctx.sel.hardware
-    env.merge((ctx.recipe.get("model") or {}).get("base_env"), "model.base_env")
-    env.merge(ctx.variant.get("extra_env"), f"{ctx.variant_path}.extra_env")
-    exact = (ctx.variant.get("hardware_overrides") or {}).get(hw)
-    if isinstance(exact, dict):
-        env.merge(exact.get("extra_env"), f"{ctx.variant_path}.hardware_overrides.{hw}.extra_env")
+    env.merge(ctx.recipe.model.base_env, "model.base_env")
+    env.merge(ctx.variant.extra_env, f"{ctx.variant_path}.extra_env")
+    exact = ctx.variant.exact_block(hw)
+    if exact is not None:
+        env.merge(exact.extra_env, f"{ctx.variant_path}.hardware_overrides.{hw}.extra_env")
     if not ctx.is_pd:
-        env.merge(ctx.strategy.get("env"), f"{ctx.strategy_path}.env")
+        env.merge(ctx.strategy.env, f"{ctx.strategy_path}.env")
     elif role:
-        env.merge((ctx.strategy.get(role) or {}).get("env"), f"{ctx.strategy_path}.{role}.env")
+        env.merge(ctx.strategy.role(role).env, f"{ctx.strategy_path}.{role}.env")
     if ctx.kv_option:
         env.merge(ctx.kv_option.get("env"), f"taxonomy.kv_offload.{ctx.sel.kv_offload}.env")
     if ctx.kv_store is not None and (ctx.kv_composing or (ctx.is_pd and role and ctx.kv_store.get("pd"))):
         env.merge((ctx.kv_store.get("vllm") or {}).get("env"), f"kv_store/{ctx.sel.kv_offload}.vllm.env")
     if ctx.is_pd and role:
         _pin_devices(ctx, env, role)
-    if so:
-        env.merge(so.get("env"), f"{ctx.so_path}.env")
+    if so.declared:
+        env.merge(so.env, f"{ctx.so_path}.env")
         if role:
-            env.merge((so.get(role) or {}).get("env"), f"{ctx.so_path}.{role}.env")
+            env.merge(so.role(role).env, f"{ctx.so_path}.{role}.env")
         else:
-            env.merge(so.get("extra_env"), f"{ctx.so_path}.extra_env")
+            env.merge(so.extra_env, f"{ctx.so_path}.extra_env")
     for block, source in hardware_layers(ctx, role, "extra_env"):
         env.merge(block, source)
     if feature_env:
         for block, source in feature_blocks(ctx, "env"):
             env.merge(block, source)
-    if ctx.is_pd and hw not in NVL4_HARDWARE:
+    if ctx.is_pd and not ctx.hw.nvl4:
         for name in NVL4_ONLY_ENV:
             env.values.pop(name, None)
     if ctx.is_pd and role and pool_node > 0 and shapes.pd_pool_parallelism(ctx, role) == "dep":

@@ -8,37 +8,37 @@ exclusive with <feature>". Either side declaring it is enough.
 from __future__ import annotations
 
 import re
-from typing import Any
-
-Doc = dict[str, Any]
+from servekit.catalog.domain import Recipe
 
 _EXCLUSIVE_PHRASE = re.compile(r"mutually exclusive with ([^.;\n]*)", re.IGNORECASE)
 
 
-_EXCLUSION_CACHE: dict[int, tuple[Doc, dict[str, set[str]]]] = {}
+_EXCLUSION_CACHE: dict[int, tuple[Recipe, dict[str, set[str]]]] = {}
 
 
-def exclusive_with(recipe: Doc, feature_key: str) -> set[str]:
+def exclusive_with(recipe: Recipe, feature_key: str) -> set[str]:
     """Features that cannot run beside ``feature_key``, in either direction: an explicit
     ``exclusive_with: [..]`` list, or (for catalogs of the public schema) a description
     saying "Mutually exclusive with <feature>"."""
     cached = _EXCLUSION_CACHE.get(id(recipe))
     if cached is None or cached[0] is not recipe:
-        cached = (recipe, {key: _exclusive_with(recipe, key) for key in recipe.get("features") or {}})
+        cached = (recipe, {key: _exclusive_with(recipe, key) for key in recipe.features})
         _EXCLUSION_CACHE[id(recipe)] = cached
     return set(cached[1].get(feature_key, ()))
 
 
-def _exclusive_with(recipe: Doc, feature_key: str) -> set[str]:
-    features = recipe.get("features") or {}
+def _exclusive_with(recipe: Recipe, feature_key: str) -> set[str]:
+    features = recipe.features
 
     def declared(key: str) -> set[str]:
-        feature = features.get(key) or {}
-        explicit = feature.get("exclusive_with")
+        feature = features.get(key)
+        if feature is None:
+            return set()
+        explicit = feature.exclusive_with
         if isinstance(explicit, list):
             return {str(x) for x in explicit if x in features}
         found: set[str] = set()
-        for match in _EXCLUSIVE_PHRASE.finditer(str(feature.get("description") or "")):
+        for match in _EXCLUSIVE_PHRASE.finditer(str(feature.description or "")):
             found.update(w for w in re.findall(r"[A-Za-z0-9_]+", match.group(1)) if w in features)
         return found
 
@@ -48,7 +48,7 @@ def _exclusive_with(recipe: Doc, feature_key: str) -> set[str]:
     return out
 
 
-def apply_exclusions(recipe: Doc, enabled: list[str]) -> tuple[list[str], list[str]]:
+def apply_exclusions(recipe: Recipe, enabled: list[str]) -> tuple[list[str], list[str]]:
     """Drop earlier choices that a later, mutually exclusive choice overrides; say so."""
     kept: list[str] = []
     notes: list[str] = []

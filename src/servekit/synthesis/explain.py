@@ -1,16 +1,23 @@
-"""A plan explained for people: what runs, with which image and env, and why each flag is there."""
+"""A plan explained for people, as a script they can paste: what runs, with which image and env,
+on which machine, and why each flag is there."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from servekit.errors import SelectionError
 from servekit.synthesis import shell
+from servekit.synthesis.docker import docker_command
 from servekit.synthesis.plan import Plan, Process
+from servekit.synthesis.script import Install, Part, Script, Step, text_lines
 
 
 def why(source: str) -> str:
     """A short reason for a provenance key."""
     parts = source.split(".")
+    if source.startswith("override: "):
+        return source
     if source.startswith("features."):
         if ".modes." in source:
             return f"feature {parts[1]}, mode {parts[3]}" + (
@@ -37,53 +44,103 @@ def why(source: str) -> str:
     return source
 
 
-def _process_lines(plan: Plan, proc: Process) -> list[str]:
-    title = proc.role if proc.rank == 0 else f"{proc.role.replace('_node', '')} (node rank {proc.rank})"
-    flags = proc.argv()[len(proc.program) + 1:]
-    lines = [f"## {title}", shell.command(" ".join((*proc.program, proc.model)), flags)]
-    env = proc.env_map()
-    if env:
-        lines.append("env:")
-        lines += [f"  {k}={shell.text(v)}  # {why(next(e.source for e in proc.env if e.name == k))}"
-                  for k, v in env.items()]
-    lines.append("why:")
-    for arg in proc.args:
-        shown = " ".join(shell.quote(t) for t in arg.tokens())
-        lines.append(f"  {shown[:60]}{'…' if len(shown) > 60 else ''}  <- {why(arg.source)} [{arg.source}]")
-    return lines
-
-
-def explain(plan: Plan) -> list[str]:
-    """Plain text lines describing a plan (the CLI adds colour)."""
+def header_lines(plan: Plan, *, engine_neutral: bool = True) -> list[str]:
+    """The summary at the top: what is planned, the model, features, image and minimum version."""
     sel = plan.selection
-    lines = [f"# {sel.recipe_id} on {sel.hardware}: variant {sel.variant}, strategy {sel.strategy}, "
+    lines = [f"{sel.recipe_id} on {sel.hardware}: variant {sel.variant}, strategy {sel.strategy}, "
              f"{sel.node_count} node(s), {plan.deploy_type}",
              f"model: {plan.model_id}",
              f"features: {', '.join(sel.features) or '(none)'}"]
     if sel.kv_offload:
         lines.append(f"kv offload: {sel.kv_offload}")
-    lines.append(f"image: {plan.docker.image}  ({plan.docker.source})")
-    if plan.min_version:
-        lines.append(f"min vLLM version: {plan.min_version}  ({', '.join(plan.min_version_sources)})")
-    lines.append("install:")
+    if engine_neutral:
+        lines.append(f"image: {plan.docker.image}  ({plan.docker.source})")
+        if plan.min_version:
+            lines.append(f"min vLLM version: {plan.min_version}  ({', '.join(plan.min_version_sources)})")
+    return lines
+
+
+def _install(plan: Plan, docker: bool) -> tuple[Install, ...]:
+    steps = []
     for step in plan.install:
-        lines += [f"  [{step.kind}] {line}" for line in step.command.splitlines()]
-        if step.note:
-            lines.append(f"      note: {step.note}")
-    for proc in plan.processes:
-        lines += _process_lines(plan, proc)
-    router: dict[str, Any] = dict(plan.router or ())
-    if router.get("command"):
-        lines += ["## router", router["command"]]
+        runs = (step.kind == "docker") == docker or (docker and step.kind == "kv_offload")
+        steps.append(Install(step.kind, step.command, step.note, runs))
+    return tuple(steps)
+
+
+def _env(plan: Plan, proc: Process) -> dict[str, tuple[Any, str]]:
+    env = {var.name: (var.value, why(var.source)) for var in plan.env}
+    env.update({var.name: (var.value, why(var.source)) for var in proc.env})
+    return env
+
+
+def _why_lines(proc: Process) -> tuple[str, ...]:
+    out = []
+    for arg in proc.args:
+        shown = " ".join(shell.quote(t) for t in arg.tokens())
+        out.append(f"{shown[:60]}{'…' if len(shown) > 60 else ''}  <- {why(arg.source)} [{arg.source}]")
+    return tuple(out)
+
+
+def _title(plan: Plan, proc: Process, index: int, count: int) -> str:
+    if plan.deploy_type == "multi_node" and count > 1:
+        return f"machine {index + 1} of {count}: {proc.role}, node rank {proc.rank}"
+    name = proc.role if proc.rank == 0 else f"{proc.role.replace('_node', '')} (node rank {proc.rank})"
+    return name if count == 1 else f"{index + 1} of {count}: {name}"
+
+
+def _companions(plan: Plan) -> tuple[Step, ...]:
+    return tuple(Step(f"{c['label']}: {c['description']}".rstrip(": "), c["command"], background=True)
+                 for c in plan.extra("companions") or ())
+
+
+def _process_part(plan: Plan, proc: Process, title: str, docker: bool) -> Part:
+    env = _env(plan, proc)
+    flags = proc.argv()[len(proc.program) + 1:]
+    before = _companions(plan) if proc is plan.processes[0] else ()
+    if docker:
+        command = docker_command(plan.docker, str(proc.model), shell.arg_lines(flags),
+                                 {k: v for k, (v, _) in env.items()}, proc.port or 8000)
+        return Part(title, command, (), before, _why_lines(proc))
+    words = tuple((k, shell.quote_word(shell.text(v)), reason) for k, (v, reason) in env.items())
+    command = shell.command(" ".join(shell.quote(t) for t in (*proc.program, proc.model)), flags)
+    activate = any(s.kind == "pip" and "activate" in s.command for s in plan.install)
+    return Part(title, command, words, before, _why_lines(proc), activate)
+
+
+def _service_parts(plan: Plan) -> list[tuple[str, str]]:
+    """(title, command) of the services around the servers: Mooncake master and store, router."""
+    out = []
     master, store = plan.extra("master"), plan.extra("store")
     if master:
-        lines += ["## mooncake master", master["command"]]
+        out.append(("mooncake master", master["command"]))
     if store:
-        lines += ["## mooncake store", store["command"]]
-    if plan.extra("mooncake_config"):
-        import json
+        out.append(("mooncake store", store["command"]))
+    router: dict[str, Any] = dict(plan.router or ())
+    if router.get("command"):
+        out.append(("router", router["command"]))
+    return out
 
-        lines += ["## mooncake config ($MOONCAKE_CONFIG_PATH)", json.dumps(plan.extra("mooncake_config"), indent=2)]
-    for note in plan.notes:
-        lines.append(f"note: {note}")
-    return lines
+
+def plan_script(plan: Plan, *, docker: bool = False) -> Script:
+    """The plan as a ``Script``: install steps, then one part per machine or process."""
+    if docker and plan.docker.image is None:
+        raise SelectionError(f"this plan has no container image on {plan.selection.hardware}, so no docker form",
+                             fix="pass --image IMAGE to name one, or leave out --docker")
+    services = _service_parts(plan)
+    count = len(plan.processes) + len(services)
+    parts = [_process_part(plan, p, _title(plan, p, i, count), docker) for i, p in enumerate(plan.processes)]
+    offset = len(parts)
+    parts += [Part(title if count == 1 else f"{offset + i + 1} of {count}: {title}", command)
+              for i, (title, command) in enumerate(services)]
+    files = ()
+    if plan.extra("mooncake_config"):
+        files = (("Mooncake config, written to $MOONCAKE_CONFIG_PATH", "$MOONCAKE_CONFIG_PATH",
+                  json.dumps(plan.extra("mooncake_config"), indent=2)),)
+    return Script(tuple(header_lines(plan)), _install(plan, docker), tuple(parts), files,
+                  tuple(f"note: {note}" for note in plan.notes))
+
+
+def explain(plan: Plan, *, docker: bool = False) -> list[str]:
+    """Plain text lines describing a plan (the CLI adds colour); each is a comment or a command."""
+    return text_lines(plan_script(plan, docker=docker))

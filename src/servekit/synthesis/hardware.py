@@ -9,11 +9,17 @@ one of three layers, and this module is the one place that knows how each map is
   ``default``;
 * *generation* maps (recipe, variant and strategy-override ``hardware_overrides``): the
   generation, else ``nvidia`` for every NVIDIA profile.
+
+Rules here receive taxonomy entries as plain dicts; each fact is read from the typed profile
+built from that entry (``servekit.hardware.profile_of``).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from servekit.catalog.domain import Recipe, Variant
+from servekit.hardware import profile_of, variant_precision_supported
 
 Profile = dict[str, Any]
 Doc = dict[str, Any]
@@ -21,27 +27,16 @@ Doc = dict[str, Any]
 
 def generation(profile: Profile | None) -> str | None:
     """The profile's generation; a list (consumer cards) counts as its first entry."""
-    if not profile:
-        return None
-    gen = profile.get("generation") or profile.get("gpu_generation")
-    if isinstance(gen, list):
-        return gen[0] if gen else None
-    return gen
+    return profile_of(profile).generation if profile else None
 
 
 def generations(profile: Profile | None) -> list[str]:
     """Every generation a profile belongs to (a list for multi-generation entries)."""
-    if not profile:
-        return []
-    gen = profile.get("generation") or profile.get("gpu_generation")
-    if isinstance(gen, list):
-        return [g for g in gen if isinstance(g, str)]
-    return [gen] if isinstance(gen, str) else []
+    return list(profile_of(profile).generations) if profile else []
 
 
 def brand(profile: Profile | None) -> str | None:
-    value = (profile or {}).get("brand")
-    return value if isinstance(value, str) else None
+    return profile_of(profile).brand or None if profile else None
 
 
 def is_nvidia(profile: Profile | None) -> bool:
@@ -49,13 +44,12 @@ def is_nvidia(profile: Profile | None) -> bool:
 
 
 def gpu_count(profile: Profile | None, default: int = 1) -> int:
-    value = (profile or {}).get("gpu_count")
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
+    count = profile_of(profile).device_count if profile else None
+    return default if count is None else count
 
 
 def node_vram_gb(profile: Profile | None) -> float:
-    value = (profile or {}).get("vram_gb")
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+    return profile_of(profile).node_memory_gb if profile else 0.0
 
 
 def layered_key(mapping: Any, profile: Profile | None, hw_id: str | None) -> str | None:
@@ -111,60 +105,39 @@ def exact_key(mapping: Any, hw_id: str | None) -> str | None:
 
 # ── hardware predicates used by the default rules (re-exported by ``selection``) ─────────
 
-PRECISION_CONSTRAINTS: dict[str, dict[str, str]] = {
-    "nvfp4": {"brand": "NVIDIA", "generation": "blackwell"},
-    "fp4": {"brand": "NVIDIA", "generation": "blackwell"},
-}
-"""Precisions that only run on some hardware unless a variant says otherwise."""
-
-KV_STORE_BRANDS = ("NVIDIA", "AMD")
+KV_STORE_PLATFORMS = ("cuda", "rocm")
 """Mooncake's transfer engine ships CUDA and ROCm builds only."""
 
 
-def precision_constraint(variant: Doc | None) -> dict[str, str] | None:
-    variant = variant or {}
-    return variant.get("precision_hardware") or PRECISION_CONSTRAINTS.get(variant.get("precision"))
+def precision_compatible(profile: Profile, variant: Variant | None) -> bool:
+    return variant_precision_supported(profile_of(profile), variant.raw if variant is not None else None)
 
 
-def matches_constraint(profile: Profile, constraint: dict[str, str] | None) -> bool:
-    if not constraint:
-        return True
-    if constraint.get("brand") and brand(profile) != constraint["brand"]:
-        return False
-    if constraint.get("generation") and constraint["generation"] not in generations(profile):
-        return False
-    return True
-
-
-def precision_compatible(profile: Profile, variant: Doc | None) -> bool:
-    return matches_constraint(profile, precision_constraint(variant))
-
-
-def hardware_supported(recipe: Doc, hw_id: str) -> bool:
+def hardware_supported(recipe: Recipe, hw_id: str) -> bool:
     """A recipe opts a GPU out with ``meta.hardware.<id>: unsupported``."""
-    return ((recipe.get("meta") or {}).get("hardware") or {}).get(hw_id) != "unsupported"
+    return recipe.hardware_mark(hw_id) != "unsupported"
 
 
-def variant_hardware_supported(variant: Doc | None, hw_id: str, profile: Profile | None = None) -> bool:
+def variant_hardware_supported(variant: Variant | None, hw_id: str, profile: Profile | None = None) -> bool:
     """``supported_hardware`` lists profile ids (or ``arch:<compute_arch>``); empty = all."""
-    allowed = (variant or {}).get("supported_hardware")
+    allowed = variant.supported_hardware if variant is not None else None
     if not isinstance(allowed, list) or not allowed:
         return True
-    arch = (profile or {}).get("compute_arch")
+    arch = profile_of(profile).compute_arch if profile else None
     return hw_id in allowed or (arch is not None and f"arch:{arch}" in allowed)
 
 
-def hardware_visible(profile: Profile, hw_id: str, recipe: Doc) -> bool:
+def hardware_visible(profile: Profile, hw_id: str, recipe: Recipe) -> bool:
     """Restricted profiles (workstations, TPU, CPU, NPU) show only where a recipe declares them."""
-    return not profile.get("restricted") or hw_id in ((recipe.get("meta") or {}).get("hardware") or {})
+    return not profile_of(profile).restricted or hw_id in recipe.meta.hardware
 
 
 def hardware_scalable(profile: Profile | None) -> bool:
     """Workstations marked ``scalable: false`` cannot join a multi-node deployment."""
-    return (profile or {}).get("scalable") is not False
+    return profile_of(profile).scalable
 
 
 def kv_store_brand_supported(profile: Profile | None) -> bool:
-    return brand(profile) in KV_STORE_BRANDS
+    return bool(profile) and profile_of(profile).platform in KV_STORE_PLATFORMS
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from servekit.catalog.domain import ModelSection
 from servekit.synthesis import shapes
 from servekit.synthesis.context import Context
 from servekit.synthesis.plan import InstallStep
@@ -19,21 +20,20 @@ PIP_NIGHTLY = (
 )
 
 
-def pip_step(recipe: dict[str, Any]) -> InstallStep | None:
+def pip_step(model: ModelSection) -> InstallStep | None:
     """The pip install block (``model.install.pip: false`` drops it; a map overrides it)."""
-    model = recipe.get("model") or {}
-    config = (model.get("install") or {}).get("pip")
+    config = model.install.get("pip")
     if config is False:
         return None
-    nightly = model.get("nightly_required") is True
-    default_note = f"vLLM {model.get('min_vllm_version') or ''} isn't released yet — nightly required." if nightly else None
+    nightly = model.nightly_required
+    default_note = f"vLLM {model.min_vllm_version or ''} isn't released yet — nightly required." if nightly else None
     config = config if isinstance(config, dict) else {}
     return InstallStep("pip", config.get("command") or (PIP_NIGHTLY if nightly else PIP_DEFAULT),
                        config.get("note") or default_note)
 
 
-def docker_step(recipe: dict[str, Any], image: str | None) -> InstallStep | None:
-    config = ((recipe.get("model") or {}).get("install") or {}).get("docker")
+def docker_step(model: ModelSection, image: str | None) -> InstallStep | None:
+    config = model.install.get("docker")
     if config is False:
         return None
     config = config if isinstance(config, dict) else {}
@@ -41,8 +41,8 @@ def docker_step(recipe: dict[str, Any], image: str | None) -> InstallStep | None
 
 
 def install_steps(ctx: Context, image: str | None) -> tuple[InstallStep, ...]:
-    steps = [pip_step(ctx.recipe), docker_step(ctx.recipe, image)]
-    for dep in ctx.recipe.get("dependencies") or []:
+    steps = [pip_step(ctx.recipe.model), docker_step(ctx.recipe.model, image)]
+    for dep in ctx.recipe.dependencies:
         if isinstance(dep, dict) and dep.get("command"):
             steps.append(InstallStep("extra", str(dep["command"]), dep.get("note")))
     if ctx.kv_store is not None:
@@ -60,12 +60,12 @@ def min_version(ctx: Context) -> tuple[str | None, tuple[str, ...]]:
     Versions compare as versions (0.9 < 0.17); a value that is no version (``nightly``)
     wins only when nothing else is declared.
     """
-    declared = [((ctx.recipe.get("model") or {}).get("min_vllm_version"), "model.min_vllm_version"),
-                (ctx.variant.get("min_vllm_version"), f"{ctx.variant_path}.min_vllm_version")]
+    declared = [(ctx.recipe.model.min_vllm_version, "model.min_vllm_version"),
+                (ctx.variant.min_vllm_version, f"{ctx.variant_path}.min_vllm_version")]
     for key, feature, mode in ctx.enabled_features():
-        declared.append((feature.get("min_vllm_version"), f"features.{key}.min_vllm_version"))
-        if mode:
-            declared.append((feature["modes"][mode].get("min_vllm_version"),
+        declared.append((feature.min_vllm_version, f"features.{key}.min_vllm_version"))
+        if mode and feature.modes is not None:
+            declared.append((feature.modes[mode].min_vllm_version,
                              f"features.{key}.modes.{mode}.min_vllm_version"))
     if ctx.kv_store is not None:
         declared.append((ctx.kv_store.get("min_vllm_version"), f"kv_store/{ctx.sel.kv_offload}.min_vllm_version"))

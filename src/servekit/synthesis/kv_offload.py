@@ -9,20 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from servekit.catalog.domain import Recipe, Strategy
 from servekit.synthesis.hardware import Profile, brand, hardware_scalable, kv_store_brand_supported
 
 Doc = dict[str, Any]
 
 
-def strategy_allows_kv_offload(strategy_doc: Doc | None) -> bool:
+def strategy_allows_kv_offload(strategy_doc: Strategy | None) -> bool:
     """Serving strategies compose with KV offload unless they own the KV connector."""
-    doc = strategy_doc or {}
-    if doc.get("deploy_type") in ("pd_cluster", "kv_store_lb"):
-        return False
-    return doc.get("kv_offload") is not False and doc.get("allows_kv_offload") is not False
+    return strategy_doc is None or strategy_doc.allows_kv_offload_options()
 
 
-def kv_offload_allowed(option: Doc | None, strategy: str, strategy_doc: Doc | None) -> bool:
+def kv_offload_allowed(option: Doc | None, strategy: str, strategy_doc: Strategy | None) -> bool:
     """A taxonomy KV-offload option: never under PD / kv-store, else its ``strategies`` list."""
     if not option or not strategy_allows_kv_offload(strategy_doc):
         return False
@@ -30,11 +28,11 @@ def kv_offload_allowed(option: Doc | None, strategy: str, strategy_doc: Doc | No
     return not isinstance(allowed, list) or not allowed or strategy in allowed
 
 
-def kv_offload_supported(option: Doc | None, key: str, recipe: Doc, profile: Profile | None) -> bool:
+def kv_offload_supported(option: Doc | None, key: str, recipe: Recipe, profile: Profile | None) -> bool:
     """Recipe gate (``unsupported`` / ``requires_opt_in`` + ``verified``) and brand allowlist."""
     if not option:
         return False
-    support = (recipe.get("kv_offload_support") or {}).get(key)
+    support = recipe.kv_offload_support.get(key)
     if support == "unsupported" or (option.get("requires_opt_in") and support != "verified"):
         return False
     brands = option.get("brands")
@@ -42,8 +40,8 @@ def kv_offload_supported(option: Doc | None, key: str, recipe: Doc, profile: Pro
 
 
 
-def kv_store_offered(recipe: Doc, profile: Profile | None, hw_id: str, kv_id: str) -> bool:
+def kv_store_offered(recipe: Recipe, profile: Profile | None, hw_id: str, kv_id: str) -> bool:
     """A Mooncake deployment renders on scalable NVIDIA/AMD hardware unless the recipe opts the
     GPU out (``kv_cache_strategy_hardware.<kv_id>.<hw_id>: unsupported``)."""
-    opt_out = ((recipe.get("kv_cache_strategy_hardware") or {}).get(kv_id) or {}).get(hw_id)
+    opt_out = (recipe.kv_cache_strategy_hardware.get(kv_id) or {}).get(hw_id)
     return hardware_scalable(profile) and kv_store_brand_supported(profile) and opt_out != "unsupported"

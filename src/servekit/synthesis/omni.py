@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from servekit.catalog.domain import EMPTY_BLOCK, Recipe, block_or_empty
 from servekit.errors import SelectionError
 from servekit.synthesis.args import dedupe
 from servekit.synthesis.context import Context
@@ -20,10 +21,10 @@ from servekit.synthesis.plan import Process
 KNOWN_TASKS = ("t2i", "i2i", "t2v", "i2v", "ti2v", "t2a")
 
 
-def omni_tasks(recipe: dict[str, Any]) -> list[dict[str, Any]]:
+def omni_tasks(recipe: Recipe) -> list[dict[str, Any]]:
     """The recipe's task entries as maps with an ``id`` and a selector ``key``."""
     out = []
-    for entry in ((recipe.get("omni") or {}).get("tasks") or []):
+    for entry in (recipe.omni.get("tasks") or []):
         task = {"id": entry} if isinstance(entry, str) else dict(entry or {})
         if task.get("id") in KNOWN_TASKS:
             task.setdefault("key", task["id"])
@@ -31,11 +32,11 @@ def omni_tasks(recipe: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def is_omni(recipe: dict[str, Any]) -> bool:
-    return "omni" in ((recipe.get("meta") or {}).get("tasks") or []) and bool(omni_tasks(recipe))
+def is_omni(recipe: Recipe) -> bool:
+    return "omni" in recipe.meta.tasks and bool(omni_tasks(recipe))
 
 
-def pick_task(recipe: dict[str, Any], key: str | None) -> dict[str, Any]:
+def pick_task(recipe: Recipe, key: str | None) -> dict[str, Any]:
     tasks = omni_tasks(recipe)
     if key is None:
         return tasks[0]
@@ -52,27 +53,28 @@ def omni_process(ctx: Context) -> Process:
     model = exact.get("model_id") or task.get("model_id") or ctx.model_id
     task_path = f"omni.tasks[{task['key']}]"
     not_default = ctx.sel.variant != "default"
-    chunks = [((recipe.get("model") or {}).get("base_args"), "model.base_args"),
-              (variant.get("extra_args") if not_default else None, f"{ctx.variant_path}.extra_args"),
+    chunks = [(recipe.model.base_args, "model.base_args"),
+              (variant.extra_args if not_default else None, f"{ctx.variant_path}.extra_args"),
               (task.get("extra_args"), f"{task_path}.extra_args"),
               (exact.get("extra_args"), f"{task_path}.hardware_overrides.{hw}.extra_args")]
     env = EnvLayers()
-    env.merge((recipe.get("model") or {}).get("base_env"), "model.base_env")
+    env.merge(recipe.model.base_env, "model.base_env")
     if not_default:
-        env.merge(variant.get("extra_env"), f"{ctx.variant_path}.extra_env")
-    for doc, path in ((recipe, "hardware_overrides"), (variant, f"{ctx.variant_path}.hardware_overrides")):
-        overrides = doc.get("hardware_overrides") or {}
+        env.merge(variant.extra_env, f"{ctx.variant_path}.extra_env")
+    for overrides, path in ((recipe.hardware_overrides, "hardware_overrides"),
+                            (variant.hardware_overrides, f"{ctx.variant_path}.hardware_overrides")):
         key = generation_key(overrides, ctx.profile)
         if key:
-            chunks.append((overrides[key].get("extra_args"), f"{path}.{key}.extra_args"))
-            env.merge(overrides[key].get("extra_env"), f"{path}.{key}.extra_env")
-    variant_exact = (variant.get("hardware_overrides") or {}).get(hw) or {}
-    chunks.append((variant_exact.get("extra_args"), f"{ctx.variant_path}.hardware_overrides.{hw}.extra_args"))
-    env.merge(variant_exact.get("extra_env"), f"{ctx.variant_path}.hardware_overrides.{hw}.extra_env")
-    port = (recipe.get("omni") or {}).get("port")
+            block = block_or_empty(overrides[key])
+            chunks.append((block.extra_args, f"{path}.{key}.extra_args"))
+            env.merge(block.extra_env, f"{path}.{key}.extra_env")
+    variant_exact = variant.exact_block(hw) or EMPTY_BLOCK
+    chunks.append((variant_exact.extra_args, f"{ctx.variant_path}.hardware_overrides.{hw}.extra_args"))
+    env.merge(variant_exact.extra_env, f"{ctx.variant_path}.hardware_overrides.{hw}.extra_env")
+    port = recipe.omni.get("port")
     if port:
         chunks.append((["--port", str(port)], "omni.port"))
     chunks.append((["--omni"], "omni.tasks"))
-    program = tuple(str((recipe.get("omni") or {}).get("serve_binary") or "vllm serve").split())
+    program = tuple(str(recipe.omni.get("serve_binary") or "vllm serve").split())
     return Process(role="serve", model=model, args=dedupe(chunks), env=env.result(), port=port or 8000,
                    program=program, meta=(("omni_task", task["key"]),))

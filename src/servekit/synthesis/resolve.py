@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
+from servekit.catalog.domain import EMPTY_VARIANT, Recipe, Strategy, recipe_of, strategies_of, strategy_of
 from servekit.errors import SelectionError
 from servekit.synthesis import selection as rules
+from servekit.synthesis.omni import is_omni, pick_task
 from servekit.synthesis.plan import Selection
 
 AUTO: Any = object()
@@ -50,6 +52,12 @@ def recipe_doc(docs, recipe_id: str) -> dict[str, Any]:
     return docs.recipes[recipe_id]
 
 
+def known_recipe(docs, recipe_id: str) -> Recipe:
+    """The typed recipe; an unknown id is a SelectionError listing the valid ones."""
+    recipe_doc(docs, recipe_id)
+    return recipe_of(docs, recipe_id)
+
+
 def _strategy_names(docs) -> list[str]:
     return [*docs.strategies, *docs.kv_store]
 
@@ -65,12 +73,10 @@ def parse_mode_pairs(values: Iterable[str]) -> dict[str, str]:
     return modes
 
 
-def _check_modes(recipe: dict, recipe_id: str, modes: dict[str, str]) -> tuple[tuple[str, str], ...]:
-    features = recipe.get("features") or {}
+def _check_modes(recipe: Recipe, recipe_id: str, modes: dict[str, str]) -> tuple[tuple[str, str], ...]:
     for feature, mode in modes.items():
-        _check("feature", feature, [k for k, f in features.items() if isinstance((f or {}).get("modes"), dict)],
-               f"{recipe_id} (features with modes)")
-        _check("mode", mode, list(features[feature]["modes"]), f"{recipe_id} feature {feature}")
+        _check("feature", feature, recipe.modal_features(), f"{recipe_id} (features with modes)")
+        _check("mode", mode, list(recipe.features[feature].modes), f"{recipe_id} feature {feature}")
     return tuple(modes.items())
 
 
@@ -97,9 +103,9 @@ def selection_from_request(docs, request: dict[str, Any]) -> Selection:
     recipe_id = _named(request, "recipe")
     if not isinstance(recipe_id, str):
         raise SelectionError(f"request field 'recipe' must be a recipe id string, not {json.dumps(recipe_id)}")
-    recipe = recipe_doc(docs, recipe_id)
+    recipe = known_recipe(docs, recipe_id)
     hardware = _check("hardware", _named(request, "hardware"), docs.taxonomy.get("hardware_profiles") or {})
-    variant = _check("variant", request.get("variant") or "default", recipe.get("variants") or {}, recipe_id)
+    variant = _check("variant", request.get("variant") or "default", recipe.variants, recipe_id)
     strategy = _check("strategy", _named(request, "strategy"), _strategy_names(docs))
     node_count = request.get("node_count", 1)
     if not isinstance(node_count, int) or isinstance(node_count, bool) or not 1 <= node_count <= rules.MAX_NODES:
@@ -108,7 +114,7 @@ def selection_from_request(docs, request: dict[str, Any]) -> Selection:
     modes = _typed(request, "modes", dict, str, {}, "an object of FEATURE: MODE names")
     pd_nodes = _typed(request, "pd_nodes", dict, int, None, "an object of role: node count")
     for feature in features:
-        _check("feature", feature, recipe.get("features") or {}, recipe_id)
+        _check("feature", feature, recipe.features, recipe_id)
     kept, notes = rules.apply_exclusions(recipe, list(features))
     kv = request.get("kv_offload")
     if kv is not None:
@@ -122,10 +128,10 @@ def selection_from_request(docs, request: dict[str, Any]) -> Selection:
     )
 
 
-def _check_nodes(docs, recipe: dict, strategy: str, profile: dict, hardware: str, nodes: int) -> None:
+def _check_nodes(docs, recipe: Recipe, strategy: str, profile: dict, hardware: str, nodes: int) -> None:
     if not 1 <= nodes <= rules.MAX_NODES:
         raise SelectionError(f"node count must be from 1 to {rules.MAX_NODES}, not {nodes}")
-    deploy_type = (docs.strategies.get(strategy) or {}).get("deploy_type")
+    deploy_type = _serving_deploy_type(docs, strategy)
     if nodes > 1 and deploy_type == "single_node":
         raise SelectionError(f"{strategy} runs on one node; for {nodes} nodes pick a multi-node strategy")
     if nodes > 1 and not rules.hardware_scalable(profile):
@@ -135,7 +141,17 @@ def _check_nodes(docs, recipe: dict, strategy: str, profile: dict, hardware: str
         raise SelectionError(f"{strategy} needs at least {floor} nodes of {hardware} (strategy_min_gpus)")
 
 
-def _check_kv_offload(docs, recipe: dict, key: str, strategy: str, hardware: str) -> None:
+def _serving_deploy_type(docs, strategy: str) -> Any:
+    """The deploy type of a serving strategy (None for an unknown name or a KV-store deployment)."""
+    return strategy_of(docs, strategy).deploy_type if docs.strategies.get(strategy) else None
+
+
+def _serving(docs, strategy: str) -> Strategy | None:
+    """A serving strategy by name (None for an unknown name or a KV-store deployment)."""
+    return strategy_of(docs, strategy) if docs.strategies.get(strategy) else None
+
+
+def _check_kv_offload(docs, recipe: Recipe, key: str, strategy: str, hardware: str) -> None:
     """A chosen KV-offload option must apply here; the plan never drops it silently."""
     options = docs.taxonomy.get("kv_offload") or {}
     _check("kv offload option", key, [*docs.kv_store, *options])
@@ -144,7 +160,7 @@ def _check_kv_offload(docs, recipe: dict, key: str, strategy: str, hardware: str
         if not rules.kv_store_brand_supported(profile):
             raise SelectionError(f"{key} needs NVIDIA or AMD GPUs (Mooncake has no build for {hardware})")
         return
-    option, strategy_doc = options[key], docs.strategies.get(strategy) or {}
+    option, strategy_doc = options[key], strategy_of(docs, strategy) if docs.strategies.get(strategy) else None
     if not rules.kv_offload_allowed(option, strategy, strategy_doc):
         raise SelectionError(f"kv offload {key} does not compose with strategy {strategy}")
     if not rules.kv_offload_supported(option, key, recipe, profile):
@@ -152,12 +168,12 @@ def _check_kv_offload(docs, recipe: dict, key: str, strategy: str, hardware: str
                              "(opted out, not verified for an opt-in option, or a brand it does not support)")
 
 
-def recommended_layout(docs, recipe: dict, variant_key: str, hw_id: str) -> tuple[str, int]:
+def recommended_layout(docs, recipe: Recipe, variant_key: str, hw_id: str) -> tuple[str, int]:
     """(strategy, node_count) the reference recommends for a variant on a hardware."""
     profiles = docs.taxonomy.get("hardware_profiles") or {}
     profile = profiles.get(hw_id) or {}
-    variant = (recipe.get("variants") or {}).get(variant_key) or {}
-    strategies = {**docs.strategies, **docs.kv_store}
+    variant = recipe.variant(variant_key)
+    strategies = strategies_of(docs)
     compatible = rules.offered_strategies(recipe, profile, hw_id, strategies)
     multi = rules.hardware_scalable(profile) and any(s.startswith("multi_node_") for s in compatible)
     base = 2 if not rules.fits_single_node(profile, variant, hw_id) and multi else 1
@@ -183,10 +199,10 @@ def resolve_selection(
     the default rules size them from the variant's VRAM floor. ``omni_task`` picks a vLLM-Omni
     task (left unset: the first task of an omni recipe; None: a plain serve plan).
     """
-    recipe = recipe_doc(docs, recipe_id)
+    recipe = known_recipe(docs, recipe_id)
     profiles = docs.taxonomy.get("hardware_profiles") or {}
     if variant is not None:
-        _check("variant", variant, recipe.get("variants") or {}, recipe_id)
+        _check("variant", variant, recipe.variants, recipe_id)
     if hardware is None:
         hardware = rules.default_hardware(profiles, recipe, variant or "default")
     _check("hardware", hardware, profiles)
@@ -199,14 +215,14 @@ def resolve_selection(
         if strategy not in offered and strategy in docs.kv_store:
             raise SelectionError(f"{strategy} is a KV-store deployment: pass it as --kv-offload {strategy}")
         _check("strategy", strategy, offered, f"{recipe_id} (strategies it offers)")
-        default_nodes = rules.strategy_node_count(recipe, strategy, docs.strategies.get(strategy), profile, hardware)
+        default_nodes = rules.strategy_node_count(recipe, strategy, _serving(docs, strategy), profile, hardware)
     nodes = node_count if node_count is not None else default_nodes
     _check_nodes(docs, recipe, strategy, profile, hardware, nodes)
     checked_modes = _check_modes(recipe, recipe_id, dict(modes or {}))
     enabled = _choose_features(recipe, recipe_id, hardware, variant, features, enable, disable, dict(checked_modes))
     kept, exclusion_notes = rules.apply_exclusions(recipe, enabled)
     for feature, mode in checked_modes:
-        allowed = rules.available_modes(recipe["features"][feature], variant, profile, hardware)
+        allowed = rules.available_modes(recipe.features[feature], variant, profile, hardware)
         if mode not in allowed:
             raise SelectionError(f"mode {mode!r} of {feature} is not available for variant {variant} on {hardware}; "
                                  f"valid choices: {', '.join(allowed) or '(none)'}")
@@ -223,10 +239,10 @@ def resolve_selection(
     )
 
 
-def _choose_variant(profiles, recipe: dict, recipe_id: str, variant: str | None, hardware: str):
+def _choose_variant(profiles, recipe: Recipe, recipe_id: str, variant: str | None, hardware: str):
     """(variant, notes): an explicit variant must run here; the default one falls back to
     the largest variant that does (e.g. BF16 -> FP8 on a single-GPU workstation)."""
-    variants = recipe.get("variants") or {}
+    variants = recipe.variants
     profile = profiles[hardware]
     if variant is not None:
         if not rules.hardware_allowed(profiles, recipe, variants[variant], hardware):
@@ -235,7 +251,7 @@ def _choose_variant(profiles, recipe: dict, recipe_id: str, variant: str | None,
                                  f"valid hardware: {', '.join(valid) or '(none)'}")
         return variant, []
     variant = "default" if "default" in variants else next(iter(variants), "default")
-    runs = rules.variant_runs_on_hardware(profile, variants.get(variant) or {}, hardware)
+    runs = rules.variant_runs_on_hardware(profile, variants.get(variant) or EMPTY_VARIANT, hardware)
     if runs and (rules.hardware_scalable(profile) or rules.fits_single_node(profile, variants.get(variant), hardware)):
         return variant, []
     fitting = rules.fitting_variant(recipe, profile, hardware)
@@ -244,10 +260,10 @@ def _choose_variant(profiles, recipe: dict, recipe_id: str, variant: str | None,
     return variant, []
 
 
-def _choose_features(recipe: dict, recipe_id: str, hardware: str, variant: str, features, enable, disable,
+def _choose_features(recipe: Recipe, recipe_id: str, hardware: str, variant: str, features, enable, disable,
                      modes: dict[str, str]) -> list[str]:
     """Enabled features in choice order: defaults (or the given set), then each enabled one."""
-    keys = list(recipe.get("features") or {})
+    keys = list(recipe.features)
     base = list(features) if features is not None else rules.default_features(recipe, hardware, variant)
     for name in [*base, *enable, *disable]:
         _check("feature", name, keys, recipe_id)
@@ -261,12 +277,12 @@ def _choose_features(recipe: dict, recipe_id: str, hardware: str, variant: str, 
     return enabled
 
 
-def _default_pd_nodes(docs, recipe: dict, recipe_id: str, strategy: str, variant: str, hardware: str):
-    if (docs.strategies.get(strategy) or {}).get("deploy_type") != "pd_cluster":
+def _default_pd_nodes(docs, recipe: Recipe, recipe_id: str, strategy: str, variant: str, hardware: str):
+    if _serving_deploy_type(docs, strategy) != "pd_cluster":
         return None
     profile = (docs.taxonomy.get("hardware_profiles") or {})[hardware]
-    sized = rules.pd_pool_nodes(profile, (recipe.get("variants") or {}).get(variant) or {}, recipe,
-                                {**docs.strategies, **docs.kv_store}, hardware)
+    sized = rules.pd_pool_nodes(profile, recipe.variants.get(variant) or EMPTY_VARIANT, recipe,
+                                strategies_of(docs), hardware)
     if sized == "skip":
         raise SelectionError(f"pd_cluster for {recipe_id} {variant} on {hardware} would need more than "
                              f"{rules.MAX_PD_NODES_PER_ROLE} nodes per role",
@@ -274,9 +290,7 @@ def _default_pd_nodes(docs, recipe: dict, recipe_id: str, strategy: str, variant
     return sized
 
 
-def _choose_omni_task(recipe: dict, recipe_id: str, omni_task: Any) -> str | None:
-    from servekit.synthesis.omni import is_omni, pick_task
-
+def _choose_omni_task(recipe: Recipe, recipe_id: str, omni_task: Any) -> str | None:
     if omni_task is AUTO:
         return pick_task(recipe, None)["key"] if is_omni(recipe) else None
     if omni_task is None:

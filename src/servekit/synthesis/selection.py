@@ -1,7 +1,8 @@
 """Every default rule of the catalog, in one place: default hardware, fitting variant,
 recommended strategy, offered strategies and node counts, default and forced features, mode
 resolution. Feature exclusions (``exclusions``) and KV-offload gates (``kv_offload``) live in
-their own modules and are re-exported here. Pure functions over plain catalog documents.
+their own modules and are re-exported here. Pure functions over the typed recipe, variant,
+feature, mode and strategy (``servekit.catalog.domain``) and taxonomy hardware profiles.
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ import math
 import re
 from typing import Any
 
+from servekit.catalog.domain import Feature, Mode, Recipe, Strategy, Variant
+from servekit.hardware import profile_of
+from servekit.hardware.precision import needs_native_precision
 from servekit.synthesis.hardware import (  # noqa: F401 - hardware predicates are part of this API
-    KV_STORE_BRANDS,
-    PRECISION_CONSTRAINTS,
+    KV_STORE_PLATFORMS,
     Profile,
     brand,
     generations,
@@ -22,10 +25,8 @@ from servekit.synthesis.hardware import (  # noqa: F401 - hardware predicates ar
     hardware_visible,
     kv_store_brand_supported,
     layered_value,
-    matches_constraint,
     node_vram_gb,
     precision_compatible,
-    precision_constraint,
     variant_hardware_supported,
 )
 from servekit.synthesis.exclusions import apply_exclusions, exclusive_with  # noqa: F401 - part of this API
@@ -35,8 +36,6 @@ from servekit.synthesis.kv_offload import (  # noqa: F401 - part of this API
     kv_store_offered,
     strategy_allows_kv_offload,
 )
-
-Doc = dict[str, Any]
 
 MAX_NODES = 16
 """Most nodes one deployment (or one PD pool) may span."""
@@ -54,7 +53,7 @@ def _number(value: Any) -> float:
 # ── hardware ─────────────────────────────────────────────────────────────────────────────
 
 
-def hardware_allowed(profiles: dict[str, Profile], recipe: Doc, variant: Doc | None, hw_id: str) -> bool:
+def hardware_allowed(profiles: dict[str, Profile], recipe: Recipe, variant: Variant | None, hw_id: str) -> bool:
     profile = profiles.get(hw_id) or {}
     return (
         precision_compatible(profile, variant)
@@ -63,55 +62,63 @@ def hardware_allowed(profiles: dict[str, Profile], recipe: Doc, variant: Doc | N
     )
 
 
-def compatible_hardware(profiles: dict[str, Profile], recipe: Doc, variant_key: str = "default") -> list[str]:
+def compatible_hardware(profiles: dict[str, Profile], recipe: Recipe, variant_key: str = "default") -> list[str]:
     """Profiles a variant may render on (precision, recipe opt-outs, variant allowlist)."""
-    variant = (recipe.get("variants") or {}).get(variant_key)
+    variant = recipe.variant(variant_key)
     return [hw for hw in profiles if hardware_allowed(profiles, recipe, variant, hw)]
 
 
-def default_hardware(profiles: dict[str, Profile], recipe: Doc, variant_key: str = "default") -> str:
+def default_hardware(profiles: dict[str, Profile], recipe: Recipe, variant_key: str = "default") -> str:
     """The landing hardware: the author's pick, else B200/GB200 for Blackwell-only, else H200."""
-    variant = (recipe.get("variants") or {}).get(variant_key)
-    constraint = precision_constraint(variant)
+    variant = recipe.variant(variant_key)
     candidates = [
         hw
         for hw in compatible_hardware(profiles, recipe, variant_key)
         if hardware_visible(profiles[hw], hw, recipe)
     ]
-    authored = (recipe.get("meta") or {}).get("default_hardware")
+    authored = recipe.meta.default_hardware
     if authored and authored in candidates:
         return authored
-    if constraint and constraint.get("generation") == "blackwell":
+    if _lands_on_blackwell(variant):
         for hw in ("b200", "gb200"):
             if hw in candidates:
                 return hw
     if "h200" in candidates:
         return "h200"
-    order = {"NVIDIA": 0, "AMD": 1}
-    candidates.sort(key=lambda hw: (order.get(brand(profiles[hw]) or "", 9), hw))
+    order = {"cuda": 0, "rocm": 1}
+    candidates.sort(key=lambda hw: (order.get(profile_of(profiles[hw], hw).platform, 9), hw))
     return candidates[0] if candidates else "h200"
+
+
+def _lands_on_blackwell(variant: Variant | None) -> bool:
+    """A variant whose precision needs Blackwell lands on B200 (else GB200) rather than H200."""
+    explicit = variant.precision_hardware if variant is not None else None
+    if explicit:
+        return explicit.get("generation") == "blackwell"
+    return needs_native_precision(variant.raw if variant is not None else None)
 
 
 # ── variants and VRAM ────────────────────────────────────────────────────────────────────
 
 
-def variant_vram_minimum_gb(variant: Doc | None, hw_id: str | None = None) -> float:
+def variant_vram_minimum_gb(variant: Variant | None, hw_id: str | None = None) -> float:
     """A variant's VRAM floor; ``hardware_overrides.<hw>.vram_minimum_gb`` wins for that GPU."""
-    variant = variant or {}
-    override = ((variant.get("hardware_overrides") or {}).get(hw_id) or {}) if hw_id else {}
-    if _number(override.get("vram_minimum_gb")) > 0:
-        return _number(override["vram_minimum_gb"])
-    return _number(variant.get("vram_minimum_gb"))
+    if variant is None:
+        return 0.0
+    override = variant.exact_block(hw_id)
+    if override is not None and _number(override.vram_minimum_gb) > 0:
+        return _number(override.vram_minimum_gb)
+    return _number(variant.vram_minimum_gb)
 
 
-def fits_single_node(profile: Profile | None, variant: Doc | None, hw_id: str | None = None) -> bool:
+def fits_single_node(profile: Profile | None, variant: Variant | None, hw_id: str | None = None) -> bool:
     """Missing size information counts as a fit (incomplete metadata never blocks)."""
     node = node_vram_gb(profile)
     need = variant_vram_minimum_gb(variant, hw_id)
     return need <= 0 or node <= 0 or need <= node
 
 
-def pd_fits_single_node(profile: Profile | None, variant: Doc | None, hw_id: str | None = None) -> bool:
+def pd_fits_single_node(profile: Profile | None, variant: Variant | None, hw_id: str | None = None) -> bool:
     """Co-located PD halves the node: it needs two GPUs and twice the model's VRAM."""
     if not profile or variant is None:
         return False
@@ -120,7 +127,7 @@ def pd_fits_single_node(profile: Profile | None, variant: Doc | None, hw_id: str
     return node_vram_gb(profile) >= 2 * variant_vram_minimum_gb(variant, hw_id)
 
 
-def variant_runs_on_hardware(profile: Profile, variant: Doc, hw_id: str | None = None) -> bool:
+def variant_runs_on_hardware(profile: Profile, variant: Variant, hw_id: str | None = None) -> bool:
     if not precision_compatible(profile, variant):
         return False
     if hw_id and not variant_hardware_supported(variant, hw_id, profile):
@@ -128,45 +135,41 @@ def variant_runs_on_hardware(profile: Profile, variant: Doc, hw_id: str | None =
     return hardware_scalable(profile) or fits_single_node(profile, variant, hw_id)
 
 
-def fitting_variant(recipe: Doc, profile: Profile, hw_id: str | None = None) -> str | None:
+def fitting_variant(recipe: Recipe, profile: Profile, hw_id: str | None = None) -> str | None:
     """The largest-footprint variant that runs here (for non-scalable hardware)."""
-    fitting = [
-        (key, v)
-        for key, v in (recipe.get("variants") or {}).items()
-        if variant_runs_on_hardware(profile, v or {}, hw_id)
-    ]
+    fitting = [(key, v) for key, v in recipe.variants.items() if variant_runs_on_hardware(profile, v, hw_id)]
     if not fitting:
         return None
-    best = max(fitting, key=lambda kv: _number((kv[1] or {}).get("vram_minimum_gb")))
-    top = _number((best[1] or {}).get("vram_minimum_gb"))
-    return next(k for k, v in fitting if _number((v or {}).get("vram_minimum_gb")) == top)
+    top = max(_number(v.vram_minimum_gb) for _, v in fitting)
+    return next(k for k, v in fitting if _number(v.vram_minimum_gb) == top)
 
 
 # ── strategies and node counts ───────────────────────────────────────────────────────────
 
 
-def effective_compatible_strategies(recipe: Doc) -> list[str]:
+def effective_compatible_strategies(recipe: Recipe) -> list[str]:
     """``compatible_strategies`` plus strategies granted ``supported`` in ``strategy_hardware``."""
-    listed = list(recipe.get("compatible_strategies") or [])
+    listed = list(recipe.compatible_strategies)
     grants = [
         name
-        for name, gate in (recipe.get("strategy_hardware") or {}).items()
+        for name, gate in recipe.strategy_hardware.items()
         if name not in listed and isinstance(gate, dict) and "supported" in gate.values()
     ]
     return listed + grants
 
 
-def strategy_supported_on_hardware(recipe: Doc, strategy: str, profile: Profile | None, hw_id: str | None) -> bool:
-    gate = layered_value((recipe.get("strategy_hardware") or {}).get(strategy), profile, hw_id)
+def strategy_supported_on_hardware(recipe: Recipe, strategy: str, profile: Profile | None,
+                                   hw_id: str | None) -> bool:
+    gate = layered_value(recipe.strategy_hardware.get(strategy), profile, hw_id)
     if gate is not None:
         return gate != "unsupported"
-    return strategy in (recipe.get("compatible_strategies") or [])
+    return strategy in recipe.compatible_strategies
 
 
-def recommended_strategy(recipe: Doc, profile: Profile | None = None, node_count: int = 1) -> str:
+def recommended_strategy(recipe: Recipe, profile: Profile | None = None, node_count: int = 1) -> str:
     """Tensor parallel first, unless the recipe names a ``default_strategy`` it offers."""
     compatible = effective_compatible_strategies(recipe)
-    explicit = recipe.get("default_strategy")
+    explicit = recipe.default_strategy
     if explicit and explicit in compatible:
         if node_count > 1 and explicit.startswith("single_node_"):
             sibling = "multi_node_" + explicit[len("single_node_"):]
@@ -196,32 +199,33 @@ def _floor_in(block: Any, key: str) -> float:
     return 0
 
 
-def min_gpus_for_strategy(recipe: Doc, key: str, hw_id: str | None = None) -> float:
+def min_gpus_for_strategy(recipe: Recipe, key: str, hw_id: str | None = None) -> float:
     """``strategy_min_gpus``: one number, or per strategy / pool mode, or per exact GPU id."""
-    config = recipe.get("strategy_min_gpus")
+    config = recipe.strategy_min_gpus
     if not isinstance(config, dict):
         return _floor_in(config, key)  # absent, one number, or unusable
     return max(_floor_in(config, key), _floor_in(config.get(hw_id), key) if hw_id else 0)
 
 
-def nodes_for_strategy(recipe: Doc, key: str, gpus_per_node: int | None, hw_id: str | None = None) -> int:
+def nodes_for_strategy(recipe: Recipe, key: str, gpus_per_node: int | None, hw_id: str | None = None) -> int:
     return math.ceil(min_gpus_for_strategy(recipe, key, hw_id) / (gpus_per_node or 8)) or 1
 
 
 def strategy_reachable(
-    recipe: Doc, key: str, deploy_type: str | None, gpus_per_node: int | None, hw_id: str | None = None
+    recipe: Recipe, key: str, deploy_type: str | None, gpus_per_node: int | None, hw_id: str | None = None
 ) -> bool:
     scales_out = deploy_type in ("multi_node", "pd_cluster")
     return (MAX_NODES if scales_out else 1) * (gpus_per_node or 8) >= min_gpus_for_strategy(recipe, key, hw_id)
 
 
-def strategy_node_count(recipe: Doc, strategy: str, strategy_doc: Doc | None, profile: Profile, hw_id: str) -> int:
+def strategy_node_count(recipe: Recipe, strategy: str, strategy_doc: Strategy | None, profile: Profile,
+                        hw_id: str) -> int:
     """Nodes to render a strategy at: two for multi-node, grown to clear its GPU floor."""
-    usual = 2 if (strategy_doc or {}).get("deploy_type") == "multi_node" else 1
+    usual = 2 if strategy_doc is not None and strategy_doc.deploy_type == "multi_node" else 1
     return max(usual, nodes_for_strategy(recipe, strategy, gpu_count(profile, 0) or None, hw_id))
 
 
-def offered_strategies(recipe: Doc, profile: Profile, hw_id: str, strategies: dict[str, Doc]) -> list[str]:
+def offered_strategies(recipe: Recipe, profile: Profile, hw_id: str, strategies: dict[str, Strategy]) -> list[str]:
     """Serving strategies offered on one hardware, in ``effective_compatible_strategies`` order:
     supported there (``strategy_hardware``), reachable under ``strategy_min_gpus``, and neither
     multi-node nor PD on hardware that cannot scale out."""
@@ -229,19 +233,19 @@ def offered_strategies(recipe: Doc, profile: Profile, hw_id: str, strategies: di
     gpus = gpu_count(profile, 0) or None
     out = []
     for name in effective_compatible_strategies(recipe):
-        doc = strategies.get(name) or {}
-        if doc.get("deploy_type") == "kv_store_lb":
+        deploy_type = doc.deploy_type if (doc := strategies.get(name)) is not None else None
+        if deploy_type == "kv_store_lb":
             continue
         if not strategy_supported_on_hardware(recipe, name, profile, hw_id):
             continue
-        if not strategy_reachable(recipe, name, doc.get("deploy_type"), gpus, hw_id):
+        if not strategy_reachable(recipe, name, deploy_type, gpus, hw_id):
             continue
         if scalable or (not name.startswith("multi_node_") and name != "pd_cluster"):
             out.append(name)
     return out
 
 
-def pd_pool_modes(recipe: Doc) -> list[str]:
+def pd_pool_modes(recipe: Recipe) -> list[str]:
     """PD pool parallelism families offered, read off the strategy ids' suffixes."""
     modes: set[str] = set()
     for name in effective_compatible_strategies(recipe):
@@ -254,20 +258,20 @@ def pd_pool_modes(recipe: Doc) -> list[str]:
         elif re.search(r"(?:^|_)tp(?:_pp|_dp)?$", name):
             modes.add("tp")
     ordered = [m for m in ("tp", "tep", "dep") if m in (modes or {"tp"})]
-    restrict = ((recipe.get("strategy_overrides") or {}).get("pd_cluster") or {}).get("pool_modes")
+    restrict = recipe.strategy_override("pd_cluster").pool_modes
     if isinstance(restrict, list) and restrict:
         narrowed = [m for m in ordered if m in restrict]
         ordered = narrowed or ordered
     return ordered
 
 
-def pd_role_parallelism(recipe: Doc, strategy_doc: Doc | None, role: str) -> str:
-    override = (((recipe.get("strategy_overrides") or {}).get("pd_cluster") or {}).get(role) or {})
-    return override.get("parallelism") or ((strategy_doc or {}).get(role) or {}).get("parallelism") or "tp"
+def pd_role_parallelism(recipe: Recipe, strategy_doc: Strategy | None, role: str) -> str:
+    declared = strategy_doc.role(role).parallelism if strategy_doc is not None else None
+    return recipe.strategy_override("pd_cluster").role(role).parallelism or declared or "tp"
 
 
 def pd_pool_nodes(
-    profile: Profile, variant: Doc, recipe: Doc, strategies: dict[str, Doc], hw_id: str
+    profile: Profile, variant: Variant, recipe: Recipe, strategies: dict[str, Strategy], hw_id: str
 ) -> dict[str, int] | str | None:
     """Per-role node counts for a PD rendering: None = co-located, ``"skip"`` = too large."""
     if pd_fits_single_node(profile, variant, hw_id):
@@ -290,27 +294,26 @@ def pd_pool_nodes(
 # ── features and modes ───────────────────────────────────────────────────────────────────
 
 
-def default_features(recipe: Doc, hw_id: str | None, variant_key: str = "default") -> list[str]:
+def default_features(recipe: Recipe, hw_id: str | None, variant_key: str = "default") -> list[str]:
     """All features minus opt-ins (recipe-wide and per hardware), plus those a variant forces."""
-    opt_in = set(recipe.get("opt_in_features") or [])
-    opt_in.update(((recipe.get("hardware_opt_in_features") or {}).get(hw_id) or []) if hw_id else [])
-    variant = (recipe.get("variants") or {}).get(variant_key) or {}
-    forced = set((variant.get("default_modes") or {}).keys())
-    return [f for f in (recipe.get("features") or {}) if f in forced or f not in opt_in]
+    opt_in = set(recipe.opt_in_features)
+    opt_in.update((recipe.hardware_opt_in_features.get(hw_id) or []) if hw_id else [])
+    variant = recipe.variant(variant_key)
+    forced = set(variant.default_modes) if variant is not None else set()
+    return [f for f in recipe.features if f in forced or f not in opt_in]
 
 
-def feature_allowed_for_strategy(feature: Doc | None, strategy: str) -> bool:
-    allowed = (feature or {}).get("strategies")
-    return not isinstance(allowed, list) or not allowed or strategy in allowed
+def feature_allowed_for_strategy(feature: Feature | None, strategy: str) -> bool:
+    return feature is None or feature.allowed_for_strategy(strategy)
 
 
-def mode_allowed_for_variant(mode: Doc | None, variant_key: str) -> bool:
-    allowed = (mode or {}).get("variants")
+def mode_allowed_for_variant(mode: Mode | None, variant_key: str) -> bool:
+    allowed = mode.variants if mode is not None else None
     return not isinstance(allowed, list) or not allowed or variant_key in allowed
 
 
-def mode_supported_on_hardware(mode: Doc | None, profile: Profile | None, hw_id: str | None) -> bool:
-    gate = (mode or {}).get("hardware")
+def mode_supported_on_hardware(mode: Mode | None, profile: Profile | None, hw_id: str | None) -> bool:
+    gate = mode.hardware if mode is not None else None
     if not isinstance(gate, dict):
         return True
     gens = generations(profile)[:1]
@@ -319,9 +322,9 @@ def mode_supported_on_hardware(mode: Doc | None, profile: Profile | None, hw_id:
     return not (hw_id and gate.get(hw_id) == "unsupported")
 
 
-def available_modes(feature: Doc, variant_key: str, profile: Profile | None, hw_id: str | None) -> list[str]:
-    modes = feature.get("modes")
-    if not isinstance(modes, dict):
+def available_modes(feature: Feature, variant_key: str, profile: Profile | None, hw_id: str | None) -> list[str]:
+    modes = feature.modes
+    if modes is None:
         return []
     return [
         key for key, mode in modes.items()
@@ -330,7 +333,7 @@ def available_modes(feature: Doc, variant_key: str, profile: Profile | None, hw_
 
 
 def resolve_mode(
-    feature: Doc, feature_key: str, variant: Doc | None, variant_key: str,
+    feature: Feature, feature_key: str, variant: Variant | None, variant_key: str,
     profile: Profile | None, hw_id: str | None, chosen: str | None = None,
 ) -> str | None:
     """The mode a modal feature runs: the user's pick, the variant's ``default_modes``, the
@@ -338,8 +341,8 @@ def resolve_mode(
     allowed = available_modes(feature, variant_key, profile, hw_id)
     if not allowed:
         return None
-    for candidate in (chosen, ((variant or {}).get("default_modes") or {}).get(feature_key),
-                      feature.get("default_mode")):
+    forced = variant.default_modes.get(feature_key) if variant is not None else None
+    for candidate in (chosen, forced, feature.default_mode):
         if candidate and candidate in allowed:
             return candidate
     return allowed[0]

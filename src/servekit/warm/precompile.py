@@ -1,9 +1,10 @@
-"""Pre-compile steps per engine, run after the weights are in the cache.
+"""How pre-compile steps run, after the weights are in the cache.
 
-- vLLM: boot the server once with the plan's flags and ``HF_HUB_OFFLINE=1`` so its compile
-  caches fill, wait for ``/health``, stop it cleanly (SIGINT, then SIGTERM, to its process group).
-- MAX: ``max warm-cache`` with the flags translated from the plan (``--target`` when asked).
-- QAIC: the QEfficient compile step the QAIC dialect emits.
+- boot: start the engine's server once with the plan's flags and ``HF_HUB_OFFLINE=1`` so its
+  compile caches fill, wait for its readiness path, stop it cleanly (SIGINT, then SIGTERM, to
+  its process group);
+- a command: one step of the translated launch (e.g. ``max warm-cache``, a QEfficient compile),
+  run to completion in its own process group.
 
 Each step reports its wall time; a step that cannot run here says why (``skipped``).
 """
@@ -22,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from servekit import paths
-from servekit.warm.artifacts import vllm_model
+from servekit.engines.common.artifacts import MODEL, ArtifactError
+from servekit.engines.common.engine import Engine
 from servekit.warm.hub import HubSettings
 
 DONE, SKIPPED, FAILED = "done", "skipped", "failed"
@@ -87,24 +89,29 @@ def free_port(host: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
-def vllm_server_args(argv: Sequence[str]) -> tuple[str, list[str]]:
-    """(model, options) from ``vllm serve MODEL ...`` or a ``--model`` form, without host/port."""
+def server_args(engine: Engine, argv: Sequence[str]) -> tuple[str, list[str]]:
+    """(model, options) from the engine's launch (program form or ``-m`` form), without host/port."""
     words = [str(w) for w in argv]
-    model = vllm_model(words)
+    try:
+        model = next((a.repo_id for a in engine.artifacts(words) if a.role == MODEL), None)
+    except ArtifactError:
+        model = None
     if model is None:
-        raise ValueError("no model in the vLLM command")
-    if "serve" in words:
-        rest = words[words.index("serve") + 1 :]
+        raise ValueError(f"no model in the {engine.id} command")
+    program = list(engine.launch.program)
+    if words[: len(program)] == program:
+        rest = words[len(program) :]
         rest = rest[1:] if rest[:1] == [model] else rest
     else:
         rest = words[words.index("-m") + 2 :] if "-m" in words else words
+    dropped = tuple(o for o in (engine.launch.model_option, "--host", "--port") if o)
     options: list[str] = []
     skip = False
     for word in rest:
         if skip:
             skip = False
             continue
-        if word.split("=", 1)[0] in ("--model", "--host", "--port"):
+        if word.split("=", 1)[0] in dropped:
             skip = "=" not in word
             continue
         options.append(word)
@@ -144,22 +151,22 @@ def stop_process_group(proc: subprocess.Popen, grace: float) -> int | None:
     return proc.poll()
 
 
-def boot_vllm(
+def boot_server(
+    engine: Engine,
     python: Path,
     argv: Sequence[str],
     settings: HubSettings,
     plan_env: Mapping[str, object],
     options: BootOptions = BootOptions(),
 ) -> StepResult:
-    """Start the vLLM server once from the cache, wait until healthy, stop it."""
-    model, rest = vllm_server_args(argv)
+    """Start the engine's server once from the cache, wait until it is ready, stop it."""
+    launch = engine.launch
+    model, rest = server_args(engine, argv)
     port = free_port(options.host)
     command = (
         str(python),
-        "-m",
-        "vllm.entrypoints.openai.api_server",
-        "--model",
-        model,
+        *launch.module_program,
+        *((launch.model_option, model) if launch.model_option else (model,)),
         *rest,
         "--host",
         options.host,
@@ -167,18 +174,18 @@ def boot_vllm(
         str(port),
     )
     env = {**engine_environment(settings, plan_env), **options.extra_env}
-    log = _log_file("vllm")
+    log = _log_file(engine.id)
     started = time.monotonic()
     with log.open("wb") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         try:
-            problem = wait_healthy(f"http://{options.host}:{port}/health", proc, options.health_timeout)
+            problem = wait_healthy(f"http://{options.host}:{port}{launch.readiness_path}", proc, options.health_timeout)
             seconds = time.monotonic() - started
         finally:
             stop_process_group(proc, options.stop_timeout)
     if problem:
-        return StepResult("boot", "vllm", FAILED, seconds, f"{problem}: {_tail(log)}", command, str(log))
-    return StepResult("boot", "vllm", DONE, seconds, None, command, str(log))
+        return StepResult("boot", engine.id, FAILED, seconds, f"{problem}: {_tail(log)}", command, str(log))
+    return StepResult("boot", engine.id, DONE, seconds, None, command, str(log))
 
 
 def run_step(name: str, engine: str, command: Sequence[str], env: Mapping[str, str], timeout: float) -> StepResult:
@@ -206,18 +213,3 @@ def run_step(name: str, engine: str, command: Sequence[str], env: Mapping[str, s
     if code != 0:
         return StepResult(name, engine, FAILED, seconds, f"exit code {code}: {_tail(log)}", tuple(command), str(log))
     return StepResult(name, engine, DONE, seconds, None, tuple(command), str(log))
-
-
-def max_warm_cache(
-    executable: Path,
-    warm_argv: Sequence[str],
-    settings: HubSettings,
-    plan_env: Mapping[str, object],
-    timeout: float = 3600.0,
-) -> StepResult:
-    """``max warm-cache ...`` with the environment's own ``max`` program."""
-    words = [str(w) for w in warm_argv]
-    if words[:1] == ["max"]:
-        words = words[1:]
-    command = (str(executable), *words)
-    return run_step("warm-cache", "max", command, engine_environment(settings, plan_env), timeout)

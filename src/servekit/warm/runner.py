@@ -108,7 +108,7 @@ def artifacts_of(targets: Sequence[EngineTarget]) -> list[Artifact]:
     """Every repo the launches load; the vLLM-form argv names them for every engine."""
     found: list[Artifact] = []
     for target in targets:
-        found += artifacts_from_argv([str(w) for w in target.argv], "vllm")
+        found += artifacts_from_argv([str(w) for w in target.argv])
     return dedupe(found)
 
 

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from servekit.catalog.schema.base import Args, Companion, Env, NonNegativeNumber, PositiveInt, Spec
+
+
+DeviceKind = Literal["gpu", "cpu", "npu", "tpu", "accelerator"]
+HardwarePlatform = Literal["cuda", "rocm", "xpu", "cpu", "tpu", "ascend", "qaic"]
+GatedFormat = Literal["fp8", "nvfp4", "fp4", "mxfp4"]
+
+SERVEKIT_PROFILE_KEYS = ("kind", "platform", "compute_target", "precisions", "interconnect")
+"""servekit's own hardware-profile keys; a catalog without them gets them derived
+(``servekit.hardware.profile``), so they are optional everywhere."""
 
 
 class HardwareProfile(Spec):
@@ -24,6 +35,17 @@ class HardwareProfile(Spec):
     """True: offered only to recipes that name it in ``meta.hardware``."""
     compute_arch: StrictStr | None = None
     """Target for ``arch:<compute_arch>`` selectors in ``supported_hardware``."""
+    # servekit's own keys, derived when absent (see ``servekit.hardware.profile``):
+    kind: DeviceKind | None = None
+    """What one device is: gpu, cpu (a NUMA node), npu, tpu, or accelerator (a card such as Cloud AI 100)."""
+    platform: HardwarePlatform | None = None
+    """Software stack that drives it; picks the container device flags and default images."""
+    compute_target: StrictStr | None = None
+    """API:ARCH compile target of one device, e.g. ``cuda:sm_90`` or ``hip:gfx942``."""
+    precisions: list[GatedFormat] | None = None
+    """Gated number formats the device runs natively (fp8, nvfp4, fp4, mxfp4)."""
+    interconnect: StrictStr | None = None
+    """How the node's devices are linked: nvl4 (a tray of an NVL72 rack), nvlink, xgmi, pcie, ici."""
     # servekit's own keys for accelerators whose device is not one card (Cloud AI 100):
     soc_count: PositiveInt | None = None
     """SoCs (devices) in the node."""

@@ -1,0 +1,69 @@
+"""One kv-points line from a vLLM start-up log and the launch that wrote it (bench/gpu_fit_check.sh).
+
+Usage: python bench/gpu_fit_point.py --log LOG --model DIR --gpu NAME --vllm VERSION -- ARGS...
+
+Reads the figures vLLM logs (``Model loading took X GiB``, ``Available KV cache memory: X GiB``,
+``GPU KV cache size: N tokens``) and the model's config.json; prints one JSON line, or exits 1
+when the log has no pool (the launch failed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+CONFIG_KEYS = ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
+               "intermediate_size", "vocab_size", "sliding_window", "kv_lora_rank", "qk_rope_head_dim")
+
+
+def _figure(pattern: str, text: str) -> float | None:
+    found = re.findall(pattern, text)
+    return float(found[-1].replace(",", "")) if found else None
+
+
+def _gpu_memory_gib() -> float:
+    out = subprocess.run(["nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+                         capture_output=True, text=True, check=True).stdout
+    return round(float(out.splitlines()[0]) / 1024, 2)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    for name in ("--log", "--model", "--gpu", "--vllm"):
+        parser.add_argument(name, required=True)
+    parser.add_argument("args", nargs=argparse.REMAINDER)
+    opts = parser.parse_args()
+    args = [a for a in opts.args if a != "--"]
+    text = Path(opts.log).read_text(errors="replace")
+    tokens = _figure(r"GPU KV cache size: ([\d,]+) tokens", text)
+    if tokens is None:
+        return 1
+    config = json.loads((Path(opts.model) / "config.json").read_text())
+    facts = {k: config[k] for k in CONFIG_KEYS if config.get(k) is not None}
+    if config.get("kv_lora_rank"):
+        facts["mla"] = True
+    value = {a: args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith("--")}
+    point = {
+        "model": Path(opts.model).name, "arch_type": Path(opts.model).name, "config_facts": facts,
+        "gpu": opts.gpu, "gpu_mem_gib": _gpu_memory_gib(), "tp": 1,
+        "gpu_memory_utilization": float(value.get("--gpu-memory-utilization", 0.9)),
+        "max_model_len": int(value.get("--max-model-len", config.get("max_position_embeddings", 4096))),
+        "kv_cache_dtype": value.get("--kv-cache-dtype", "auto"), "enforce_eager": "--enforce-eager" in args,
+        "vllm_version": opts.vllm, "weights_gib": None,
+        "weights_gib_per_rank": _figure(r"Model loading took ([\d.]+) GiB", text),
+        "measured_kv_tokens": int(tokens), "measured_concurrency": None,
+        "available_kv_gib_per_gpu": _figure(r"Available KV cache memory: ([\d.]+) GiB", text),
+        "extra_flags": [f"{a} {value[a]}" if a in value else a for a in args
+                        if a.startswith("--") and a not in ("--gpu-memory-utilization", "--max-model-len")],
+        "source": f"bench/gpu_fit_check.sh ({Path(opts.log).name})", "confidence": "high", "notes": "",
+    }
+    print(json.dumps(point))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""Dump every option of ``python -m sglang.launch_server`` from SGLang's own argument parser
+(``ServerArgs.add_cli_args``), as a servekit flag catalog.
+
+SGLang 0.5.23 pins torch 2.14.1 and CUDA packages, so it runs here only in the minimal parser
+environment scripts/install_parser_envs.sh builds (``--no-deps`` plus what its argument modules
+import)::
+
+    .servekit-ci/parsers/sglang-0.5.23/bin/python scripts/extract_sglang_flags.py \\
+        > src/servekit/engines/sglang/data/sglang-0.5.23.json
+
+``source.environment`` says full or minimal (a minimal one is announced on stderr too). The
+tool-call and reasoning parser names come from SGLang's static name lists
+(``sglang.srt.function_call.parser_names`` / ``sglang.srt.parser.reasoning_parser_names``).
+Standard library and SGLang only: servekit is not importable in that environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import importlib.metadata
+import json
+import logging
+import sys
+from typing import Any
+
+from extract_source import environment_facts, installed_distribution
+from flag_text import first_sentence
+
+logging.disable(logging.WARNING)
+FORMAT = 1
+ACTIONS = {
+    "_StoreAction": "store",
+    "_StoreTrueAction": "store_true",
+    "_StoreFalseAction": "store_false",
+    "_StoreConstAction": "store_const",
+    "_AppendAction": "append",
+    "_CountAction": "count",
+    "BooleanOptionalAction": "boolean_optional",
+}
+
+
+def jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, enum.Enum):
+        return jsonable(value.value)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    return repr(value)
+
+
+def value_type(func: Any) -> dict[str, Any]:
+    """The value type behind an argparse ``type=`` callable; unknown converters are probed."""
+    if func is None or func is str:
+        return {"type": "str"}
+    if func is int:
+        return {"type": "int"}
+    if func is float:
+        return {"type": "float"}
+    if func is json.loads:
+        return {"type": "json", "json_valued": True}
+    name = getattr(func, "__name__", "") or type(func).__name__
+    for sample, verdict in (('{"a": 1}', {"type": "json_or_str", "json_valued": True}), ("1.5", {"type": "float"})):
+        try:
+            out = func(sample)
+        except Exception:  # noqa: BLE001 - refusing the sample tells what it is not
+            continue
+        if isinstance(out, dict):
+            return verdict
+        if isinstance(out, float) and "float" in name:
+            return verdict
+    return {"type": "custom"}
+
+
+def flag_entry(action: argparse.Action, group: str) -> dict[str, Any]:
+    kind = ACTIONS.get(type(action).__name__, type(action).__name__)
+    longs = [o for o in action.option_strings if o.startswith("--")]
+    negation = next((o for o in longs if o.startswith("--no-")), None) if kind == "boolean_optional" else None
+    longs = [o for o in longs if o != negation]
+    name = longs[0] if longs else action.option_strings[0]
+    takes_value = action.nargs != 0
+    entry: dict[str, Any] = {
+        "name": name,
+        "aliases": [o for o in action.option_strings if o not in (name, negation)],
+        "dest": action.dest,
+        "action": kind,
+        "takes_value": takes_value,
+        "nargs": action.nargs,
+        "default": jsonable(action.default),
+        "help": first_sentence(action.help if action.help != argparse.SUPPRESS else ""),
+        "deprecated": type(action).__name__.startswith("Deprecated"),
+        "hidden": action.help == argparse.SUPPRESS,
+        "negation": negation,
+        "group": group,
+        "required": bool(action.required),
+        **(value_type(action.type) if takes_value else {"type": "bool"}),
+    }
+    if action.choices is not None:
+        entry["choices"] = [str(c) for c in action.choices]
+    if kind == "store" and action.nargs == "?":
+        entry["const"] = jsonable(action.const)
+    return entry
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from sglang.srt.server_args import ServerArgs
+
+    parser = argparse.ArgumentParser(prog="python -m sglang.launch_server")
+    ServerArgs.add_cli_args(parser)
+    return parser
+
+
+def registries() -> dict[str, list[str]]:
+    from sglang.srt.function_call.parser_names import TOOL_CALL_PARSER_NAMES
+    from sglang.srt.parser.reasoning_parser_names import REASONING_PARSER_NAMES
+
+    return {"tool_call_parsers": sorted(TOOL_CALL_PARSER_NAMES), "reasoning_parsers": sorted(REASONING_PARSER_NAMES)}
+
+
+def main() -> int:
+    parser = build_parser()
+    flags, positionals = [], []
+    for group in parser._action_groups:
+        for action in group._group_actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            if not action.option_strings:
+                positionals.append(action.dest)
+            else:
+                flags.append(flag_entry(action, group.title or ""))
+    known = {o for a in parser._actions for o in a.option_strings}
+    checks = [{"flag": "--tool-call-parser", "registry": "tool_call_parsers"},
+              {"flag": "--reasoning-parser", "registry": "reasoning_parsers"}]
+    catalog = {
+        "format": FORMAT,
+        "engine": "sglang",
+        "version": importlib.metadata.version("sglang"),
+        "command": "serve",
+        "style": "argparse",
+        "allow_abbrev": bool(parser.allow_abbrev),
+        "source": {
+            **environment_facts(installed_distribution(("sglang",))),
+            "torch": importlib.metadata.version("torch"),
+            "parser": "sglang.srt.server_args.ServerArgs.add_cli_args",
+        },
+        "positionals": positionals,
+        "flags": sorted(flags, key=lambda f: f["name"]),
+        "registries": registries(),
+        "registry_checks": [c for c in checks if c["flag"] in known],
+        "requirements": [],
+        "renamed": {},
+    }
+    json.dump(catalog, sys.stdout, indent=1, sort_keys=True)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

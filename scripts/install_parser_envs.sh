@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Minimal parser environments for engine releases that cannot be installed whole here: the
+# engine's wheel with --no-deps, the CPU torch 2.13.0, and only the packages its argument
+# modules import. They build the engine's real argument parser (nothing more: no server starts
+# from them) for the extraction scripts and the engine-marked agreement tests.
+#   vllm 0.33.0:   its GPU build pins torch 2.14.0; the parser builds with VLLM_TARGET_DEVICE=cpu.
+#   sglang 0.5.23: pins torch 2.14.1 and CUDA packages; ServerArgs.add_cli_args builds here.
+# Each lives under $SERVEKIT_PARSERS_DIR (default: .servekit-ci/parsers) and is reused while its
+# stamp matches the package list below and the parser still imports; a rerun takes seconds.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PARSERS="${SERVEKIT_PARSERS_DIR:-$PWD/.servekit-ci/parsers}"
+PYTHON="${PYTHON:-python3.11}"
+FIND_LINKS=()
+[ -d /tmp/wheels ] && FIND_LINKS=(--find-links /tmp/wheels)
+
+VLLM_033_IMPORTS="aiohttp cachetools cbor2 cloudpickle einops fastapi llguidance msgspec numpy openai ijson mistral_common
+openai-harmony packaging partial-json-parser pillow prometheus-client psutil py-cpuinfo pybase64 pydantic
+pyzmq regex requests transformers>=5.16.1,<5.21.0 urllib3 uvicorn uvloop watchfiles orjson xgrammar==0.2.8"
+SGLANG_0523_IMPORTS="aiohttp ipython msgspec numpy orjson packaging pillow psutil pybase64 pydantic pyzmq
+requests starlette tqdm triton"
+
+parser_env() {  # NAME ENGINE_REQUIREMENT CHECK_MODULE PACKAGES...
+  local name=$1 engine=$2 check=$3; shift 3
+  local root="$PARSERS/$name" stamp
+  stamp="$engine torch==2.13.0 $*"
+  if [ -f "$root/stamp" ] && [ "$(cat "$root/stamp")" = "$stamp" ] \
+      && VLLM_TARGET_DEVICE=cpu "$root/bin/python" -c "import $check" >/dev/null 2>&1; then
+    echo "$name: reused ($root)"
+    return 0
+  fi
+  echo "$name: building $root (torch 2.13.0 CPU, $engine --no-deps, $# import packages)"
+  rm -rf "$root" && "$PYTHON" -m venv "$root" || return 1
+  "$root/bin/pip" install -q torch==2.13.0 || return 1
+  "$root/bin/pip" install -q "${FIND_LINKS[@]}" "$@" || return 1
+  "$root/bin/pip" install -q --no-deps "${FIND_LINKS[@]}" "$engine" || return 1
+  VLLM_TARGET_DEVICE=cpu "$root/bin/python" -c "import $check" || return 1
+  echo "$stamp" > "$root/stamp"
+}
+
+failed=()
+# shellcheck disable=SC2086  # the package lists split into words on purpose
+parser_env vllm-0.33.0 vllm==0.33.0 vllm.entrypoints.common.cli_args $VLLM_033_IMPORTS || failed+=(vllm-0.33.0)
+# shellcheck disable=SC2086
+parser_env sglang-0.5.23 sglang==0.5.23 sglang.srt.server_args $SGLANG_0523_IMPORTS || failed+=(sglang-0.5.23)
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "could not build parser environments: ${failed[*]}" >&2
+  exit 1
+fi

@@ -1,0 +1,100 @@
+"""Fit checks for a plan: can each serve process start on its hardware (weights, KV, divisibility).
+
+Model facts ship for the bundled recipes' checkpoints; any other checkpoint's facts are read
+from the caches ``servekit facts fetch`` fills. A plan whose checkpoint has neither gets no fit
+check, and says what is missing and how to fetch it. The memory model lives in ``servekit.fit``; importing it is not
+free, so it is imported when checks are asked for (a plan with ``--no-checks`` does not pay).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from servekit.app.flag_checks import flag_checks, flag_lines, flags_pass
+from servekit.hardware.lookup import profile_of
+from servekit.synthesis.plan import Plan
+
+
+def has_facts(model_id: str) -> bool:
+    """Whether model facts ship or are cached for this checkpoint (cheap: no fit import)."""
+    from servekit.facts.missing import has_cached_facts
+    from servekit.facts.shipped_index import has_shipped_facts
+
+    return has_shipped_facts(model_id) or has_cached_facts(model_id)
+
+
+def known_facts(model_id: str):
+    """The checkpoint's shipped facts, else its cached ones, else None (never the network)."""
+    from servekit.facts import shipped_facts
+    from servekit.facts.locate import facts_from_path_or_cache
+    from servekit.facts.missing import has_cached_facts
+
+    facts = shipped_facts(model_id)
+    if facts is None and has_cached_facts(model_id):
+        facts = facts_from_path_or_cache(model_id)
+    return facts
+
+
+def plan_checks(docs, plan: Plan, *, flags: bool = False, vllm_version: str | None = None) -> dict[str, Any]:
+    """``{"fit": [per-process check dicts]}`` or ``{"fit": None, "note": why not}``; with ``flags``
+    also ``"flags"``: every process argv linted against the vLLM release the plan targets."""
+    facts = known_facts(plan.model_id)
+    if facts is None:
+        out: dict[str, Any] = {"fit": None, "note": _no_facts_note(plan.model_id)}
+    else:
+        out = {"fit": [{"role": role, **check.to_dict()} for role, check in process_checks(docs, plan, facts)]}
+    if flags:
+        raw = (docs.taxonomy.get("hardware_profiles") or {}).get(plan.selection.hardware)
+        profile = profile_of(raw, plan.selection.hardware) if raw else None
+        out["flags"] = flag_checks(plan, vllm_version, profile)
+    return out
+
+
+def process_checks(docs, plan: Plan, facts, *, extra_argv: Sequence[str] = (), engine: str | None = None,
+                   cpu_kvcache_space_gib: float | None = None) -> list[tuple[str, Any]]:
+    """(role, ``FitCheck``) for each head process of a plan: its own argv (plus ``extra_argv``)
+    against its hardware, variant precision and node count. ``plan`` and ``fit`` both check a
+    selection through here, so they reach the same verdict."""
+    from servekit.fit import check_plan_fit
+
+    sel = plan.selection
+    profile = (docs.taxonomy.get("hardware_profiles") or {}).get(sel.hardware) or {}
+    precision = ((docs.recipes[sel.recipe_id].get("variants") or {}).get(sel.variant) or {}).get("precision")
+    results = []
+    for proc in plan.processes:
+        if proc.rank:
+            continue  # followers repeat the head's layout
+        argv = [str(t) for t in proc.argv()] + [str(a) for a in extra_argv]
+        check = check_plan_fit(facts, profile, hardware_name=sel.hardware, argv=argv, engine=engine or sel.engine,
+                               precision=precision, node_count=sel.node_count,
+                               cpu_kvcache_space_gib=cpu_kvcache_space_gib)
+        results.append((proc.role, check))
+    return results
+
+
+def _no_facts_note(model_id: str) -> str:
+    from servekit.facts.missing import looks_like_repo_id, missing_message
+
+    if looks_like_repo_id(model_id):
+        return f"{missing_message(model_id)}; fit not checked"
+    return f"no model facts for {model_id}; fit not checked"
+
+
+def checks_pass(checks: dict[str, Any]) -> bool:
+    """False when any process has an error finding (the launch would not start)."""
+    return all(result.get("ok", True) for result in checks.get("fit") or []) and flags_pass(checks.get("flags"))
+
+
+def check_lines(checks: dict[str, Any]) -> list[str]:
+    """Text lines for the checks block of a plan."""
+    if checks.get("fit") is None:
+        return [f"fit: {checks.get('note', 'not checked')}", *flag_lines(checks.get("flags"))]
+    lines = flag_lines(checks.get("flags"))
+    for result in checks["fit"]:
+        verdict = result.get("verdict") or ("fits" if result.get("ok") else "DOES NOT FIT")
+        lines.append(f"fit ({result['role']}): {verdict}")
+        for f in result.get("findings", []):
+            fix = f" (fix: {f['fix']})" if f.get("fix") else ""
+            lines.append(f"  {f.get('severity', '')} {f.get('code', '')}: {f.get('message', '')}{fix}")
+    return lines

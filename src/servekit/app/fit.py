@@ -1,0 +1,177 @@
+"""``servekit fit`` as a function of plain values: resolve the model and hardware, plan, check.
+
+For a recipe, the selection checked is the one ``servekit plan`` makes (same variant, same
+argv, same checks, through ``servekit.app.checks.process_checks``), so both reach the same
+verdict; an explicit ``--tp`` describes the user's own launch instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from servekit.app.checks import known_facts, process_checks
+from servekit.app.plan import plan_from_selection, resolve
+from servekit.app.request import PlanRequest, load_documents
+from servekit.catalog.documents import CatalogDocuments
+from servekit.errors import SelectionError, ServekitError
+from servekit.facts.resolve import resolve_model
+from servekit.findings import Finding
+from servekit.fit.api import FitCheck, check_plan_fit
+from servekit.fit.planner import engine_choices
+from servekit.fit.points import predict_point
+
+@dataclass
+class FitOptions:
+    model: str
+    hardware: str
+    variant: str | None = None
+    strategy: str | None = None
+    tp: int | None = None
+    pp: int | None = None
+    max_model_len: str | None = None
+    kv_cache_dtype: str | None = None
+    gpu_memory_utilization: float | None = None
+    max_num_seqs: int | None = None
+    engine: str = "vllm"
+    nodes: int = 1
+    cpu_kvcache_space_gib: float | None = None
+    catalog: str | None = None
+    extra_args: list[str] = field(default_factory=list)
+
+
+def _recipe_argv(recipe: dict[str, Any], variant: str, hardware: str) -> list[str]:
+    """The recipe's own memory-relevant args for this variant and hardware."""
+    doc = (recipe.get("variants") or {}).get(variant) or {}
+    argv = [str(a) for a in (recipe.get("model") or {}).get("base_args") or []]
+    argv += [str(a) for a in doc.get("extra_args") or []]
+    override = (doc.get("hardware_overrides") or {}).get(hardware) or {}
+    argv += [str(a) for a in override.get("extra_args") or []]
+    return argv
+
+
+def _plan_selection(docs: CatalogDocuments, recipe_id: str, variant: str | None, opts: FitOptions):
+    """The complete selection ``servekit plan`` makes for this recipe, hardware and variant."""
+    request = PlanRequest(recipe_id, hardware=opts.hardware, variant=variant, strategy=opts.strategy,
+                          nodes=opts.nodes if opts.nodes > 1 else None, checks=False, documents=docs)
+    return resolve(docs, request, recipe_id, variant)
+
+
+def _user_argv(opts: FitOptions) -> list[str]:
+    argv = list(opts.extra_args)
+    pairs = [
+        ("--pipeline-parallel-size", opts.pp if opts.tp is None else None),
+        ("--max-model-len", opts.max_model_len),
+        ("--kv-cache-dtype", opts.kv_cache_dtype),
+        ("--gpu-memory-utilization", opts.gpu_memory_utilization),
+        ("--max-num-seqs", opts.max_num_seqs),
+    ]
+    for name, value in pairs:
+        if value is not None:
+            argv += [name, str(value)]
+    return argv
+
+
+def _context(opts: FitOptions, facts, recipe: str | None, variant: str | None, argv: list[str]) -> dict:
+    return {"model": opts.model, "checkpoint": facts.model_id, "facts_source": facts.source, "recipe": recipe,
+            "variant": variant, "hardware": opts.hardware, "argv": argv}
+
+
+def _planned_check(docs: CatalogDocuments, opts: FitOptions, recipe_id: str,
+                   variant: str | None) -> tuple[FitCheck, dict]:
+    """The check ``servekit plan`` runs for the same selection (same variant, argv and checks),
+    with the user's memory options added to the launch."""
+    plan = plan_from_selection(docs, _plan_selection(docs, recipe_id, variant, opts), translate=False,
+                               checks=False).plan
+    chosen = plan.selection.variant
+    facts = known_facts(plan.model_id) or resolve_model(recipe_id, variant=chosen, recipes=docs.recipes).facts
+    engine = opts.engine if opts.engine != "vllm" else None
+    role, check = process_checks(docs, plan, facts, extra_argv=_user_argv(opts), engine=engine,
+                                 cpu_kvcache_space_gib=opts.cpu_kvcache_space_gib)[0]
+    head = next(p for p in plan.processes if p.role == role and not p.rank)
+    return check, _context(opts, facts, recipe_id, chosen, [str(t) for t in head.argv()] + _user_argv(opts))
+
+
+def _check(docs: CatalogDocuments, profile: dict[str, Any], opts: FitOptions,
+           variant: str | None) -> tuple[FitCheck, dict]:
+    recipe_id = opts.model if opts.model in docs.recipes else None
+    if recipe_id and opts.tp is None:
+        return _planned_check(docs, opts, recipe_id, variant)
+    if recipe_id and variant is None:
+        try:
+            variant = _plan_selection(docs, recipe_id, None, opts).variant
+        except ServekitError:  # no plan for this hardware: the user's own launch, default variant
+            variant = None
+    resolved = resolve_model(opts.model, variant=variant, recipes=docs.recipes)
+    argv: list[str] = []
+    if resolved.recipe_id:
+        # an explicit --tp describes the user's own launch; keep the recipe's memory options
+        argv += _recipe_argv(docs.recipes[resolved.recipe_id], resolved.variant or "default", opts.hardware)
+    argv += _user_argv(opts)
+    check = check_plan_fit(
+        resolved.facts, profile, hardware_name=opts.hardware, argv=argv, tp=opts.tp, pp=opts.pp,
+        engine=opts.engine, precision=(resolved.variant_doc or {}).get("precision"), node_count=opts.nodes,
+        cpu_kvcache_space_gib=opts.cpu_kvcache_space_gib,
+    )
+    return check, _context(opts, resolved.facts, resolved.recipe_id, resolved.variant, argv)
+
+
+def variants_that_fit(docs: CatalogDocuments, profile: dict[str, Any], opts: FitOptions, current: str) -> list[str]:
+    """Other variants of the recipe whose planned launch fits this hardware."""
+    out = []
+    for key in (docs.recipes[opts.model].get("variants") or {}):
+        if key == current:
+            continue
+        try:
+            check, _ = _check(docs, profile, opts, key)
+        except ServekitError:  # the variant does not run here, or has no facts
+            continue
+        if check.fits:
+            out.append(key)
+    return out
+
+
+def _hardware_profile(docs: CatalogDocuments, hardware: str) -> dict[str, Any]:
+    profiles = (docs.taxonomy or {}).get("hardware_profiles") or {}
+    if hardware not in profiles:
+        raise SelectionError(f"unknown hardware {hardware!r}", fix=f"use one of: {', '.join(sorted(profiles))}")
+    return profiles[hardware]
+
+
+def run_fit(opts: FitOptions) -> tuple[FitCheck, dict[str, Any]]:
+    """The fit check for one model on one hardware profile, and what was resolved; when a
+    recipe's launch does not fit, other variants that do are offered."""
+    engines = engine_choices()
+    if opts.engine not in engines:
+        raise SelectionError(f"unknown engine {opts.engine!r}", fix=f"use one of: {', '.join(engines)}")
+    docs = load_documents(opts.catalog)
+    profile = _hardware_profile(docs, opts.hardware)
+    check, context = _check(docs, profile, opts, opts.variant)
+    if "memory" in check.failed and context["recipe"] == opts.model:
+        others = variants_that_fit(docs, profile, opts, context["variant"] or "default")
+        if others:
+            note = Finding("note", "fit-other-variant",
+                           f"variant(s) that fit {opts.hardware} as planned: {', '.join(others)}",
+                           f"--variant {others[0]}")
+            check = replace(check, findings=check.findings + (note,))
+    return check, context
+
+
+def predict_points(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """One output object per kv-points input line, in order; a bad line yields ``{"error": ...}``."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            point = json.loads(line)
+            if not isinstance(point, dict):
+                raise ServekitError("expected a JSON object")
+            yield predict_point(point)
+        except json.JSONDecodeError as exc:
+            yield {"error": f"line {number}: not JSON ({exc.msg})"}
+        except KeyError as exc:
+            yield {"error": f"line {number}: config_facts lacks {exc.args[0]!r}"}
+        except (ServekitError, TypeError, ValueError) as exc:
+            yield {"error": f"line {number}: {exc}"}

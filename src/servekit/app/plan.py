@@ -1,0 +1,155 @@
+"""The planning pipeline: resolve -> synthesize -> translate -> check, once for every surface.
+
+``plan(request)`` answers ``servekit plan`` and the Python API; the steps it is made of
+(``synthesized``, ``plan_from_selection``) serve the batch path, the JSON API, fit and
+warm-cache, so each rule is applied in one place whatever asked for the plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from servekit.app.checks import checks_pass, plan_checks
+from servekit.app.engine_choice import checked_engine, translates
+from servekit.app.model_ref import ModelRef, hub_url_parts, model_ref
+from servekit.app.request import PlanRequest, find_model, load_documents
+from servekit.catalog.documents import CatalogDocuments
+from servekit.catalog.faults import catalog_faults
+from servekit.errors import SelectionError
+from servekit.facts.missing import FactsNotFoundError
+from servekit.synthesis.plan import Plan, Selection
+from servekit.synthesis.resolve import resolve_selection
+from servekit.synthesis.synthesize import synthesize
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """One plan and what was found about it."""
+
+    selection: Selection
+    plan: Plan
+    commands: tuple[Any, ...] | None = None
+    """The processes in the engine's form (``ProcessCommand``), when the engine is not the native one."""
+    checks: dict[str, Any] | None = None
+    """``{"fit": [...]}`` or ``{"fit": None, "note": ...}``; None when checks were not asked for."""
+
+    @property
+    def engine(self) -> str:
+        return self.selection.engine
+
+    @property
+    def valid(self) -> bool:
+        """Every engine command translated without an error finding."""
+        return self.commands is None or all(pc.command.valid for pc in self.commands)
+
+    @property
+    def can_start(self) -> bool:
+        """No fit check says a process would fail to start."""
+        return self.checks is None or checks_pass(self.checks)
+
+
+def resolve(docs: CatalogDocuments, request: PlanRequest, recipe_id: str, variant: str | None) -> Selection:
+    """The request's choices with every default rule applied."""
+    return resolve_selection(
+        docs, recipe_id, hardware=request.hardware, variant=variant, strategy=request.strategy,
+        node_count=request.nodes, enable=request.features, disable=request.no_features,
+        modes=dict(request.modes), kv_offload=request.kv_offload, engine=checked_engine(request.engine),
+        **({"omni_task": request.task} if request.task else {}),
+    )
+
+
+def synthesized(docs: CatalogDocuments, selection: Selection, *, lean: bool = False) -> Plan:
+    """The engine-neutral plan of a complete selection (its engine checked against the registry).
+
+    ``lean`` leaves out install steps and the minimum version (bulk rendering)."""
+    checked_engine(selection.engine)
+    return synthesize(docs, selection, lean=lean)
+
+
+def translated(docs: CatalogDocuments, plan: Plan, options: Mapping[str, Any] | None = None) -> tuple[Any, ...] | None:
+    """The plan's processes in its engine's form (findings included); None for the native engine."""
+    engine = plan.selection.engine
+    if not translates(engine):
+        return None
+    from servekit.engines.plan_translate import translate_plan
+
+    profile = (docs.taxonomy.get("hardware_profiles") or {}).get(plan.selection.hardware)
+    return tuple(translate_plan(plan, engine, hardware=profile, options=dict(options or {})))
+
+
+def plan_from_selection(
+    docs: CatalogDocuments,
+    selection: Selection,
+    *,
+    lean: bool = False,
+    translate: bool = True,
+    checks: bool = True,
+    engine_options: Mapping[str, Any] | None = None,
+) -> PlanResult:
+    """Synthesize, translate (``translate``) and check (``checks``) one complete selection."""
+    plan = synthesized(docs, selection, lean=lean)
+    commands = translated(docs, plan, engine_options) if translate else None
+    return PlanResult(selection, plan, commands, plan_checks(docs, plan, flags=not lean) if checks else None)
+
+
+def plan(request: PlanRequest) -> PlanResult:
+    """The whole pipeline for one request; a crash on a misshapen catalog document is reported
+    as that document's first validation error. A MODEL no recipe names (a checkpoint directory,
+    a Hugging Face id or URL) gets a plan built from its config (``servekit.app.any_model``)."""
+    checked_engine(request.engine)
+    request, ref = _recipe_request(request)
+    found = None if ref is not None and ref.revision else _find_recipe(request)
+    if found is None:
+        return _plan_without_recipe(request, ref)
+    docs, recipe_id, variant = found
+    with catalog_faults(docs.root, docs.sources.get(f"models/{recipe_id}")):
+        selection = resolve(docs, request, recipe_id, variant)
+        return plan_from_selection(docs, selection, checks=request.checks,
+                                   engine_options=request.engine_options.as_options())
+
+
+def _recipe_request(request: PlanRequest) -> tuple[PlanRequest, ModelRef | None]:
+    """A Hugging Face URL names its repo id, which a recipe may serve."""
+    parts = hub_url_parts(request.model)
+    if parts is None:
+        return request, None
+    return replace(request, model=parts[0]), model_ref(request.model)
+
+
+def _find_recipe(request: PlanRequest) -> tuple[CatalogDocuments, str, str | None] | None:
+    """(documents, recipe id, variant), or None when no recipe or variant names the model."""
+    try:
+        return find_model(request)
+    except SelectionError as exc:
+        if str(exc).startswith("unknown recipe "):
+            return None
+        raise
+
+
+def _not_a_recipe_nor_cached(request: PlanRequest, exc: FactsNotFoundError) -> SelectionError:
+    """A hub id no recipe names and whose facts are not cached: both halves of the answer."""
+    try:
+        find_model(replace(request, variant=None))
+    except SelectionError as unknown:
+        return SelectionError(f"{unknown.message}; as a Hugging Face model: {exc.message}", fix=exc.fix)
+    return SelectionError(exc.message, fix=exc.fix)
+
+
+def _plan_without_recipe(request: PlanRequest, ref: ModelRef | None) -> PlanResult:
+    from servekit.app.any_model import plan_any_model
+
+    docs = request.documents or load_documents(request.catalog, "")
+    if ref is None:
+        try:
+            ref = model_ref(request.model)
+        except SelectionError:
+            find_model(request)  # not a model either: the catalog's "unknown recipe" error says which exist
+            raise
+    try:
+        generic, checks = plan_any_model(docs, request, ref, engine=checked_engine(request.engine))
+    except FactsNotFoundError as exc:
+        raise _not_a_recipe_nor_cached(request, exc) from None
+    commands = translated(docs, generic, request.engine_options.as_options())
+    return PlanResult(generic.selection, generic, commands, checks if request.checks else None)

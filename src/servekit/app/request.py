@@ -1,0 +1,99 @@
+"""What a person or a program asks to plan, and finding the recipe it names.
+
+A ``PlanRequest`` carries every choice ``servekit plan`` takes; ``find_model`` turns its MODEL
+(a recipe id, or a variant's checkpoint id) into the catalog documents, the recipe id and the
+variant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from servekit.catalog.documents import CatalogDocuments, read_documents, resolve_catalog_dir
+from servekit.errors import SelectionError
+from servekit.synthesis.resolve import unknown_name
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """Options for an engine other than the native one (MAX compile target, QAIC mode, devices)."""
+
+    target: str | None = None
+    qaic_mode: str | None = None
+    devices: str | None = None
+
+    def as_options(self) -> dict[str, Any]:
+        """The dialect options ``servekit.engines.plan_translate.translate_plan`` takes."""
+        options: dict[str, Any] = {}
+        if self.target:
+            options["target"] = self.target
+        if self.qaic_mode:
+            options["mode"] = self.qaic_mode
+        if self.devices:
+            options["devices"] = parse_devices(self.devices)
+        return options
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """One plan's choices; unset ones are filled from the catalog's default rules."""
+
+    model: str
+    hardware: str | None = None
+    variant: str | None = None
+    strategy: str | None = None
+    nodes: int | None = None
+    features: tuple[str, ...] = ()
+    no_features: tuple[str, ...] = ()
+    modes: Mapping[str, str] = field(default_factory=dict)
+    kv_offload: str | None = None
+    engine: str = "vllm"
+    engine_options: EngineOptions = EngineOptions()
+    task: str | None = None
+    """vLLM-Omni task key (omni recipes; unset: the recipe's first task)."""
+    checks: bool = True
+    catalog: str | None = None
+    """Catalog directory (unset: ``$SERVEKIT_CATALOG`` or the bundled one)."""
+    documents: CatalogDocuments | None = None
+    """Documents already read (the Python API); ``catalog`` is then not read again."""
+
+
+def parse_devices(text: str) -> str | list[int]:
+    """``--devices`` as ``"cpu"`` or a list of device ids."""
+    if text == "cpu":
+        return "cpu"
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise SelectionError(f"--devices expects ids like 0,1 or 'cpu', got {text!r}") from None
+
+
+def load_documents(catalog: str | None, recipe_id: str | None = None) -> CatalogDocuments:
+    """The catalog's documents (only ``recipe_id``'s recipe when one is named: a fast single plan)."""
+    root = resolve_catalog_dir(catalog)
+    return read_documents(root, only_recipes=None if recipe_id is None else [recipe_id])
+
+
+def _variant_with_checkpoint(docs: CatalogDocuments, model: str, variant: str | None) -> tuple[str, str] | None:
+    for rid, recipe in docs.recipes.items():
+        variants = recipe.get("variants")
+        for key, doc in (variants.items() if isinstance(variants, dict) else ()):
+            if isinstance(doc, dict) and doc.get("model_id") == model and variant in (None, key):
+                return rid, key
+    return None
+
+
+def find_model(request: PlanRequest) -> tuple[CatalogDocuments, str, str | None]:
+    """(documents, recipe id, variant) for the request's MODEL: a recipe id, or a variant's
+    checkpoint id (which also picks the variant)."""
+    docs = request.documents or load_documents(request.catalog, request.model)
+    if request.model in docs.recipes:
+        return docs, request.model, request.variant
+    if request.documents is None:
+        docs = load_documents(request.catalog)
+    found = _variant_with_checkpoint(docs, request.model, request.variant)
+    if found is None:
+        raise unknown_name("recipe", request.model, sorted(docs.recipes))
+    return docs, found[0], found[1]

@@ -1,0 +1,240 @@
+"""``servekit up MODEL``: plan, check, start and wait until the server answers; print its endpoint.
+
+MODEL is a recipe id, a checkpoint id, or a local model directory (a minimal ``vllm serve DIR``
+plan). Hardware ``local`` (this machine) is the default. A plan that fails its checks does not
+start unless ``--force``; ``--dry-run`` prints the exact commands (``--docker``: the ``docker
+run`` form) and starts nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import typer
+
+from servekit.errors import ServekitError
+
+LOCAL = "local"
+
+
+@dataclass(frozen=True)
+class UpCommand:
+    model: str
+    hardware: str = LOCAL
+    variant: str | None = None
+    strategy: str | None = None
+    features: tuple[str, ...] = ()
+    no_features: tuple[str, ...] = ()
+    modes: tuple[str, ...] = ()
+    engine: str | None = None
+    catalog: str | None = None
+    max_model_len: int | None = None
+    served_name: str | None = None
+    extra_args: tuple[str, ...] = ()
+    env: tuple[str, ...] = ()
+    kv_cache_space: float | None = None
+    docker: bool = False
+    host: str = "127.0.0.1"
+    port: int | None = None
+    detach: bool = False
+    force: bool = False
+    dry_run: bool = False
+    output_format: str = "text"
+    ready_timeout: float = 1800.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _env_pairs(values: tuple[str, ...], kv_space: float | None) -> dict[str, str]:
+    from servekit.launch.prediction import kv_space_env
+
+    env = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ServekitError(f"--env {item!r} is not NAME=VALUE", fix="e.g. --env OMP_NUM_THREADS=2")
+        env[name] = value
+    if kv_space is not None and (space_env := kv_space_env()):
+        env[space_env] = f"{kv_space:g}"
+    return env
+
+
+def _engine_options(engine: str, machine: Any) -> dict[str, str]:
+    from servekit.engines.registry import get_engine, native_engine
+
+    return {} if get_engine(engine) is native_engine() or machine.gpus else {"devices": "cpu"}
+
+
+def _recipe_plan(opts: UpCommand, engine: str, machine: Any):
+    """(LaunchPlan, taxonomy profile or None) for a recipe or checkpoint id."""
+    from servekit.app.plan import plan
+    from servekit.app.request import EngineOptions, PlanRequest
+    from servekit.launch.recipe_plan import launch_plan_of
+    from servekit.synthesis.resolve import parse_mode_pairs
+
+    options = _engine_options(engine, machine) if opts.hardware == LOCAL else {}
+    request = PlanRequest(opts.model, hardware=None if opts.hardware == LOCAL else opts.hardware,
+                          variant=opts.variant, strategy=opts.strategy, features=opts.features,
+                          no_features=opts.no_features, modes=parse_mode_pairs(opts.modes), engine=engine,
+                          engine_options=EngineOptions(devices=options.get("devices")), checks=False,
+                          catalog=opts.catalog)
+    result = plan(request)
+    launch = launch_plan_of(result.plan, result.commands, opts.port or 8000)
+    from servekit.app.request import load_documents
+
+    profiles = (load_documents(opts.catalog, result.selection.recipe_id).taxonomy or {}).get("hardware_profiles")
+    return launch, (profiles or {}).get(result.selection.hardware)
+
+
+def build_plan(opts: UpCommand, machine: Any):
+    """(LaunchPlan, hardware name, fit profile)."""
+    from servekit.engines.registry import get_engine, native_engine
+    from servekit.launch.local_model import LocalOptions, is_local_model, local_model_plan
+
+    engine = get_engine(opts.engine).id if opts.engine else native_engine().id
+    env = _env_pairs(opts.env, opts.kv_cache_space)
+    if is_local_model(opts.model):
+        local = LocalOptions(max_model_len=opts.max_model_len, served_name=opts.served_name,
+                             extra_args=opts.extra_args, env=env, features=opts.features,
+                             engine_options=_engine_options(engine, machine))
+        return local_model_plan(opts.model, engine, local), LOCAL, machine.fit_profile()
+    launch, profile = _recipe_plan(opts, engine, machine)
+    if env:
+        from dataclasses import replace
+
+        launch = replace(launch, processes=tuple(replace(p, env={**p.env, **env}) for p in launch.processes))
+    if opts.hardware == LOCAL:
+        return launch, LOCAL, machine.fit_profile()
+    return launch, opts.hardware, profile or {}
+
+
+def _print_dry_run(plan: Any, pre: Any, opts: UpCommand) -> None:
+    if opts.output_format == "json":
+        typer.echo(json.dumps({"plan": plan.to_dict(), "checks": pre.to_dict()}, indent=2))
+        return
+    typer.echo(f"# {plan.source}: engine {plan.engine}, served as {plan.served_name}")
+    if opts.docker:
+        if not plan.docker_commands:
+            raise ServekitError("this plan has no container form (no image for its hardware)",
+                                fix="pin an image in the recipe, or run it locally without --docker")
+        for command in plan.docker_commands:
+            typer.echo(command)
+    else:
+        for process in plan.processes:
+            env = " ".join(f"{k}={shlex.quote(v)}" for k, v in process.env.items())
+            typer.echo((env + " " if env else "") + shlex.join(process.argv))
+    for reason in pre.reasons:
+        typer.echo(f"refused: {reason}")
+
+
+@contextmanager
+def phase_display(enabled: bool) -> Iterator[Any]:
+    """A live rich display of the startup phases on stderr; None when disabled."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    with console.status("starting the server ...") as status:
+        def on_phase(name: str, seconds: float) -> None:
+            console.print(f"  [green]✓[/green] {name}  ({seconds:.1f} s)")
+            status.update(f"after {name} ...")
+        yield on_phase
+
+
+def _refuse(pre: Any) -> int:
+    print("error: the plan fails its pre-launch checks; nothing was started (--force starts it anyway)",
+          file=sys.stderr)
+    for reason in pre.reasons:
+        print(f"  {reason}", file=sys.stderr)
+    return 1
+
+
+def _foreground(record: Any) -> int:
+    from servekit.launch.readiness import exited
+    from servekit.launch.up import stop_recorded
+
+    typer.echo(f"serving {record.served_name} at {record.url} (run {record.run}); Ctrl-C stops it")
+    try:
+        while not any(exited(pid) is not None for pid in record.pids):
+            time.sleep(1.0)
+    except KeyboardInterrupt:
+        pass
+    stop_recorded(record)
+    return 0
+
+
+def up_command(opts: UpCommand) -> int:
+    from servekit.launch.machine import detect
+    from servekit.launch.prediction import predict
+    from servekit.launch.prelaunch import prelaunch
+    from servekit.launch.up import UpOptions, log_tail, start_run
+
+    if opts.output_format not in ("text", "json"):
+        raise ServekitError(f"--format {opts.output_format!r} is not text or json")
+    machine = detect()
+    plan, hardware, profile = build_plan(opts, machine)
+    pre = prelaunch(plan, predict(plan, profile, hardware))
+    if opts.dry_run:
+        _print_dry_run(plan, pre, opts)
+        return 0 if pre.ok or opts.force else 1
+    if not pre.ok and not opts.force:
+        return _refuse(pre)
+    if opts.docker or hardware != LOCAL:
+        raise ServekitError(f"`up` starts servers on this machine only (hardware {hardware!r}, docker form)",
+                            fix="print the exact commands with --docker --dry-run and run them where they belong")
+    described = {"name": LOCAL, "profile": profile, "machine": machine.to_dict()}
+    options = UpOptions(host=opts.host, port=opts.port, ready_timeout=opts.ready_timeout)
+    with phase_display(opts.output_format == "text") as on_phase:
+        record = start_run(plan, described, options, on_phase)
+    if record.state != "ready":
+        print(f"error: run {record.run} did not become ready: {record.detail}\n{log_tail(record)}", file=sys.stderr)
+        return 1
+    if opts.output_format == "json":
+        typer.echo(json.dumps({"run": record.run, "url": record.url, "pids": record.pids}))
+    elif opts.detach:
+        typer.echo(f"{record.url}  (run {record.run}; servekit down {record.run} stops it)")
+    return 0 if opts.detach else _foreground(record)
+
+
+def register(app: typer.Typer) -> None:
+    from servekit.app.engine_choice import engine_help
+
+    @app.command("up")
+    def _up(
+        model: str = typer.Argument(..., help="Recipe id, checkpoint id, or a local model directory."),
+        hardware: str = typer.Option(LOCAL, "--hardware", help="local (this machine) or a taxonomy profile."),
+        variant: str = typer.Option(None, "--variant", help="Variant key of the recipe (see `servekit show MODEL`)."),
+        strategy: str = typer.Option(None, "--strategy", help="Serving strategy id (see `servekit list strategies`)."),
+        feature: list[str] = typer.Option([], "--feature", help="Enable a feature (repeatable)."),
+        no_feature: list[str] = typer.Option([], "--no-feature", help="Disable a feature (repeatable)."),
+        mode: list[str] = typer.Option([], "--mode", help="FEATURE=MODE (repeatable)."),
+        engine: str = typer.Option(None, "--engine", help=engine_help()),
+        catalog: str = typer.Option(None, "--catalog", help="Catalog directory (default: bundled)."),
+        max_model_len: int = typer.Option(None, "--max-model-len", help="Local model: --max-model-len."),
+        served_name: str = typer.Option(None, "--served-model-name", help="Local model: the served name."),
+        arg: list[str] = typer.Option([], "--arg", help="Local model: one more engine argument (--arg=--flag)."),
+        env: list[str] = typer.Option([], "--env", help="NAME=VALUE for the server (repeatable)."),
+        kv_cache_space: float = typer.Option(None, "--kv-cache-space", help="CPU KV pool, GiB."),
+        docker: bool = typer.Option(False, "--docker", help="The container form (with --dry-run)."),
+        host: str = typer.Option("127.0.0.1", "--host", help="Address the server listens on."),
+        port: int = typer.Option(None, "--port", help="Port to serve on (default: a free one)."),
+        detach: bool = typer.Option(False, "--detach", help="Return once ready; leave the server running."),
+        force: bool = typer.Option(False, "--force", help="Start even when the pre-launch checks fail."),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print the exact commands; start nothing."),
+        output_format: str = typer.Option("text", "--format", help="text or json"),
+        ready_timeout: float = typer.Option(1800.0, "--ready-timeout", help="Seconds to wait for readiness."),
+    ) -> None:
+        """Start a model's server here and wait until it answers; print its endpoint."""
+        code = up_command(UpCommand(
+            model, hardware, variant, strategy, tuple(feature), tuple(no_feature), tuple(mode), engine, catalog,
+            max_model_len, served_name, tuple(arg), tuple(env), kv_cache_space, docker, host, port, detach,
+            force, dry_run, output_format, ready_timeout))
+        if code:
+            raise SystemExit(code)

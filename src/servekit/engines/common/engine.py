@@ -1,0 +1,84 @@
+"""The one interface every engine implements, fully: an engine package exposes one instance.
+
+An engine is named by ``id`` (plus ``aliases``) and answers every question servekit asks about
+it: how to install it locally, whether a command line is its own, its flag catalog and lint,
+how a vLLM launch reads in its form, what it loads (for warm-cache), its pre-compile step, how
+it is launched and watched, and the memory model fit applies. ``servekit.engines.registry``
+holds the instances; nothing outside an engine package and the registry names an engine.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from servekit.engines.common.artifacts import Artifact
+from servekit.engines.common.command_line import EngineCommand
+from servekit.engines.common.findings import Finding, LintResult
+from servekit.engines.common.flags import FlagCatalog
+from servekit.engines.common.install import InstallRecipe
+from servekit.engines.common.lint import check_args
+from servekit.engines.common.specs import LaunchSpec, MemoryHooks, PrecompileSpec
+from servekit.engines.common.translation import DialectContext, EngineLaunch
+from servekit.engines.common.user_install import UserInstall
+
+
+class Engine(ABC):
+    """A serving engine. Subclasses set every attribute below and implement every method."""
+
+    id: str
+    aliases: tuple[str, ...]
+    default_version: str  # the pinned flag catalog version
+    commands: tuple[str, ...]  # sub-commands with a stored catalog; the first is the default
+    install: InstallRecipe | None  # local environment; None when it cannot be installed here
+    user_install: UserInstall | None  # the steps a plan shows people; None: the plan's own install steps
+    single_process: bool  # serves from one process: multi-process plans have no form in it
+    vllm_platforms: tuple[str, ...] = ()  # hardware platforms where a plain vLLM launch runs as this engine
+    precompile: PrecompileSpec
+    launch: LaunchSpec
+    memory: MemoryHooks
+
+    @abstractmethod
+    def recognizes(self, argv: Sequence[str]) -> bool:
+        """The command line is written for this engine (its program words)."""
+
+    @abstractmethod
+    def flag_catalog(self, version: str | None = None, command: str = "serve") -> FlagCatalog:
+        """The options the engine's ``command`` accepts at ``version`` (default: pinned)."""
+
+    @abstractmethod
+    def split_command(self, argv: Sequence[str]) -> EngineCommand:
+        """The sub-command whose catalog applies and the options its parser sees."""
+
+    @abstractmethod
+    def extra_findings(self, command: EngineCommand, catalog: FlagCatalog) -> list[Finding]:
+        """Rules only this engine has, beyond its parser."""
+
+    @abstractmethod
+    def translate(self, vllm_argv: Sequence[str], context: DialectContext | None = None) -> EngineLaunch:
+        """A vLLM launch in this engine's form, with what did not carry over and findings."""
+
+    @abstractmethod
+    def validate(self, argv: Sequence[str], context: DialectContext | None = None) -> list[Finding]:
+        """Every rule of this engine over one of its own launches, given the hardware."""
+
+    @abstractmethod
+    def artifacts(self, argv: Sequence[str]) -> list[Artifact]:
+        """The repos one of this engine's command lines loads, in order."""
+
+    @abstractmethod
+    def plan_fields(self, launch: EngineLaunch) -> dict[str, Any]:
+        """Keys this engine adds to a plan's rendering object (e.g. its warm-up argv)."""
+
+    def lint(self, argv: Sequence[str], version: str | None = None) -> LintResult:
+        """The catalog's checks, then the engine's own rules."""
+        command = self.split_command(argv)
+        catalog = self.flag_catalog(version, command.command)
+        findings = check_args(catalog, command.args)
+        findings += self.extra_findings(command, catalog)
+        return LintResult(self.id, catalog.version, tuple(argv), tuple(findings))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.id, *self.aliases)

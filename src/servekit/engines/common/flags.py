@@ -1,0 +1,274 @@
+"""Flag catalogs: every option a pinned engine command accepts, extracted from the real engine.
+
+A catalog is stored as JSON inside its engine's package, ``data/<engine>-<version>[-<command>].json``
+(written by ``scripts/extract_vllm_flags.py`` / ``scripts/extract_max_flags.py`` run inside
+the engine's own environment) and read here into frozen dataclasses. Nothing here needs the
+engine installed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from servekit.errors import ServekitError
+
+CATALOG_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class FlagSpec:
+    """One option of an engine command, as the engine's own parser defines it."""
+
+    name: str
+    aliases: tuple[str, ...] = ()
+    dest: str = ""
+    takes_value: bool = True
+    nargs: str | int | None = None
+    type: str = "str"
+    choices: tuple[str, ...] | None = None
+    default: Any = None
+    help: str = ""
+    json_valued: bool = False
+    deprecated: bool = False
+    negation: str | None = None
+    hidden_negations: tuple[str, ...] = ()  # older negative spellings that still parse, hidden from help
+    group: str = ""
+    action: str = ""
+    optional: bool = False  # "" and "None" read as no value (vLLM optional types)
+    normalize: str | None = None  # "lower_underscore": value folded before choices are checked
+    suggested: tuple[str, ...] | None = None  # values the help lists, not enforced by the parser
+    const: Any = None  # value of a bare ``--flag`` when nargs is "?"
+    json_fields: tuple[str, ...] | None = None  # keys a JSON object value may hold
+    json_extra_forbidden: bool = False  # unknown keys in the JSON object are refused
+    # per key of a config object: the JSON kinds the engine accepts (null, bool, int, float, str,
+    # numstr, list, dict) and, for string-choice keys, the strings it accepts (measured on the engine)
+    json_field_kinds: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    json_field_strings: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    multiple: bool = False  # may repeat, values accumulate (click multiple / argparse append)
+    required: bool = False
+    hidden: bool = False
+    case_sensitive: bool = True  # choices compared case-sensitively
+    must_exist: bool = False  # a path that must exist when parsed
+
+    def field_kinds(self, key: str) -> tuple[str, ...] | None:
+        return dict(self.json_field_kinds).get(key)
+
+    def field_strings(self, key: str) -> tuple[str, ...]:
+        return dict(self.json_field_strings).get(key, ())
+
+    def option_strings(self) -> tuple[str, ...]:
+        extra = (self.negation,) if self.negation else ()
+        return (self.name, *self.aliases, *extra, *self.hidden_negations)
+
+    def is_negation(self, option: str) -> bool:
+        """``option`` turns this switch off (its negation, or an older negative spelling)."""
+        return option is not None and (option == self.negation or option in self.hidden_negations)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FlagSpec:
+        return cls(
+            name=data["name"],
+            aliases=tuple(data.get("aliases", ())),
+            dest=data.get("dest", ""),
+            takes_value=bool(data.get("takes_value", True)),
+            nargs=data.get("nargs"),
+            type=data.get("type", "str"),
+            choices=_strings(data.get("choices")),
+            default=data.get("default"),
+            help=data.get("help", ""),
+            json_valued=bool(data.get("json_valued", False)),
+            deprecated=bool(data.get("deprecated", False)),
+            negation=data.get("negation"),
+            hidden_negations=tuple(data.get("hidden_negations", ())),
+            group=data.get("group", ""),
+            action=data.get("action", ""),
+            optional=bool(data.get("optional", False)),
+            normalize=data.get("normalize"),
+            suggested=_strings(data.get("suggested")),
+            const=data.get("const"),
+            json_fields=_strings(data.get("json_fields")),
+            json_extra_forbidden=bool(data.get("json_extra_forbidden", False)),
+            json_field_kinds=_pairs(data.get("json_field_kinds")),
+            json_field_strings=_pairs(data.get("json_field_strings")),
+            multiple=bool(data.get("multiple", False)) or data.get("action") == "append",
+            required=bool(data.get("required", False)),
+            hidden=bool(data.get("hidden", False)),
+            case_sensitive=bool(data.get("case_sensitive", True)),
+            must_exist=bool(data.get("must_exist", False)),
+        )
+
+
+def _pairs(value: dict[str, list[str]] | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple((k, tuple(v)) for k, v in sorted((value or {}).items()))
+
+
+def _strings(value: Any) -> tuple[str, ...] | None:
+    return tuple(str(v) for v in value) if value is not None else None
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """``flag`` (when given, optionally only with value ``when_value``) needs ``requires``."""
+
+    flag: str
+    requires: tuple[str, ...]
+    message: str
+    when_value: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Requirement:
+        return cls(
+            flag=data["flag"],
+            requires=tuple(data["requires"]),
+            message=data.get("message", ""),
+            when_value=data.get("when_value"),
+        )
+
+
+@dataclass(frozen=True)
+class RegistryCheck:
+    """The value of ``flag`` must be one of ``registries[registry]`` or startup fails."""
+
+    flag: str
+    registry: str
+    json_key: str | None = None  # for JSON-valued flags: the key inside the object holding the name
+    only_with: str | None = None  # checked only when this boolean flag is on
+    plugin_flag: str | None = None  # a plugin named by this flag may register further names
+    fold: str | None = None  # "lower" | "upper": how the engine folds the name before lookup
+    also: tuple[str, ...] = ()  # further accepted values (after folding)
+
+    def accepts(self, value: str, names: tuple[str, ...]) -> bool:
+        folded = value.lower() if self.fold == "lower" else value.upper() if self.fold == "upper" else value
+        return folded in names or folded in self.also
+
+
+@dataclass(frozen=True)
+class FlagCatalog:
+    """All options of one engine command at one version, plus facts only startup enforces."""
+
+    engine: str
+    version: str
+    command: str
+    style: str  # "argparse" | "click"
+    allow_abbrev: bool
+    flags: tuple[FlagSpec, ...]
+    positionals: tuple[str, ...] = ()
+    registries: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    registry_checks: tuple[RegistryCheck, ...] = ()
+    requirements: tuple[Requirement, ...] = ()
+    conflicts: tuple[tuple[str, ...], ...] = ()
+    renamed: dict[str, str] = field(default_factory=dict)
+    source: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, option: str) -> FlagSpec | None:
+        """The flag an exact option string names (aliases and negations included)."""
+        return self._index().get(option)
+
+    def names(self) -> list[str]:
+        return sorted(self._index())
+
+    def by_dest(self, dest: str) -> FlagSpec | None:
+        for spec in self.flags:
+            if spec.dest == dest:
+                return spec
+        return None
+
+    def _index(self) -> dict[str, FlagSpec]:
+        cached = self.__dict__.get("_index_cache")
+        if cached is None:
+            cached = {opt: spec for spec in self.flags for opt in spec.option_strings()}
+            object.__setattr__(self, "_index_cache", cached)
+        return cached
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FlagCatalog:
+        if data.get("format") != CATALOG_FORMAT:
+            raise ServekitError(
+                f"flag catalog format {data.get('format')!r} is not supported",
+                fix=f"regenerate it with scripts/extract_*_flags.py (format {CATALOG_FORMAT})",
+            )
+        return cls(
+            engine=data["engine"],
+            version=data["version"],
+            command=data["command"],
+            style=data["style"],
+            allow_abbrev=bool(data.get("allow_abbrev", False)),
+            flags=tuple(FlagSpec.from_dict(f) for f in data["flags"]),
+            positionals=tuple(data.get("positionals", ())),
+            registries={k: tuple(v) for k, v in data.get("registries", {}).items()},
+            registry_checks=tuple(
+                RegistryCheck(**{**c, "also": tuple(c.get("also", ()))}) for c in data.get("registry_checks", ())
+            ),
+            requirements=tuple(Requirement.from_dict(r) for r in data.get("requirements", ())),
+            conflicts=tuple(tuple(c) for c in data.get("conflicts", ())),
+            renamed=dict(data.get("renamed", {})),
+            source=dict(data.get("source", {})),
+        )
+
+
+def version_key(text: str) -> tuple[int, Any]:
+    try:
+        return (1, Version(text))
+    except InvalidVersion:
+        return (0, text)
+
+
+@dataclass(frozen=True)
+class CatalogStore:
+    """The stored catalogs of one engine: ``<data_dir>/<engine>-<version>[-<command>].json``.
+
+    ``extractor`` names the script that writes them (``scripts/extract_vllm_flags.py``).
+    """
+
+    data_dir: Path
+    engine: str
+    extractor: str
+
+    def path(self, version: str, command: str = "serve") -> Path:
+        suffix = "" if command == "serve" else f"-{command}"
+        return self.data_dir / f"{self.engine}-{version}{suffix}.json"
+
+    def versions(self, command: str = "serve") -> list[str]:
+        """Versions with a stored catalog (oldest first)."""
+        found = []
+        prefix = f"{self.engine}-"
+        for path in self.data_dir.glob(f"{self.engine}-*.json"):
+            rest = path.stem[len(prefix):]
+            version, _, cmd = rest.partition("-")
+            if (cmd or "serve") == command:
+                found.append(version)
+        return sorted(found, key=version_key)
+
+    def load(self, version: str | None = None, command: str = "serve") -> FlagCatalog:
+        """The stored catalog (read once per process); ``version=None`` takes the newest one stored."""
+        if version is None:
+            versions = self.versions(command)
+            if not versions:
+                raise ServekitError(
+                    f"no flag catalog stored for engine {self.engine!r} command {command!r}",
+                    fix="known catalogs: " + ", ".join(sorted(p.stem for p in self.data_dir.glob("*.json"))),
+                )
+            version = versions[-1]
+        path = self.path(version, command)
+        if not path.is_file():
+            have = ", ".join(self.versions(command)) or "none"
+            raise ServekitError(
+                f"no flag catalog for {self.engine} {version} ({command})",
+                fix=f"stored versions: {have}; extract one with {self.extractor}",
+            )
+        return _load(path)
+
+
+@lru_cache(maxsize=None)
+def _load(path: Path) -> FlagCatalog:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ServekitError(f"flag catalog {path} is not valid JSON: {exc}") from exc
+    return FlagCatalog.from_dict(data)

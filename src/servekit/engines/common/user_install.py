@@ -1,0 +1,31 @@
+"""How a person installs an engine on the machine that serves, as shell steps they can paste.
+
+Not the local environment servekit builds for lint and warm-cache (``InstallRecipe``): these are
+the steps a plan shows, per form (``pip`` into a virtual environment, ``docker`` image), with
+``{version}`` filled in from ``plan --vllm-version`` or the engine's pinned version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class UserInstallStep:
+    kind: str  # "pip", "docker" or "prerequisite"
+    command: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class UserInstall:
+    """An engine's install steps for people; ``default_version`` fills ``{version}`` when none is given."""
+
+    default_version: str
+    steps: tuple[UserInstallStep, ...]
+
+    def for_version(self, version: str | None = None) -> tuple[UserInstallStep, ...]:
+        chosen = (version or self.default_version).removeprefix("v")
+        return tuple(UserInstallStep(s.kind, s.command.replace("{version}", chosen),
+                                     None if s.note is None else s.note.replace("{version}", chosen))
+                     for s in self.steps)

@@ -1,0 +1,5 @@
+"""vLLM on Qualcomm Cloud AI 100 (``--engine vllm-qaic``)."""
+
+from servekit.engines.qaic.engine import ENGINE, QaicEngine
+
+__all__ = ["ENGINE", "QaicEngine"]

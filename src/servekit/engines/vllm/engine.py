@@ -1,0 +1,168 @@
+"""vLLM, the native engine: command forms, the pinned catalog, the rules of ``vllm serve`` beyond
+its parser. Plans are written in its form, so its translation keeps a launch as it is."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from typing import Any
+
+from servekit.engines.common.artifacts import Artifact
+from servekit.engines.common.command_line import EngineCommand, split_docker_run, split_program_command, strip_env
+from servekit.engines.common.engine import Engine
+from servekit.engines.common.findings import Finding
+from servekit.engines.common.flags import FlagCatalog
+from servekit.engines.common.scan import scan
+from servekit.engines.common.translation import DialectContext, EngineLaunch
+from servekit.engines.vllm.artifacts import vllm_artifacts
+from servekit.engines.vllm.catalog import CATALOGS, DEFAULT_VERSION, ID
+from servekit.engines.vllm.config_fields import nested_config_findings
+from servekit.engines.vllm.rules import serve_rule_findings
+from servekit.engines.vllm.specs import INSTALL, LAUNCH, MEMORY, PRECOMPILE
+
+_MODEL_OPTION = re.compile(r"^--model(=.+|$)")
+_SERVED_NAME = re.compile(r"^--served[-_]model[-_]name(=.+|$)")
+_CONFIG_OPTION = re.compile(r"^--config(=.+|$)")
+_PYTHON = re.compile(r"(^|/)python[0-9.]*$")
+
+
+def move_model_option(args: list[str]) -> list[str]:
+    """``vllm serve`` moves the first ``--model X`` to the front as the positional model."""
+    for i, arg in enumerate(args):
+        if _MODEL_OPTION.match(arg):
+            if arg == "--model":
+                if i + 1 >= len(args):
+                    return args
+                return [args[i + 1], *args[:i], *args[i + 2:]]
+            return [arg.removeprefix("--model="), *args[:i], *args[i + 1:]]
+    return args
+
+
+def option_value(args: Sequence[str], option: str) -> str | None:
+    """The last value given as ``OPTION VALUE`` or ``OPTION=VALUE``."""
+    found = None
+    for i, arg in enumerate(args):
+        if arg == option and i + 1 < len(args):
+            found = args[i + 1]
+        elif arg.startswith(option + "="):
+            found = arg[len(option) + 1:]
+    return found
+
+
+def _config_file_findings(args: Sequence[str]) -> list[Finding]:
+    """vLLM reads the --config YAML while parsing: it must exist and end in .yaml / .yml."""
+    path = option_value(args, "--config")
+    if path is None:
+        return []
+    if path.rsplit(".", 1)[-1] not in ("yaml", "yml"):
+        return [Finding("error", "bad-config-file", f"--config {path}: vLLM reads only .yaml / .yml files",
+                        "rename the file to .yaml", location="--config")]
+    if not Path(path).is_file():
+        return [Finding("error", "missing-config-file", f"--config {path}: no such file here; vLLM reads it "
+                        "while parsing the command line", "create it or drop --config", location="--config")]
+    return [Finding("note", "config-file-not-checked",
+                    "options inside the --config YAML file are not checked", location="--config")]
+
+
+_JINJA_CHARS = "{}\n"
+
+
+def _chat_template_findings(args: Sequence[str], catalog: FlagCatalog) -> list[Finding]:
+    """vLLM checks --chat-template before starting: inline Jinja, an existing file, or a built-in name."""
+    value = option_value(args, "--chat-template")
+    if value is None or any(c in value for c in _JINJA_CHARS) or Path(value).exists():
+        return []
+    if value in catalog.registries.get("builtin_chat_templates", ()):
+        return []
+    return [Finding("error", "missing-chat-template",
+                    f"--chat-template {value}: looks like a path but no such file is here, and it is not one "
+                    "of vLLM's built-in templates; vLLM refuses to start",
+                    "give an existing file (vLLM's examples/ exist inside its docker image, not in a pip install)",
+                    location="--chat-template")]
+
+
+class VllmEngine(Engine):
+    id = ID
+    aliases: tuple[str, ...] = ()
+    default_version = DEFAULT_VERSION
+    commands = ("serve",)
+    install = INSTALL
+    user_install = None  # the plan installs vLLM itself
+    single_process = False
+    vllm_platforms = ("cuda", "rocm", "xpu", "cpu", "tpu")
+    precompile = PRECOMPILE
+    launch = LAUNCH
+    memory = MEMORY
+
+    def recognizes(self, argv: Sequence[str]) -> bool:
+        _, rest = strip_env(argv)
+        if split_docker_run(rest) is not None:
+            return True
+        return rest[:1] == ["vllm"] or (len(rest) >= 3 and bool(_PYTHON.search(rest[0])) and rest[1] == "-m"
+                                        and rest[2].startswith("vllm."))
+
+    def flag_catalog(self, version: str | None = None, command: str = "serve") -> FlagCatalog:
+        return self.adjust_catalog(CATALOGS.load(version or self.default_version, command))
+
+    def adjust_catalog(self, catalog: FlagCatalog) -> FlagCatalog:
+        """A platform plugin's view of vLLM's catalog; vLLM itself takes it as stored."""
+        return catalog
+
+    def translate(self, vllm_argv: Sequence[str], context: DialectContext | None = None) -> EngineLaunch:
+        context = context or DialectContext()
+        return EngineLaunch(engine=self.id, argv=tuple(vllm_argv), env=dict(context.env), image=context.image)
+
+    def validate(self, argv: Sequence[str], context: DialectContext | None = None) -> list[Finding]:
+        return []
+
+    def artifacts(self, argv: Sequence[str]) -> list[Artifact]:
+        return vllm_artifacts(argv)
+
+    def plan_fields(self, launch: EngineLaunch) -> dict[str, Any]:
+        return {}
+
+    def split_command(self, argv: Sequence[str]) -> EngineCommand:
+        docker = split_docker_run(argv)
+        if docker is not None:
+            # the vLLM images start `vllm serve` themselves; others are given the full command
+            inner = list(docker.args)
+            if inner[:2] != ["vllm", "serve"]:
+                inner = ["vllm", "serve", *inner]
+            command = self.split_command(inner)
+            return EngineCommand(command.command, command.args, "docker", docker.env + command.env,
+                                 ("docker", "run", docker.image))
+        env, rest = strip_env(argv)
+        if rest[:2] == ["vllm", "serve"]:
+            return EngineCommand("serve", tuple(move_model_option(rest[2:])), "vllm-serve", env, tuple(rest[:2]))
+        if len(rest) >= 3 and _PYTHON.search(rest[0]) and rest[1] == "-m" and rest[2].startswith("vllm."):
+            return EngineCommand("serve", tuple(rest[3:]), "api-server", env, tuple(rest[:3]))
+        if rest[:1] == ["vllm"]:
+            return split_program_command(rest, "vllm", self.commands)
+        return EngineCommand("serve", tuple(rest), "bare", env)
+
+    def extra_findings(self, command: EngineCommand, catalog: FlagCatalog) -> list[Finding]:
+        out: list[Finding] = []
+        args = command.args
+        out += _config_file_findings(args)
+        out += _chat_template_findings(args, catalog)
+        read = scan(catalog, list(args))
+        out += serve_rule_findings(catalog, read.occurrences, dict(command.env))
+        out += nested_config_findings(catalog, read.occurrences)
+        given = {occ.spec.dest for occ in read.occurrences}
+        if not read.positionals and "model" not in given and "config" not in given:
+            default = catalog.by_dest("model").default if catalog.by_dest("model") else None
+            out.append(Finding("warning", "no-model", f"no model is given; vLLM serves its default ({default})",
+                               fix="name the model: vllm serve MODEL"))
+        if command.form == "vllm-serve":
+            has_positional_model = bool(args) and not args[0].startswith("-")
+            if (not has_positional_model and not any(_CONFIG_OPTION.match(a) for a in args)
+                    and any(_SERVED_NAME.match(a) for a in args)):
+                out.append(Finding("error", "model-not-first",
+                                   "with --served-model-name, vllm serve needs the model as its first argument",
+                                   "write: vllm serve MODEL --served-model-name NAME", location="--served-model-name"))
+        return out
+
+
+ENGINE = VllmEngine()

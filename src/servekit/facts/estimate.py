@@ -1,0 +1,114 @@
+"""Weight bytes estimated from a config.json alone, when no safetensors header is at hand.
+
+Parameters are counted per block from the shapes the config states (embeddings, attention or
+MLA projections, dense or expert MLPs, norms left out) and priced at the checkpoint's weight
+precision: ``quantization_config`` bits for the linear layers, the dtype for embeddings. The
+figure is marked ``exact=False`` and ``basis="estimated from config.json"``; exact bytes come
+from the safetensors headers (``servekit facts fetch``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from servekit.facts.config import VISION_CONFIG_KEYS, language_config
+from servekit.facts.model import ModelFacts, WeightBytes
+
+ESTIMATED = "estimated from config.json"
+DTYPE_BYTES = {"float32": 4.0, "float": 4.0, "float16": 2.0, "half": 2.0, "bfloat16": 2.0,
+               "float8_e4m3fn": 1.0, "float8": 1.0}
+QUANT_BYTES = {"fp8": 1.0, "fbgemm_fp8": 1.0, "mxfp4": 0.53, "modelopt_fp4": 0.5625, "nvfp4": 0.5625,
+               "experts_int8": 1.0}
+"""Bytes per linear-layer weight of quantization methods with one width (scales included)."""
+GROUP_SCALE_BYTES = 4 / 128
+"""A 4-bit weight's share of its group's scale and zero point (group size 128)."""
+
+
+def _int(cfg: dict[str, Any], *keys: str, default: int = 0) -> int:
+    for key in keys:
+        value = cfg.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return int(value)
+    return default
+
+
+def linear_weight_bytes(config: dict[str, Any], dtype_bytes: float) -> float:
+    """Bytes per weight of the linear layers, from ``quantization_config``."""
+    q = config.get("quantization_config") or language_config(config).get("quantization_config")
+    if not isinstance(q, dict):
+        return dtype_bytes
+    method = str(q.get("quant_method", "")).lower()
+    algo = str(q.get("quant_algo") or (q.get("quantization") or {}).get("quant_algo") or "").lower()
+    if method == "modelopt":
+        return 0.5625 if "fp4" in algo else 1.0
+    if method in QUANT_BYTES:
+        return QUANT_BYTES[method]
+    bits = q.get("bits") or q.get("w_bit") or _compressed_bits(q)
+    if q.get("load_in_4bit"):
+        bits = 4
+    elif q.get("load_in_8bit"):
+        bits = 8
+    if isinstance(bits, int) and 0 < bits < 16:
+        return bits / 8 + (GROUP_SCALE_BYTES if bits <= 4 else 0.0)
+    return dtype_bytes
+
+
+def _compressed_bits(q: dict[str, Any]) -> int | None:
+    """``num_bits`` of the weights of a compressed-tensors config (its first group)."""
+    for group in (q.get("config_groups") or {}).values():
+        weights = group.get("weights") if isinstance(group, dict) else None
+        if isinstance(weights, dict) and isinstance(weights.get("num_bits"), int):
+            return weights["num_bits"]
+    return None
+
+
+def _attention_params(cfg: dict[str, Any], facts: ModelFacts, hidden: int) -> int:
+    heads, kv, head_dim = facts.num_attention_heads, facts.num_kv_heads, facts.head_dim
+    if facts.mla is not None:
+        rope, rank = facts.mla.qk_rope_head_dim, facts.mla.kv_lora_rank
+        nope, v_dim = _int(cfg, "qk_nope_head_dim", default=128), _int(cfg, "v_head_dim", default=128)
+        q_rank = _int(cfg, "q_lora_rank")
+        q = hidden * q_rank + q_rank * heads * (nope + rope) if q_rank else hidden * heads * (nope + rope)
+        return q + hidden * (rank + rope) + rank * heads * (nope + v_dim) + heads * v_dim * hidden
+    return hidden * heads * head_dim * 2 + hidden * kv * head_dim * 2
+
+
+def _mlp_params(facts: ModelFacts, hidden: int, layer: int) -> int:
+    moe = facts.moe
+    dense = 3 * hidden * (facts.intermediate_size or 4 * hidden)
+    if moe is None or layer < moe.dense_layers:
+        return dense
+    inner = moe.moe_intermediate_size or facts.intermediate_size or 4 * hidden
+    return (moe.num_experts + moe.shared_experts) * 3 * hidden * inner + hidden * moe.num_experts
+
+
+def _vision_params(config: dict[str, Any]) -> int:
+    for key in VISION_CONFIG_KEYS:
+        vision = config.get(key)
+        if isinstance(vision, dict):
+            width = _int(vision, "hidden_size", "embed_dim", "width")
+            depth = _int(vision, "num_hidden_layers", "depth", "num_layers")
+            inner = _int(vision, "intermediate_size", default=4 * width)
+            return depth * (4 * width * width + 2 * width * inner)
+    return 0
+
+
+def estimated_weight_bytes(config: dict[str, Any], facts: ModelFacts) -> WeightBytes:
+    """The checkpoint's weight bytes as the config's shapes imply (``exact=False``)."""
+    cfg = language_config(config)
+    hidden = facts.hidden_size or facts.num_attention_heads * facts.head_dim
+    dtype_bytes = DTYPE_BYTES.get(str(facts.dtype).lower().replace("torch.", ""), 2.0)
+    per_weight = linear_weight_bytes(config, dtype_bytes)
+    attention = _attention_params(cfg, facts, hidden)
+    linear_mixer = 4 * hidden * hidden
+    layers = 0.0
+    for index, kind in enumerate(facts.layers):
+        mixer = linear_mixer if kind == "linear" else (0 if kind == "none" else attention)
+        layers += (mixer + _mlp_params(facts, hidden, index)) * per_weight
+    mtp = facts.mtp_layers * (attention + _mlp_params(facts, hidden, facts.num_layers)) * per_weight
+    vocab = facts.vocab_size or 0
+    tied = bool(cfg.get("tie_word_embeddings", config.get("tie_word_embeddings", False)))
+    embeddings = vocab * hidden * (1 if tied else 2) * dtype_bytes
+    vision = _vision_params(config) * dtype_bytes
+    total = int(layers + mtp + embeddings + vision)
+    return WeightBytes(total=total, vision=int(vision), mtp=int(mtp), exact=False, basis=ESTIMATED)

@@ -1,0 +1,164 @@
+"""Every number the memory model uses, in one table: its value, what it stands for, and where
+the value comes from (an engine code path, a named public measurement, or a stated assumption).
+
+Code paths name files of vLLM 0.32.0 (``vllm/...``). Measurements name the public start-up logs
+the value is read from; none is fitted to a single launch. ``bench/bench_kv_points.py
+--sensitivity`` shows how much each one moves the benchmark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+CODE = "engine code path"
+MEASURED = "public measurement"
+ASSUMED = "stated assumption"
+
+
+@dataclass(frozen=True)
+class Constant:
+    id: str
+    value: float
+    stands_for: str
+    kind: str
+    """CODE | MEASURED | ASSUMED"""
+    source: str
+
+
+CONSTANTS: tuple[Constant, ...] = (
+    Constant(
+        "large_device_gib", 70.0,
+        "device memory from which the OpenAI server defaults to 8192 batched tokens and 1024 sequences "
+        "(A100s excepted)", CODE,
+        "vllm/engine/arg_utils.py EngineArgs._default_max_num_seqs_and_batched_tokens: "
+        "device_memory >= 70 GiB and 'a100' not in device_name",
+    ),
+    Constant(
+        "huge_device_gib", 160.0,
+        "device memory from which the OpenAI server defaults to 16384 batched tokens", CODE,
+        "vllm/engine/arg_utils.py: device_memory >= 160 GiB (B200/B300 class)",
+    ),
+    Constant(
+        "forward_bytes_per_token_unit", 3.0,
+        "live activation elements per token per unit of (intermediate/TP + hidden) at the forward "
+        "peak: gate_up output (2 x intermediate) plus the activated half, and three hidden-size "
+        "tensors (residual, normed input, layer output)", CODE,
+        "vllm/model_executor/layers/activation.py SiluAndMul (gate_up -> act); checked against the V0 "
+        "peak_torch_memory of Llama-3.1-8B on RTX 3090 at 20k and 29k tokens (2.07 / 2.99 GiB, 0.6.x logs)",
+    ),
+    Constant(
+        "intermediate_per_hidden", 3.5,
+        "MLP intermediate size per hidden size when a config does not state it", ASSUMED,
+        "Llama-3 and Qwen2.5 dense models: 14336/4096 = 3.5, 18944/3584 = 5.3, 17408/5120 = 3.4",
+    ),
+    Constant(
+        "default_hidden", 4096.0, "hidden size when a config does not state it", ASSUMED,
+        "the most common hidden size of 7B-9B dense models",
+    ),
+    Constant(
+        "default_vocab", 152_000.0, "vocabulary size when a config does not state it", ASSUMED,
+        "Qwen2/Qwen3 (151936/152064) and Llama-3 (128256) vocabularies; the larger is the safer plan",
+    ),
+    Constant(
+        "sampler_bytes_per_logit_flashinfer", 8.0,
+        "bytes per (sequence x vocab) logit of the dummy sampler pass with the FlashInfer top-k/top-p "
+        "sampler: fp32 logits and fp32 probabilities, no sort", CODE,
+        "vllm/v1/sample/ops/topk_topp_sampler.py flashinfer path; consistent with Qwen2-7B on A100 at "
+        "0.10.1.1 (0.50-0.53 GiB besides weights and KV at 256 sequences)",
+    ),
+    Constant(
+        "sampler_bytes_per_logit_cloned", 40.0,
+        "bytes per logit when the dummy sampler ran the sort-based top-k/top-p twice with the logits "
+        "cloned: 2 x (fp32 values 4 + int64 indices 8 + fp32 logits 4) + cloned fp32 logits and probs", CODE,
+        "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run before the 'No .clone() of logits' change; "
+        "logged activation peaks on H100 of Llama-3.1-8B 4.76, Qwen3-0.6B 5.56, Qwen3-32B 5.64 GiB "
+        "(~0.11 images) and Qwen3-14B 5.64 GiB (0.16): 38.9-39.0 B per 1024 x vocab logit",
+    ),
+    Constant(
+        "sampler_bytes_per_logit_sorted", 16.0,
+        "bytes per logit of one sort-based top-k/top-p pass: fp32 logits 4 + sorted fp32 values 4 + "
+        "int64 indices 8", CODE,
+        "vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p (logits.sort); logged activation "
+        "peaks of 13 H100 launches at 0.17-0.19 divided by 1024 x vocab: 15.0-19.8, median 16.1",
+    ),
+    Constant(
+        "rejection_sampler_bytes_per_logit", 24.0,
+        "bytes per (sequence x vocab) logit of the dummy rejection-sampler pass with speculative "
+        "decoding: fresh logits for 2 rows per sequence in bf16 (4), the fp32 target logits and their "
+        "clone (4 + 4), and one sort-based top-k/top-p pass (fp32 values 4 + int64 indices 8)", CODE,
+        "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run (if self.speculative_config: "
+        "logits = torch.randn(num_tokens + num_reqs, vocab)); vllm/v1/sample/rejection_sampler.py "
+        "forward (raw_target_logits.to(torch.float32), target_logits.clone(), apply_sampling_constraints)",
+    ),
+    Constant(
+        "drafter_hidden_rows", 2.0,
+        "hidden-size rows per profiled token kept live while the drafter's dummy pass runs, besides "
+        "the drafter layer's own activations: the target model's output hidden states and the "
+        "drafter's persistent hidden-states buffer (max_num_batched_tokens rows)", CODE,
+        "vllm/v1/worker/gpu_model_runner.py _dummy_run (hidden_states held across "
+        "self.drafter.dummy_run(num_tokens)); vllm/v1/spec_decode/llm_base_proposer.py __init__ "
+        "(self.hidden_states = torch.zeros(max_num_tokens, hidden_size)) and dummy_run",
+    ),
+    Constant(
+        "non_torch_gib", 0.25,
+        "memory outside PyTorch's allocator on one rank: CUDA context, cuBLAS/cuDNN workspaces", MEASURED,
+        "logged non-torch memory of 11 single-GPU H100 launches at 0.17-0.19: 0.13-0.27 GiB",
+    ),
+    Constant(
+        "comm_pcie_gib", 0.25,
+        "extra non-torch memory per rank for NCCL ring buffers when TP x PP > 1 without NVSwitch", ASSUMED,
+        "NCCL default NCCL_BUFFSIZE 4 MiB x channels x peers; PCIe nodes keep few channels",
+    ),
+    Constant(
+        "comm_nvswitch_gib", 1.9,
+        "extra non-torch memory per rank when TP x PP > 1 over NVLink/NVSwitch: NCCL NVLS buffers and "
+        "vLLM's custom all-reduce / symmetric-memory buffers", MEASURED,
+        "logged non-torch memory of 4 multi-GPU H100 launches at 0.19 (TP2 2.07, TP4 2.17-2.21 GiB) "
+        "less the single-GPU figure",
+    ),
+    Constant(
+        "cudagraph_gib_per_layer_graph", 0.5 / 1024,
+        "CUDA-graph memory per decoder layer per captured batch size (piecewise graphs keep one "
+        "output per layer and size)", MEASURED,
+        "logged graph-capture memory of 13 H100 launches at 0.19 with 51 capture sizes: 0.021-0.031 "
+        "GiB per layer, median 0.025; vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory",
+    ),
+    Constant(
+        "cudagraph_max_capture", 512.0, "largest batch size captured in a CUDA graph by default", CODE,
+        "vllm/config/compilation.py max_cudagraph_capture_size default min(max_num_seqs x 2, 512)",
+    ),
+    Constant(
+        "encoder_profile_gib", 0.5,
+        "peak of the multimodal encoder's dummy batch and the encoder cache during the profile run", ASSUMED,
+        "vllm/v1/worker/gpu_model_runner.py profile_run embed_multimodal over mm_budget; a ViT of ~0.6B "
+        "parameters over one maximal image (16k patches) at bf16",
+    ),
+)
+
+_BY_ID = {c.id: c for c in CONSTANTS}
+_OVERRIDES: ContextVar[dict[str, float]] = ContextVar("fit_constant_overrides", default={})
+
+
+def value(constant_id: str) -> float:
+    """The value of one constant (or its override inside ``overridden``)."""
+    return _OVERRIDES.get().get(constant_id, _BY_ID[constant_id].value)
+
+
+@contextmanager
+def overridden(values: dict[str, float]) -> Iterator[None]:
+    """Use other values for some constants inside the block (sensitivity runs)."""
+    unknown = set(values) - set(_BY_ID)
+    if unknown:
+        raise KeyError(f"unknown fit constant(s): {', '.join(sorted(unknown))}")
+    token = _OVERRIDES.set({**_OVERRIDES.get(), **values})
+    try:
+        yield
+    finally:
+        _OVERRIDES.reset(token)
+
+
+def constant(constant_id: str) -> Constant:
+    return _BY_ID[constant_id]

@@ -1,0 +1,28 @@
+"""Hardware as one typed profile per taxonomy entry.
+
+- ``profile``: the frozen ``HardwareProfile`` and the derivation of every fact a taxonomy entry
+  may leave out (kind, platform, compute target, interconnect, per-device memory, SoC layout);
+- ``precision``: which number formats a device runs natively, and the rules that follow;
+- ``container``: the ``docker run`` device flags of each platform;
+- ``lookup``: profiles built once per taxonomy, and the profile behind one taxonomy entry.
+"""
+
+from servekit.hardware.container import ContainerDevices
+from servekit.hardware.lookup import build_profiles, profile_of, profiles_for
+from servekit.hardware.precision import PrecisionGap, precision_gap, variant_precision_supported
+from servekit.hardware.profile import USABLE_FRACTION, HardwareProfile, SocLayout, build_profile, custom_profile
+
+__all__ = [
+    "USABLE_FRACTION",
+    "ContainerDevices",
+    "HardwareProfile",
+    "PrecisionGap",
+    "SocLayout",
+    "build_profile",
+    "build_profiles",
+    "custom_profile",
+    "precision_gap",
+    "profile_of",
+    "profiles_for",
+    "variant_precision_supported",
+]

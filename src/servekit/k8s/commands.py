@@ -1,0 +1,73 @@
+"""What each container runs: the plan's own vLLM argv, or another engine's translation of it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from servekit.errors import ServekitError
+from servekit.synthesis.plan import Plan, Process
+
+NATIVE_ENGINE = "vllm"
+HEALTH_PATH = "/health"
+"""vLLM's OpenAI server, MAX serve and the vLLM plugins (QAIC, Ascend) all answer GET /health."""
+
+
+@dataclass(frozen=True)
+class ServerCommand:
+    """One process of the plan as a container will run it."""
+
+    process: Process
+    argv: tuple[str, ...]
+    env: dict[str, Any]
+    image: str | None
+    precompile: tuple[str, ...] = ()
+    """Shell commands that must finish before the server starts (ahead-of-time compiles)."""
+
+    @property
+    def port(self) -> int:
+        argv = list(self.argv)
+        if "--port" in argv[:-1]:
+            value = argv[argv.index("--port") + 1]
+            if value.isdigit():
+                return int(value)
+        return self.process.port or 8000
+
+
+def _native(plan: Plan) -> list[ServerCommand]:
+    plan_env = plan.env_map()
+    return [ServerCommand(p, tuple(str(t) for t in p.argv()), {**plan_env, **p.env_map()}, plan.docker.image)
+            for p in plan.processes]
+
+
+def _translated(plan: Plan, engine: str, profile: Any) -> list[ServerCommand]:
+    try:
+        from servekit.engines.plan_translate import translate_plan
+    except ImportError as exc:
+        raise ServekitError(f"engine {engine} cannot be rendered for Kubernetes in this build ({exc})",
+                            fix="use --engine vllm") from None
+    raw = profile if isinstance(profile, Mapping) else getattr(profile, "raw", None)
+    commands = translate_plan(plan, engine, hardware=raw)
+    out = []
+    for process, translated in zip(plan.processes, commands):
+        command = translated.command
+        errors = [str(f) for f in command.findings if getattr(f, "severity", "") == "error"]
+        if errors:
+            raise ServekitError(f"{engine} cannot run this plan: {errors[0]}", fix="see `servekit plan --engine "
+                                f"{engine}` for every finding")
+        steps = tuple(step.command() for step in command.precompile)
+        out.append(ServerCommand(process, tuple(command.argv), dict(command.env),
+                                 command.image or plan.docker.image, steps))
+    return out
+
+
+def server_commands(plan: Plan, profile: Any) -> list[ServerCommand]:
+    """One ServerCommand per plan process, in plan order."""
+    engine = plan.selection.engine
+    commands = _native(plan) if engine == NATIVE_ENGINE else _translated(plan, engine, profile)
+    for command in commands:
+        if not command.image:
+            raise ServekitError(f"the plan for {plan.selection.hardware} with {engine} has no container image",
+                                fix="pin docker_image for this hardware in the recipe")
+    return commands

@@ -1,0 +1,42 @@
+"""The server's ``/metrics`` page, parsed with prometheus-client."""
+
+from __future__ import annotations
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+from servekit.engines.common.engine import Engine
+from servekit.launch.probes import Probe, Target
+from servekit.launch.startup_facts import read_facts
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    """Every unlabelled-or-first sample's value by sample name (``vllm:num_requests_running`` ...)."""
+    values: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            values.setdefault(sample.name, sample.value)
+    return values
+
+
+def metrics_url_of(url: str, engine: Engine, log_text: str) -> str | None:
+    """Where ``engine`` serves ``/metrics`` when it has a port of its own: the port its log names
+    (``metrics_port`` fact), else the one it declares; None when it serves them beside the API."""
+    port = read_facts(log_text, engine).get("metrics_port") or engine.launch.metrics_port
+    if port is None:
+        return None
+    return f"{url.rsplit(':', 1)[0]}:{int(port)}/metrics"
+
+
+def probe_metrics(target: Target) -> tuple[Probe, dict[str, float]]:
+    try:
+        response = httpx.get(target.metrics_url or f"{target.url}/metrics", timeout=30)
+    except httpx.HTTPError as exc:
+        return Probe("metrics", False, f"{type(exc).__name__}: {exc}"), {}
+    if response.status_code != 200:
+        return Probe("metrics", False, f"GET /metrics -> HTTP {response.status_code}"), {}
+    try:
+        values = parse_metrics(response.text)
+    except ValueError as exc:
+        return Probe("metrics", False, f"/metrics is not Prometheus text: {exc}"), {}
+    return Probe("metrics", bool(values), f"{len(values)} samples parsed"), values

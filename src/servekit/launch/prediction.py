@@ -1,0 +1,61 @@
+"""servekit's fit prediction for a run: the model's facts, the hardware's profile and the
+server's native argv through ``servekit.fit``, and the figures ``verify`` compares with the log."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from servekit.engines.registry import native_engine
+from servekit.errors import ServekitError
+from servekit.launch.launch_plan import LaunchPlan
+
+
+
+def model_facts(model: str) -> Any:
+    """Facts of a local model directory, or of a checkpoint id (shipped or cached); None when unknown."""
+    from servekit.facts import facts_from_dir, resolve_model
+
+    try:
+        if Path(model).is_dir():
+            return facts_from_dir(Path(model))
+        return resolve_model(model).facts
+    except (ServekitError, OSError, ValueError):
+        return None
+
+
+def kv_space_env() -> str | None:
+    """The variable giving the CPU KV pool in GiB, as the native engine names it (the plan's env is
+    in its form)."""
+    return native_engine().launch.kv_space_env
+
+
+def cpu_space_gib(env: Mapping[str, str]) -> float | None:
+    name = kv_space_env()
+    value = env.get(name) if name else None
+    try:
+        return float(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def predict(plan: LaunchPlan, profile: Mapping[str, Any], hardware_name: str) -> Any:
+    """The fit check of the plan's serving process (``FitCheck``), or None without facts."""
+    from servekit.fit.api import check_plan_fit
+
+    facts = model_facts(plan.model)
+    if facts is None:
+        return None
+    server = plan.server
+    return check_plan_fit(facts, profile, hardware_name=hardware_name, argv=list(server.vllm_argv),
+                          engine=plan.engine, cpu_kvcache_space_gib=cpu_space_gib(server.env))
+
+
+def predicted_figures(fit: Any) -> dict[str, Any]:
+    report = getattr(fit, "report", None)
+    if report is None:
+        return {}
+    return {"kv_tokens": report.kv_tokens, "max_concurrency": round(report.max_concurrency, 2),
+            "weights_gib": round(report.weights_gib_per_rank, 4), "kv_gib": round(report.available_kv_gib, 4),
+            "block_size": report.block_size, "max_model_len": report.max_model_len}

@@ -1,0 +1,51 @@
+"""The checks a plan passes before ``up`` spawns anything: every process argv linted against
+the pinned engine (through the registry), the translation's findings, and the fit check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from servekit.engines.registry import get_engine
+from servekit.launch.launch_plan import LaunchPlan
+
+
+@dataclass(frozen=True)
+class Prelaunch:
+    ok: bool
+    reasons: tuple[str, ...]
+    findings: tuple[dict[str, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "reasons": list(self.reasons), "findings": list(self.findings)}
+
+
+def lint_findings(plan: LaunchPlan) -> list[dict[str, Any]]:
+    engine = get_engine(plan.engine)
+    out = []
+    for process in plan.processes:
+        result = engine.lint(list(process.argv))
+        out += [{"check": "lint", "role": process.role, "severity": f.severity, "code": f.code,
+                 "message": f.message, "fix": f.fix, "engine": f"{engine.id} {result.version}"}
+                for f in result.findings]
+    out += [{"check": "translate", "role": "serve", **f} for f in plan.findings]
+    return out
+
+
+def fit_findings(fit: Any) -> list[dict[str, Any]]:
+    if fit is None:
+        return [{"check": "fit", "severity": "note", "code": "fit-not-checked",
+                 "message": "no model facts for this model here; fit not checked", "fix": None}]
+    return [{"check": "fit", **f.to_dict()} for f in fit.findings]
+
+
+def _reason(finding: dict[str, Any]) -> str:
+    fix = f" (fix: {finding['fix']})" if finding.get("fix") else ""
+    return f"{finding['check']}: {finding.get('code')}: {finding.get('message')}{fix}"
+
+
+def prelaunch(plan: LaunchPlan, fit: Any) -> Prelaunch:
+    """``fit`` is the plan's ``FitCheck`` (None when no facts were found)."""
+    findings = lint_findings(plan) + fit_findings(fit)
+    errors = [f for f in findings if f.get("severity") == "error"]
+    return Prelaunch(not errors, tuple(_reason(f) for f in errors), tuple(findings))

@@ -1,0 +1,54 @@
+"""A recipe's synthesized plan as a ``LaunchPlan``: each process in its engine's form, with the
+exact ``docker run`` command of its container form."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from servekit.launch.launch_plan import LaunchPlan, LaunchProcess, served_name_of, without_host_port
+from servekit.launch.local_model import features_of
+from servekit.synthesis.docker import docker_argv
+from servekit.synthesis.plan import Plan
+
+DEFAULT_PORT = 8000
+
+
+def _finding_dicts(command: Any) -> list[dict[str, Any]]:
+    return [{"severity": f.severity, "code": f.code, "message": f.message, "fix": f.fix}
+            for f in command.findings]
+
+
+def _docker_command(plan: Plan, argv: Sequence[str], env: Mapping[str, str], image: str | None, port: int) -> str:
+    docker = replace(plan.docker, image=image or plan.docker.image)
+    if docker.image is None:
+        return ""
+    return shlex.join(str(w) for w in docker_argv(docker, list(argv), dict(env), port))
+
+
+def launch_plan_of(plan: Plan, commands: Sequence[Any] | None, port: int = DEFAULT_PORT) -> LaunchPlan:
+    """``commands`` are the plan's processes translated into a non-native engine (None: native)."""
+    shared = {var.name: str(var.value) for var in plan.env}
+    processes, dockers, findings = [], [], []
+    for index, proc in enumerate(plan.processes):
+        vllm_argv = without_host_port([str(w) for w in proc.argv()])
+        env = {**shared, **{k: str(v) for k, v in proc.env_map().items()}}
+        argv, image = vllm_argv, plan.docker.image
+        if commands is not None:
+            launch = commands[index].command
+            argv, image = tuple(str(w) for w in launch.argv), launch.image or image
+            env = {**env, **dict(launch.env)}
+            findings += _finding_dicts(launch)
+        processes.append(LaunchProcess(proc.role, tuple(argv), env, vllm_argv))
+        dockers.append(_docker_command(plan, argv, env, image, proc.port or port))
+    sel = plan.selection
+    first = processes[0]
+    return LaunchPlan(
+        engine=sel.engine, model=plan.model_id, served_name=served_name_of(first.vllm_argv, plan.model_id),
+        processes=tuple(processes), hardware=sel.hardware,
+        source=f"recipe {sel.recipe_id} ({sel.variant}, {sel.strategy}) for {sel.hardware}",
+        image=plan.docker.image, features=tuple(dict.fromkeys((*sel.features, *features_of(first.vllm_argv)))),
+        docker_commands=tuple(d for d in dockers if d), findings=tuple(findings),
+    )

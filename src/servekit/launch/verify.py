@@ -1,0 +1,136 @@
+"""``verify``: probe a running server, read its startup facts, set them beside the prediction,
+and leave an evidence record.
+
+A target is a recorded run (its URL, served name, engine, plan and log are known) or a bare
+URL (probes only: served name from ``/v1/models``, no log, no prediction).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from servekit.engines.common.engine import Engine
+from servekit.engines.registry import get_engine, native_engine
+from servekit.launch import probes as p
+from servekit.launch.evidence import write_evidence
+from servekit.launch.launch_plan import plan_from_dict
+from servekit.launch.metrics import metrics_url_of, probe_metrics
+from servekit.launch.prediction import predict, predicted_figures
+from servekit.launch.readiness import exited
+from servekit.launch.records import RunRecord
+from servekit.launch.startup_facts import read_facts
+from servekit.launch.up import log_tail
+
+COMPARED = ("kv_tokens", "max_concurrency")
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    ok: bool
+    run: str | None
+    url: str
+    probes: tuple[p.Probe, ...]
+    measured: dict[str, Any] = field(default_factory=dict)
+    predicted: dict[str, Any] = field(default_factory=dict)
+    log_tail: str = ""
+    evidence: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "run": self.run, "url": self.url, "probes": [x.to_dict() for x in self.probes],
+                "measured": self.measured, "predicted": self.predicted,
+                "compared": compare(self.measured, self.predicted), "evidence": self.evidence,
+                **({"log_tail": self.log_tail} if not self.ok else {})}
+
+
+def compare(measured: dict[str, Any], predicted: dict[str, Any]) -> dict[str, Any]:
+    return {k: {"measured": measured.get(k), "predicted": predicted.get(k),
+                "equal": measured.get(k) == predicted.get(k)}
+            for k in COMPARED if k in measured or k in predicted}
+
+
+def option_value(argv: tuple[str, ...] | list[str], option: str) -> str | None:
+    for i, word in enumerate(argv):
+        if word == option and i + 1 < len(argv):
+            return argv[i + 1]
+        if word.startswith(option + "="):
+            return word.split("=", 1)[1]
+    return None
+
+
+def feature_probes(target: p.Target, features: tuple[str, ...], argv: tuple[str, ...]) -> list[p.Probe]:
+    out = []
+    if "tool_calling" in features:
+        out.append(p.probe_tools(target, option_value(argv, "--tool-call-parser")))
+    if "reasoning" in features:
+        out.append(p.probe_reasoning(target, option_value(argv, "--reasoning-parser")))
+    if "structured_output" in features or "structured_outputs" in features:
+        out.append(p.probe_structured(target))
+    return out
+
+
+def processes_probe(record: RunRecord) -> p.Probe:
+    gone = [(x.pid, code) for x in record.processes if x.pid and (code := exited(x.pid)) is not None]
+    if gone:
+        return p.Probe("processes", False, f"process {gone[0][0]} of the run is not running")
+    return p.Probe("processes", True, f"{len(record.processes)} process(es) running")
+
+
+def served_name_at(url: str) -> str:
+    try:
+        data = httpx.get(f"{url}/v1/models", timeout=30).json().get("data") or [{}]
+        return str(data[0].get("id") or "")
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return ""
+
+
+def run_probes(target: p.Target, features: tuple[str, ...], argv: tuple[str, ...]) -> tuple[list[p.Probe], dict]:
+    found = [p.probe_health(target), p.probe_models(target), p.probe_chat(target), p.probe_stream(target)]
+    found += feature_probes(target, features, argv)
+    metrics, values = probe_metrics(target)
+    return [*found, metrics], values
+
+
+def _measured(record: RunRecord, engine: Engine, samples: dict) -> dict[str, Any]:
+    text = "\n".join(Path(x.log).read_text(encoding="utf-8", errors="replace")
+                     for x in record.processes if Path(x.log).is_file())
+    measured = read_facts(text, engine)
+    if "ready_seconds" in record.times:
+        measured["ready_seconds"] = record.times["ready_seconds"]
+    measured["phases"] = dict(record.phases)
+    measured["metrics_samples"] = len(samples)
+    return measured
+
+
+def verify_run(record: RunRecord, timeout: float = 120.0) -> VerifyResult:
+    engine = get_engine(record.engine)
+    plan = plan_from_dict(record.plan)
+    metrics_url = metrics_url_of(record.url, engine, log_tail(record, lines=100_000))
+    target = p.Target(record.url, record.served_name, engine.launch.readiness_path, timeout, metrics_url)
+    started = time.monotonic()
+    found, samples = run_probes(target, plan.features, plan.server.vllm_argv)
+    found.append(processes_probe(record))
+    fit = predict(plan, record.hardware.get("profile") or {}, record.hardware.get("name", "local"))
+    result = VerifyResult(all(x.ok for x in found), record.run, record.url, tuple(found),
+                          _measured(record, engine, samples), predicted_figures(fit), "")
+    doc = {**result.to_dict(), "plan_hash": record.plan_hash, "engine": record.engine,
+           "engine_version": record.engine_version, "hardware": record.hardware, "model": record.model,
+           "verified_at": time.time(), "timings": {"verify_seconds": round(time.monotonic() - started, 2),
+                                                   **record.times}}
+    tail = "" if result.ok else log_tail(record)
+    path = write_evidence({**doc, "log_tail": tail})
+    return VerifyResult(result.ok, result.run, result.url, result.probes, result.measured, result.predicted,
+                        tail, str(path))
+
+
+def verify_url(url: str, timeout: float = 120.0) -> VerifyResult:
+    url = url.rstrip("/")
+    target = p.Target(url, served_name_at(url), native_engine().launch.readiness_path, timeout)
+    found, samples = run_probes(target, (), ())
+    result = VerifyResult(all(x.ok for x in found), None, url, tuple(found), {"metrics_samples": len(samples)})
+    path = write_evidence({**result.to_dict(), "verified_at": time.time(), "hardware": {"name": "unknown"}})
+    return VerifyResult(result.ok, None, url, result.probes, result.measured, {}, "", str(path))

@@ -1,0 +1,225 @@
+"""A plan as a shell script a person can paste: the text plan and ``plan --format sh``.
+
+A ``Script`` is engine-neutral: comment lines, install steps, files to write, and one ``Part``
+per machine or process (its env, the companions started before it, its command, the reasons).
+``text_lines`` prints it for reading (every line a comment or a command, so it passes
+``bash -n``); ``posix_script`` prints one ``set -eu`` POSIX script whose first argument picks
+the part (``install`` runs the install steps).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_PLACEHOLDER = re.compile(r"\$\{?([A-Z][A-Z0-9_]*)")
+
+PLACEHOLDERS: tuple[tuple[str, str], ...] = (
+    ("HEAD_IP", "the head node's IP address that every other node can reach; on the head node: "
+                "hostname -I | awk '{print $1}'"),
+    ("IFACE_NAME", "the network interface that carries that address (eth0, ens5, ib0); on each node: "
+                   "ip -o -4 addr show | awk '{print $2, $4}'"),
+    ("MOONCAKE_MASTER_IP", "the IP address of the machine that runs mooncake_master (hostname -I there)"),
+    ("MOONCAKE_CONFIG_PATH", "where to write the Mooncake config file, e.g. /tmp/mooncake.json"),
+    ("MOONCAKE_STORE_CONFIG_PATH", "where to write the Mooncake store config file, e.g. /tmp/mooncake_store.json"),
+    ("MOONCAKE_DEVICE_NAME", "the RDMA device for transfers (ibv_devices lists them), e.g. mlx5_0"),
+    ("MOONCAKE_STORE_DEVICE_NAME", "the RDMA device of the store (ibv_devices lists them), e.g. mlx5_0"),
+    ("ROUTER_HOST", "the address the router listens on, e.g. 0.0.0.0"),
+    ("ROUTER_PORT", "the port the router listens on, e.g. 8000"),
+    ("PREFILL_NODE_N", "the IP address of prefill node N (hostname -I on that node)"),
+    ("DECODE_NODE_N", "the IP address of decode node N (hostname -I on that node)"),
+    ("VLLM_INSTANCE_N", "the IP address of vLLM instance N (hostname -I on that machine)"),
+    ("PREFILL_DP_RPC_PORT", "a free TCP port on the first prefill node for data-parallel RPC, e.g. 13345"),
+    ("DECODE_DP_RPC_PORT", "a free TCP port on the first decode node for data-parallel RPC, e.g. 13345"),
+    ("HF_TOKEN", "a Hugging Face access token for gated models (https://huggingface.co/settings/tokens)"),
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """A command started before a part's main command (a companion server, a compile step)."""
+
+    title: str
+    command: str
+    background: bool = False
+
+
+@dataclass(frozen=True)
+class Part:
+    """What runs on one machine, or as one process: env, steps before, the command, why."""
+
+    title: str
+    command: str
+    env: tuple[tuple[str, str, str], ...] = ()  # name, shell word, reason
+    before: tuple[Step, ...] = ()
+    why: tuple[str, ...] = ()
+    activate: bool = False  # the install steps make a virtual environment to activate first
+
+
+@dataclass(frozen=True)
+class Install:
+    """One install step; ``runs`` False shows it as a comment (the other form's step)."""
+
+    kind: str
+    command: str
+    note: str | None = None
+    runs: bool = True
+
+
+@dataclass(frozen=True)
+class Script:
+    header: tuple[str, ...]
+    install: tuple[Install, ...]
+    parts: tuple[Part, ...]
+    files: tuple[tuple[str, str, str], ...] = ()  # title, path expression, content
+    trailer: tuple[str, ...] = ()
+
+
+def comment(text: str) -> list[str]:
+    return [f"# {line}" if line else "#" for line in text.splitlines() or [""]]
+
+
+def placeholder_names(texts: list[str], exported: set[str] = frozenset()) -> list[str]:
+    """``$NAMES`` the texts use and nothing in the script sets, in first-use order."""
+    names: list[str] = []
+    for text in texts:
+        for name in _PLACEHOLDER.findall(text):
+            if name not in exported and name not in names:
+                names.append(name)
+    return names
+
+
+def explain_placeholder(name: str) -> str:
+    generic = re.sub(r"_[0-9]+$", "_N", name)
+    for known, how in PLACEHOLDERS:
+        if known in (name, generic):
+            return how.replace(" N ", f" {name.rsplit('_', 1)[-1]} ") if generic != name else how
+    return "set it before running the commands below"
+
+
+def _part_texts(part: Part) -> list[str]:
+    return [part.command, *(s.command for s in part.before), *(value for _, value, _ in part.env)]
+
+
+def _exported(part: Part) -> set[str]:
+    """Names the part sets itself (``export NAME=$NAME`` passes a placeholder on; it sets nothing)."""
+    return {name for name, value, _ in part.env if value not in (f"${name}", f"${{{name}}}")}
+
+
+def _files_of(script: Script, part: Part) -> list[tuple[str, str, str]]:
+    """The files a part reads: those whose path variable its command or env names."""
+    texts = " ".join(_part_texts(part)) + " " + " ".join(name for name, _, _ in part.env)
+    return [f for f in script.files if f[1].lstrip("$").strip("{}") in texts]
+
+
+def script_placeholders(script: Script) -> list[str]:
+    exported = {name for part in script.parts for name in _exported(part)}
+    texts = [text for part in script.parts for text in _part_texts(part)]
+    texts += [text for f in script.files for text in (f[1], f[2])]
+    return placeholder_names(texts, exported)
+
+
+def heredoc(path: str, content: str) -> list[str]:
+    """Write ``content`` to ``path``; ``$NAMES`` in it expand unless it holds backslashes or backquotes."""
+    marker = "'SERVEKIT_EOF'" if "\\" in content or "`" in content else "SERVEKIT_EOF"
+    return [f'cat > "{path}" <<{marker}', content, "SERVEKIT_EOF"]
+
+
+def _other_form(kind: str) -> str:
+    return " (the docker form: plan --docker)" if kind == "docker" else " (the form without --docker)"
+
+
+def _install_lines(script: Script) -> list[str]:
+    lines: list[str] = []
+    for step in script.install:
+        lines.append(f"# install [{step.kind}]" + ("" if step.runs else _other_form(step.kind)))
+        lines += step.command.splitlines() if step.runs else comment(step.command)
+        if step.note:
+            lines += comment(f"note: {step.note}")
+    return lines
+
+
+def _file_lines(title: str, path: str, content: str) -> list[str]:
+    return [f"## {title}", *heredoc(path, content)]
+
+
+def _part_lines(part: Part) -> list[str]:
+    lines = [f"## {part.title}"]
+    for step in part.before:
+        lines += comment(step.title)
+        lines.append(step.command + (" &" if step.background else ""))
+    lines += [f"export {name}={value}" + (f"  # {why}" if why and "\n" not in why else "")
+              for name, value, why in part.env]
+    lines.append(part.command)
+    if part.why:
+        lines.append("# why:")
+        lines += [f"#   {line}" for why in part.why for line in why.splitlines()]
+    return lines
+
+
+def text_lines(script: Script) -> list[str]:
+    """The script for reading: every line is a comment or a command."""
+    lines = [line for h in script.header for line in comment(h)]
+    lines += _install_lines(script)
+    names = script_placeholders(script)
+    if names:
+        lines.append("# placeholders: set these first (export NAME=value)")
+        lines += [f"#   ${name}: {explain_placeholder(name)}" for name in names]
+    for title, path, content in script.files:
+        lines += _file_lines(title, path, content)
+    for part in script.parts:
+        lines += _part_lines(part)
+    lines += [_trailer_line(t) for t in script.trailer]
+    return lines
+
+
+def _trailer_line(text: str) -> str:
+    return text if text.startswith("#") else "\n".join(comment(text))
+
+
+def _posix(command: str) -> str:
+    return re.sub(r"(?m)^source ", ". ", command)
+
+
+def _function(name: str, body: list[str]) -> list[str]:
+    return [f"{name}() {{", *(body or [":"]), "}"]
+
+
+def _guard(names: list[str]) -> list[str]:
+    return [f': "${{{n}:?set {n} first (see the placeholders at the top of this script)}}"' for n in names]
+
+
+def _part_body(script: Script, part: Part) -> list[str]:
+    files = _files_of(script, part)
+    names = placeholder_names(_part_texts(part) + [text for f in files for text in (f[1], f[2])], _exported(part))
+    body = _guard(names)
+    if part.activate:
+        body += ["if [ -f .venv/bin/activate ]; then . .venv/bin/activate; fi"]
+    for _, path, content in files:
+        body += heredoc(path, content)
+    for step in part.before:
+        body += comment(step.title) + [step.command + (" &" if step.background else "")]
+    body += [f"export {name}={value}" for name, value, _ in part.env]
+    return body + [part.command]
+
+
+def posix_script(script: Script) -> str:
+    """One POSIX shell script: ``sh plan.sh install``, then ``sh plan.sh RANK`` on each machine."""
+    many = len(script.parts) > 1
+    lines = ["#!/bin/sh", *(line for h in script.header for line in comment(h))]
+    names = script_placeholders(script)
+    if names:
+        lines.append("# placeholders: export these before running a part")
+        lines += [f"#   ${name}: {explain_placeholder(name)}" for name in names]
+    usage = "install" + "".join(f" | {i} ({p.title})" for i, p in enumerate(script.parts))
+    lines += ["set -eu", ""]
+    install = [_posix(step.command) for step in script.install if step.runs]
+    lines += _function("install", install)
+    for i, part in enumerate(script.parts):
+        lines += _function(f"part_{i}", _part_body(script, part))
+    lines += ["usage() {", f"  echo \"usage: $0 {usage.replace(chr(34), '')}\" >&2", "  exit 2", "}"]
+    lines += [f'case "${{1:-{"" if many else "0"}}}" in', "  install) install ;;"]
+    lines += [f"  {i}) part_{i} ;;" for i in range(len(script.parts))]
+    lines += ["  *) usage ;;", "esac"]
+    lines += [_trailer_line(t) for t in script.trailer]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,68 @@
+"""One served catalog: its documents (read once, at start), the live API tree, the model index."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from servekit.app.discovery import hardware_marks, list_recipes
+from servekit.app.request import load_documents
+from servekit.catalog.documents import CatalogDocuments
+from servekit.web.live_tree import LiveTree
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One recipe as the model picker and the catalog page list it."""
+
+    id: str
+    title: str
+    vendor: str
+    hardware: tuple[str, ...]
+    features: tuple[str, ...]
+    checkpoints: tuple[str, ...]
+
+
+@dataclass
+class Site:
+    """What the web application serves: one catalog, read when the server starts."""
+
+    catalog: str | None
+    docs: CatalogDocuments
+    tree: LiveTree
+    models: tuple[ModelRow, ...]
+    _checkpoints: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def root(self) -> Path:
+        return self.docs.root
+
+    @property
+    def hardware(self) -> dict[str, Any]:
+        return dict(self.docs.taxonomy.get("hardware_profiles") or {})
+
+    def checkpoint_recipe(self, model_id: str) -> str | None:
+        """The recipe one of whose variants is the checkpoint ``model_id``."""
+        return self._checkpoints.get(model_id)
+
+
+def model_rows(docs: CatalogDocuments) -> tuple[ModelRow, ...]:
+    rows = []
+    for info in list_recipes(docs):
+        marks = hardware_marks(docs.recipes[info.id])
+        rows.append(ModelRow(
+            id=info.id, title=info.display_name or info.id, vendor=info.id.split("/")[0],
+            hardware=tuple(hw for hw in info.summary()["hardware"] if hw in marks),
+            features=tuple(f.name for f in info.features),
+            checkpoints=tuple(dict.fromkeys(v.model_id for v in info.variants if v.model_id)),
+        ))
+    return tuple(rows)
+
+
+def load_site(catalog: str | None = None) -> Site:
+    """Read the catalog (``None``: ``$SERVEKIT_CATALOG`` or the bundled one) for serving."""
+    docs = load_documents(catalog)
+    rows = model_rows(docs)
+    checkpoints = {cp: row.id for row in reversed(rows) for cp in row.checkpoints}
+    return Site(catalog, docs, LiveTree(docs), rows, checkpoints)

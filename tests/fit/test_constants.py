@@ -1,0 +1,63 @@
+"""The memory model's constants: one table, each with a source; version rules select by release."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from servekit.fit.constants import ASSUMED, CODE, CONSTANTS, MEASURED, overridden, value
+from servekit.fit.points import predict_point
+from servekit.fit.versions import RULES, rule
+
+
+def test_every_constant_says_what_it_is_and_where_it_comes_from():
+    ids = [c.id for c in CONSTANTS]
+    assert len(ids) == len(set(ids))
+    for c in CONSTANTS:
+        assert c.kind in (CODE, MEASURED, ASSUMED) and c.stands_for and c.source
+
+
+def test_overrides_apply_inside_the_block_only():
+    base = value("non_torch_gib")
+    with overridden({"non_torch_gib": 9.0}):
+        assert value("non_torch_gib") == 9.0
+    assert value("non_torch_gib") == base
+
+
+def test_version_rules_select_by_release():
+    assert rule("sampler", "0.10.1.1") == "sampler_bytes_per_logit_flashinfer"
+    assert rule("sampler", "0.16.0") == "sampler_bytes_per_logit_cloned"
+    assert rule("sampler", "0.19.0") == "sampler_bytes_per_logit_sorted"
+    assert rule("sampler", None) == "sampler_bytes_per_logit_sorted"
+    assert rule("profile_tokens", "V0 engine (~0.6.x)") == "max_model_len"
+    assert all(r.source for r in RULES)
+
+
+def test_points_reader_never_reads_notes():
+    point = {"config_facts": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                              "head_dim": 128, "hidden_size": 4096, "vocab_size": 128256},
+             "gpu": "NVIDIA H100 80GB HBM3", "gpu_mem_gib": 79.19, "tp": 2, "gpu_memory_utilization": 0.9,
+             "max_model_len": 8192, "weights_gib": 16.0, "vllm_version": "0.19.0"}
+    plain = predict_point(point)
+    noted = predict_point({**point, "notes": "weights 3.0 GiB/GPU; weights/GPU 3.0 GiB"})
+    assert plain == noted and plain["weights_gib_per_rank"] == 8.0
+    logged = predict_point({**point, "weights_gib_per_rank": 8.5})
+    assert logged["weights_gib_per_rank"] == 8.5 and logged["kv_tokens"] < plain["kv_tokens"]
+
+
+def test_cpu_kv_space_from_env_or_flag_entry():
+    cf = {"num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2, "head_dim": 64}
+    base = {"config_facts": cf, "gpu": "CPU backend", "tp": 1, "max_model_len": 2048, "weights_gib": 0.92}
+    from_flag = predict_point({**base, "extra_flags": ["VLLM_CPU_KVCACHE_SPACE=8"]})
+    from_env = predict_point({**base, "env": {"VLLM_CPU_KVCACHE_SPACE": "8"}})
+    assert from_flag["kv_tokens"] == from_env["kv_tokens"] == 8 * (1 << 30) // (24 * 2 * 2 * 64 * 2) // 128 * 128
+
+
+def test_whole_model_predicts_without_logged_memory():
+    path = Path(__file__).resolve().parents[3] / "shared" / "reference" / "kv-points-visible.jsonl"
+    if not path.exists():
+        return
+    for line in path.read_text().splitlines():
+        point = json.loads(line)
+        if point.get("gpu_mem_gib"):
+            assert predict_point(point, use_logged_memory=False)["kv_tokens"] is not None

@@ -1,0 +1,76 @@
+"""vLLM on this machine's CPU through ``servekit up --detach`` -> ``verify`` -> ``down``.
+
+The tiny Llama's KV pool is predicted exactly: VLLM_CPU_KVCACHE_SPACE GiB / (layers x 2 x
+kv_heads x head_dim x 2 bytes); the log must state the same number.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from launch.engine_runs import none_alive, port_is_free, up_detached, use_engine, verify_json
+from servekit.cli.app import main
+from servekit.engines.registry import native_engine
+from servekit.launch import records
+from testing.engines import engine_python
+from testing.tiny_model import TinyLlamaShape, write_tiny_llama
+
+pytestmark = pytest.mark.engine
+
+SHAPE = TinyLlamaShape(layers=2, hidden=256, heads=4, kv_heads=2, head_dim=64)
+EXPECTED_KV_TOKENS = 1 * 1024**3 // (2 * 2 * 2 * 64 * 2)
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch) -> Path:
+    use_engine(native_engine().id, monkeypatch)
+    return write_tiny_llama(tmp_path / "tiny", shape=SHAPE, dtype="bfloat16")
+
+
+def test_up_verify_down_round_trip(tiny, capsys):
+    started = up_detached(capsys, str(tiny), "--kv-cache-space", "1", "--max-model-len", "1024")
+    try:
+        code, doc, err = verify_json(capsys, started["run"])
+        assert code == 0, (doc, err)
+        assert doc["ok"] and doc["run"] == started["run"]
+        assert {p["name"] for p in doc["probes"]} >= {"health", "models", "chat", "stream", "metrics"}
+        assert doc["measured"]["kv_tokens"] == doc["predicted"]["kv_tokens"] == EXPECTED_KV_TOKENS
+        assert Path(doc["evidence"]).is_file()
+        command = records.load(started["run"]).processes[0].argv
+        assert Path(command[0]).name == "vllm" and command[1] == "serve"  # the command users run
+    finally:
+        assert main(["down", started["run"]]) == 0
+    assert none_alive(started["pids"])
+    assert port_is_free(started["url"])
+
+
+def test_a_server_killed_during_verify_fails_verify_and_down_still_cleans_up(tiny, capsys):
+    started = up_detached(capsys, str(tiny), "--kv-cache-space", "1", "--max-model-len", "1024")
+    killer = threading.Timer(0.3, lambda: os.killpg(started["pids"][0], signal.SIGKILL))
+    try:
+        killer.start()
+        code, doc, err = verify_json(capsys, started["run"])
+        assert code == 1
+        assert not doc["ok"]
+        assert "log tail" in err and doc["log_tail"]
+    finally:
+        killer.cancel()
+        assert main(["down", started["run"]]) == 0
+    assert none_alive(started["pids"])
+    assert port_is_free(started["url"])
+
+
+def test_the_vllm_command_itself_works_in_the_cpu_environment():
+    vllm = Path(engine_python(native_engine().install.requirement)).parent / "vllm"
+    version = subprocess.run([str(vllm), "--version"], capture_output=True, text=True, timeout=300)
+    assert version.returncode == 0, version.stderr[-2000:]
+    assert version.stdout.strip().splitlines()[-1].split("+")[0] == "0.32.0"
+    helped = subprocess.run([str(vllm), "serve", "--help"], capture_output=True, text=True, timeout=300)
+    assert helped.returncode == 0, helped.stderr[-2000:]
+    assert "usage: vllm serve" in helped.stdout

@@ -1,0 +1,78 @@
+"""Fixtures of the web tests: the application over the bundled catalog, a catalog whose recipe
+text holds markup, and a real uvicorn server on a free loopback port."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi", reason="the web extra (fastapi, uvicorn, jinja2) is not installed")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from servekit.web.server import create_app  # noqa: E402
+
+BUNDLED = Path(__file__).resolve().parents[2] / "src" / "servekit" / "catalog_data"
+SCRIPT = "<script>alert(1)</script>"
+MODEL = "Qwen/Qwen3.8-27B"
+
+
+@pytest.fixture(scope="session")
+def client() -> Iterator[TestClient]:
+    with TestClient(create_app(), raise_server_exceptions=False) as test_client:
+        yield test_client
+
+
+def write_markup_catalog(root: Path) -> Path:
+    """The bundled catalog with markup in a recipe's title, description and feature text."""
+    shutil.copytree(BUNDLED, root)
+    recipe = root / "models" / "Qwen" / "Qwen3.8-27B.yaml"
+    text = recipe.read_text(encoding="utf-8")
+    text = text.replace('title: "Qwen3.8-27B"', f'title: "Qwen3.8-27B {SCRIPT}"', 1)
+    text = text.replace('  description: "Dense 27B', f'  description: "{SCRIPT} <img src=x onerror=alert(2)> Dense 27B', 1)
+    text = text.replace("description: Automatic tool choice", f"description: {SCRIPT} Automatic tool choice", 1)
+    assert text.count(SCRIPT) >= 2, "the fixture recipe changed; update the markup catalog"
+    recipe.write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="session")
+def markup_catalog(tmp_path_factory) -> Path:
+    return write_markup_catalog(tmp_path_factory.mktemp("markup") / "catalog")
+
+
+@pytest.fixture(scope="session")
+def markup_client(markup_catalog) -> Iterator[TestClient]:
+    with TestClient(create_app(str(markup_catalog)), raise_server_exceptions=False) as test_client:
+        yield test_client
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def live_server() -> Iterator[str]:
+    """A uvicorn server with the bundled catalog on 127.0.0.1 (stopped after the session)."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            pytest.fail("the uvicorn server did not start within 20 s")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)

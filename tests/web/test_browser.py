@@ -1,0 +1,171 @@
+"""The builder in a real Chromium (Debian's ``chromium``, driven by playwright) against uvicorn.
+
+Skipped when /usr/bin/chromium is absent (``scripts/install_browser.sh`` installs it).
+Screenshots go to ``$SERVEKIT_TEST_ARTIFACTS`` (default: the test's temporary directory).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import MODEL
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu",
+        "--headless"]
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (run scripts/install_browser.sh)")
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+
+
+def cli_command(*args: str) -> str:
+    """The command ``servekit plan`` prints for these arguments (its JSON form, as a process)."""
+    out = subprocess.run([sys.executable, "-c", "from servekit.cli import run; run()", "plan", MODEL, *args,
+                          "--format", "json"],
+                         capture_output=True, text=True, check=False)
+    assert out.stdout, out.stderr
+    return json.loads(out.stdout)["command"]
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory) -> Path:
+    folder = Path(os.environ.get("SERVEKIT_TEST_ARTIFACTS") or tmp_path_factory.mktemp("artifacts")) / "web"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = browser.new_context(base_url=live_server, viewport={"width": 1200, "height": 900})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server)
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    yield tab
+    context.close()
+    assert not errors, errors
+
+
+def command_text(page) -> str:
+    return page.locator("#cmd-command").text_content()
+
+
+def pick(page, selector: str, value: str, wait_for: str) -> None:
+    page.focus(selector)
+    page.select_option(selector, value)
+    page.wait_for_url(f"**{wait_for}**")
+    page.wait_for_function("!document.body.hasAttribute('aria-busy')")
+
+
+def test_pick_a_model_and_hardware(page, artifacts):
+    page.goto("/")
+    page.fill("#model", MODEL)
+    page.locator("#model").dispatch_event("change")
+    page.wait_for_selector("#f-hardware")
+    pick(page, "#f-hardware", "rtx_5090", "hardware=rtx_5090")
+    assert command_text(page) == cli_command("--hardware", "rtx_5090")
+    assert page.evaluate("document.activeElement.id") == "f-hardware"  # focus survives the update
+    verdict = page.locator("#fit .verdict").first.text_content()
+    assert "fits" in verdict
+    page.screenshot(path=str(artifacts / "builder-rtx_5090.png"), full_page=True)
+
+
+def test_toggling_a_feature_and_a_mode_updates_the_command(page, artifacts):
+    page.goto(f"/?model={MODEL}&hardware=b200")
+    before = command_text(page)
+    page.check("#feat-spec_decoding")
+    page.wait_for_url("**feature=spec_decoding**")
+    page.wait_for_function("!document.body.hasAttribute('aria-busy')")
+    with_spec = command_text(page)
+    assert with_spec != before
+    assert with_spec == cli_command("--hardware", "b200", "--feature", "spec_decoding")
+    modes = page.locator("#mode-spec_decoding option").evaluate_all("els => els.map(e => e.value)")
+    other = next(v for v in modes if v and v != "spec_decoding=mtp")
+    pick(page, "#mode-spec_decoding", other, "mode=spec_decoding")
+    assert command_text(page) == cli_command("--hardware", "b200", "--feature", "spec_decoding", "--mode", other)
+    page.uncheck("#feat-reasoning")
+    page.wait_for_url("**no_feature=reasoning**")
+    page.wait_for_function("!document.body.hasAttribute('aria-busy')")
+    assert "--reasoning-parser" not in command_text(page)
+    page.screenshot(path=str(artifacts / "builder-b200-spec.png"), full_page=True)
+
+
+def test_invalid_combinations_are_not_offered(page):
+    page.goto(f"/?model={MODEL}&hardware=rtx_5090&feature=spec_decoding")
+    strategies = page.locator("#f-strategy option").evaluate_all("els => els.map(e => e.value)")
+    assert strategies == ["", "single_node_tp"]
+    modes = page.locator("#mode-spec_decoding option").evaluate_all("els => els.map(e => e.value)")
+    assert modes == ["", "spec_decoding=mtp"]
+    hardware = page.locator("#f-hardware option").evaluate_all("els => els.map(e => e.value)")
+    assert "rtx_5090" in hardware and "h100" not in hardware
+
+
+def test_copy_button_copies_exactly_the_command(page):
+    page.goto(f"/?model={MODEL}&hardware=rtx_5090")
+    button = page.locator('button[data-copy="cmd-command"]')
+    assert button.is_visible()
+    button.click()
+    page.wait_for_function("document.querySelector('button[data-copy=\"cmd-command\"]').hasAttribute('data-copied')")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == command_text(page) == cli_command("--hardware", "rtx_5090")
+
+
+def test_a_shared_url_restores_the_selection(page, browser, live_server, artifacts):
+    page.goto(f"/?model={MODEL}")
+    pick(page, "#f-hardware", "rtx_5090_2x", "hardware=rtx_5090_2x")
+    page.check("#feat-long_context")
+    page.wait_for_url("**feature=long_context**")
+    page.wait_for_function("!document.body.hasAttribute('aria-busy')")
+    shared, command = page.url, command_text(page)
+    other = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    try:
+        phone = other.new_page()
+        phone.goto(shared)
+        assert phone.locator("#f-hardware").input_value() == "rtx_5090_2x"
+        assert phone.locator("#feat-long_context").is_checked()
+        assert phone.locator("#cmd-command").text_content() == command
+        overflow = phone.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 1, "the page scrolls sideways at phone width"
+        phone.screenshot(path=str(artifacts / "builder-phone.png"), full_page=True)
+    finally:
+        other.close()
+
+
+def test_the_form_works_without_javascript(browser, live_server, artifacts):
+    context = browser.new_context(base_url=live_server, java_script_enabled=False)
+    try:
+        tab = context.new_page()
+        tab.goto(f"/?model={MODEL}")
+        tab.select_option("#f-hardware", "rtx_5090")
+        tab.click("#update")
+        tab.wait_for_url("**hardware=rtx_5090**")
+        assert tab.locator("#cmd-command").text_content() == cli_command("--hardware", "rtx_5090")
+        assert not tab.locator('button[data-copy="cmd-command"]').is_visible()
+        tab.screenshot(path=str(artifacts / "builder-no-js.png"), full_page=True)
+    finally:
+        context.close()
+
+
+def test_keyboard_reaches_the_controls(page):
+    page.goto(f"/?model={MODEL}&hardware=rtx_5090")
+    page.focus("#model")
+    reached = set()
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        reached.add(page.evaluate("document.activeElement.id"))
+    assert {"f-hardware", "f-variant", "f-strategy"} <= reached

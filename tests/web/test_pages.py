@@ -1,0 +1,106 @@
+"""The builder and catalog pages: server-rendered, the CLI's command, only valid choices, inert markup."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from servekit.app.plan import plan
+from servekit.app.plan_view import plan_payload
+from servekit.app.request import PlanRequest
+
+from .conftest import MODEL, SCRIPT
+
+
+def block(page: str, block_id: str) -> str:
+    match = re.search(rf'<pre id="{re.escape(block_id)}"[^>]*>(.*?)</pre>', page, re.S)
+    assert match, f"no block {block_id}"
+    return html.unescape(match.group(1))
+
+
+def options(page: str, select_id: str) -> list[str]:
+    match = re.search(rf'<select id="{re.escape(select_id)}"[^>]*>(.*?)</select>', page, re.S)
+    assert match, f"no select {select_id}"
+    return [html.unescape(v) for v in re.findall(r'<option value="([^"]*)"', match.group(1))]
+
+
+def cli_payload(**choices) -> dict:
+    return plan_payload(plan(PlanRequest(MODEL, **choices)))
+
+
+def test_builder_shows_the_cli_command(client):
+    page = client.get(f"/?model={MODEL}&hardware=rtx_5090").text
+    expected = cli_payload(hardware="rtx_5090")
+    assert block(page, "cmd-command") == expected["command"]
+    assert block(page, "docker-docker-command") == expected["docker_command"]
+    assert "rtx_5090: fits" in page or "serve: fits" in page
+    assert 'id="b-k8s"' not in page and 'id="k8s-k8s"' in page
+
+
+def test_features_and_modes_follow_the_query(client):
+    page = client.get(f"/?model={MODEL}&hardware=rtx_5090&feature=spec_decoding&no_feature=reasoning").text
+    expected = cli_payload(hardware="rtx_5090", features=("spec_decoding",), no_features=("reasoning",))
+    assert block(page, "cmd-command") == expected["command"]
+    form_page = client.get(f"/?model={MODEL}&hardware=rtx_5090&fs=1&feature=tool_calling&feature=spec_decoding").text
+    assert block(form_page, "cmd-command") == cli_payload(
+        hardware="rtx_5090", features=("tool_calling", "spec_decoding"),
+        no_features=("reasoning", "text_only", "encoder_parallel", "long_context")).get("command")
+
+
+def test_only_valid_choices_are_offered(client):
+    page = client.get(f"/?model={MODEL}&hardware=rtx_5090&feature=spec_decoding").text
+    assert options(page, "f-strategy") == ["", "single_node_tp"]
+    assert "b200" in options(page, "f-hardware")
+    assert "h100" not in options(page, "f-hardware")  # the recipe does not mark it
+    assert options(page, "mode-spec_decoding") == ["", "spec_decoding=mtp"]  # dflash / dspark need other hardware
+
+
+def test_a_choice_that_does_not_fit_is_dropped_with_a_note(client):
+    page = client.get(f"/?model={MODEL}&hardware=rtx_5090&strategy=multi_node_tp&nodes=2").text
+    assert "strategy multi_node_tp does not go with the choices before it" in page
+    assert block(page, "cmd-command") == cli_payload(hardware="rtx_5090")["command"]
+
+
+def test_unknown_model_is_a_404_page(client):
+    response = client.get("/?model=nope/none")
+    assert response.status_code == 404
+    assert "unknown recipe" in response.text
+
+
+def test_catalog_filters(client):
+    everything = client.get("/catalog").text
+    assert MODEL in everything and "meta-llama/Llama-3.1-8B-Instruct" in everything
+    by_vendor = client.get("/catalog?vendor=Qwen").text
+    assert "meta-llama/Llama-3.1-8B-Instruct" not in by_vendor and MODEL in by_vendor
+    by_feature = client.get("/catalog?feature=spec_decoding").text
+    assert MODEL in by_feature
+    by_hardware = client.get("/catalog?hardware=rtx_5090").text
+    assert MODEL in by_hardware
+    assert "unknown hardware" in client.get("/catalog?hardware=nope").text
+
+
+@pytest.mark.parametrize("path", ["/", f"/?model={MODEL}", f"/?model={MODEL}&hardware=rtx_5090&feature=tool_calling",
+                                  "/catalog", "/catalog?q=qwen", "/catalog?feature=tool_calling"])
+def test_markup_in_recipe_text_is_inert(markup_client, path):
+    page = markup_client.get(path).text
+    assert SCRIPT not in page
+    assert "<img src=x" not in page
+    assert "<script" not in page.replace('<script src="/static/builder.js" defer></script>', "")
+    if path != "/":
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_markup_in_the_api_is_json_text(markup_client):
+    response = markup_client.get(f"/api/{MODEL}.json")
+    assert response.headers["content-type"] == "application/json"
+    assert SCRIPT in response.json()["meta"]["description"]
+
+
+def test_web_command_is_registered(capsys):
+    from servekit.cli.app import main
+
+    assert main(["web", "--help"]) == 0
+    assert "--port" in capsys.readouterr().out
+    assert main(["web", "--port", "0"]) == 1
