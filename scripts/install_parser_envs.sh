@@ -11,8 +11,6 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 PARSERS="${SERVEKIT_PARSERS_DIR:-$PWD/.servekit-ci/parsers}"
 PYTHON="${PYTHON:-python3.11}"
-FIND_LINKS=()
-[ -d /tmp/wheels ] && FIND_LINKS=(--find-links /tmp/wheels)
 
 VLLM_033_IMPORTS="aiohttp cachetools cbor2 cloudpickle einops fastapi llguidance msgspec numpy openai ijson mistral_common
 openai-harmony packaging partial-json-parser pillow prometheus-client psutil py-cpuinfo pybase64 pydantic
@@ -32,8 +30,8 @@ parser_env() {  # NAME ENGINE_REQUIREMENT CHECK_MODULE PACKAGES...
   echo "$name: building $root (torch 2.13.0 CPU, $engine --no-deps, $# import packages)"
   rm -rf "$root" && "$PYTHON" -m venv "$root" || return 1
   "$root/bin/pip" install -q torch==2.13.0 || return 1
-  "$root/bin/pip" install -q "${FIND_LINKS[@]}" "$@" || return 1
-  "$root/bin/pip" install -q --no-deps "${FIND_LINKS[@]}" "$engine" || return 1
+  "$root/bin/pip" install -q "$@" || return 1
+  "$root/bin/pip" install -q --no-deps "$engine" || return 1
   VLLM_TARGET_DEVICE=cpu "$root/bin/python" -c "import $check" || return 1
   echo "$stamp" > "$root/stamp"
 }
