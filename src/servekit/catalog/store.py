@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from servekit.atomic import write_json_atomic
 from servekit.errors import ServekitError
 from servekit.paths import home
 
@@ -88,21 +89,6 @@ def read_record(snapshot: Path | None = None) -> SyncRecord | None:
     except (OSError, ValueError, TypeError):
         return None
 
-
-def write_json_atomic(path: Path, data: object) -> None:
-    """Write JSON to a temp file beside ``path``, flush it to disk, then rename it into place."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def catalog_files(root: Path) -> list[Path]:

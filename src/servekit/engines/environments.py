@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from servekit import paths
+from servekit.atomic import write_json_atomic
 from servekit.engines.install_specs import InstallSpec, parse_requirement
 from servekit.engines.common.process import CommandFailed, run_logged
 from servekit.engines.metadata_alias import missing_aliases, write_aliases
@@ -150,19 +149,6 @@ def _locked(env: EngineEnv) -> Iterator[None]:
         finally:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to a temp file beside ``path`` and rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _build(env: EngineEnv, python: str, torch: TorchSource) -> dict[str, Any]:

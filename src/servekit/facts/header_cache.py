@@ -13,11 +13,10 @@ name of the same repo in the Hugging Face cache, where config.json and the index
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from servekit.atomic import write_json_atomic
 from servekit.facts.model import WeightBytes
 from servekit.facts.safetensors import SafetensorsError, weight_bytes_from_headers
 from servekit.paths import home
@@ -37,16 +36,8 @@ def header_cache_file(repo_id: str, commit: str) -> Path:
 def write_headers(repo_id: str, commit: str, headers: dict[str, dict[str, Any]]) -> Path:
     """Store ``{shard file: {tensor: {dtype, shape, data_offsets}}}`` atomically; returns the file."""
     path = header_cache_file(repo_id, commit)
-    path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"format": FORMAT, "repo_id": repo_id, "commit": commit, "files": headers}
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".headers-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, separators=(",", ":"))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_json_atomic(path, doc, compact=True)
     return path
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from servekit import paths
 from servekit.errors import ServekitError
-from servekit.launch.records import write_json_atomic
+from servekit.atomic import write_json_atomic
 
 EVIDENCE_VERSION = 1
 

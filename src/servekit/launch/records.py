@@ -7,15 +7,14 @@ written atomically (temp file, then rename), so a reader never sees half a recor
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from servekit import paths
+from servekit.atomic import write_json_atomic
 from servekit.errors import ServekitError
 
 RECORD_FILE = "run.json"
@@ -33,12 +32,19 @@ def new_run_id() -> str:
 
 @dataclass(frozen=True)
 class ProcessRecord:
+    """One process of a run: its role and kind (engine, router, companion), the command it runs,
+    its log, its pid and process group, the URL it serves (when it serves HTTP), and the container
+    id when it runs in a container (the pid is then that of ``docker logs --follow``)."""
+
     role: str
     argv: tuple[str, ...]
     env: dict[str, str]
     log: str
     pid: int | None = None
     pgid: int | None = None
+    kind: str = "engine"
+    url: str | None = None
+    container: str | None = None
 
 
 @dataclass(frozen=True)
@@ -57,10 +63,23 @@ class RunRecord:
     times: dict[str, float] = field(default_factory=dict)
     phases: dict[str, float] = field(default_factory=dict)
     detail: str | None = None
+    failed: str | None = None
+    """The role of the process that kept the run from becoming ready."""
 
     @property
     def pids(self) -> list[int]:
         return [p.pid for p in self.processes if p.pid is not None]
+
+    @property
+    def groups(self) -> list[int]:
+        return [p.pgid for p in self.processes if p.pgid]
+
+    @property
+    def containers(self) -> list[str]:
+        return [p.container for p in self.processes if p.container]
+
+    def process(self, role: str) -> ProcessRecord | None:
+        return next((p for p in self.processes if p.role == role), None)
 
     @property
     def folder(self) -> Path:
@@ -75,19 +94,6 @@ class RunRecord:
         doc["record_version"] = RECORD_VERSION
         return doc
 
-
-def write_json_atomic(path: Path, doc: Any) -> None:
-    """Write JSON into a temp file beside ``path``, then rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2, sort_keys=True)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def save(record: RunRecord) -> Path:

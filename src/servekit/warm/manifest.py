@@ -8,12 +8,11 @@ completeness (and hashes) can be checked without the network.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from servekit import paths
+from servekit.atomic import write_json_atomic
 from servekit.warm.hub import RemoteFile
 
 MANIFEST_VERSION = 1
@@ -63,15 +62,7 @@ def manifest_path(repo_id: str, commit: str) -> Path:
 def write_manifest(manifest: Manifest) -> Path:
     """Atomically: a temp file in the same folder, then rename."""
     target = manifest_path(manifest.repo_id, manifest.commit)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".manifest-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(manifest.to_dict(), fh, indent=1)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_json_atomic(target, manifest.to_dict())
     return target
 
 
