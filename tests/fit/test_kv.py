@@ -79,6 +79,18 @@ def test_hybrid_pool_matches_a_logged_start_up_exactly():
     assert with_mtp.tokens_for(5.33 * GIB, 262144) == 300_220
 
 
+def test_hybrid_block_size_is_a_multiple_of_the_configured_block_size():
+    from servekit.fit.kv import hybrid_block_size
+
+    facts = shipped_facts("Qwen/Qwen3.8-27B-FP8")
+    state = linear_state_bytes(facts, tp=2)
+    # one fp8 page of 2 KV heads x 256 per token on a rank: 1,024 B; the state needs 1,566 tokens
+    assert hybrid_block_size(16, 1024, state) == 1568
+    assert hybrid_block_size(64, 1024, state) == 64 * 25
+    assert hybrid_block_size(16, 1024, state, mla=True) == 128 * 13
+    assert pool_layout(facts, KVOptions(kv_bytes=1, tp=2, block_size=64)).block_size == 1600
+
+
 def test_mla_latent_is_replicated_on_every_tp_rank():
     facts = facts_from_config({"num_hidden_layers": 61, "num_attention_heads": 64, "hidden_size": 7168,
                                "kv_lora_rank": 512, "qk_rope_head_dim": 64, "torch_dtype": "bfloat16"})

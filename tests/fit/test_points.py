@@ -74,3 +74,47 @@ def test_point_parsing_rules(points):
     assert weights_per_rank_from_point({"weights_gib": 61.0, "tp": 2, "weights_gib_per_rank": 30.59}) == (30.59, False)
     assert weights_per_rank_from_point({"weights_gib": 61.0, "tp": 2, "notes": "weights 30.59 GiB/GPU."}) == (30.5, False)
     assert weights_per_rank_from_point({"weights_gib": 28.0, "tp": 2, "notes": ""}) == (14.0, False)
+
+
+HYBRID_VL = {"num_hidden_layers": 64, "full_attention_interval": 4, "num_attention_heads": 24,
+             "num_key_value_heads": 4, "head_dim": 256, "hidden_size": 5120, "intermediate_size": 17408,
+             "linear_num_key_heads": 16, "linear_num_value_heads": 48, "linear_key_head_dim": 128,
+             "linear_value_head_dim": 128, "mtp_num_hidden_layers": 1, "multimodal": "vision tower in checkpoint"}
+
+
+def test_a_points_vision_config_is_read_and_otherwise_the_tower_is_assumed():
+    tower = {"depth": 24, "hidden_size": 1024, "intermediate_size": 4096, "patch_size": 14, "image_size": 1540}
+    facts, _ = facts_from_point({**HYBRID_VL, "vision_config": tower})
+    assert facts.has_vision and facts.vision is not None and facts.vision.image_size == 1540
+    plain, _ = facts_from_point(HYBRID_VL)
+    assert plain.has_vision and plain.vision is None
+
+
+def test_checkpoint_weights_less_what_the_launch_does_not_load():
+    from servekit.facts.estimate import estimated_weight_bytes
+    from servekit.facts.vision import vision_params
+    from servekit.fit.encoder import fallback_tower
+
+    point = {"config_facts": HYBRID_VL, "weights_gib": 30.0, "tp": 2}
+    facts, _ = facts_from_point(HYBRID_VL)
+    gib = 1 << 30
+    drafting = launch_from_point({**point, "extra_flags": ["--speculative-config mtp n=3"]})
+    assert weights_per_rank_from_point(point, facts, drafting) == (15.0, False)
+    mtp = estimated_weight_bytes(HYBRID_VL, facts).mtp
+    plain = launch_from_point(point)
+    assert weights_per_rank_from_point(point, facts, plain)[0] == pytest.approx((30.0 - mtp / gib) / 2)
+    text_only = launch_from_point({**point, "extra_flags": ["--language-model-only"]})
+    vision = vision_params(fallback_tower(), 5120) * 2
+    assert weights_per_rank_from_point(point, facts, text_only)[0] == pytest.approx((30.0 - (mtp + vision) / gib) / 2)
+
+
+def test_estimated_weights_of_a_multimodal_point_include_its_tower():
+    from servekit.facts.estimate import estimated_weight_bytes
+    from servekit.facts.vision import vision_params
+    from servekit.fit.encoder import fallback_tower
+
+    point = {"config_facts": HYBRID_VL, "tp": 1, "extra_flags": ["--speculative-config mtp n=1"]}
+    facts, _ = facts_from_point(HYBRID_VL)
+    weights, estimated = weights_per_rank_from_point(point, facts, launch_from_point(point))
+    text = estimated_weight_bytes(HYBRID_VL, facts).total
+    assert estimated and weights == pytest.approx((text + vision_params(fallback_tower(), 5120) * 2) / (1 << 30))

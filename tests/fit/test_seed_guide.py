@@ -8,10 +8,11 @@ The guide was measured on vLLM 0.26.1rc1; the plans here follow that version's a
   tokens; the unsloth row does match fp8), so they are planned with ``--kv-cache-dtype auto``:
   a documented outlier of the guide's table, which names fp8 for all three.
 * 1x RTX 5090, TP1, 32,768 context, ``--enforce-eager``: within 8%. The pools are small (3-6 GiB),
-  so the estimated vision-tower and MTP shares of the checkpoint weigh more here. Those shares
-  were estimated from these same pools (the facts mark them ``estimated``), so the levers rows
-  check that the facts and the memory model agree with each other; they are not independent
-  evidence of accuracy (``bench/bench_kv_points.py`` scores that).
+  so the estimated vision-tower and MTP shares of the checkpoint weigh more here. The vision share
+  is the tower's parameter count (its ``vision_config``); the MTP share is what these same pools
+  leave of the checkpoint besides the language model and the tower (the facts mark both
+  ``estimated``), so the levers rows check that the facts and the memory model agree with each
+  other; they are not independent evidence of accuracy (``bench/bench_kv_points.py`` scores that).
 * The MTP row of the 1x card (90,112 tokens) does not say which of the other levers were on; it
   is checked for order of magnitude only (within 15% with all of them).
 """
@@ -54,13 +55,20 @@ TWO_CARD_GAP = (
 )
 
 
+UNSLOTH_LAYOUT = (
+    "; besides, this row's pool is laid out without the drafter: 920,517 tokens at 262,144 are 611 blocks "
+    "over 174 per request, which 16 full-attention layers without speculative state slots give (with the "
+    "MTP layer and 3 draft tokens a request takes 179), so the row's MTP flags may not be what it ran"
+)
+
+
 @pytest.mark.parametrize("checkpoint,kv,logged", [
     pytest.param("Qwen/Qwen3.8-27B-FP8", "auto", 377_456,
-                 marks=pytest.mark.xfail(strict=True, reason=TWO_CARD_GAP.format(gap="19%"))),
+                 marks=pytest.mark.xfail(strict=True, reason=TWO_CARD_GAP.format(gap="22%"))),
     pytest.param("Inferact/Qwen3.8-27B-NVFP4", "auto", 445_875,
-                 marks=pytest.mark.xfail(strict=True, reason=TWO_CARD_GAP.format(gap="18%"))),
+                 marks=pytest.mark.xfail(strict=True, reason=TWO_CARD_GAP.format(gap="20%"))),
     pytest.param("unsloth/Qwen3.8-27B-NVFP4", "fp8", 920_517,
-                 marks=pytest.mark.xfail(strict=True, reason=TWO_CARD_GAP.format(gap="14%"))),
+                 marks=pytest.mark.xfail(strict=True, reason=TWO_CARD_GAP.format(gap="16%") + UNSLOTH_LAYOUT)),
 ])
 def test_two_5090_table(checkpoint, kv, logged):
     argv = f"-tp 2 --max-model-len 262144 --kv-cache-dtype {kv}" + MTP
@@ -92,10 +100,12 @@ def test_one_5090_levers_move_the_pool_the_right_way():
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "planned 16% below the guide's 90,112 tokens: with --enforce-eager and 8 sequences the activation "
-    "terms are small; turning MTP on costs 48% of the pool in the plan but 41% in the guide: the MTP "
-    "head's 1.3 GiB (a share estimated, not read from headers) and the pool layout with the drafter's "
-    "attention layer and speculative state slots overstate what drafting takes"))
+    "planned 22% below the guide's 90,112 tokens: with --enforce-eager and 8 sequences the activation "
+    "terms are small; turning MTP on costs 51% of the pool in the plan but 41% in the guide: the MTP "
+    "head's 1.66 GiB (a share estimated as what the language-only rows leave of the checkpoint, not read "
+    "from headers; a one-layer head of this shape is ~0.8 GiB in bf16) overstates what drafting loads, "
+    "while the layout with the drafter's attention layer and speculative state slots matches vLLM's "
+    "(36 blocks per request: 90,112 tokens are 99 blocks of 17 x 1,600-token pages)"))
 def test_one_5090_mtp_row_order_of_magnitude():
     argv = f"{ONE_CARD} --kv-cache-dtype fp8 --language-model-only --max-num-seqs 8" + MTP
     assert _pool("Inferact/Qwen3.8-27B-NVFP4", RTX_5090, argv) == pytest.approx(90_112, rel=0.15)

@@ -31,6 +31,7 @@ _HOMES = {
     "ModelFacts": "model",
     "MoEFacts": "model",
     "QuantFacts": "model",
+    "VisionFacts": "model",
     "WeightBytes": "model",
     "ResolvedModel": "resolve",
     "resolve_model": "resolve",
@@ -38,6 +39,7 @@ _HOMES = {
     "weight_bytes_from_headers": "safetensors",
     "shipped_facts": "shipped",
     "shipped_model_ids": "shipped_index",
+    "vision_from_config": "vision",
 }
 
 __all__ = sorted(_HOMES)

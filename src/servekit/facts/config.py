@@ -13,6 +13,7 @@ from typing import Any
 
 from servekit.errors import ServekitError
 from servekit.facts.linear import linear_from_config
+from servekit.facts.vision import VISION_CONFIG_KEYS, vision_from_config
 from servekit.facts.model import (
     LayerKind,
     MLAFacts,
@@ -22,7 +23,6 @@ from servekit.facts.model import (
 )
 
 TEXT_CONFIG_KEYS = ("text_config", "llm_config", "language_config")
-VISION_CONFIG_KEYS = ("vision_config", "visual", "vision_tower_config", "image_config")
 
 _LAYER_TYPE_NAMES: dict[str, LayerKind] = {
     "full_attention": "full",
@@ -219,4 +219,5 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
         moe=_moe(cfg),
         quantization=_quant(config, cfg),
         has_vision=any(isinstance(config.get(k), dict) for k in VISION_CONFIG_KEYS),
+        vision=vision_from_config(config),
     )

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from servekit.facts.config import VISION_CONFIG_KEYS, language_config
+from servekit.facts.config import language_config
 from servekit.facts.model import ModelFacts, WeightBytes
+from servekit.facts.vision import vision_from_config, vision_params
 
 ESTIMATED = "estimated from config.json"
 DTYPE_BYTES = {"float32": 4.0, "float": 4.0, "float16": 2.0, "half": 2.0, "bfloat16": 2.0,
@@ -82,17 +83,6 @@ def _mlp_params(facts: ModelFacts, hidden: int, layer: int) -> int:
     return (moe.num_experts + moe.shared_experts) * 3 * hidden * inner + hidden * moe.num_experts
 
 
-def _vision_params(config: dict[str, Any]) -> int:
-    for key in VISION_CONFIG_KEYS:
-        vision = config.get(key)
-        if isinstance(vision, dict):
-            width = _int(vision, "hidden_size", "embed_dim", "width")
-            depth = _int(vision, "num_hidden_layers", "depth", "num_layers")
-            inner = _int(vision, "intermediate_size", default=4 * width)
-            return depth * (4 * width * width + 2 * width * inner)
-    return 0
-
-
 def estimated_weight_bytes(config: dict[str, Any], facts: ModelFacts) -> WeightBytes:
     """The checkpoint's weight bytes as the config's shapes imply (``exact=False``)."""
     cfg = language_config(config)
@@ -109,6 +99,7 @@ def estimated_weight_bytes(config: dict[str, Any], facts: ModelFacts) -> WeightB
     vocab = facts.vocab_size or 0
     tied = bool(cfg.get("tie_word_embeddings", config.get("tie_word_embeddings", False)))
     embeddings = vocab * hidden * (1 if tied else 2) * dtype_bytes
-    vision = _vision_params(config) * dtype_bytes
+    tower = facts.vision or vision_from_config(config)
+    vision = (vision_params(tower, hidden) if tower is not None else 0) * dtype_bytes
     total = int(layers + mtp + embeddings + vision)
     return WeightBytes(total=total, vision=int(vision), mtp=int(mtp), exact=False, basis=ESTIMATED)

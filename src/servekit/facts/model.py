@@ -63,6 +63,37 @@ class MLAFacts(_Json):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class VisionFacts(_Json):
+    """The vision tower (encoder) of a multimodal checkpoint, as far as the start-up profile of its
+    dummy image cares: ``width`` x ``intermediate`` blocks run over the patches of one image, whose
+    ``merge`` x ``merge`` patches become one language-model token of ``out_width`` (plus
+    ``deepstack_levels`` more feature levels)."""
+
+    width: int
+    intermediate: int
+    depth: int
+    patch_size: int = 14
+    in_channels: int = 3
+    temporal_patch_size: int = 1
+    merge: int = 1
+    """Patches merged into one output token along each side (``spatial_merge_size``)."""
+    out_width: int | None = None
+    """Width of the output embeddings; None means the language model's hidden size."""
+    deepstack_levels: int = 0
+    image_size: int | None = None
+    """Side in pixels of the largest image the tower takes (fixed-resolution towers); None for
+    towers that take any size up to the processor's pixel budget (Qwen-VL style)."""
+    tokens_per_image: int | None = None
+    """Output tokens per image when the config states them (``mm_tokens_per_image``)."""
+    gated_mlp: bool = False
+    """A SiLU-gated MLP (gate, up and down projections) instead of fc1 -> activation -> fc2."""
+
+    @property
+    def pixels_per_patch(self) -> int:
+        return self.in_channels * self.temporal_patch_size * self.patch_size * self.patch_size
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MoEFacts(_Json):
     num_experts: int
     experts_per_token: int | None = None
@@ -124,6 +155,8 @@ class ModelFacts(_Json):
     quantization: QuantFacts | None = None
     weights: WeightBytes | None = None
     has_vision: bool = False
+    vision: VisionFacts | None = None
+    """The vision tower's shape, when the config states it (``vision_config``)."""
 
     @property
     def num_layers(self) -> int:

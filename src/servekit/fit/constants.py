@@ -131,10 +131,54 @@ CONSTANTS: tuple[Constant, ...] = (
         "vllm/config/compilation.py max_cudagraph_capture_size default min(max_num_seqs x 2, 512)",
     ),
     Constant(
-        "encoder_profile_gib", 0.5,
-        "peak of the multimodal encoder's dummy batch and the encoder cache during the profile run", ASSUMED,
-        "vllm/v1/worker/gpu_model_runner.py profile_run embed_multimodal over mm_budget; a ViT of ~0.6B "
-        "parameters over one maximal image (16k patches) at bf16",
+        "vision_max_item_tokens", 16384.0,
+        "output tokens of the largest dummy image of a vision tower that takes any image size (no "
+        "image_size in its vision_config): the processor's pixel budget over (patch x merge)^2", ASSUMED,
+        "the budget lives in preprocessor_config.json, which config.json facts do not carry; Qwen2-VL / "
+        "Qwen2.5-VL max_pixels 12,845,056 / 28^2 and Qwen3-VL longest_edge 16,777,216 / 32^2 are both "
+        "16,384 tokens (vllm/model_executor/models/qwen2_vl.py get_image_size_with_most_features); public "
+        "start-up logs of Qwen3.6/3.8-27B launches (noonghunna/club-3090 issues #602, #1047, #1107) print "
+        "'Encoder cache will be initialized with a budget of 16384 tokens, and profiled with 1 image items'",
+    ),
+    Constant(
+        "encoder_hidden_rows", 3.0,
+        "width-sized rows per patch live at the vision tower's peak besides its MLP: the position "
+        "embeddings, the residual stream and the block's normed input", CODE,
+        "vllm/model_executor/models/qwen3_vl.py Qwen3_VisionTransformer.forward (pos_embeds held in "
+        "encoder_metadata) and Qwen3_VisionBlock.forward (x + self.mlp(self.norm2(x)))",
+    ),
+    Constant(
+        "encoder_intermediate_rows", 2.0,
+        "intermediate-sized rows per patch (split over TP) live at the vision MLP's peak: fc1's output "
+        "and its activation (a gated MLP's fused gate-up output makes it one more)", CODE,
+        "vllm/model_executor/models/qwen3_vl.py Qwen3_VisionMLP.forward "
+        "(linear_fc2(act_fn(linear_fc1(x))), column/row-parallel linears); qwen2_5_vl.py "
+        "Qwen2_5_VisionMLP.forward (act_fn(gate_up_proj(x)))",
+    ),
+    Constant(
+        "default_vision_width", 1152.0,
+        "width of the vision tower assumed for a multimodal model whose facts carry no vision_config",
+        ASSUMED, "the SigLIP-so400m geometry of the Qwen3-VL / Qwen3.5 towers and Gemma 3's SigLIP",
+    ),
+    Constant(
+        "default_vision_intermediate", 4304.0, "MLP width of the assumed vision tower", ASSUMED,
+        "the SigLIP-so400m geometry (Qwen3-VL / Qwen3.5 vision_config intermediate_size)",
+    ),
+    Constant(
+        "default_vision_depth", 27.0, "blocks of the assumed vision tower (its weights only)", ASSUMED,
+        "the SigLIP-so400m geometry (Qwen3-VL / Qwen3.5 vision_config depth)",
+    ),
+    Constant(
+        "default_vision_patch", 16.0, "patch side in pixels of the assumed vision tower", ASSUMED,
+        "Qwen3-VL / Qwen3.5 vision_config patch_size",
+    ),
+    Constant(
+        "default_vision_temporal_patch", 2.0, "frames per patch of the assumed vision tower", ASSUMED,
+        "Qwen-VL vision_config temporal_patch_size (an image is repeated over both frames)",
+    ),
+    Constant(
+        "default_vision_merge", 2.0, "patches merged into one token per side by the assumed tower", ASSUMED,
+        "Qwen-VL vision_config spatial_merge_size",
     ),
 )
 

@@ -13,6 +13,10 @@ vLLM pools memory in blocks that every layer group shares: layers of one kind ar
 groups of equal size, the attention block size is raised until one attention page holds a whole
 linear-attention state, and every block costs ``group_size x page`` bytes. The reported pool in
 tokens is ``num_blocks / blocks_per_request x max_model_len``.
+
+The raised block size is a multiple of the kernel alignment: the larger of the backend's smallest
+kernel block (16) and the configured block size, and at least 128 next to MLA
+(``vllm/platforms/interface.py`` ``Platform._align_hybrid_block_size``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from servekit.fit.dtypes import dtype_bytes
 
 DEFAULT_BLOCK_SIZE = 16
 BLOCK_ALIGNMENT = 16
+MLA_HYBRID_ALIGNMENT = 128
 
 
 @dataclass(frozen=True)
@@ -152,6 +157,12 @@ def _blocks_for(group: LayerGroup, block_size: int, opts: KVOptions) -> int:
     return math.ceil(math.ceil(tokens / opts.context_parallel) / block_size)
 
 
+def hybrid_block_size(block_size: int, token_bytes: float, state_bytes: int, mla: bool = False) -> int:
+    """The attention block size once one attention page holds a whole linear-attention state."""
+    alignment = max(BLOCK_ALIGNMENT, block_size, MLA_HYBRID_ALIGNMENT if mla else 0)
+    return max(block_size, alignment * math.ceil(state_bytes / (alignment * token_bytes)))
+
+
 def pool_layout(facts: ModelFacts, opts: KVOptions) -> PoolLayout:
     groups = layer_groups(facts, opts)
     if not groups:
@@ -161,8 +172,7 @@ def pool_layout(facts: ModelFacts, opts: KVOptions) -> PoolLayout:
     block_size = opts.block_size or DEFAULT_BLOCK_SIZE
     state = max((g.state_bytes for g in groups if g.kind == "linear"), default=0)
     if state and token_bytes:
-        needed = math.ceil(state / (BLOCK_ALIGNMENT * token_bytes))
-        block_size = max(block_size, BLOCK_ALIGNMENT * needed)
+        block_size = hybrid_block_size(block_size, token_bytes, state, mla=any(g.kind == "mla" for g in attention))
     page = int(block_size * token_bytes) if token_bytes else state
     if len(groups) == 1 and groups[0].kind != "linear":
         size, per_kind = groups[0].layers, [(groups[0], 1)]

@@ -6,9 +6,10 @@ activation peak - non-torch memory [- CUDA-graph estimate]``:
 * weights: the bytes loaded on the rank (checkpoint, less the vision tower when serving text
   only and the MTP head unless it drafts), split over TP x PP;
 * activation peak: the profile run's largest transient (``profile_run``): the multimodal
-  encoder's dummy batch, a forward pass over the profiled tokens (with a drafter, its dummy pass
-  runs while the target's output is still held), or the dummy sampler pass over ``max_num_seqs``
-  rows of logits (with speculative decoding, the rejection sampler's pass), whichever is largest;
+  encoder's dummy batch (``servekit.fit.encoder``), whose outputs stay in the encoder cache while
+  a forward pass over the profiled tokens runs (with a drafter, its dummy pass runs while the
+  target's output is still held) and then the dummy sampler pass over ``max_num_seqs`` rows of
+  logits (with speculative decoding, the rejection sampler's pass);
 * non-torch: CUDA context and workspaces, plus communication buffers when ranks talk;
 * CUDA graphs: counted only by releases that take them out of the budget.
 
@@ -30,11 +31,13 @@ from dataclasses import dataclass
 from servekit.facts.model import ModelFacts
 from servekit.fit.constants import value
 from servekit.fit.dtypes import dtype_bytes
+from servekit.fit.encoder import EncoderProfile, encoder_profile, tower
 from servekit.fit.hardware import Device
 from servekit.fit.launch import LaunchSettings
 from servekit.fit.versions import counts_cudagraphs, rule
 
 GIB = 1 << 30
+DEFAULT_MAX_MODEL_LEN = 4096
 NVSWITCH_INTERCONNECTS = ("nvlink", "nvl4", "nvswitch", "nvl72", "xgmi")
 NO_DRAFT_NETWORK = ("ngram", "suffix")
 
@@ -133,13 +136,34 @@ def sampler_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, engin
     return seqs * vocab * per_logit / GIB
 
 
+def encoder_gib(facts: ModelFacts, launch: LaunchSettings, device: Device) -> EncoderProfile | None:
+    """The multimodal encoder's profile terms (``servekit.fit.encoder``); None when the tower is
+    not profiled (a text-only model, or no media allowed)."""
+    vision = tower(facts)
+    if vision is None or launch.language_model_only:
+        return None
+    return encoder_profile(
+        vision,
+        lm_hidden=facts.hidden_size or int(value("default_hidden")),
+        act_bytes=_activation_bytes(facts, launch),
+        tp=launch.tp,
+        batched=launch.max_num_batched_tokens or default_max_num_batched_tokens(device.memory_gib, device.name),
+        max_num_seqs=launch.max_num_seqs or default_max_num_seqs(device.memory_gib, device.name),
+        max_model_len=launch.max_model_len or facts.max_position_embeddings or DEFAULT_MAX_MODEL_LEN,
+    )
+
+
 def activation_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, engine_version: str | None = None) -> float:
-    """The profile run's transient peak: the encoder's dummy batch, the forward pass and the
-    dummy sampler run one after the other, so the largest of them."""
+    """The profile run's transient peak: the encoder's dummy batch runs first; its outputs stay in
+    the encoder cache while the forward pass and then the dummy sampler run, so the peak is the
+    larger of the tower's own peak and what it keeps plus the larger of those two."""
     tokens = profiled_tokens(facts, launch, device, engine_version)
-    encoder = value("encoder_profile_gib") if facts.has_vision and not launch.language_model_only else 0.0
     forward = forward_gib(facts, launch, tokens) + drafter_gib(facts, launch, tokens)
-    return max(forward, sampler_gib(facts, launch, device, engine_version), encoder)
+    language = max(forward, sampler_gib(facts, launch, device, engine_version))
+    encoder = encoder_gib(facts, launch, device)
+    if encoder is None:
+        return language
+    return max(encoder.transient_gib, encoder.kept_gib + language)
 
 
 def runtime_gib(launch: LaunchSettings, device: Device) -> float:

@@ -35,10 +35,8 @@ from servekit.fit.dtypes import kv_dtype_bytes
 from servekit.fit.hardware import Device
 from servekit.fit.kv import KVOptions, PoolLayout, pool_layout
 from servekit.fit.launch import LaunchSettings
-from servekit.fit.memory import GIB, RankMemory, default_max_num_batched_tokens, rank_memory
+from servekit.fit.memory import DEFAULT_MAX_MODEL_LEN, GIB, RankMemory, default_max_num_batched_tokens, rank_memory
 from servekit.fit.versions import reports_concurrency_tokens
-
-DEFAULT_MAX_MODEL_LEN = 4096
 
 
 def _cpu_rule() -> MemoryRule:

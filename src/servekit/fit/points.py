@@ -10,9 +10,11 @@ are read (free text such as ``notes`` or ``source`` never is):
   ``kv_cache_dtype`` (its first word is the value), ``enforce_eager``, ``vllm_version``;
 * ``extra_flags``: flag strings; an entry ``NAME=VALUE`` is an environment variable;
 * ``env`` (optional): environment variables of the launch, e.g. ``{"VLLM_CPU_KVCACHE_SPACE": "8"}``;
-* ``weights_gib``: checkpoint size (split over TP x PP); ``weights_gib_per_rank`` (optional) the
-  logged ``Model loading took`` figure, which wins when present; with neither, weights are
-  estimated from ``config_facts`` and the output says so;
+* ``weights_gib``: checkpoint size (split over TP x PP), less the parts vLLM does not load: the
+  vision tower with ``--language-model-only`` and the MTP head unless it drafts, each estimated
+  from ``config_facts`` (``config_facts.vision_config`` or the assumed tower for the first);
+  ``weights_gib_per_rank`` (optional) the logged ``Model loading took`` figure, which wins when
+  present; with neither, weights are estimated from ``config_facts`` and the output says so;
 * ``available_kv_gib_per_gpu``: the logged available KV memory, when the log has it.
 """
 
@@ -28,6 +30,9 @@ from servekit.facts.config import layer_kinds
 from servekit.facts.estimate import estimated_weight_bytes
 from servekit.facts.linear import gated_deltanet, linear_from_config
 from servekit.facts.model import LayerKind, MLAFacts, ModelFacts
+from servekit.facts.vision import vision_from_config, vision_params
+from servekit.fit.dtypes import dtype_bytes
+from servekit.fit.encoder import tower
 from servekit.fit.launch import LaunchSettings, launch_settings
 from servekit.fit.memory import GIB
 from servekit.fit.planner import FitRequest, plan_fit
@@ -96,6 +101,7 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
         mla=mla,
         mtp_layers=int(cf.get("mtp_num_hidden_layers") or 0),
         has_vision=bool(cf.get("multimodal") or cf.get("vision_config")),
+        vision=vision_from_config(cf),
     )
     return facts, assumed
 
@@ -144,18 +150,43 @@ def launch_from_point(point: dict[str, Any]) -> LaunchSettings:
     )
 
 
-def weights_per_rank_from_point(point: dict[str, Any], facts: ModelFacts | None = None) -> tuple[float | None, bool]:
+def tower_bytes(facts: ModelFacts) -> float:
+    """Estimated bytes of the vision tower (its own or the assumed one) at the model's dtype."""
+    vision = tower(facts)
+    if vision is None:
+        return 0.0
+    hidden = facts.hidden_size or facts.num_attention_heads * facts.head_dim
+    return vision_params(vision, hidden) * dtype_bytes(facts.dtype)
+
+
+def unloaded_bytes(config_facts: dict[str, Any], facts: ModelFacts, launch: LaunchSettings) -> float:
+    """Estimated checkpoint bytes vLLM leaves on disk for this launch: the vision tower when no
+    media is allowed (the tower is never built) and the MTP head unless it drafts (the
+    ``mtp.`` weights are skipped), e.g. ``vllm/model_executor/models/qwen3_5.py``."""
+    unloaded = tower_bytes(facts) if launch.language_model_only else 0.0
+    if facts.mtp_layers and not launch.uses_mtp:
+        unloaded += estimated_weight_bytes(config_facts, facts).mtp
+    return unloaded
+
+
+def weights_per_rank_from_point(
+    point: dict[str, Any], facts: ModelFacts | None = None, launch: LaunchSettings | None = None
+) -> tuple[float | None, bool]:
     """(weights GiB per rank, estimated?): the logged per-rank figure, else the checkpoint size
-    over TP x PP, else an estimate from the config facts (None without facts)."""
+    (less what the launch does not load, when ``facts`` and ``launch`` are given) over TP x PP,
+    else an estimate from the config facts, the vision tower included (None without facts)."""
     if point.get("weights_gib_per_rank") is not None:
         return float(point["weights_gib_per_rank"]), False
     ranks = int(point.get("tp") or 1) * int(point.get("pp") or 1)
+    config_facts = dict(point.get("config_facts") or {})
+    unloaded = unloaded_bytes(config_facts, facts, launch) if facts and launch else 0.0
     if point.get("weights_gib"):
-        return float(point["weights_gib"]) / ranks, False
+        return (float(point["weights_gib"]) - unloaded / GIB) / ranks, False
     if facts is None:
         return None, False
-    estimate = estimated_weight_bytes(dict(point.get("config_facts") or {}), facts)
-    return estimate.total / ranks / GIB, True
+    estimate = estimated_weight_bytes(config_facts, facts)
+    checkpoint = estimate.total - estimate.vision + tower_bytes(facts)
+    return (checkpoint - unloaded) / ranks / GIB, True
 
 
 def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True) -> dict[str, Any]:
@@ -168,7 +199,7 @@ def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True) -> d
     facts, assumed = facts_from_point(point["config_facts"])
     launch = launch_from_point(point)
     env = point_env(point)
-    weights, estimated = weights_per_rank_from_point(point, facts)
+    weights, estimated = weights_per_rank_from_point(point, facts, launch)
     available = point.get("available_kv_gib_per_gpu") if use_logged_memory else None
     device, engine, cpu_space = point_device(point, env, launch.tp)
     report = plan_fit(FitRequest(
