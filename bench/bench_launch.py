@@ -11,8 +11,10 @@ cache exists):
 3. warm: the same ``up`` timed again, then ``down``.
 
 Figures printed: seconds to ready (wall, as ``up`` measured it from spawn to the health answer,
-and the whole command), the startup phases seen, and the warm-cache time. It needs the engine
-environments (``servekit engine install``; ``SERVEKIT_ENGINES_DIR`` points at them).
+and the whole command), the startup phases seen, and the warm-cache time, under a line saying
+which machine ran it. Every cache a start reads (servekit's home, ``XDG_CACHE_HOME`` with vLLM's
+and MAX's caches, torch inductor's) is a fresh folder per engine, so "cold" is cold. It needs the
+engine environments (``servekit engine install``; ``SERVEKIT_ENGINES_DIR`` points at them).
 
 Usage: .venv/bin/python bench/bench_launch.py [--engines vllm,max] [--keep DIR]
 """
@@ -65,13 +67,23 @@ def bench_engine(engine: str, root: Path) -> dict:
     dtype, up_options, launch = SETUPS[engine]
     model = write_tiny_llama(root / f"{engine}-tiny", shape=SHAPE, dtype=dtype)
     env = {**os.environ, "SERVEKIT_HOME": str(root / f"{engine}-home"), "XDG_CACHE_HOME": str(root / f"{engine}-cache"),
-           "VLLM_CPU_KVCACHE_SPACE": "1"}
+           "TORCHINDUCTOR_CACHE_DIR": str(root / f"{engine}-inductor"), "VLLM_CPU_KVCACHE_SPACE": "1"}
     cold = up_and_down(model, engine, up_options, env)
     command = shlex.join(["vllm", "serve", str(model), *launch])
     warm_s, warmed = servekit(["warm-cache", "--command", command, "--engine", engine], env)
     warm = up_and_down(model, engine, up_options, env)
     return {"engine": engine, "cold": cold, "warm_cache_s": round(warm_s, 1),
             "warm_cache_ok": warmed.returncode == 0, "warm": warm}
+
+
+def machine_line() -> str:
+    from servekit.launch.machine import detect
+
+    machine = detect()
+    gpus = ", ".join(g.name for g in machine.gpus) or "no GPU"
+    return (f"machine: {machine.cpu_model}, {machine.cores} cores / {machine.logical_cpus} logical CPUs, "
+            f"{machine.memory_gib:.1f} GiB memory, {gpus}, {machine.system}; load average at start "
+            f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def print_table(results: list[dict]) -> None:
@@ -87,6 +99,7 @@ def main() -> int:
     parser.add_argument("--engines", default=",".join(SETUPS))
     parser.add_argument("--keep", help="Work in this folder and keep it (default: a temp folder).")
     args = parser.parse_args()
+    print(machine_line(), flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-launch-") as tmp:
         root = Path(args.keep) if args.keep else Path(tmp)
         root.mkdir(parents=True, exist_ok=True)

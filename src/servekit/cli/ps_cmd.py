@@ -1,4 +1,5 @@
-"""``servekit ps``: the runs recorded under servekit's home, whether their processes live, where they serve."""
+"""``servekit ps``: the runs recorded under servekit's home, whether their processes live, where
+they serve; each process of a run (engine servers, router, companions) on a line of its own."""
 
 from __future__ import annotations
 
@@ -8,14 +9,23 @@ import time
 import typer
 
 
+def _process_row(process) -> dict:
+    from servekit.launch.stop import alive
+
+    live = alive([process.pid] if process.pid else [], [process.pgid] if process.pgid else [])
+    return {"role": process.role, "kind": process.kind, "pid": process.pid, "pgid": process.pgid,
+            "alive": bool(live), "url": process.url, "log": process.log,
+            **({"container": process.container} if process.container else {})}
+
+
 def _row(record) -> dict:
     from servekit.launch.stop import alive
 
-    live = alive(record.pids, [p.pgid for p in record.processes if p.pgid])
+    live = alive(record.pids, record.groups)
     state = record.state if live or record.state in ("stopped", "failed") else "exited"
     return {"run": record.run, "state": state, "alive": live, "engine": record.engine, "model": record.model,
             "served_name": record.served_name, "url": record.url, "pids": record.pids,
-            "started": record.times.get("started")}
+            "started": record.times.get("started"), "processes": [_process_row(p) for p in record.processes]}
 
 
 def ps_command(output_format: str, show_all: bool) -> int:
@@ -32,6 +42,10 @@ def ps_command(output_format: str, show_all: bool) -> int:
     for row in rows:
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["started"])) if row["started"] else "-"
         typer.echo(f"{row['run']}  {row['state']:8}  {row['engine']:8}  {row['url']}  {row['served_name']}  {started}")
+        for proc in row["processes"] if len(row["processes"]) > 1 else ():
+            where = proc.get("container") or proc["url"] or "-"
+            typer.echo(f"  {proc['role']:16} {proc['kind']:9} pid {proc['pid']}  "
+                       f"{'alive' if proc['alive'] else 'gone':5}  {where}  {proc['log']}")
     return 0
 
 

@@ -1,15 +1,17 @@
 """``servekit up MODEL``: plan, check, start and wait until the server answers; print its endpoint.
 
 MODEL is a recipe id, a checkpoint id, or a local model directory (a minimal ``vllm serve DIR``
-plan). Hardware ``local`` (this machine) is the default. A plan that fails its checks does not
-start unless ``--force``; ``--dry-run`` prints the exact commands (``--docker``: the ``docker
-run`` form) and starts nothing.
+plan). Hardware ``local`` (this machine) is the default; a named hardware profile of the same
+kind as this machine (a CPU profile on a machine without GPUs) also runs here. A plan with
+several processes (prefill and decode servers with a router, companions) starts them all here.
+A plan that fails its checks does not start unless ``--force``; ``--dry-run`` prints the exact
+commands (``--docker``: the ``docker run`` form) and starts nothing; ``--docker`` runs the
+container form through the docker CLI.
 """
 
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 import time
 from contextlib import contextmanager
@@ -48,6 +50,7 @@ class UpCommand:
     output_format: str = "text"
     ready_timeout: float = 1800.0
     extra: dict[str, Any] = field(default_factory=dict)
+    kv_offload: str | None = None
 
 
 def _env_pairs(values: tuple[str, ...], kv_space: float | None) -> dict[str, str]:
@@ -82,9 +85,9 @@ def _recipe_plan(opts: UpCommand, engine: str, machine: Any):
                           variant=opts.variant, strategy=opts.strategy, features=opts.features,
                           no_features=opts.no_features, modes=parse_mode_pairs(opts.modes), engine=engine,
                           engine_options=EngineOptions(devices=options.get("devices")), checks=False,
-                          catalog=opts.catalog)
+                          catalog=opts.catalog, kv_offload=opts.kv_offload)
     result = plan(request)
-    launch = launch_plan_of(result.plan, result.commands, opts.port or 8000)
+    launch = launch_plan_of(result.plan, result.commands, opts.port)
     from servekit.app.request import load_documents
 
     profiles = (load_documents(opts.catalog, result.selection.recipe_id).taxonomy or {}).get("hardware_profiles")
@@ -125,9 +128,13 @@ def _print_dry_run(plan: Any, pre: Any, opts: UpCommand) -> None:
         for command in plan.docker_commands:
             typer.echo(command)
     else:
+        from servekit.synthesis.shell import quote_word
+
         for process in plan.processes:
-            env = " ".join(f"{k}={shlex.quote(v)}" for k, v in process.env.items())
-            typer.echo((env + " " if env else "") + shlex.join(process.argv))
+            env = " ".join(quote_word(f"{k}={v}") for k, v in process.env.items())
+            if len(plan.processes) > 1:
+                typer.echo(f"# {process.role} ({process.kind})")
+            typer.echo((env + " " if env else "") + " ".join(quote_word(w) for w in process.argv))
     for reason in pre.reasons:
         typer.echo(f"refused: {reason}")
 
@@ -170,11 +177,55 @@ def _foreground(record: Any) -> int:
     return 0
 
 
+def runs_here(profile: Any, machine: Any) -> bool:
+    """A named hardware profile runs on this machine when it is of this machine's kind (cpu or gpu)."""
+    from servekit.hardware import profile_of
+
+    if not profile:
+        return False
+    try:
+        return profile_of(dict(profile or {})).kind == machine.kind
+    except (ServekitError, ValueError, TypeError, KeyError):
+        return False
+
+
+def _start(plan: Any, opts: UpCommand, described: dict[str, Any]) -> Any:
+    from servekit.launch.up import UpOptions, start_run
+
+    options = UpOptions(host=opts.host, port=opts.port, ready_timeout=opts.ready_timeout)
+    with phase_display(opts.output_format == "text") as on_phase:
+        if not opts.docker:
+            return start_run(plan, described, options, on_phase)
+        from servekit.engines.registry import get_engine
+        from servekit.launch.docker_run import start_docker
+        from servekit.launch.up import new_record
+
+        record = new_record(plan, described, get_engine(plan.engine).default_version)
+        return start_docker(plan, record, opts.ready_timeout, on_phase)
+
+
+def _not_ready(record: Any) -> int:
+    from servekit.launch.up import log_tail
+
+    which = f" ({record.failed} failed)" if record.failed else ""
+    print(f"error: run {record.run} did not become ready{which}: {record.detail}", file=sys.stderr)
+    print(log_tail(record, role=record.failed), file=sys.stderr)
+    return 1
+
+
+def _report(record: Any, opts: UpCommand) -> None:
+    if opts.output_format == "json":
+        processes = [{"role": p.role, "kind": p.kind, "pid": p.pid, "url": p.url, "log": p.log,
+                      **({"container": p.container} if p.container else {})} for p in record.processes]
+        typer.echo(json.dumps({"run": record.run, "url": record.url, "pids": record.pids, "processes": processes}))
+    elif opts.detach:
+        typer.echo(f"{record.url}  (run {record.run}; servekit down {record.run} stops it)")
+
+
 def up_command(opts: UpCommand) -> int:
     from servekit.launch.machine import detect
     from servekit.launch.prediction import predict
     from servekit.launch.prelaunch import prelaunch
-    from servekit.launch.up import UpOptions, log_tail, start_run
 
     if opts.output_format not in ("text", "json"):
         raise ServekitError(f"--format {opts.output_format!r} is not text or json")
@@ -186,20 +237,14 @@ def up_command(opts: UpCommand) -> int:
         return 0 if pre.ok or opts.force else 1
     if not pre.ok and not opts.force:
         return _refuse(pre)
-    if opts.docker or hardware != LOCAL:
-        raise ServekitError(f"`up` starts servers on this machine only (hardware {hardware!r}, docker form)",
+    if not opts.docker and hardware != LOCAL and not runs_here(profile, machine):
+        raise ServekitError(f"hardware {hardware!r} is not this machine ({machine.kind}, {machine.cpu_model})",
                             fix="print the exact commands with --docker --dry-run and run them where they belong")
-    described = {"name": LOCAL, "profile": profile, "machine": machine.to_dict()}
-    options = UpOptions(host=opts.host, port=opts.port, ready_timeout=opts.ready_timeout)
-    with phase_display(opts.output_format == "text") as on_phase:
-        record = start_run(plan, described, options, on_phase)
+    described = {"name": hardware, "profile": profile, "machine": machine.to_dict()}
+    record = _start(plan, opts, described)
     if record.state != "ready":
-        print(f"error: run {record.run} did not become ready: {record.detail}\n{log_tail(record)}", file=sys.stderr)
-        return 1
-    if opts.output_format == "json":
-        typer.echo(json.dumps({"run": record.run, "url": record.url, "pids": record.pids}))
-    elif opts.detach:
-        typer.echo(f"{record.url}  (run {record.run}; servekit down {record.run} stops it)")
+        return _not_ready(record)
+    _report(record, opts)
     return 0 if opts.detach else _foreground(record)
 
 
@@ -222,7 +267,7 @@ def register(app: typer.Typer) -> None:
         arg: list[str] = typer.Option([], "--arg", help="Local model: one more engine argument (--arg=--flag)."),
         env: list[str] = typer.Option([], "--env", help="NAME=VALUE for the server (repeatable)."),
         kv_cache_space: float = typer.Option(None, "--kv-cache-space", help="CPU KV pool, GiB."),
-        docker: bool = typer.Option(False, "--docker", help="The container form (with --dry-run)."),
+        docker: bool = typer.Option(False, "--docker", help="The container form: run it through the docker CLI."),
         host: str = typer.Option("127.0.0.1", "--host", help="Address the server listens on."),
         port: int = typer.Option(None, "--port", help="Port to serve on (default: a free one)."),
         detach: bool = typer.Option(False, "--detach", help="Return once ready; leave the server running."),
@@ -230,11 +275,12 @@ def register(app: typer.Typer) -> None:
         dry_run: bool = typer.Option(False, "--dry-run", help="Print the exact commands; start nothing."),
         output_format: str = typer.Option("text", "--format", help="text or json"),
         ready_timeout: float = typer.Option(1800.0, "--ready-timeout", help="Seconds to wait for readiness."),
+        kv_offload: str = typer.Option(None, "--kv-offload", help="KV offload or KV-store option (see `servekit show MODEL`)."),
     ) -> None:
         """Start a model's server here and wait until it answers; print its endpoint."""
         code = up_command(UpCommand(
             model, hardware, variant, strategy, tuple(feature), tuple(no_feature), tuple(mode), engine, catalog,
             max_model_len, served_name, tuple(arg), tuple(env), kv_cache_space, docker, host, port, detach,
-            force, dry_run, output_format, ready_timeout))
+            force, dry_run, output_format, ready_timeout, kv_offload=kv_offload))
         if code:
             raise SystemExit(code)

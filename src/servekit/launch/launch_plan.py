@@ -15,17 +15,26 @@ from typing import Any
 from servekit.engines.registry import get_engine, native_engine
 
 HOST_OPTIONS = ("--host", "--port")
+ENGINE, ROUTER, COMPANION = "engine", "router", "companion"
+"""Kinds of process: an engine server, the router in front of engine servers, a companion
+service the engines use (a KV store, its master). A run starts companions, then engines, then
+the router."""
+START_ORDER = (COMPANION, ENGINE, ROUTER)
 
 
 @dataclass(frozen=True)
 class LaunchProcess:
-    """One server process: its argv in its engine's form (without host and port) and its env."""
+    """One process: its argv (an engine's in the engine's form, without host and port; a router's
+    or companion's as the catalog writes it, placeholders included) and its env."""
 
     role: str
     argv: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
     vllm_argv: tuple[str, ...] = ()
     """The native (vLLM) form it was translated from; the fit check reads it."""
+    kind: str = ENGINE
+    port: int | None = None
+    """The port the plan gives it (a router's backend URLs name engine servers by it)."""
 
 
 @dataclass(frozen=True)
@@ -39,7 +48,9 @@ class LaunchPlan:
     image: str | None = None
     features: tuple[str, ...] = ()
     docker_commands: tuple[str, ...] = ()
-    """The exact ``docker run`` command of each process (the container form)."""
+    """The exact ``docker run`` command of each engine process (the container form)."""
+    files: tuple[tuple[str, str], ...] = ()
+    """Files the processes read, as (placeholder naming the file's path, content)."""
     findings: tuple[dict[str, Any], ...] = ()
     """What translating the plan into the engine's form found."""
 
@@ -50,8 +61,17 @@ class LaunchPlan:
 
     @property
     def server(self) -> LaunchProcess:
-        """The process the endpoint belongs to (the router when there is one, else the first)."""
-        return next((p for p in self.processes if p.role == "router"), self.processes[0])
+        """The process the endpoint belongs to (the router when there is one, else the first engine)."""
+        return next((p for p in self.processes if p.kind == ROUTER), self.engine_server)
+
+    @property
+    def engines(self) -> tuple[LaunchProcess, ...]:
+        return tuple(p for p in self.processes if p.kind == ENGINE)
+
+    @property
+    def engine_server(self) -> LaunchProcess:
+        """The first engine server: the one the fit check and the startup facts are about."""
+        return next((p for p in self.processes if p.kind == ENGINE), self.processes[0])
 
 
 def plan_hash(plan: LaunchPlan) -> str:
@@ -106,10 +126,12 @@ def engine_process(engine: str, role: str, vllm_argv: Sequence[str], env: Mappin
 def plan_from_dict(doc: Mapping[str, Any]) -> LaunchPlan:
     """The plan a run record holds (``LaunchPlan.to_dict``), typed again."""
     processes = tuple(
-        LaunchProcess(p["role"], tuple(p["argv"]), dict(p.get("env") or {}), tuple(p.get("vllm_argv") or ()))
+        LaunchProcess(p["role"], tuple(p["argv"]), dict(p.get("env") or {}), tuple(p.get("vllm_argv") or ()),
+                      p.get("kind") or ENGINE, p.get("port"))
         for p in doc.get("processes", [])
     )
     fields = {k: v for k, v in doc.items() if k != "processes"}
     for key in ("features", "docker_commands", "findings"):
         fields[key] = tuple(fields.get(key) or ())
+    fields["files"] = tuple(tuple(f) for f in fields.get("files") or ())
     return LaunchPlan(processes=processes, **fields)

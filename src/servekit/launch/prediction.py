@@ -41,13 +41,13 @@ def cpu_space_gib(env: Mapping[str, str]) -> float | None:
 
 
 def predict(plan: LaunchPlan, profile: Mapping[str, Any], hardware_name: str) -> Any:
-    """The fit check of the plan's serving process (``FitCheck``), or None without facts."""
+    """The fit check of the plan's (first) engine server (``FitCheck``), or None without facts."""
     from servekit.fit.api import check_plan_fit
 
     facts = model_facts(plan.model)
     if facts is None:
         return None
-    server = plan.server
+    server = plan.engine_server
     return check_plan_fit(facts, profile, hardware_name=hardware_name, argv=list(server.vllm_argv),
                           engine=plan.engine, cpu_kvcache_space_gib=cpu_space_gib(server.env))
 

@@ -1,5 +1,6 @@
-"""The checks a plan passes before ``up`` spawns anything: every process argv linted against
-the pinned engine (through the registry), the translation's findings, and the fit check."""
+"""The checks a plan passes before ``up`` spawns anything: every engine process argv linted
+against the pinned engine (through the registry), the translation's findings, and the fit check.
+A router's or companion's command is its own program's, not the engine's: it is not linted."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ class Prelaunch:
 def lint_findings(plan: LaunchPlan) -> list[dict[str, Any]]:
     engine = get_engine(plan.engine)
     out = []
-    for process in plan.processes:
+    for process in plan.engines:
         result = engine.lint(list(process.argv))
         out += [{"check": "lint", "role": process.role, "severity": f.severity, "code": f.code,
                  "message": f.message, "fix": f.fix, "engine": f"{engine.id} {result.version}"}

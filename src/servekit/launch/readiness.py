@@ -1,11 +1,14 @@
-"""Waiting for a run to serve: its readiness path answers 200, while its log shows the phases.
+"""Waiting for a run to serve: each process's readiness check passes (an HTTP path answering
+200, or a port accepting connections), while its log shows the phases.
 
-The wait ends when the health endpoint answers (ready), a process of the run exits (failed), or
-the timeout passes (failed). Every phase seen is reported once, with seconds since the start.
+The wait ends when every process is ready, when a process of the run exits (failed, naming it),
+or when the timeout passes (failed). Every phase seen is reported once, with seconds since the
+start of the wait.
 """
 
 from __future__ import annotations
 
+import socket
 import time
 import urllib.error
 import urllib.request
@@ -27,6 +30,8 @@ class Readiness:
     seconds: float
     phases: dict[str, float] = field(default_factory=dict)
     reason: str | None = None
+    failed: str | None = None
+    """The name of the watched process that failed."""
 
 
 def healthy(url: str, timeout: float = 3.0) -> bool:
@@ -72,29 +77,88 @@ class LogWatcher:
         return self.text
 
 
-def wait_ready(health_url: str, pids: Sequence[int], logs: Sequence[Path], phases: PhaseMatcher,
-               timeout: float, on_phase: PhaseCallback | None = None, interval: float = 0.5) -> Readiness:
-    started = time.monotonic()
-    watcher = LogWatcher(logs)
-    seen: dict[str, float] = {}
+@dataclass(frozen=True)
+class Watch:
+    """One process waited for: its name, where it shows it is ready (an ``http://`` URL that
+    answers 200, or ``tcp://HOST:PORT`` that accepts connections), its pids, logs and phases."""
 
-    def note(name: str) -> None:
+    name: str
+    check: str
+    pids: tuple[int, ...]
+    logs: tuple[Path, ...] = ()
+    phases: PhaseMatcher = PhaseMatcher(())
+
+
+def port_open(host: str, port: int, timeout: float = 2.0) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def answers(check: str) -> bool:
+    """The readiness check of a ``Watch`` passes."""
+    if check.startswith("tcp://"):
+        host, _, port = check[len("tcp://"):].rpartition(":")
+        return port_open(host, int(port))
+    return healthy(check)
+
+
+def _gone(watches: Sequence[Watch]) -> tuple[Watch, int, int] | None:
+    for watch in watches:
+        for pid in watch.pids:
+            code = exited(pid)
+            if code is not None:
+                return watch, pid, code
+    return None
+
+
+def wait_all(watches: Sequence[Watch], timeout: float, on_phase: PhaseCallback | None = None,
+             interval: float = 0.5, running: Sequence[Watch] = (), named: bool | None = None,
+             since: float | None = None) -> Readiness:
+    """Wait until every watched process is ready. Any of them (or of ``running``, started
+    before) exiting fails the wait at once, naming it. When ``named`` (default: several watches)
+    a phase is reported as ``NAME: PHASE``; seconds count from ``since`` (a ``time.monotonic``
+    value; default: now)."""
+    started = time.monotonic()
+    origin = since if since is not None else started
+    named = len(watches) > 1 if named is None else named
+    watchers = {w.name: LogWatcher(w.logs) for w in watches}
+    seen: dict[str, float] = {}
+    ready: set[str] = set()
+
+    def note(watch: Watch, phase: str) -> None:
+        name = f"{watch.name}: {phase}" if named else phase
         if name not in seen:
-            seen[name] = round(time.monotonic() - started, 2)
+            seen[name] = round(time.monotonic() - origin, 2)
             if on_phase:
                 on_phase(name, seen[name])
 
     while time.monotonic() - started < timeout:
-        for name in phases.seen(watcher.poll()):
-            note(name)
-        if healthy(health_url):
-            note(READY)
-            return Readiness(True, round(time.monotonic() - started, 2), seen)
-        gone = [(pid, code) for pid in pids if (code := exited(pid)) is not None]
+        for watch in watches:
+            if watch.name in ready:
+                continue
+            for phase in watch.phases.seen(watchers[watch.name].poll()):
+                note(watch, phase)
+            if answers(watch.check):
+                note(watch, READY)
+                ready.add(watch.name)
+        if len(ready) == len(watches):
+            return Readiness(True, round(time.monotonic() - origin, 2), seen)
+        gone = _gone([*running, *watches])
         if gone:
-            pid, code = gone[0]
-            why = f"process {pid} exited" + (f" with code {code}" if code != -1 else "") + " before it was ready"
-            return Readiness(False, round(time.monotonic() - started, 2), seen, why)
+            watch, pid, code = gone
+            why = f"{watch.name} (process {pid}) exited" + (f" with code {code}" if code != -1 else "")
+            return Readiness(False, round(time.monotonic() - origin, 2), seen, why + " before it was ready",
+                             watch.name)
         time.sleep(interval)
-    return Readiness(False, round(time.monotonic() - started, 2), seen,
-                     f"no answer from {health_url} within {timeout:.0f} s")
+    late = [w for w in watches if w.name not in ready]
+    return Readiness(False, round(time.monotonic() - origin, 2), seen,
+                     f"{late[0].name}: no answer from {late[0].check} within {timeout:.0f} s", late[0].name)
+
+
+def wait_ready(health_url: str, pids: Sequence[int], logs: Sequence[Path], phases: PhaseMatcher,
+               timeout: float, on_phase: PhaseCallback | None = None, interval: float = 0.5) -> Readiness:
+    """Wait for one server: its health URL answers, its log shows the phases."""
+    return wait_all([Watch("server", health_url, tuple(pids), tuple(logs), phases)], timeout, on_phase, interval)

@@ -1,17 +1,21 @@
-"""A recipe's synthesized plan as a ``LaunchPlan``: each process in its engine's form, with the
-exact ``docker run`` command of its container form."""
+"""A recipe's synthesized plan as a ``LaunchPlan``: each engine process in its engine's form,
+with the exact ``docker run`` command of its container form, then the router and companions.
+
+The container of an engine process listens on the port its ``-p`` publishes (``--port`` is part
+of the command inside), and the Hugging Face cache mount keeps ``~`` for the shell to expand."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from servekit.launch.launch_plan import LaunchPlan, LaunchProcess, served_name_of, without_host_port
+from servekit.launch.companion_plan import companion_processes, plan_files, router_process
+from servekit.launch.launch_plan import ENGINE, LaunchPlan, LaunchProcess, served_name_of, without_host_port
 from servekit.launch.local_model import features_of
 from servekit.synthesis.docker import docker_argv
 from servekit.synthesis.plan import Plan
+from servekit.synthesis.shell import quote_word
 
 DEFAULT_PORT = 8000
 
@@ -25,11 +29,13 @@ def _docker_command(plan: Plan, argv: Sequence[str], env: Mapping[str, str], ima
     docker = replace(plan.docker, image=image or plan.docker.image)
     if docker.image is None:
         return ""
-    return shlex.join(str(w) for w in docker_argv(docker, list(argv), dict(env), port))
+    words = [str(w) for w in docker_argv(docker, [*argv, "--port", str(port)], dict(env), port)]
+    return " ".join(quote_word(w) for w in words)
 
 
-def launch_plan_of(plan: Plan, commands: Sequence[Any] | None, port: int = DEFAULT_PORT) -> LaunchPlan:
-    """``commands`` are the plan's processes translated into a non-native engine (None: native)."""
+def launch_plan_of(plan: Plan, commands: Sequence[Any] | None, port: int | None = None) -> LaunchPlan:
+    """``commands`` are the plan's processes translated into a non-native engine (None: native);
+    ``port`` is where a single server's container serves (default: the port the plan gives it)."""
     shared = {var.name: str(var.value) for var in plan.env}
     processes, dockers, findings = [], [], []
     for index, proc in enumerate(plan.processes):
@@ -41,14 +47,16 @@ def launch_plan_of(plan: Plan, commands: Sequence[Any] | None, port: int = DEFAU
             argv, image = tuple(str(w) for w in launch.argv), launch.image or image
             env = {**env, **dict(launch.env)}
             findings += _finding_dicts(launch)
-        processes.append(LaunchProcess(proc.role, tuple(argv), env, vllm_argv))
-        dockers.append(_docker_command(plan, argv, env, image, proc.port or port))
+        processes.append(LaunchProcess(proc.role, tuple(argv), env, vllm_argv, ENGINE, proc.port))
+        served = port if port is not None and len(plan.processes) == 1 else proc.port or DEFAULT_PORT
+        dockers.append(_docker_command(plan, argv, env, image, served))
     sel = plan.selection
     first = processes[0]
+    router = router_process(plan)
     return LaunchPlan(
         engine=sel.engine, model=plan.model_id, served_name=served_name_of(first.vllm_argv, plan.model_id),
-        processes=tuple(processes), hardware=sel.hardware,
+        processes=(*companion_processes(plan), *processes, *([router] if router else [])), hardware=sel.hardware,
         source=f"recipe {sel.recipe_id} ({sel.variant}, {sel.strategy}) for {sel.hardware}",
         image=plan.docker.image, features=tuple(dict.fromkeys((*sel.features, *features_of(first.vllm_argv)))),
-        docker_commands=tuple(d for d in dockers if d), findings=tuple(findings),
+        docker_commands=tuple(d for d in dockers if d), findings=tuple(findings), files=plan_files(plan),
     )

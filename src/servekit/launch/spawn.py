@@ -1,4 +1,4 @@
-"""Starting a run's processes: one process group per run, each process's output in its own log."""
+"""Starting a run's processes: each in a process group of its own (or a group given), its output in its own log."""
 
 from __future__ import annotations
 

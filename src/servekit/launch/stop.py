@@ -21,10 +21,12 @@ STEPS = ((signal.SIGINT, 20.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0))
 class StopResult:
     signals: tuple[str, ...]
     left: tuple[int, ...]
+    problems: tuple[str, ...] = ()
+    """What else could not be stopped (a container ``docker stop`` failed on)."""
 
     @property
     def clean(self) -> bool:
-        return not self.left
+        return not self.left and not self.problems
 
 
 def members(pids: Iterable[int], groups: Iterable[int]) -> list[psutil.Process]:

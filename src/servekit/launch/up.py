@@ -1,8 +1,11 @@
 """From a checked plan to a serving endpoint: engine environment, cache, start, readiness.
 
-``start_run`` spawns the plan's server process in its own process group (logs under the run's
-folder), records the run, waits for readiness while reporting the startup phases, and leaves it
-running (``up --detach``) or stops it when it fails to become ready.
+``start_run`` binds the plan's processes to this machine (``servekit.launch.wiring``) and starts
+them stage by stage, companions, then the engine servers, then the router, each process in a
+process group of its own with its own log. After each stage it waits until every process of the
+stage is ready while reporting the startup phases. The run is recorded as it goes; when any
+process fails to become ready every process started so far is stopped and the record names the
+one that failed.
 """
 
 from __future__ import annotations
@@ -14,16 +17,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from servekit.engines.common.engine import Engine
+from servekit.atomic import write_bytes_atomic
 from servekit.engines.registry import get_engine
 from servekit.errors import ServekitError
 from servekit.launch import records
-from servekit.launch.environment import engine_env, engine_version, program_works, server_command
-from servekit.launch.launch_plan import LaunchPlan, plan_hash
-from servekit.launch.phases import engine_phases
-from servekit.launch.readiness import PhaseCallback, wait_ready
+from servekit.launch.environment import engine_version
+from servekit.launch.launch_plan import COMPANION, LaunchPlan, plan_hash
+from servekit.launch.programs import LocalPrograms, free_port, run_env
+from servekit.launch.readiness import PhaseCallback, Watch, wait_all
 from servekit.launch.spawn import start_process
-from servekit.launch.stop import stop_run
+from servekit.launch.stop import StopResult, stop_run
+from servekit.launch.wiring import Bound, Programs, Wiring, wire
+
+__all__ = ["UpOptions", "free_port", "log_tail", "port_free", "run_env", "start_run", "stop_recorded", "warm_missing"]
 
 
 @dataclass(frozen=True)
@@ -32,12 +38,6 @@ class UpOptions:
     port: int | None = None  # None: a free port
     ready_timeout: float = 1800.0
     warm: bool = True  # fetch missing files into the cache before starting
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
 
 
 def port_free(host: str, port: int) -> bool:
@@ -60,84 +60,135 @@ def warm_missing(plan: LaunchPlan) -> str | None:
     from servekit.warm.runner import WarmOptions, warm_cache
 
     settings = HubSettings.from_env()
-    targets = [EngineTarget(plan.engine, p.argv, dict(p.env), p.role) for p in plan.processes]
+    targets = [EngineTarget(plan.engine, p.argv, dict(p.env), p.role) for p in plan.engines]
     report = warm_cache(targets, settings, WarmOptions(precompile=False), StepContext(settings))
     return None if report.ok else "; ".join(report.missing[:5]) or "the cache could not be filled"
 
 
-def run_env(engine: Engine, env: Mapping[str, str], host: str) -> dict[str, str]:
-    """The process's env, with a free port for ``/metrics`` where the engine serves them on a port
-    of their own (two runs would both take the engine's fixed default)."""
-    out = dict(env)
-    name = engine.launch.metrics_port_env
-    if name and name not in out:
-        out[name] = str(free_port(host))
-    return out
-
-
-def _new_record(plan: LaunchPlan, hardware: Mapping[str, Any], url: str, version: str) -> records.RunRecord:
+def new_record(plan: LaunchPlan, hardware: Mapping[str, Any], version: str) -> records.RunRecord:
     return records.RunRecord(
         run=records.new_run_id(), engine=plan.engine, engine_version=version, model=plan.model,
-        served_name=plan.served_name, url=url, plan=plan.to_dict(), plan_hash=plan_hash(plan),
+        served_name=plan.served_name, url="", plan=plan.to_dict(), plan_hash=plan_hash(plan),
         hardware=dict(hardware), processes=(), times={"created": time.time()},
     )
 
 
+def _check_ports(host: str, port: int, wiring: Wiring) -> None:
+    if not port_free(host, port):
+        raise ServekitError(f"port {port} on {host} is in use", fix="pick another --port")
+    for bound in (b for stage in wiring.stages for b in stage if b.kind == COMPANION):
+        taken = bound.check.rsplit(":", 1)[-1].split("/", 1)[0]
+        if taken.isdigit() and not port_free(host, int(taken)):
+            raise ServekitError(f"port {taken} that {bound.role} listens on is in use on {host}",
+                                fix="stop what holds it (servekit ps lists runs)")
+
+
 def start_run(plan: LaunchPlan, hardware: Mapping[str, Any], options: UpOptions = UpOptions(),
-              on_phase: PhaseCallback | None = None) -> records.RunRecord:
-    """Start the plan here and wait until it serves; the record says ``ready`` or ``failed``."""
-    if len(plan.processes) != 1:
-        raise ServekitError(f"this plan has {len(plan.processes)} processes; `up` starts single-server plans "
-                            "on this machine", fix="use --docker --dry-run for the container commands")
+              on_phase: PhaseCallback | None = None, programs: Programs | None = None) -> records.RunRecord:
+    """Start the plan here and wait until it serves; the record says ``ready`` or ``failed``.
+
+    ``programs`` says where the commands come from (default: the installed engine environment
+    and the companions' pinned environments)."""
     engine = get_engine(plan.engine)
-    env = engine_env(engine)
+    programs = programs or LocalPrograms(engine)
     port = options.port or free_port(options.host)
-    if not port_free(options.host, port):
-        raise ServekitError(f"port {port} on {options.host} is in use", fix="pick another --port")
     if options.warm and (missing := warm_missing(plan)):
         raise ServekitError(f"the model's files are not in the cache: {missing}", fix="servekit warm-cache")
-    url = f"http://{options.host}:{port}"
-    record = _new_record(plan, hardware, url, engine_version(engine, env))
-    process = plan.server
-    command = server_command(engine, env.python, process.argv, options.host, port,
-                             module_form=not program_works(engine, env))
-    log = record.folder / f"{process.role}.log"
-    started = time.time()
-    process_env = run_env(engine, process.env, options.host)
-    pid = start_process(command, process_env, log)
-    entry = records.ProcessRecord(process.role, command, process_env, str(log), pid, pid)
-    record = replace(record, processes=(entry,)).with_times(started=started)
+    record = new_record(plan, hardware, engine_version(engine, getattr(programs, "env", None)))
+    wiring = wire(plan, options.host, port, record.folder, programs, lambda: free_port(options.host))
+    _check_ports(options.host, port, wiring)
+    for path, content in wiring.files:
+        write_bytes_atomic(path, content.encode("utf-8"))
+    record = replace(record, url=wiring.url)
+    try:
+        return _run_stages(record, wiring, options, on_phase)
+    except BaseException as exc:  # Ctrl-C while starting, or a program that cannot be spawned
+        _abandon(record, exc)
+        raise
+
+
+def _abandon(record: records.RunRecord, exc: BaseException) -> None:
+    """Stop what a start cut short had started; its record says why."""
+    if not (record.folder / records.RECORD_FILE).is_file():
+        return
+    saved = records.load(record.run)
+    stop_run(saved.pids, saved.groups)
+    why = str(exc) or type(exc).__name__
+    records.save(replace(saved, state="failed", detail=f"start interrupted: {why}").with_times(stopped=time.time()))
+
+
+def _start_stage(record: records.RunRecord, stage: tuple[Bound, ...]) -> tuple[records.RunRecord, list[Watch]]:
+    entries, watches = [], []
+    for bound in stage:
+        log = record.folder / f"{bound.role}.log"
+        pid = start_process(bound.command, bound.env, log)
+        entries.append(records.ProcessRecord(bound.role, bound.command, bound.env, str(log), pid, pid,
+                                             bound.kind, bound.url))
+        watches.append(Watch(bound.role, bound.check, (pid,), (log,), bound.phases))
+    record = replace(record, processes=(*record.processes, *entries))
     records.save(record)
-    ready = wait_ready(url + engine.launch.readiness_path, [pid], [log], engine_phases(engine),
-                       options.ready_timeout, on_phase)
-    record = replace(record, phases=ready.phases, state="ready" if ready.ok else "failed",
-                     detail=ready.reason).with_times(ready_seconds=ready.seconds, checked=time.time())
-    if not ready.ok:
-        stopped = stop_run([pid], [pid])
-        record = replace(record, state="failed").with_times(stopped=time.time())
-        if stopped.left:
-            record = replace(record, detail=f"{ready.reason}; still alive: {list(stopped.left)}")
+    return record, watches
+
+
+def _run_stages(record: records.RunRecord, wiring: Wiring, options: UpOptions,
+                on_phase: PhaseCallback | None) -> records.RunRecord:
+    origin = time.monotonic()
+    record = record.with_times(started=time.time())
+    named = sum(len(stage) for stage in wiring.stages) > 1
+    running: list[Watch] = []
+    phases: dict[str, float] = {}
+    for stage in wiring.stages:
+        record, watches = _start_stage(record, stage)
+        left = max(1.0, options.ready_timeout - (time.monotonic() - origin))
+        ready = wait_all(watches, left, on_phase, running=running, named=named, since=origin)
+        phases.update(ready.phases)
+        if not ready.ok:
+            return _failed(replace(record, phases=phases), ready.reason, ready.failed, ready.seconds)
+        running += watches
+    record = replace(record, phases=phases, state="ready", detail=None)
+    record = record.with_times(ready_seconds=round(time.monotonic() - origin, 2), checked=time.time())
     records.save(record)
     return record
 
 
-def stop_recorded(record: records.RunRecord) -> tuple[records.RunRecord, Any]:
-    """Stop every process of a recorded run; the updated record and the ``StopResult``."""
-    groups = [p.pgid for p in record.processes if p.pgid]
-    result = stop_run(record.pids, groups)
-    updated = replace(record, state="stopped" if result.clean else record.state,
-                      detail=None if result.clean else f"still alive after SIGKILL: {list(result.left)}")
+def _failed(record: records.RunRecord, reason: str | None, failed: str | None, seconds: float) -> records.RunRecord:
+    """Stop every process started so far; the record says which one failed and why."""
+    stopped = stop_run(record.pids, record.groups)
+    detail = reason if not stopped.left else f"{reason}; still alive: {list(stopped.left)}"
+    record = replace(record, state="failed", detail=detail, failed=failed)
+    record = record.with_times(ready_seconds=seconds, checked=time.time(), stopped=time.time())
+    records.save(record)
+    return record
+
+
+def stop_recorded(record: records.RunRecord) -> tuple[records.RunRecord, StopResult]:
+    """Stop every process of a recorded run (its containers first); the updated record and the ``StopResult``."""
+    problems: list[str] = []
+    if record.containers:
+        from servekit.launch.docker_run import stop_containers
+
+        problems = stop_containers(record.containers)
+    result = stop_run(record.pids, record.groups)
+    clean = result.clean and not problems
+    detail = None if clean else "; ".join([*problems, *([f"still alive after SIGKILL: {list(result.left)}"]
+                                                         if result.left else [])])
+    updated = replace(record, state="stopped" if clean else record.state, detail=detail)
     updated = updated.with_times(stopped=time.time())
     records.save(updated)
-    return updated, result
+    return updated, StopResult(result.signals, result.left, tuple(problems))
 
 
-def log_tail(record: records.RunRecord, lines: int = 30) -> str:
+def log_tail(record: records.RunRecord, lines: int = 30, role: str | None = None) -> str:
+    """The last ``lines`` of each process's log (only ``role``'s when given), each under a
+    ``==> ROLE <==`` header when the run has several processes."""
     out = []
-    for process in record.processes:
+    chosen = [p for p in record.processes if role is None or p.role == role]
+    for process in chosen:
         try:
             text = Path(process.log).read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             continue
+        if len(record.processes) > 1:
+            out.append(f"==> {process.role} ({process.log}) <==")
         out += text[-lines:]
     return "\n".join(out)

@@ -2,7 +2,9 @@
 and leave an evidence record.
 
 A target is a recorded run (its URL, served name, engine, plan and log are known) or a bare
-URL (probes only: served name from ``/v1/models``, no log, no prediction).
+URL (probes only: served name from ``/v1/models``, no log, no prediction). A run with a router
+is probed through the router's URL; ``/metrics`` and the startup facts are its (first) engine
+server's, which the fit prediction is about.
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ from servekit.engines.common.engine import Engine
 from servekit.engines.registry import get_engine, native_engine
 from servekit.launch import probes as p
 from servekit.launch.evidence import write_evidence
-from servekit.launch.launch_plan import plan_from_dict
+from servekit.launch.launch_plan import ENGINE, plan_from_dict
 from servekit.launch.metrics import metrics_url_of, probe_metrics
 from servekit.launch.prediction import predict, predicted_figures
 from servekit.launch.readiness import exited
-from servekit.launch.records import RunRecord
+from servekit.launch.records import ProcessRecord, RunRecord
 from servekit.launch.startup_facts import read_facts
 from servekit.launch.up import log_tail
 
@@ -74,10 +76,16 @@ def feature_probes(target: p.Target, features: tuple[str, ...], argv: tuple[str,
 
 
 def processes_probe(record: RunRecord) -> p.Probe:
-    gone = [(x.pid, code) for x in record.processes if x.pid and (code := exited(x.pid)) is not None]
+    gone = [x for x in record.processes if x.pid and exited(x.pid) is not None]
     if gone:
-        return p.Probe("processes", False, f"process {gone[0][0]} of the run is not running")
-    return p.Probe("processes", True, f"{len(record.processes)} process(es) running")
+        return p.Probe("processes", False, f"{gone[0].role} (process {gone[0].pid}) of the run is not running")
+    return p.Probe("processes", True, f"{len(record.processes)} process(es) running: "
+                                      + ", ".join(x.role for x in record.processes))
+
+
+def engine_records(record: RunRecord) -> list[ProcessRecord]:
+    """The run's engine servers (all its processes for a record without kinds)."""
+    return [x for x in record.processes if x.kind == ENGINE] or list(record.processes)
 
 
 def served_name_at(url: str) -> str:
@@ -96,8 +104,8 @@ def run_probes(target: p.Target, features: tuple[str, ...], argv: tuple[str, ...
 
 
 def _measured(record: RunRecord, engine: Engine, samples: dict) -> dict[str, Any]:
-    text = "\n".join(Path(x.log).read_text(encoding="utf-8", errors="replace")
-                     for x in record.processes if Path(x.log).is_file())
+    first = engine_records(record)[:1]
+    text = "\n".join(Path(x.log).read_text(encoding="utf-8", errors="replace") for x in first if Path(x.log).is_file())
     measured = read_facts(text, engine)
     if "ready_seconds" in record.times:
         measured["ready_seconds"] = record.times["ready_seconds"]
@@ -109,10 +117,13 @@ def _measured(record: RunRecord, engine: Engine, samples: dict) -> dict[str, Any
 def verify_run(record: RunRecord, timeout: float = 120.0) -> VerifyResult:
     engine = get_engine(record.engine)
     plan = plan_from_dict(record.plan)
-    metrics_url = metrics_url_of(record.url, engine, log_tail(record, lines=100_000))
+    server = engine_records(record)[0]
+    metrics_url = metrics_url_of(server.url or record.url, engine, log_tail(record, lines=100_000, role=server.role))
+    if metrics_url is None and server.url and server.url != record.url:
+        metrics_url = f"{server.url}/metrics"
     target = p.Target(record.url, record.served_name, engine.launch.readiness_path, timeout, metrics_url)
     started = time.monotonic()
-    found, samples = run_probes(target, plan.features, plan.server.vllm_argv)
+    found, samples = run_probes(target, plan.features, plan.engine_server.vllm_argv)
     found.append(processes_probe(record))
     fit = predict(plan, record.hardware.get("profile") or {}, record.hardware.get("name", "local"))
     result = VerifyResult(all(x.ok for x in found), record.run, record.url, tuple(found),
