@@ -88,6 +88,27 @@ def filesystem_of(path: Path) -> str:
         return "?"
 
 
+def machine_line() -> str:
+    """What the figures were measured on: CPU model and count, memory, load, system, Python."""
+    import platform
+
+    model = "?"
+    try:
+        for row in Path("/proc/cpuinfo").read_text().splitlines():
+            if row.startswith("model name"):
+                model = row.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        memory = f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB"
+    except (ValueError, OSError, AttributeError):
+        memory = "?"
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    return (f"machine: {model}, {os.cpu_count()} CPUs, {memory} memory, load average {load};"
+            f" {platform.system()} {platform.release()}; Python {platform.python_version()}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--catalog", type=Path, default=REFERENCE_CATALOG)
@@ -105,6 +126,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="servekit-bench-", dir=args.out_root))
     out = work / "site"
     jobs = args.jobs or default_jobs()
+    print(machine_line())
     print(
         f"catalog {args.catalog}; output on {filesystem_of(work)} ({work}); {jobs} workers;"
         f" {os.cpu_count()} CPUs; median of {args.runs}"
@@ -116,7 +138,7 @@ def main() -> int:
         last: list = []
         wall, cpu = measure(args.runs, lambda: last.append(build_api(out, args.catalog, jobs=jobs, full=True)))
         report("api build (in process)", wall, cpu, BUILD_TARGET_S)
-        print("phases (last rebuild, publish includes removing the old tree): "
+        print("phases (last rebuild; publish includes removing the old tree and linking the mirror): "
               + ", ".join(f"{k} {v:.3f}s" for k, v in last[-1].phases.items()))
         argv = [*servekit_cmd(), "api", "build", "--out", str(out), "--catalog", str(args.catalog), "--full"]
         if args.jobs:

@@ -12,9 +12,13 @@ bundled one), copied to a temporary directory so it can be edited:
 
 Wall and CPU (user + system, this process and its children) medians are printed with the
 ratio incremental / full. Target: the incremental rebuild at most 0.1x the reference site's
-full build, which was measured at roughly 1.0-1.1x servekit's own full build, so servekit's
-full build in the same run is the baseline. The edited recipe defaults to the largest one
-(``--recipe`` picks another).
+full build. The reference site's builder is not part of this checkout (``../shared/reference``
+holds its output only), so the baseline is servekit's own full build in place, measured in the
+same run; that rebuild took 0.91x the reference's full build's wall time (1.2x its CPU time) on
+the same machine, so a ratio against it is a slightly stricter test than against the
+reference. Both builds publish the same way (a complete new version swapped in with one atomic
+step, ``servekit.api.commit``). The edited recipe defaults to the largest one (``--recipe``
+picks another).
 
 Usage: .venv/bin/python bench/bench_incremental.py [--runs N] [--jobs N] [--out-root DIR]
        [--catalog DIR ...] [--recipe ID]
@@ -35,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_build import REFERENCE_CATALOG, _cpu, filesystem_of, servekit_cmd  # noqa: E402
+from bench_build import REFERENCE_CATALOG, _cpu, filesystem_of, machine_line, servekit_cmd  # noqa: E402
 
 TARGET_RATIO = 0.1
 FROZEN_ENV = "SERVEKIT_BENCH_FROZEN"
@@ -112,13 +116,15 @@ def line(label: str, walls: list[float], cpus: list[float]) -> tuple[float, floa
     return wall, cpu
 
 
-def ratio(label: str, full: tuple[float, float], incremental: tuple[float, float]) -> None:
+def ratio(label: str, full: tuple[float, float], incremental: tuple[float, float], target: bool) -> None:
+    """The ratio; measured against the target only on the reference catalog (the target is
+    about the reference site's build of it; a catalog of a few recipes has little to save)."""
     wall, cpu = incremental[0] / full[0], incremental[1] / full[1]
-    verdict = "meets" if wall <= TARGET_RATIO else "misses"
-    print(f"  {label:<34} wall {wall:7.3f}x   cpu {cpu:7.3f}x   ({verdict} the {TARGET_RATIO}x target)")
+    verdict = ("meets" if wall <= TARGET_RATIO else "misses") + f" the {TARGET_RATIO}x target"
+    print(f"  {label:<34} wall {wall:7.3f}x   cpu {cpu:7.3f}x   ({verdict if target else 'no target for this catalog'})")
 
 
-def bench_in_process(catalog: Path, out: Path, recipe: str, runs: int, jobs: int | None) -> None:
+def bench_in_process(catalog: Path, out: Path, recipe: str, runs: int, jobs: int | None, target: bool) -> None:
     from servekit.api.publish import build_api
 
     full_w, full_c, inc_w, inc_c = [], [], [], []
@@ -135,10 +141,10 @@ def bench_in_process(catalog: Path, out: Path, recipe: str, runs: int, jobs: int
     print(f"  in this process (last rebuild: {summary.line()})")
     full = line("full build (--full)", full_w, full_c)
     incremental = line("incremental, one recipe edited", inc_w, inc_c)
-    ratio("incremental / full", full, incremental)
+    ratio("incremental / full", full, incremental, target)
 
 
-def bench_processes(catalog: Path, out: Path, recipe: str, runs: int, jobs: int | None) -> None:
+def bench_processes(catalog: Path, out: Path, recipe: str, runs: int, jobs: int | None, target: bool) -> None:
     argv = [*servekit_cmd(), "api", "build", "--out", str(out), "--catalog", str(catalog)]
     if jobs:
         argv += ["--jobs", str(jobs)]
@@ -156,7 +162,7 @@ def bench_processes(catalog: Path, out: Path, recipe: str, runs: int, jobs: int 
     print("  as `servekit api build` processes")
     full = line("full build (--full)", full_w, full_c)
     incremental = line("incremental, one recipe edited", inc_w, inc_c)
-    ratio("incremental / full", full, incremental)
+    ratio("incremental / full", full, incremental, target)
 
 
 def bench_catalog(source: Path, args: argparse.Namespace) -> None:
@@ -174,8 +180,9 @@ def bench_catalog(source: Path, args: argparse.Namespace) -> None:
 
         print(f"  output on {filesystem_of(work)}; {os.cpu_count()} CPUs; median of {args.runs} pairs;"
               f" servekit from {Path(servekit.__file__).parent}")
-        bench_in_process(catalog, out, recipe, args.runs, args.jobs)
-        bench_processes(catalog, out, recipe, args.runs, args.jobs)
+        target = source.resolve() == REFERENCE_CATALOG.resolve()
+        bench_in_process(catalog, out, recipe, args.runs, args.jobs, target)
+        bench_processes(catalog, out, recipe, args.runs, args.jobs, target)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -194,6 +201,9 @@ def main() -> int:
     from servekit.catalog.documents import bundled_catalog_dir
 
     catalogs = args.catalog or [c for c in (REFERENCE_CATALOG, bundled_catalog_dir()) if (c / "taxonomy.yaml").is_file()]
+    print(machine_line())
+    print("baseline: servekit's own full build in place, same run (the reference site's builder is not"
+          " available here: ../shared/reference holds its output only)")
     for source in catalogs:
         bench_catalog(source, args)
     return 0

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from servekit.api.manifest import manifest_path
+from servekit.api.output import state_dir
 from servekit.catalog.documents import bundled_catalog_dir
 from servekit.cli.app import main
 
@@ -54,7 +54,7 @@ def test_catalog_option_and_rebuild_in_place(tmp_path, capsys, small_catalog):
     assert f"{len(SMALL_RECIPES)} recipes" in capsys.readouterr().out
     assert (out / "Qwen" / "Qwen3-8B.json").is_file()
     assert not (out / "stale.json").exists()  # the old tree was replaced, not merged into
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["catalog", "site", manifest_path(out).name])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["catalog", "site", state_dir(out).name])
 
 
 def test_rebuild_is_incremental_unless_full(tmp_path, capsys, small_catalog):
@@ -92,7 +92,7 @@ def test_broken_recipe_leaves_previous_tree(tmp_path, capsys, small_catalog):
     assert main(["api", "build", "--out", str(out), "--catalog", str(small_catalog)]) == 1
     assert "Bad.yaml" in capsys.readouterr().err
     assert (out / "keep.json").is_file()
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["catalog", "site", manifest_path(out).name])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["catalog", "site", state_dir(out).name])
 
 
 def test_jobs_must_be_positive(tmp_path, capsys, small_catalog):

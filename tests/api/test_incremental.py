@@ -14,7 +14,9 @@ from servekit.api import commit as commit_module
 from servekit.api import manifest as manifest_module
 from servekit.api.build import ApiBuilder
 from servekit.api.manifest import manifest_path
+from servekit.api.output import state_dir
 from servekit.api.publish import build_api
+from servekit.api.tree import ApiTreeError
 from servekit.catalog.documents import bundled_catalog_dir
 
 EDITED = "Qwen/Qwen3.8-27B"
@@ -48,10 +50,10 @@ def _snapshot(out: Path) -> dict[str, tuple[int, int, bytes]]:
     return found
 
 
-def _edit(catalog: Path, recipe_id: str = EDITED) -> None:
+def _edit(catalog: Path, recipe_id: str = EDITED, old: str = "", new: str = " (edited)") -> None:
     path = catalog / "models" / f"{recipe_id}.yaml"
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace('title: "Qwen3.8-27B"', 'title: "Qwen3.8-27B (edited)"', 1), encoding="utf-8")
+    path.write_text(text.replace(f'title: "Qwen3.8-27B{old}"', f'title: "Qwen3.8-27B{new}"', 1), encoding="utf-8")
     assert path.read_text(encoding="utf-8") != text
 
 
@@ -167,6 +169,38 @@ def test_full_forces_a_full_build_and_a_hand_edited_tree_gets_one(tmp_path, cata
     assert build_api(out, catalog, jobs=2).rerendered is None
 
 
+def _state_is_tidy(tmp_path: Path, out: Path) -> None:
+    """Beside the tree only the catalog and the build state, which holds no stage."""
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["catalog", "site", state_dir(out).name])
+    assert sorted(p.name for p in state_dir(out).iterdir()) == ["manifest.json", "mirror"]
+
+
+def _mirror_shares_the_tree(out: Path, but: set[str] = frozenset()) -> None:
+    """Every file of the mirror (but ``but``) is a hard link to the tree's file at its path."""
+    tree, mirror = _snapshot(out), _snapshot(state_dir(out) / "mirror")
+    assert set(tree) - but == set(mirror) - but
+    assert all(tree[rel][0] == mirror[rel][0] for rel in set(tree) - but)
+
+
+def test_the_mirror_is_the_previous_tree_and_shares_its_files(tmp_path, catalog):
+    out = tmp_path / "site"
+    build_api(out, catalog, jobs=2)
+    _mirror_shares_the_tree(out)
+    before = _snapshot(out)
+    _edit(catalog)
+    assert build_api(out, catalog, jobs=2).rerendered == 1
+    mirror = _snapshot(state_dir(out) / "mirror")
+    assert {rel: v[2] for rel, v in mirror.items()} == {rel: v[2] for rel, v in before.items()}
+    pending = set(json.loads(manifest_path(out).read_bytes())["pending"])
+    assert {"models.json", "servekit.json", f"{EDITED}.json"} <= pending
+    _mirror_shares_the_tree(out, but=pending)
+    path = catalog / "models" / f"{EDITED}.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace(" (edited)", "", 1), encoding="utf-8")
+    assert build_api(out, catalog, jobs=2).rerendered == 1
+    assert {rel: v[2] for rel, v in _snapshot(out).items()} == {rel: v[2] for rel, v in before.items()}
+    _state_is_tidy(tmp_path, out)
+
+
 def test_a_failure_while_rendering_leaves_the_old_tree(tmp_path, catalog, monkeypatch):
     out = tmp_path / "site"
     build_api(out, catalog, jobs=2)
@@ -182,53 +216,93 @@ def test_a_failure_while_rendering_leaves_the_old_tree(tmp_path, catalog, monkey
         build_api(out, catalog, jobs=2)
     assert _snapshot(out) == before
     assert manifest_path(out).read_bytes() == manifest
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["catalog", "site", manifest_path(out).name])
+    _state_is_tidy(tmp_path, out)
 
 
-@pytest.mark.parametrize("fail_after", [0, 3, 40])
-def test_a_failure_in_the_middle_of_moving_files_is_undone(tmp_path, catalog, monkeypatch, fail_after):
+def _fail_in_the_mirror(monkeypatch, out: Path, at: int, error: BaseException) -> dict[str, int]:
+    """Make the ``at``-th change to a file of the mirror (unlink, link or create) raise ``error``."""
+    mirror = str(state_dir(out) / "mirror")
+    calls = {"n": 0}
+    real_link, real_open = os.link, os.open
+
+    def counted(real):
+        def call(*args, **kwargs):
+            target = str(args[1] if real is real_link else args[0])
+            creates = real is not real_open or args[1] & os.O_CREAT
+            if target.startswith(mirror) and creates:
+                calls["n"] += 1
+                if calls["n"] == at:
+                    raise error
+            return real(*args, **kwargs)
+        return call
+
+    for name in ("unlink", "link", "open"):
+        monkeypatch.setattr(os, name, counted(getattr(os, name)))
+    return calls
+
+
+@pytest.mark.parametrize("fail_at", [1, 4, 40])
+def test_a_failure_while_preparing_the_next_version_leaves_the_tree(tmp_path, catalog, monkeypatch, fail_at):
     out = tmp_path / "site"
     build_api(out, catalog, jobs=2)
-    before = _snapshot(out)
-    manifest = manifest_path(out).read_bytes()
     _edit(catalog)
-    real_replace = os.replace
-    calls = {"n": 0}
-
-    def flaky_replace(src, dst):
-        if str(dst).startswith(str(out)):
-            calls["n"] += 1
-            if calls["n"] == fail_after + 1:  # once: undoing must still work
-                raise OSError(28, "No space left on device", str(dst))
-        return real_replace(src, dst)
-
-    monkeypatch.setattr(commit_module.os, "replace", flaky_replace)
+    assert build_api(out, catalog, jobs=2).rerendered == 1  # so the mirror has pending paths too
+    before = _snapshot(out)
+    _edit(catalog, "Qwen/Qwen3.8-27B", " (edited)", " (edited twice)")
+    calls = _fail_in_the_mirror(monkeypatch, out, fail_at, OSError(28, "No space left on device", "x"))
     with pytest.raises(Exception, match="No space left"):
         build_api(out, catalog, jobs=2)
-    monkeypatch.setattr(commit_module.os, "replace", real_replace)
-    assert calls["n"] > fail_after
+    monkeypatch.undo()
+    monkeypatch.setattr(manifest_module, "environment_digest", lambda: "steady")
+    assert calls["n"] >= fail_at
     assert _snapshot(out) == before
-    assert manifest_path(out).read_bytes() == manifest
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["catalog", "site", manifest_path(out).name])
+    _state_is_tidy(tmp_path, out)
     assert build_api(out, catalog, jobs=2).rerendered == 1  # the old tree is still a valid base
     assert {rel: v[2] for rel, v in _snapshot(out).items()} == _full(tmp_path, catalog)
 
 
-def test_an_interrupt_while_moving_files_is_undone(tmp_path, catalog, monkeypatch):
+def test_an_interrupt_while_preparing_the_next_version_leaves_the_tree(tmp_path, catalog, monkeypatch):
     out = tmp_path / "site"
     build_api(out, catalog, jobs=2)
     before = _snapshot(out)
     _edit(catalog)
-    real_link = os.link
-    calls = {"n": 0}
-
-    def interrupted(src, dst):
-        calls["n"] += 1
-        if calls["n"] == 5:
-            raise KeyboardInterrupt
-        return real_link(src, dst)
-
-    monkeypatch.setattr(commit_module.os, "link", interrupted)
+    _fail_in_the_mirror(monkeypatch, out, 5, KeyboardInterrupt())
     with pytest.raises(KeyboardInterrupt):
         build_api(out, catalog, jobs=2)
     assert _snapshot(out) == before
+
+
+def test_a_failed_swap_leaves_the_tree(tmp_path, catalog, monkeypatch):
+    out = tmp_path / "site"
+    build_api(out, catalog, jobs=2)
+    before = _snapshot(out)
+    _edit(catalog)
+
+    def refused(new, current, retired):
+        raise OSError(13, "Permission denied", str(current))
+
+    monkeypatch.setattr(commit_module, "exchange", refused)
+    with pytest.raises(ApiTreeError, match="Permission denied"):
+        build_api(out, catalog, jobs=2)
+    monkeypatch.undo()
+    monkeypatch.setattr(manifest_module, "environment_digest", lambda: "steady")
+    assert _snapshot(out) == before
+    _state_is_tidy(tmp_path, out)
+    assert build_api(out, catalog, jobs=2).rerendered == 1
+    assert {rel: v[2] for rel, v in _snapshot(out).items()} == _full(tmp_path, catalog)
+
+
+def test_another_directory_in_place_of_the_tree_or_mirror_is_a_full_build(tmp_path, catalog):
+    out = tmp_path / "site"
+    build_api(out, catalog, jobs=2)
+    shutil.copytree(out, tmp_path / "copy")
+    shutil.rmtree(out)
+    (tmp_path / "copy").rename(out)  # same files, another directory
+    assert build_api(out, catalog, jobs=2).rerendered is None
+    shutil.rmtree(state_dir(out) / "mirror")
+    assert build_api(out, catalog, jobs=2).rerendered is None
+    _mirror_shares_the_tree(out)
+    shutil.rmtree(state_dir(out))
+    assert build_api(out, catalog, jobs=2).rerendered is None
+    assert build_api(out, catalog, jobs=2).rerendered == 0
+    _state_is_tidy(tmp_path, out)

@@ -59,13 +59,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def live_server() -> Iterator[str]:
-    """A uvicorn server with the bundled catalog on 127.0.0.1 (stopped after the session)."""
+def serve(app) -> Iterator[str]:
+    """Run ``app`` in a uvicorn server on a free loopback port until the generator is closed."""
     import uvicorn
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -76,3 +75,15 @@ def live_server() -> Iterator[str]:
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def live_server() -> Iterator[str]:
+    """A uvicorn server with the bundled catalog on 127.0.0.1 (stopped after the session)."""
+    yield from serve(create_app())
+
+
+@pytest.fixture(scope="session")
+def markup_server(markup_catalog) -> Iterator[str]:
+    """A uvicorn server with the markup catalog on 127.0.0.1 (stopped after the session)."""
+    yield from serve(create_app(str(markup_catalog)))

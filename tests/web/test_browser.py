@@ -169,3 +169,41 @@ def test_keyboard_reaches_the_controls(page):
         page.keyboard.press("Tab")
         reached.add(page.evaluate("document.activeElement.id"))
     assert {"f-hardware", "f-variant", "f-strategy"} <= reached
+
+
+MARKUP_PAGES = ["/", f"/?model={MODEL}", f"/?model={MODEL}&hardware=rtx_5090&feature=tool_calling",
+                "/catalog", "/catalog?q=qwen", "/catalog?feature=tool_calling",
+                "/?model=%3Cscript%3Ealert(3)%3C/script%3E", "/catalog?hardware=%3Cimg%20src=x%20onerror=alert(4)%3E"]
+
+
+def test_markup_in_recipe_text_renders_inert_in_the_browser(browser, markup_server, artifacts):
+    """Every page of a catalog whose recipe text holds ``<script>alert(1)</script>`` (and an
+    ``onerror`` image), and pages that echo markup from the query: nothing runs, no dialog
+    opens, no script or image is made of it, and the text shows as typed."""
+    from .conftest import SCRIPT
+
+    context = browser.new_context(base_url=markup_server)
+    dialogs: list[str] = []
+    problems: list[str] = []
+    try:
+        tab = context.new_page()
+        tab.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        tab.on("pageerror", lambda exc: problems.append(str(exc)))
+        tab.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" else None)
+        for path in MARKUP_PAGES:
+            response = tab.goto(path)
+            tab.wait_for_load_state("networkidle")
+            assert response is not None and response.status in (200, 404), path
+            assert tab.locator("script:not([src])").count() == 0, path
+            assert tab.locator("img").count() == 0, path
+            if "model=Qwen" in path:
+                assert SCRIPT in tab.locator(".recipe-desc").text_content(), path
+            if path.startswith("/catalog?q") or path.startswith("/catalog?feature"):
+                assert any(SCRIPT in text for text in tab.locator("td .desc").all_text_contents()), path
+        tab.goto(f"/?model={MODEL}&hardware=rtx_5090&feature=tool_calling")
+        tab.screenshot(path=str(artifacts / "markup-inert.png"), full_page=True)
+    finally:
+        context.close()
+    assert dialogs == [], dialogs
+    assert [p for p in problems if "404" not in p] == [], problems
+    assert (artifacts / "markup-inert.png").stat().st_size > 0

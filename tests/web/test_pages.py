@@ -104,3 +104,19 @@ def test_web_command_is_registered(capsys):
     assert main(["web", "--help"]) == 0
     assert "--port" in capsys.readouterr().out
     assert main(["web", "--port", "0"]) == 1
+
+
+@pytest.mark.parametrize("path", [
+    "/?model=%3Cscript%3Ealert(1)%3C/script%3E",
+    f"/?model={MODEL}&hardware=%3Cscript%3Ealert(1)%3C/script%3E",
+    f"/?model={MODEL}&feature=%3Cscript%3Ealert(1)%3C/script%3E&mode=%3Cscript%3Ealert(1)%3C/script%3E",
+    "/catalog?hardware=%3Cscript%3Ealert(1)%3C/script%3E",
+    "/catalog?q=%3Cscript%3Ealert(1)%3C/script%3E&vendor=%3Cscript%3Ealert(1)%3C/script%3E",
+])
+def test_markup_in_the_query_is_inert(client, path):
+    """Pages that echo what the query asked for (an unknown model, hardware or feature) escape it."""
+    response = client.get(path)
+    assert response.status_code in (200, 404, 422)
+    assert SCRIPT not in response.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in response.text  # echoed, as text
+    assert "<script" not in response.text.replace('<script src="/static/builder.js" defer></script>', "")

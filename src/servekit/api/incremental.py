@@ -7,8 +7,8 @@ whose file is new or changed are re-rendered together with every recipe that sha
 them (the same promotion target, or a target that is now, or was, a recipe of its own), in
 catalog order as a full build renders them. Their new files, the rewritten ``models.json`` and
 ``servekit.json`` (from the index rows the manifest keeps for the other recipes) and the removal
-of their stale files are applied with ``servekit.api.commit``: all or nothing, each file
-replaced atomically. Everything else is a full build.
+of their stale files go into the mirror, which is then swapped with the tree in one step
+(``servekit.api.commit``). Everything else is a full build.
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from pathlib import Path
 
 from servekit.api import manifest as mf
 from servekit.api.build import ApiBuilder, BuildSummary, IndexRows, build_info, models_index
-from servekit.api.commit import commit_changes
+from servekit.api.commit import commit_delta
 from servekit.api.manifest import Manifest, RecipeEntry
+from servekit.api.output import Output, identity
 from servekit.api.recipe_doc import public_id
 from servekit.api.tree import JsonTree, encode_json
 from servekit.api.static_docs import put_static_documents
@@ -75,17 +76,28 @@ def group_to_render(inputs: BuildInputs, old: Manifest) -> tuple[list[str], list
     return [rid for rid in inputs.order if rid in group], removed
 
 
-def incremental_build(out_dir: Path, inputs: BuildInputs, start: float) -> BuildSummary | None:
-    """Re-render what changed into ``out_dir``; None when only a full build will do."""
-    old = mf.load(out_dir)
+def _usable(output: Output, inputs: BuildInputs) -> Manifest | None:
+    """The manifest, when it describes the tree and mirror in place and this build's inputs."""
+    old = mf.load(output.path)
     if old is None or (old.environment, old.shared) != (inputs.environment, inputs.shared):
         return None
     if set(old.static) != set(inputs.static):
         return None
+    if (old.tree, old.mirror) != (identity(output.path), identity(output.mirror)) or not old.tree:
+        return None  # another directory took the place of either
     try:
-        if mf.scan_tree(out_dir) != old.tree_files():
+        if mf.scan_tree(output.path) != old.tree_files():
             return None  # changed by hand: replace it as a whole
     except OSError:
+        return None
+    return old
+
+
+def incremental_build(output: Output, inputs: BuildInputs, start: float) -> BuildSummary | None:
+    """Re-render what changed into the tree at ``output``; None when only a full build will do."""
+    out_dir = output.path
+    old = _usable(output, inputs)
+    if old is None:
         return None
     group, removed = group_to_render(inputs, old)
     if len(group) > max(MIN_INCREMENTAL, len(inputs.paths) // 4):
@@ -101,14 +113,14 @@ def incremental_build(out_dir: Path, inputs: BuildInputs, start: float) -> Build
     old_files = old.tree_files()
     writes, deletes = _changes(old_files, new, builder.tree)
     replaced = _sizes(out_dir, [*deletes, *(rel for rel in writes if rel in old_files)])
+    changed = tuple(sorted({*writes, *deletes}))
     new = replace(new, bytes=old.bytes - replaced + sum(len(b) for b in writes.values()))
-    mf.forget(out_dir)
     try:
-        commit_changes(out_dir, writes, deletes)
-    except BaseException:
-        mf.save(out_dir, old)
+        commit_delta(output, writes, deletes, old.pending, new.tree_files())
+    except BaseException:  # the tree is as it was; the mirror differs from it at more paths
+        mf.save(out_dir, replace(old, pending=tuple(sorted({*old.pending, *changed}))))
         raise
-    mf.save(out_dir, new)
+    mf.save(out_dir, replace(new, tree=identity(out_dir), mirror=identity(output.mirror), pending=changed))
     phases["publish"] = time.perf_counter() - mark
     skipped = [line for rid in new.order for line in new.recipes[rid].skipped]
     return BuildSummary(

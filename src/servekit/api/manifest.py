@@ -1,15 +1,19 @@
 """What an API build wrote, kept beside ``--out`` so a later build can redo only what changed.
 
-The manifest is the file ``.{out name}.servekit-build.json`` in the parent of ``--out``. It
-holds the inputs the whole tree depends on (``environment``: servekit's version and code, the
+The manifest is ``manifest.json`` in the state directory beside ``--out``
+(``servekit.api.output``). It holds the inputs the whole tree depends on (``environment``: servekit's version and code, the
 cached model facts; ``shared``: a hash of the catalog-wide files, built from the taxonomy,
 platforms, strategies, kv_store and quickstart documents) and, per recipe in catalog order,
 the hash of its file, its ``models.json`` rows, the ids it publishes files under, and the
 renderings it skipped. ``files`` lists every file of the tree by published id, so a rebuild
 knows which files belong to a recipe and can tell whether the tree was changed by hand.
+``tree`` and ``mirror`` name the two directories it describes (device and inode, which move with
+a directory when it is swapped), and ``pending`` lists the paths where the mirror differs from
+the tree.
 
-A build removes the manifest before it starts changing ``--out`` and writes it again once the
-tree is complete, so a manifest on disk always describes the tree next to it.
+A build removes the manifest before it starts changing the tree or the mirror
+(``servekit.api.commit``) and writes it again once both are complete, so a manifest on disk
+always describes the directories next to it.
 """
 
 from __future__ import annotations
@@ -22,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from servekit.api.build import IndexRows
+from servekit.api.output import TEMP_SUFFIX, Output
 from servekit.api.recipe_doc import promotion_target, public_id
 from servekit.api.tree import JsonTree, encode_json
 
-FORMAT = 1
+FORMAT = 2
 INDEX_FILES = ("models.json", "servekit.json")
 
 
@@ -56,6 +61,11 @@ class Manifest:
     """The catalog-wide files (vocabulary, strategies, kv_store, quickstarts)."""
     bytes: int = 0
     """Size of every file of the tree together."""
+    tree: str = ""
+    mirror: str = ""
+    """``output.identity`` of the tree and of the mirror it was written with."""
+    pending: tuple[str, ...] = ()
+    """Paths where the mirror differs from the tree (the last build's changes)."""
 
     def tree_files(self) -> set[str]:
         """Every file the tree holds, index files included."""
@@ -66,8 +76,7 @@ class Manifest:
 
 
 def manifest_path(out_dir: Path) -> Path:
-    out_dir = Path(out_dir)
-    return out_dir.parent / f".{out_dir.name}.servekit-build.json"
+    return Output(Path(out_dir)).manifest
 
 
 def file_digest(path: Path) -> str:
@@ -193,7 +202,8 @@ def to_json(manifest: Manifest) -> bytes:
         "format": FORMAT, "environment": manifest.environment, "shared": manifest.shared,
         "order": list(manifest.order), "recipes": recipes,
         "files": {k: list(v) for k, v in manifest.files.items()}, "static": list(manifest.static),
-        "bytes": manifest.bytes,
+        "bytes": manifest.bytes, "tree": manifest.tree, "mirror": manifest.mirror,
+        "pending": list(manifest.pending),
     })
 
 
@@ -210,7 +220,7 @@ def from_json(data: bytes) -> Manifest | None:
         }
         return Manifest(raw["environment"], raw["shared"], tuple(raw["order"]), recipes,
                         {k: tuple(v) for k, v in raw["files"].items()}, tuple(raw["static"]),
-                        int(raw["bytes"]))
+                        int(raw["bytes"]), str(raw["tree"]), str(raw["mirror"]), tuple(raw["pending"]))
     except (ValueError, TypeError, KeyError, AttributeError, IndexError):
         return None
 
@@ -222,19 +232,11 @@ def load(out_dir: Path) -> Manifest | None:
         return None
 
 
-def forget(out_dir: Path) -> None:
-    """Remove the manifest: ``out_dir`` is about to change."""
-    try:
-        manifest_path(out_dir).unlink(missing_ok=True)
-    except OSError:
-        pass
-
-
 def save(out_dir: Path, manifest: Manifest) -> None:
     """Write the manifest atomically (temp file, then rename); a failure only costs a full
     build next time."""
     path = manifest_path(out_dir)
-    temp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    temp = path.with_name(path.name + f".{os.getpid()}{TEMP_SUFFIX}")
     try:
         temp.write_bytes(to_json(manifest))
         os.replace(temp, path)

@@ -6,11 +6,10 @@ files into the staging directory that is swapped into place at the end. The cata
 files (vocabulary, strategies, ``models.json``, ``servekit.json``) are written last by the
 parent, from the index rows the parts send back.
 
-A full build replaces the whole tree at once: readers see the old tree or the new one. A
-rebuild into the tree of an earlier build is incremental when the manifest beside ``--out``
-allows it (``servekit.api.incremental``): only the changed recipes are re-rendered, and their
-files change all together or not at all, each file atomically, while the rest of the tree stays
-in place (a reader may see some of the new files before the others during that short step).
+A rebuild into the tree of an earlier build is incremental when the manifest beside ``--out``
+allows it (``servekit.api.incremental``): only the changed recipes are re-rendered. Either way
+the new version replaces the whole tree in one step (``servekit.api.commit``): readers see the
+old tree or the new one, and a build killed at any point leaves one of them.
 """
 
 from __future__ import annotations
@@ -22,11 +21,13 @@ from pathlib import Path
 
 from servekit.api import manifest as mf
 from servekit.api.build import ApiBuilder, BuildSummary, IndexRows, put_catalog_documents
+from servekit.api.commit import commit_full, staged
 from servekit.api.incremental import BuildInputs, incremental_build, read_inputs
 from servekit.api.manifest import Manifest, RecipeEntry, recipe_keys
+from servekit.api.output import Output, identity, locked
 from servekit.api.partition import overlapping_promotions, partition_recipes
 from servekit.api.recipe_doc import public_id
-from servekit.api.tree import ApiTreeError, JsonTree, check_target, staged_directory
+from servekit.api.tree import ApiTreeError, JsonTree, check_target
 from servekit.api.workers import default_jobs, fork_map
 from servekit.catalog.documents import CatalogDocuments, read_documents, resolve_catalog_dir
 
@@ -92,22 +93,24 @@ def build_api(
     check_replaceable(out_dir, root)
     docs = read_documents(root, only_recipes=[])  # vocabulary and strategies; parts parse recipes
     inputs = read_inputs(root, docs)
-    if not full:
-        summary = incremental_build(out_dir, inputs, start)
-        if summary is not None:
-            return summary
-    return _full_build(out_dir, docs, inputs, jobs, start)
+    with locked(out_dir) as output:
+        check_replaceable(out_dir, root)  # a tree a killed build had moved aside may be back
+        if not full:
+            summary = incremental_build(output, inputs, start)
+            if summary is not None:
+                return summary
+        return _full_build(output, docs, inputs, jobs, start)
 
 
 def _full_build(
-    out_dir: Path, docs: CatalogDocuments, inputs: BuildInputs, jobs: int | None, start: float
+    output: Output, docs: CatalogDocuments, inputs: BuildInputs, jobs: int | None, start: float
 ) -> BuildSummary:
     """Render every recipe in parallel parts into a staging directory and swap it into place."""
-    root, paths = inputs.root, inputs.paths
+    root, paths, out_dir = inputs.root, inputs.paths, output.path
     known_ids = {public_id(rid) for rid in paths}
     parts = partition_recipes(paths, jobs or default_jobs())
     phases = {"read": time.perf_counter() - start}
-    with staged_directory(out_dir) as staging:
+    with staged(output) as staging:
         mark = time.perf_counter()
         results = fork_map(lambda ids: _build_part(root, ids, known_ids, staging), parts)
         phases["parts"] = time.perf_counter() - mark
@@ -123,12 +126,12 @@ def _full_build(
         skipped = [line for part in results for line in part.skipped]
         put_catalog_documents(catalog_tree, docs, rows, skipped, order=list(paths))
         catalog_tree.write_into(staging)
-        mf.forget(out_dir)
+        record = full_manifest(inputs, results, redo, shared, rows)
+        commit_full(output, staging, mirror=True)
     phases["publish"] = time.perf_counter() - mark
     total = catalog_tree.total_bytes() + sum(p.bytes for p in results)
-    record = full_manifest(inputs, results, redo, shared, rows)
     files = len(record.tree_files())
-    mf.save(out_dir, replace(record, bytes=total))
+    mf.save(out_dir, replace(record, bytes=total, tree=identity(out_dir), mirror=identity(output.mirror)))
     return BuildSummary(
         out_dir=out_dir,
         files=files,

@@ -2,8 +2,9 @@
 
 The builder adds documents by their path inside the tree (``Qwen/Qwen3-8B/hw/h200.json``),
 may drop a whole subtree again (a later rendering of the same model id replaces an earlier
-one), and finally writes everything into a fresh temporary directory next to the target and
-swaps it into place. A failed build leaves the previous tree untouched and no debris behind.
+one), and finally writes everything into a fresh directory beside the target and swaps it
+into place (``servekit.api.commit``). A failed build leaves the previous tree untouched and no
+debris behind.
 
 Documents are encoded when added (compact UTF-8 JSON), so a caller may keep
 mutating its own objects afterwards without changing what was recorded.
@@ -13,10 +14,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -116,9 +114,14 @@ class JsonTree:
             ) from None
 
     def publish(self, out_dir: Path) -> None:
-        """Write the tree next to ``out_dir`` and swap it into place atomically."""
-        with staged_directory(out_dir) as staging:
-            self.write_into(staging)
+        """Write the tree beside ``out_dir`` and swap it into place atomically."""
+        from servekit.api.commit import commit_full, staged  # they build on this module
+        from servekit.api.output import locked
+
+        check_target(Path(out_dir))
+        with locked(Path(out_dir)) as output, staged(output) as stage:
+            self.write_into(stage)
+            commit_full(output, stage, mirror=False)
 
 
 def _remember_parents(rel_dir: str, made: set[str]) -> None:
@@ -135,51 +138,3 @@ def check_target(out_dir: Path) -> None:
     if blocker is not None and not blocker.is_dir():
         raise ApiTreeError(f"--out {out_dir} lies under {blocker}, which is a file, not a directory",
                            fix="pass a directory path whose parents are directories")
-
-
-@contextmanager
-def staged_directory(out_dir: Path) -> Iterator[Path]:
-    """A fresh directory next to ``out_dir``, swapped into its place when the block succeeds.
-
-    When the block raises, the staging directory is removed and ``out_dir`` is untouched.
-    """
-    out_dir = Path(out_dir)
-    check_target(out_dir)
-    try:
-        out_dir.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.building-", dir=out_dir.parent))
-        os.chmod(staging, 0o755)
-    except OSError as exc:
-        raise ApiTreeError(
-            f"cannot create a directory next to {out_dir}: {exc.strerror}",
-            fix="choose an --out directory whose parent is writable",
-        ) from None
-    try:
-        yield staging
-        _swap_into_place(staging, out_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-
-
-def _swap_into_place(staging: Path, out_dir: Path) -> None:
-    check_target(out_dir)
-    retired: Path | None = None
-    if out_dir.exists():
-        retired = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
-        try:
-            os.replace(out_dir, retired / out_dir.name)
-        except OSError as exc:
-            os.rmdir(retired)
-            raise ApiTreeError(
-                f"cannot replace {out_dir}: {exc.strerror}", fix="check permissions on it"
-            ) from None
-    try:
-        os.replace(staging, out_dir)
-    except OSError as exc:
-        if retired is not None:  # put the previous tree back
-            os.replace(retired / out_dir.name, out_dir)
-            os.rmdir(retired)
-        raise ApiTreeError(f"cannot move the new tree into {out_dir}: {exc.strerror}") from None
-    if retired is not None:
-        shutil.rmtree(retired, ignore_errors=True)

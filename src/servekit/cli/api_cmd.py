@@ -49,9 +49,10 @@ def register(app: typer.Typer) -> None:
         A rebuild into the tree of an earlier build re-renders only the recipes whose files
         changed (and those sharing a published id with them) and rewrites the index files; a
         change to servekit, the cached model facts, the taxonomy, strategies, kv_store or
-        platforms, or to the tree by hand, rebuilds everything. A full build swaps the whole
-        tree in at once; an incremental one replaces each changed file atomically and undoes
-        every change if it fails, but a reader may see part of its new files for a moment."""
+        platforms, or to the tree by hand, rebuilds everything. Every build prepares a complete
+        new version beside --out (in .OUT.servekit/) and swaps it in with one atomic step:
+        readers see the old tree or the new one, and a build killed at any point leaves one of
+        them."""
         raise typer.Exit(build_command(out, catalog, jobs, full))
 
     app.add_typer(group, name="api")
