@@ -11,8 +11,8 @@ scores ``kv_tokens`` from ``servekit.fit.predict_point`` two ways, per architect
   device memory (weights, activation peak, non-torch and CUDA-graph terms).
 
 Each score gives the median |relative error|, the share of points within 10% and the worst case;
-``predicted`` counts points that state their device memory (or a CPU KV space) and got a
-prediction. High- and medium-confidence points are scored (``--all`` adds low-confidence ones).
+``predicted`` counts points that state their device memory (or a CPU KV space), or name a GPU
+whose memory servekit knows, and got a prediction. High- and medium-confidence points are scored (``--all`` adds low-confidence ones).
 ``--sensitivity`` re-scores the model with each constant of ``servekit.fit.constants`` halved and
 doubled. Data notes name points whose structured fields contradict each other (they are scored
 as written; see ``data_notes``). Exit status 1 when the model's overall median exceeds the target.
@@ -54,15 +54,23 @@ def states_memory(point: dict) -> bool:
     return bool(point.get("gpu_mem_gib")) or env_space or "VLLM_CPU_KVCACHE_SPACE" in (point.get("env") or {})
 
 
+def names_known_memory(point: dict) -> bool:
+    """A point that does not state its device memory but names a GPU whose memory servekit knows
+    (``servekit.fit.gpu_models``)."""
+    from servekit.fit.gpu_models import memory_from_name
+
+    return not states_memory(point) and memory_from_name(str(point.get("gpu") or "")) is not None
+
+
 def errors(points: list[tuple[str, dict]], use_logged: bool, verbose: bool = False) -> tuple[dict, int, int]:
-    """({kind: [signed errors]}, points that state memory, of those predicted)."""
+    """({kind: [signed errors]}, points that state or name a known device memory, of those predicted)."""
     from servekit.fit.points import predict_point
 
     by_kind: dict[str, list[float]] = defaultdict(list)
     stating = predicted_count = 0
     for where, point in points:
         predicted = predict_point(point, use_logged_memory=use_logged)["kv_tokens"]
-        if states_memory(point):
+        if states_memory(point) or names_known_memory(point):
             stating += 1
             predicted_count += predicted is not None
         if predicted is None or not point.get("measured_kv_tokens"):
@@ -117,8 +125,9 @@ def report(points: list[tuple[str, dict]], verbose: bool) -> float:
     every_logged = [e for v in logged.values() for e in v]
     every_model = [e for v in model.values() for e in v]
     print(f"{'all':<44} {len(every_model):>3} | {'':>6}{summary(every_logged)} | {'':>6}{summary(every_model)}")
-    print(f"predictions for {predicted} of {stating} points that state their device memory; "
-          f"target: model median <= {TARGET:.0%}")
+    named = sum(names_known_memory(p) for _, p in points)
+    print(f"predictions for {predicted} of {stating} points that state their device memory or name a GPU "
+          f"whose memory is known ({named} by name only); target: model median <= {TARGET:.0%}")
     for note in data_notes(points):
         print(f"data note: {note}")
     return statistics.median(abs(e) for e in every_model) if every_model else 1.0

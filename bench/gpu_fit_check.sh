@@ -7,7 +7,8 @@
 # What it does, on a machine with an NVIDIA GPU and the vLLM GPU build installable (or
 # installed, VLLM_PYTHON pointing at its python):
 #   1. makes small models locally with random weights (no download): dense GQA (Llama),
-#      sliding window (Mistral with sliding_window), MoE (Mixtral / Qwen3-MoE) and MLA
+#      sliding window (Mistral with sliding_window; Gemma-2 with interleaved sliding and full layers),
+#      MoE (Mixtral) and MLA
 #      (DeepSeek-V2) configs, saved with safetensors so servekit reads exact weight bytes;
 #   2. starts each with `vllm serve` at several settings (max-model-len, gpu-memory-utilization,
 #      max-num-seqs, enforce-eager), waits for "GPU KV cache size" in the log, stops it;
@@ -17,8 +18,21 @@
 #   4. scores them with bench/bench_kv_points.py (logged and whole-model scores).
 #
 # Usage: bash bench/gpu_fit_check.sh [--quick]      (--quick: one setting per architecture)
-# Env:   VLLM_PYTHON   python of an environment with vLLM (default: make bench/.gpu-venv, pip install vllm)
+# Env:   VLLM_PYTHON   python of an environment with vLLM (default: make bench/.gpu-venv, pip install
+#                      "$VLLM_PIP_SPEC")
+#        VLLM_PIP_SPEC what to install (default: vllm); e.g. vllm==0.8.5 to check an older release's rules
+#        VLLM_ENV      space-separated NAME=VALUE pairs set for every launch and recorded in each point's
+#                      env, e.g. "VLLM_USE_V1=0" (the V0 engine of 0.8-0.10)
 #        PORT          first port to use (default 8765); TIMEOUT_S per launch (default 600)
+#
+# Rules this settles when run with several releases (one GPU is enough for all of them):
+#   VLLM_PIP_SPEC=vllm==0.7.3                         V0 scheduler defaults and V0 sampler (40 B/logit)
+#   VLLM_PIP_SPEC=vllm==0.10.1.1 VLLM_ENV=VLLM_USE_V1=0   the same V0 rules at the last V0 release
+#   VLLM_PIP_SPEC=vllm==0.8.5                         V1 before 0.9.2: non-torch memory (CUDA context
+#                                                     counted?), sliding layers pooled as full
+#   VLLM_PIP_SPEC=vllm==0.10.1.1                      FlashInfer sampler (8 B/logit), hybrid allocator
+#   VLLM_PIP_SPEC=vllm==0.10.1.1 VLLM_ENV=VLLM_USE_FLASHINFER_SAMPLER=0   the native sampler (32 B/logit)
+#   default (newest)                                  fused-MoE activation term, sorted sampler
 set -euo pipefail
 
 REPO="$(cd "$(dirname "$0")/.." && pwd)"
@@ -31,13 +45,14 @@ QUICK="${1:-}"
 command -v nvidia-smi >/dev/null || { echo "error: no nvidia-smi; this check needs an NVIDIA GPU" >&2; exit 2; }
 if [[ -z "${VLLM_PYTHON:-}" ]]; then
   python3 -m venv "$REPO/bench/.gpu-venv"
-  "$REPO/bench/.gpu-venv/bin/pip" install -q vllm
+  "$REPO/bench/.gpu-venv/bin/pip" install -q "${VLLM_PIP_SPEC:-vllm}"
   VLLM_PYTHON="$REPO/bench/.gpu-venv/bin/python"
 fi
 VLLM_VERSION="$("$VLLM_PYTHON" -c 'import vllm; print(vllm.__version__)')"
 GPU_NAME="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
 GPU_SLUG="$(echo "$GPU_NAME" | tr 'A-Z ' 'a-z-' | tr -cd 'a-z0-9-')"
-POINTS="$OUT/gpu-points-$GPU_SLUG-$VLLM_VERSION.jsonl"
+ENV_SLUG="$(echo "${VLLM_ENV:-}" | tr -cd 'A-Za-z0-9=_' | tr 'A-Z=' 'a-z-')"
+POINTS="$OUT/gpu-points-$GPU_SLUG-$VLLM_VERSION${ENV_SLUG:+-$ENV_SLUG}.jsonl"
 mkdir -p "$OUT/logs"
 : > "$POINTS"
 echo "vLLM $VLLM_VERSION on $GPU_NAME; models in $WORK; points -> $POINTS"
@@ -55,6 +70,9 @@ common = dict(hidden_size=1024, intermediate_size=2816, num_hidden_layers=8, num
 configs = {
     "dense-gqa": dict(model_type="llama", architectures=["LlamaForCausalLM"], **common),
     "sliding-window": dict(model_type="mistral", architectures=["MistralForCausalLM"], sliding_window=1024, **common),
+    "sliding-interleaved": dict(model_type="gemma2", architectures=["Gemma2ForCausalLM"], sliding_window=1024,
+                                head_dim=64, **{k: v for k, v in common.items() if k != "max_position_embeddings"},
+                                max_position_embeddings=16384),
     "moe": dict(model_type="mixtral", architectures=["MixtralForCausalLM"], num_local_experts=8,
                 num_experts_per_tok=2, **common),
     "mla": dict(model_type="deepseek_v2", architectures=["DeepseekV2ForCausalLM"], kv_lora_rank=256,
@@ -85,17 +103,19 @@ SETTINGS=(
 launch() {  # model_dir setting_index args...
   local model="$1" idx="$2"; shift 2
   local log="$OUT/logs/$(basename "$model")-$idx.log"
-  timeout "$TIMEOUT_S" "$VLLM_PYTHON" -m vllm.entrypoints.openai.api_server --model "$model" --port "$PORT" \
+  # shellcheck disable=SC2086
+  env ${VLLM_ENV:-} timeout "$TIMEOUT_S" "$VLLM_PYTHON" -m vllm.entrypoints.openai.api_server --model "$model" --port "$PORT" \
       --dtype bfloat16 "$@" >"$log" 2>&1 &
   local pid=$!
   for _ in $(seq 1 "$TIMEOUT_S"); do
-    grep -q "GPU KV cache size" "$log" 2>/dev/null && break
+    grep -qE "GPU KV cache size|# (GPU|CUDA) blocks:" "$log" 2>/dev/null && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 1
   done
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  "$VLLM_PYTHON" "$REPO/bench/gpu_fit_point.py" --log "$log" --model "$model" --gpu "$GPU_NAME" \
+  # shellcheck disable=SC2086
+  env ${VLLM_ENV:-} "$VLLM_PYTHON" "$REPO/bench/gpu_fit_point.py" --log "$log" --model "$model" --gpu "$GPU_NAME" \
       --vllm "$VLLM_VERSION" -- "$@" >> "$POINTS" || echo "no point from $log" >&2
 }
 
@@ -108,4 +128,4 @@ done
 
 # 4. predicted against logged
 echo
-PYTHONPATH="$REPO/src" "$VLLM_PYTHON" "$REPO/bench/bench_kv_points.py" --all -v "$POINTS" | tee "$OUT/gpu-score-$GPU_SLUG-$VLLM_VERSION.txt"
+PYTHONPATH="$REPO/src" "$VLLM_PYTHON" "$REPO/bench/bench_kv_points.py" --all -v "$POINTS" | tee "$OUT/gpu-score-$GPU_SLUG-$VLLM_VERSION${ENV_SLUG:+-$ENV_SLUG}.txt"

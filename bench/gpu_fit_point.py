@@ -3,7 +3,8 @@
 Usage: python bench/gpu_fit_point.py --log LOG --model DIR --gpu NAME --vllm VERSION -- ARGS...
 
 Reads the figures vLLM logs (``Model loading took X GiB``, ``Available KV cache memory: X GiB``,
-``GPU KV cache size: N tokens``) and the model's config.json; prints one JSON line, or exits 1
+``GPU KV cache size: N tokens``; the V0 engine's ``Loading model weights took``, ``the rest of the
+memory reserved for KV Cache is`` and ``# GPU blocks: N``) and the model's config.json; prints one JSON line, or exits 1
 when the log has no pool (the launch failed).
 """
 
@@ -11,13 +12,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 CONFIG_KEYS = ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
-               "intermediate_size", "vocab_size", "sliding_window", "kv_lora_rank", "qk_rope_head_dim")
+               "intermediate_size", "vocab_size", "sliding_window", "kv_lora_rank", "qk_rope_head_dim",
+               "q_lora_rank", "num_local_experts", "n_routed_experts", "num_experts", "num_experts_per_tok",
+               "moe_intermediate_size", "first_k_dense_replace", "torch_dtype", "layer_types",
+               "sliding_window_pattern")
+V0_BLOCK_SIZE = 16
+ENV_KEYS = ("VLLM_USE_V1", "VLLM_USE_FLASHINFER_SAMPLER", "VLLM_ATTENTION_BACKEND")
+"""Environment variables that select the accounting a launch ran under (kept in the point's ``env``)."""
 
 
 def _figure(pattern: str, text: str) -> float | None:
@@ -26,9 +34,22 @@ def _figure(pattern: str, text: str) -> float | None:
 
 
 def _gpu_memory_gib() -> float:
-    out = subprocess.run(["nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
-                         capture_output=True, text=True, check=True).stdout
-    return round(float(out.splitlines()[0]) / 1024, 2)
+    """Total memory of GPU 0 as the engine sees it (``torch.cuda.mem_get_info``), which is less than
+    nvidia-smi's ``memory.total`` (an H100 80GB: 79.19 GiB against 81,559 MiB)."""
+    try:
+        import torch
+
+        return round(torch.cuda.mem_get_info(0)[1] / (1 << 30), 2)
+    except Exception:  # no torch here: nvidia-smi's figure, which overstates the total a little
+        out = subprocess.run(["nvidia-smi", "--query-gpu=memory.total", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, check=True).stdout
+        return round(float(out.splitlines()[0]) / 1024, 2)
+
+
+def value_of(args: list[str], flag: str, default: object) -> object:
+    """The value after ``flag`` in an argv, else ``default``."""
+    args = [a for a in args if a != "--"]
+    return args[args.index(flag) + 1] if flag in args[:-1] else default
 
 
 def main() -> int:
@@ -40,8 +61,11 @@ def main() -> int:
     args = [a for a in opts.args if a != "--"]
     text = Path(opts.log).read_text(errors="replace")
     tokens = _figure(r"GPU KV cache size: ([\d,]+) tokens", text)
-    if tokens is None:
-        return 1
+    if tokens is None:  # the V0 engine logs blocks
+        blocks = _figure(r"# (?:GPU|CUDA) blocks: ([\d,]+)", text)
+        if blocks is None:
+            return 1
+        tokens = blocks * int(value_of(opts.args, "--block-size", V0_BLOCK_SIZE))
     config = json.loads((Path(opts.model) / "config.json").read_text())
     facts = {k: config[k] for k in CONFIG_KEYS if config.get(k) is not None}
     if config.get("kv_lora_rank"):
@@ -49,16 +73,19 @@ def main() -> int:
     value = {a: args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith("--")}
     point = {
         "model": Path(opts.model).name, "arch_type": Path(opts.model).name, "config_facts": facts,
-        "gpu": opts.gpu, "gpu_mem_gib": _gpu_memory_gib(), "tp": 1,
+        "gpu": opts.gpu, "tp": 1,
+        "gpu_mem_gib": _figure(r"total_gpu_memory \(?([\d.]+) ?GiB", text) or _gpu_memory_gib(),
         "gpu_memory_utilization": float(value.get("--gpu-memory-utilization", 0.9)),
         "max_model_len": int(value.get("--max-model-len", config.get("max_position_embeddings", 4096))),
         "kv_cache_dtype": value.get("--kv-cache-dtype", "auto"), "enforce_eager": "--enforce-eager" in args,
         "vllm_version": opts.vllm, "weights_gib": None,
-        "weights_gib_per_rank": _figure(r"Model loading took ([\d.]+) GiB", text),
+        "weights_gib_per_rank": _figure(r"(?:Model loading took|Loading model weights took) ([\d.]+) G", text),
         "measured_kv_tokens": int(tokens), "measured_concurrency": None,
-        "available_kv_gib_per_gpu": _figure(r"Available KV cache memory: ([\d.]+) GiB", text),
+        "available_kv_gib_per_gpu": _figure(
+            r"(?:Available KV cache memory:|the rest of the memory reserved for KV Cache is) ([\d.]+) ?GiB", text),
         "extra_flags": [f"{a} {value[a]}" if a in value else a for a in args
                         if a.startswith("--") and a not in ("--gpu-memory-utilization", "--max-model-len")],
+        "env": {k: os.environ[k] for k in ENV_KEYS if k in os.environ},
         "source": f"bench/gpu_fit_check.sh ({Path(opts.log).name})", "confidence": "high", "notes": "",
     }
     print(json.dumps(point))

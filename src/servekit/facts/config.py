@@ -113,7 +113,15 @@ def layer_kinds(cfg: dict[str, Any], num_layers: int, where: str = "config") -> 
     return ["full"] * num_layers
 
 
-def _moe(cfg: dict[str, Any]) -> MoEFacts | None:
+def mla_from_config(cfg: dict[str, Any]) -> MLAFacts:
+    """MLA facts from config keys (``kv_lora_rank`` and ``qk_rope_head_dim`` required)."""
+    q_rank = cfg.get("q_lora_rank")
+    return MLAFacts(kv_lora_rank=int(cfg["kv_lora_rank"]), qk_rope_head_dim=int(cfg["qk_rope_head_dim"]),
+                    q_lora_rank=int(q_rank) if q_rank else None)
+
+
+def moe_from_config(cfg: dict[str, Any]) -> MoEFacts | None:
+    """MoE facts from config keys; None without an expert count."""
     experts = _first(cfg, "num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
     if not experts:
         return None
@@ -189,7 +197,7 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
     kinds = layer_kinds(cfg, int(num_layers), where)
     mla = None
     if "mla" in kinds:
-        mla = MLAFacts(kv_lora_rank=int(cfg["kv_lora_rank"]), qk_rope_head_dim=int(cfg["qk_rope_head_dim"]))
+        mla = mla_from_config(cfg)
     linear = linear_from_config(cfg, int(heads), int(head_dim))
     if "linear" in kinds and linear is None:
         raise ConfigFactsError(f"{where}: linear-attention layers without linear_* head sizes")
@@ -216,7 +224,7 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
         linear=linear,
         mla=mla,
         mtp_layers=int(_first(cfg, "mtp_num_hidden_layers", "num_nextn_predict_layers") or 0),
-        moe=_moe(cfg),
+        moe=moe_from_config(cfg),
         quantization=_quant(config, cfg),
         has_vision=any(isinstance(config.get(k), dict) for k in VISION_CONFIG_KEYS),
         vision=vision_from_config(config),

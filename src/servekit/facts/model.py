@@ -60,6 +60,9 @@ class MLAFacts(_Json):
 
     kv_lora_rank: int
     qk_rope_head_dim: int
+    q_lora_rank: int | None = None
+    """Rank of the query's down projection; None when queries are projected from the hidden
+    state directly (DeepSeek-V2-Lite)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

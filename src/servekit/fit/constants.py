@@ -1,7 +1,9 @@
 """Every number the memory model uses, in one table: its value, what it stands for, and where
 the value comes from (an engine code path, a named public measurement, or a stated assumption).
 
-Code paths name files of vLLM 0.32.0 (``vllm/...``). Measurements name the public start-up logs
+Code paths name files of vLLM 0.32.0 (``vllm/...``), except those of the V0 engine, which name
+the files of the releases that still carried it (0.7-0.10: ``vllm/worker/``,
+``vllm/model_executor/layers/sampler.py``). Measurements name the public start-up logs
 the value is read from; none is fitted to a single launch. ``bench/bench_kv_points.py
 --sensitivity`` shows how much each one moves the benchmark.
 """
@@ -31,14 +33,14 @@ class Constant:
 CONSTANTS: tuple[Constant, ...] = (
     Constant(
         "large_device_gib", 70.0,
-        "device memory from which the OpenAI server defaults to 8192 batched tokens and 1024 sequences "
-        "(A100s excepted)", CODE,
-        "vllm/engine/arg_utils.py EngineArgs._default_max_num_seqs_and_batched_tokens: "
+        "device memory from which the V1 OpenAI server defaults to 8192 batched tokens and 1024 "
+        "sequences (from 0.8.5; A100s excepted from 0.9; servekit.fit.scheduler)", CODE,
+        "vllm/engine/arg_utils.py EngineArgs.get_batch_defaults: "
         "device_memory >= 70 GiB and 'a100' not in device_name",
     ),
     Constant(
         "huge_device_gib", 160.0,
-        "device memory from which the OpenAI server defaults to 16384 batched tokens", CODE,
+        "device memory from which the V1 OpenAI server defaults to 16384 batched tokens (from 0.28)", CODE,
         "vllm/engine/arg_utils.py: device_memory >= 160 GiB (B200/B300 class)",
     ),
     Constant(
@@ -48,6 +50,16 @@ CONSTANTS: tuple[Constant, ...] = (
         "tensors (residual, normed input, layer output)", CODE,
         "vllm/model_executor/layers/activation.py SiluAndMul (gate_up -> act); checked against the V0 "
         "peak_torch_memory of Llama-3.1-8B on RTX 3090 at 20k and 29k tokens (2.07 / 2.99 GiB, 0.6.x logs)",
+    ),
+    Constant(
+        "layer_hidden_rows", 3.0,
+        "hidden-size tensors per token live beside a fused-MoE layer's expert buffers: the residual, "
+        "the normed input and the layer output", CODE,
+        "vllm/model_executor/models/deepseek_v2.py / qwen3_moe.py decoder layer forward (residual kept "
+        "across the layer); vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts_impl "
+        "(cache13 = M x top_k x max(N, K), intermediate_cache2 = M x top_k x N/2); checked against the "
+        "V0 activation peak of DeepSeek-Coder-V2-Lite at TP8 over 8192 tokens on A100-40GB (0.36 GiB, "
+        "vLLM 0.7.1 log in a public SageMaker LMI walkthrough, deploy-deepseek-coder-v2 README)",
     ),
     Constant(
         "intermediate_per_hidden", 3.5,
@@ -85,6 +97,24 @@ CONSTANTS: tuple[Constant, ...] = (
         "peaks of 13 H100 launches at 0.17-0.19 divided by 1024 x vocab: 15.0-19.8, median 16.1",
     ),
     Constant(
+        "sampler_bytes_per_logit_v0", 40.0,
+        "bytes per (sequence x vocab) logit of V0's dummy sampler pass (top_k = vocab - 1, top_p = "
+        "0.99): bf16 logits 2, their fp32 copy 4, sorted values 4 and int64 indices 8, the top-k and "
+        "top-p masks 2, softmax and cumsum 8, the inverse index 8 and the gathered logits 4", CODE,
+        "vllm/model_executor/layers/sampler.py _apply_top_k_top_p (logits_idx_inv scatter + gather; "
+        "V0 takes no FlashInfer path unless VLLM_USE_FLASHINFER_SAMPLER=1); vllm-project/vllm#10511 "
+        "sanity logs: Meta-Llama-3-8B on H100, TP1 and TP2 alike, 1.26 GiB activation peak = 41.2 B per "
+        "256 x 128,256 logit (the sampler, not the forward pass, sets the peak)",
+    ),
+    Constant(
+        "sampler_bytes_per_logit_native", 32.0,
+        "bytes per logit of V1's PyTorch-native top-k/top-p pass before 0.11 (no FlashInfer: ROCm, "
+        "or VLLM_USE_FLASHINFER_SAMPLER=0): bf16 logits 2, fp32 logits 4, sorted values 4 and int64 "
+        "indices 8, masks 2, softmax and cumsum 8, the scattered result 4", CODE,
+        "vllm/v1/sample/ops/topk_topp_sampler.py forward_native -> apply_top_k_top_p (logits.sort, "
+        "logits_sort.scatter); not checked against a log",
+    ),
+    Constant(
         "rejection_sampler_bytes_per_logit", 24.0,
         "bytes per (sequence x vocab) logit of the dummy rejection-sampler pass with speculative "
         "decoding: fresh logits for 2 rows per sequence in bf16 (4), the fp32 target logits and their "
@@ -114,10 +144,12 @@ CONSTANTS: tuple[Constant, ...] = (
     ),
     Constant(
         "comm_nvswitch_gib", 1.9,
-        "extra non-torch memory per rank when TP x PP > 1 over NVLink/NVSwitch: NCCL NVLS buffers and "
-        "vLLM's custom all-reduce / symmetric-memory buffers", MEASURED,
+        "extra non-torch memory per rank when TP x PP > 1 over NVLink/NVSwitch (A100 SXM and later) or "
+        "xGMI: NCCL/RCCL channel buffers and vLLM's custom all-reduce / symmetric-memory buffers (for "
+        "xGMI an assumption: no MI300X log states its non-torch memory)", MEASURED,
         "logged non-torch memory of 4 multi-GPU H100 launches at 0.19 (TP2 2.07, TP4 2.17-2.21 GiB) "
-        "less the single-GPU figure",
+        "less the single-GPU figure; the same size on A100-SXM4 NVSwitch nodes: 2.10 GiB at TP8 under "
+        "vLLM 0.7.1 V0 (SageMaker LMI DeepSeek-Coder-V2 walkthrough log on ml.p4d.24xlarge)",
     ),
     Constant(
         "cudagraph_gib_per_layer_graph", 0.5 / 1024,

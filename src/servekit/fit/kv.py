@@ -14,6 +14,9 @@ groups of equal size, the attention block size is raised until one attention pag
 linear-attention state, and every block costs ``group_size x page`` bytes. The reported pool in
 tokens is ``num_blocks / blocks_per_request x max_model_len``.
 
+Before the hybrid allocator (V0, and V1 before 0.9.1) every attention layer kept a full-length
+cache: sliding-window layers are pooled as full attention (``KVOptions.sliding_as_full``).
+
 The raised block size is a multiple of the kernel alignment: the larger of the backend's smallest
 kernel block (16) and the configured block size, and at least 128 next to MLA
 (``vllm/platforms/interface.py`` ``Platform._align_hybrid_block_size``).
@@ -45,6 +48,8 @@ class KVOptions:
     prefix_caching: bool = True
     max_num_batched_tokens: int = 8192
     context_parallel: int = 1
+    sliding_as_full: bool = False
+    """Pool sliding-window layers as full attention (V0, and V1 before the hybrid allocator)."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,8 @@ def linear_state_bytes(facts: ModelFacts, tp: int, spec_tokens: int = 0) -> int:
 
 def layer_groups(facts: ModelFacts, opts: KVOptions) -> tuple[LayerGroup, ...]:
     counts = facts.layer_counts()
+    if opts.sliding_as_full and "sliding" in counts:
+        counts["full"] = counts.get("full", 0) + counts.pop("sliding")
     if opts.mtp_layers:
         draft_kind = "mla" if "mla" in counts else "full"
         counts[draft_kind] = counts.get(draft_kind, 0) + opts.mtp_layers

@@ -26,6 +26,8 @@ class LaunchSettings:
     enforce_eager: bool = False
     language_model_only: bool = False
     prefix_caching: bool = True
+    chunked_prefill: bool | None = None
+    """--enable-chunked-prefill / --no-enable-chunked-prefill; None: the engine's default."""
     spec_method: str | None = None
     spec_tokens: int = 0
     spec_draft_model: str | None = None
@@ -76,6 +78,7 @@ _SWITCHES = {
     "--language-model-only": "language_model_only",
     "--enable-prefix-caching": "prefix_caching",
     "--enable-expert-parallel": "expert_parallel",
+    "--enable-chunked-prefill": "chunked_prefill",
 }
 
 

@@ -4,14 +4,16 @@
 activation peak - non-torch memory [- CUDA-graph estimate]``:
 
 * weights: the bytes loaded on the rank (checkpoint, less the vision tower when serving text
-  only and the MTP head unless it drafts), split over TP x PP;
+  only and the MTP head unless it drafts), split over TP x PP except the tensors every TP rank
+  holds whole (``servekit.fit.sharding``);
 * activation peak: the profile run's largest transient (``profile_run``): the multimodal
   encoder's dummy batch (``servekit.fit.encoder``), whose outputs stay in the encoder cache while
-  a forward pass over the profiled tokens runs (with a drafter, its dummy pass runs while the
+  a forward pass over the profiled tokens (``servekit.fit.scheduler``) runs (the larger of a
+  dense MLP's and a fused-MoE layer's peak; with a drafter, its dummy pass runs while the
   target's output is still held) and then the dummy sampler pass over ``max_num_seqs`` rows of
   logits (with speculative decoding, the rejection sampler's pass);
 * non-torch: CUDA context and workspaces, plus communication buffers when ranks talk;
-* CUDA graphs: counted only by releases that take them out of the budget.
+* CUDA graphs: counted only by releases that take them out of the budget (never by V0).
 
 Linear-attention (Gated DeltaNet) layers add no term of their own: during the profile run the
 forward context carries no attention metadata, so ``_forward_core`` of
@@ -20,8 +22,8 @@ kernels run (it only warms them up on 64 tokens). Their projections (``in_proj_q
 ``core_attn_out``, the gated norm) are narrower than the MLP's ``gate_up`` output, so the
 per-layer peak stays the MLP's. The recurrent state is part of the KV pool, not of this budget.
 
-Every number comes from ``servekit.fit.constants``; release-dependent rules from
-``servekit.fit.versions``.
+Every number comes from ``servekit.fit.constants``; release-dependent rules, and whether the V0
+engine ran, from ``servekit.fit.versions``.
 """
 
 from __future__ import annotations
@@ -34,10 +36,12 @@ from servekit.fit.dtypes import dtype_bytes
 from servekit.fit.encoder import EncoderProfile, encoder_profile, tower
 from servekit.fit.hardware import Device
 from servekit.fit.launch import LaunchSettings
-from servekit.fit.versions import counts_cudagraphs, rule
+from servekit.fit.scheduler import DEFAULT_MAX_MODEL_LEN, effective_max_model_len, scheduler_limits
+from servekit.fit.sharding import GIB, loaded_weight_bytes, weights_gib_per_rank
+from servekit.fit.versions import VllmRun
 
-GIB = 1 << 30
-DEFAULT_MAX_MODEL_LEN = 4096
+__all__ = ["DEFAULT_MAX_MODEL_LEN", "GIB", "RankMemory", "loaded_weight_bytes", "rank_memory", "weights_gib_per_rank"]
+
 NVSWITCH_INTERCONNECTS = ("nvlink", "nvl4", "nvswitch", "nvl72", "xgmi")
 NO_DRAFT_NETWORK = ("ngram", "suffix")
 
@@ -56,53 +60,36 @@ class RankMemory:
         return self.weights + self.activation + self.runtime + self.cudagraph
 
 
-def _large(device_gib: float, device_name: str = "") -> bool:
-    return device_gib >= value("large_device_gib") and "a100" not in device_name.lower()
+def dense_forward_units(facts: ModelFacts, launch: LaunchSettings) -> float:
+    """Live elements per token at a dense layer's peak, in units of ``forward_bytes_per_token_unit``:
+    the MLP's intermediate split over TP plus the hidden size."""
+    hidden = facts.hidden_size or value("default_hidden")
+    intermediate = facts.intermediate_size or hidden * value("intermediate_per_hidden")
+    return intermediate / launch.tp + hidden
 
 
-def default_max_num_seqs(device_gib: float, device_name: str = "") -> int:
-    return 1024 if _large(device_gib, device_name) else 256
-
-
-def default_max_num_batched_tokens(device_gib: float, device_name: str = "") -> int:
-    if device_gib >= value("huge_device_gib"):
-        return 16384
-    return 8192 if _large(device_gib, device_name) else 2048
-
-
-def loaded_weight_bytes(facts: ModelFacts, launch: LaunchSettings) -> int | None:
-    """Bytes the engine loads: the checkpoint, less the vision tower when serving text only and
-    less the MTP head unless it drafts."""
-    if facts.weights is None:
-        return None
-    loaded = facts.weights.total
-    if launch.language_model_only:
-        loaded -= facts.weights.vision
-    if not launch.uses_mtp:
-        loaded -= facts.weights.mtp
-    return loaded
-
-
-def weights_gib_per_rank(facts: ModelFacts, launch: LaunchSettings) -> float | None:
-    loaded = loaded_weight_bytes(facts, launch)
-    if loaded is None:
-        return None
-    return loaded / (launch.tp * launch.pp) / GIB
-
-
-def profiled_tokens(facts: ModelFacts, launch: LaunchSettings, device: Device, engine_version: str | None) -> int:
-    batched = launch.max_num_batched_tokens or default_max_num_batched_tokens(device.memory_gib, device.name)
-    if rule("profile_tokens", engine_version) == "max_model_len":
-        return max(batched, launch.max_model_len or facts.max_position_embeddings or batched)
-    return batched
+def moe_forward_elements(facts: ModelFacts, launch: LaunchSettings) -> float:
+    """Live elements per token at a fused-MoE layer's peak (0 without MoE facts): the shared
+    ``cache13`` buffer (``top_k x max(N, K)``, N the experts' gate-up width on the rank, K the
+    hidden size), ``cache2`` (``top_k x N / 2``) and the three hidden-size tensors a layer keeps
+    (residual, normed input, output)."""
+    moe, hidden = facts.moe, facts.hidden_size
+    if moe is None or not hidden or not moe.experts_per_token:
+        return 0.0
+    inner = moe.moe_intermediate_size or facts.intermediate_size or hidden * value("intermediate_per_hidden")
+    expert_tp = 1 if launch.expert_parallel else launch.tp
+    gate_up = 2 * inner / expert_tp
+    return moe.experts_per_token * (max(gate_up, hidden) + gate_up / 2) + value("layer_hidden_rows") * hidden
 
 
 def forward_gib(facts: ModelFacts, launch: LaunchSettings, tokens: int) -> float:
-    """Peak live activations of one decoder layer over ``tokens`` tokens on one rank."""
-    hidden = facts.hidden_size or value("default_hidden")
-    intermediate = facts.intermediate_size or hidden * value("intermediate_per_hidden")
-    width = intermediate / launch.tp + hidden
-    return tokens * value("forward_bytes_per_token_unit") * width * _activation_bytes(facts, launch) / GIB
+    """Peak live activations of one decoder layer over ``tokens`` tokens on one rank: the larger
+    of a dense layer's (when any layer is dense) and a fused-MoE layer's."""
+    dense = value("forward_bytes_per_token_unit") * dense_forward_units(facts, launch)
+    moe = moe_forward_elements(facts, launch)
+    all_moe = moe > 0 and facts.moe is not None and facts.moe.dense_layers == 0
+    per_token = moe if all_moe else max(dense, moe)
+    return tokens * per_token * _activation_bytes(facts, launch) / GIB
 
 
 def uses_drafter(launch: LaunchSettings) -> bool:
@@ -125,42 +112,54 @@ def _activation_bytes(facts: ModelFacts, launch: LaunchSettings) -> float:
     return dtype_bytes(launch.dtype if launch.dtype and launch.dtype != "auto" else facts.dtype)
 
 
-def sampler_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, engine_version: str | None) -> float:
+RunLike = VllmRun | str | None
+"""A ``VllmRun``, or just a version text (None: the newest release)."""
+
+
+def as_run(run: RunLike, device: Device) -> VllmRun:
+    """The run a version text names, on the device's platform."""
+    return run if isinstance(run, VllmRun) else VllmRun(run, platform=device.profile.platform)
+
+
+def sampler_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, run: RunLike = None) -> float:
     """The dummy sampler pass: ``max_num_seqs`` rows of full-vocabulary logits; with speculative
-    decoding the rejection sampler's pass that follows it, when larger."""
-    seqs = launch.max_num_seqs or default_max_num_seqs(device.memory_gib, device.name)
+    decoding the rejection sampler's pass that follows it, when larger (V1 only)."""
+    run = as_run(run, device)
+    seqs = scheduler_limits(facts, launch, device, run).max_num_seqs
     vocab = facts.vocab_size or value("default_vocab")
-    per_logit = value(rule("sampler", engine_version))
-    if launch.spec_tokens > 0 or launch.spec_method:
+    per_logit = value(run.sampler_constant)
+    if not run.v0 and (launch.spec_tokens > 0 or launch.spec_method):
         per_logit = max(per_logit, value("rejection_sampler_bytes_per_logit"))
     return seqs * vocab * per_logit / GIB
 
 
-def encoder_gib(facts: ModelFacts, launch: LaunchSettings, device: Device) -> EncoderProfile | None:
+def encoder_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, run: RunLike = None) -> EncoderProfile | None:
     """The multimodal encoder's profile terms (``servekit.fit.encoder``); None when the tower is
     not profiled (a text-only model, or no media allowed)."""
     vision = tower(facts)
     if vision is None or launch.language_model_only:
         return None
+    limits = scheduler_limits(facts, launch, device, as_run(run, device))
     return encoder_profile(
         vision,
         lm_hidden=facts.hidden_size or int(value("default_hidden")),
         act_bytes=_activation_bytes(facts, launch),
         tp=launch.tp,
-        batched=launch.max_num_batched_tokens or default_max_num_batched_tokens(device.memory_gib, device.name),
-        max_num_seqs=launch.max_num_seqs or default_max_num_seqs(device.memory_gib, device.name),
-        max_model_len=launch.max_model_len or facts.max_position_embeddings or DEFAULT_MAX_MODEL_LEN,
+        batched=limits.max_num_batched_tokens,
+        max_num_seqs=limits.max_num_seqs,
+        max_model_len=effective_max_model_len(facts, launch),
     )
 
 
-def activation_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, engine_version: str | None = None) -> float:
+def activation_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, run: RunLike = None) -> float:
     """The profile run's transient peak: the encoder's dummy batch runs first; its outputs stay in
     the encoder cache while the forward pass and then the dummy sampler run, so the peak is the
     larger of the tower's own peak and what it keeps plus the larger of those two."""
-    tokens = profiled_tokens(facts, launch, device, engine_version)
+    run = as_run(run, device)
+    tokens = scheduler_limits(facts, launch, device, run).profile_tokens
     forward = forward_gib(facts, launch, tokens) + drafter_gib(facts, launch, tokens)
-    language = max(forward, sampler_gib(facts, launch, device, engine_version))
-    encoder = encoder_gib(facts, launch, device)
+    language = max(forward, sampler_gib(facts, launch, device, run))
+    encoder = encoder_gib(facts, launch, device, run)
     if encoder is None:
         return language
     return max(encoder.transient_gib, encoder.kept_gib + language)
@@ -181,10 +180,10 @@ def capture_sizes(max_size: int) -> int:
     return len(small) + len(range(8, min(max_size, 255) + 1, 8)) + len(range(256, max_size + 1, 16))
 
 
-def cudagraph_gib(facts: ModelFacts, launch: LaunchSettings, device: Device) -> float:
+def cudagraph_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, run: RunLike = None) -> float:
     if launch.enforce_eager:
         return 0.0
-    seqs = launch.max_num_seqs or default_max_num_seqs(device.memory_gib, device.name)
+    seqs = scheduler_limits(facts, launch, device, as_run(run, device)).max_num_seqs
     largest = int(min(seqs * (1 + launch.spec_tokens) * 2, value("cudagraph_max_capture")))
     layers = -(-facts.num_layers // launch.pp)
     return value("cudagraph_gib_per_layer_graph") * layers * capture_sizes(largest)
@@ -195,12 +194,13 @@ def rank_memory(
     launch: LaunchSettings,
     device: Device,
     weights_gib: float | None = None,
-    engine_version: str | None = None,
+    run: RunLike = None,
 ) -> RankMemory:
+    run = as_run(run, device)
     weights = weights_gib if weights_gib is not None else weights_gib_per_rank(facts, launch)
     return RankMemory(
         weights=weights or 0.0,
-        activation=activation_gib(facts, launch, device, engine_version),
+        activation=activation_gib(facts, launch, device, run),
         runtime=runtime_gib(launch, device),
-        cudagraph=cudagraph_gib(facts, launch, device) if counts_cudagraphs(engine_version) else 0.0,
+        cudagraph=cudagraph_gib(facts, launch, device, run) if run.counts_cudagraphs else 0.0,
     )

@@ -20,7 +20,8 @@ A CPU device takes the engine's CPU rule (the native engine's when it has none);
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
 
 from servekit.engines.common.specs import (
     BUDGET_CPU_SPACE,
@@ -35,8 +36,9 @@ from servekit.fit.dtypes import kv_dtype_bytes
 from servekit.fit.hardware import Device
 from servekit.fit.kv import KVOptions, PoolLayout, pool_layout
 from servekit.fit.launch import LaunchSettings
-from servekit.fit.memory import DEFAULT_MAX_MODEL_LEN, GIB, RankMemory, default_max_num_batched_tokens, rank_memory
-from servekit.fit.versions import reports_concurrency_tokens
+from servekit.fit.memory import GIB, RankMemory, rank_memory
+from servekit.fit.scheduler import effective_max_model_len, scheduler_limits
+from servekit.fit.versions import VllmRun
 
 
 def _cpu_rule() -> MemoryRule:
@@ -78,6 +80,12 @@ class FitRequest:
     """Known weights per rank; overrides the facts' weight bytes."""
     engine_version: str | None = None
     """vLLM version whose memory accounting to follow; None means the newest."""
+    engine_env: Mapping[str, str] = field(default_factory=dict)
+    """Environment of the launch (``VLLM_USE_V1``, ``VLLM_USE_FLASHINFER_SAMPLER``)."""
+
+    @property
+    def run(self) -> VllmRun:
+        return VllmRun(self.engine_version, self.engine_env, self.device.profile.platform)
 
 
 @dataclass(frozen=True)
@@ -116,11 +124,10 @@ class FitReport:
         return out
 
 
-def effective_max_model_len(facts: ModelFacts, launch: LaunchSettings) -> int:
-    return launch.max_model_len or facts.max_position_embeddings or DEFAULT_MAX_MODEL_LEN
-
-
-def kv_options(facts: ModelFacts, launch: LaunchSettings, device: Device, kv_bytes: float) -> KVOptions:
+def kv_options(
+    facts: ModelFacts, launch: LaunchSettings, device: Device, kv_bytes: float, run: VllmRun | None = None
+) -> KVOptions:
+    run = run or VllmRun()
     return KVOptions(
         kv_bytes=kv_bytes,
         tp=launch.tp,
@@ -130,9 +137,9 @@ def kv_options(facts: ModelFacts, launch: LaunchSettings, device: Device, kv_byt
         spec_tokens=launch.spec_tokens,
         mtp_layers=facts.mtp_layers if launch.uses_mtp else 0,
         prefix_caching=launch.prefix_caching,
-        max_num_batched_tokens=launch.max_num_batched_tokens
-        or default_max_num_batched_tokens(device.memory_gib, device.name),
+        max_num_batched_tokens=scheduler_limits(facts, launch, device, run).max_num_batched_tokens,
         context_parallel=launch.dcp,
+        sliding_as_full=not run.pools_sliding_apart,
     )
 
 
@@ -197,17 +204,18 @@ def plan_fit(req: FitRequest) -> FitReport:
         kv_dtype = hooks.default_kv_dtype
     model_dtype = launch.dtype if launch.dtype and launch.dtype != "auto" else facts.dtype
     kv_bytes = kv_dtype_bytes(kv_dtype, model_dtype)
-    mem = rank_memory(facts, launch, device, req.weights_gib_per_rank, req.engine_version)
+    run = req.run
+    mem = rank_memory(facts, launch, device, req.weights_gib_per_rank, run)
     if not rule.counts_cuda_graphs:
         mem = replace(mem, cudagraph=0.0)  # no CUDA graphs captured inside this engine's budget
     budget, available = _budget_and_kv(req, mem, rule)
-    opts = kv_options(facts, launch, device, kv_bytes)
+    opts = kv_options(facts, launch, device, kv_bytes, run)
     block = rule.mla_block_size if rule.mla_block_size and "mla" in facts.layers else rule.block_size
     if not launch.block_size and block:
         opts = replace(opts, block_size=block)
     layout = pool_layout(facts, opts)
     in_tokens = rule.concurrency_in_tokens
-    if in_tokens or (in_tokens is None and reports_concurrency_tokens(req.engine_version)):
+    if in_tokens or (in_tokens is None and run.reports_concurrency_tokens):
         kv_tokens = layout.tokens_for(available * GIB, opts.max_model_len)
     else:
         kv_tokens = layout.legacy_tokens_for(available * GIB, launch.dcp)

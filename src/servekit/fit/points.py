@@ -4,13 +4,19 @@ A kv-points line describes a real launch and what its start-up log said. Structu
 are read (free text such as ``notes`` or ``source`` never is):
 
 * ``config_facts``: a subset of config.json keys (``vocab_size``, ``intermediate_size``,
-  ``hidden_size`` ... when known), plus ``mla`` and the layer counts of hybrid stacks;
-* ``gpu`` (the device name; ``CPU`` names the CPU backend), ``gpu_mem_gib`` (total memory of one
-  device as the engine sees it), ``tp``, ``pp``, ``gpu_memory_utilization``, ``max_model_len``,
+  ``hidden_size``, ``torch_dtype``, MLA's ``q_lora_rank``, MoE's ``num_experts`` /
+  ``n_routed_experts``, ``num_experts_per_tok``, ``moe_intermediate_size``,
+  ``first_k_dense_replace`` ... when known), plus ``mla`` and the layer counts of hybrid stacks;
+* ``gpu`` (the device name; ``CPU`` names the CPU backend; it also gives the platform and, without
+  ``gpu_mem_gib``, the memory of the part it names: ``servekit.fit.gpu_models``), ``gpu_mem_gib``
+  (total memory of one device as the engine sees it), ``tp``, ``pp``, ``gpu_memory_utilization``, ``max_model_len``,
   ``kv_cache_dtype`` (its first word is the value), ``enforce_eager``, ``vllm_version``;
 * ``extra_flags``: flag strings; an entry ``NAME=VALUE`` is an environment variable;
 * ``env`` (optional): environment variables of the launch, e.g. ``{"VLLM_CPU_KVCACHE_SPACE": "8"}``;
-* ``weights_gib``: checkpoint size (split over TP x PP), less the parts vLLM does not load: the
+  ``VLLM_USE_V1`` and ``VLLM_USE_FLASHINFER_SAMPLER`` select the engine's accounting
+  (``servekit.fit.versions.VllmRun``);
+* ``weights_gib``: checkpoint size (split over TP x PP, but for the tensors every TP rank holds
+  whole: ``servekit.fit.sharding``), less the parts vLLM does not load: the
   vision tower with ``--language-model-only`` and the MTP head unless it drafts, each estimated
   from ``config_facts`` (``config_facts.vision_config`` or the assumed tower for the first);
   ``weights_gib_per_rank`` (optional) the logged ``Model loading took`` figure, which wins when
@@ -26,17 +32,17 @@ from dataclasses import replace
 from typing import Any
 
 from servekit.errors import ServekitError
-from servekit.facts.config import layer_kinds
+from servekit.facts.config import layer_kinds, mla_from_config, moe_from_config
 from servekit.facts.estimate import estimated_weight_bytes
 from servekit.facts.linear import gated_deltanet, linear_from_config
-from servekit.facts.model import LayerKind, MLAFacts, ModelFacts
+from servekit.facts.model import LayerKind, ModelFacts
 from servekit.facts.vision import vision_from_config, vision_params
 from servekit.fit.dtypes import dtype_bytes
 from servekit.fit.encoder import tower
 from servekit.fit.launch import LaunchSettings, launch_settings
-from servekit.fit.memory import GIB
 from servekit.fit.planner import FitRequest, plan_fit
 from servekit.fit.point_device import point_device
+from servekit.fit.sharding import GIB, per_rank_bytes
 
 ASSUMED_KV_HEADS = 8
 ASSUMED_HEAD_DIM = 128
@@ -86,7 +92,7 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
         )
     else:
         linear = linear_from_config(cf, int(heads), int(head_dim))
-    mla = MLAFacts(kv_lora_rank=cf["kv_lora_rank"], qk_rope_head_dim=cf["qk_rope_head_dim"]) if cf.get("mla") else None
+    mla = mla_from_config(cf) if cf.get("mla") else None
     facts = ModelFacts(
         source="kv-points config_facts",
         hidden_size=cf.get("hidden_size"),
@@ -102,6 +108,8 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
         mtp_layers=int(cf.get("mtp_num_hidden_layers") or 0),
         has_vision=bool(cf.get("multimodal") or cf.get("vision_config")),
         vision=vision_from_config(cf),
+        moe=moe_from_config(cf),
+        dtype=str(cf.get("torch_dtype") or cf.get("dtype") or "bfloat16"),
     )
     return facts, assumed
 
@@ -181,12 +189,13 @@ def weights_per_rank_from_point(
     config_facts = dict(point.get("config_facts") or {})
     unloaded = unloaded_bytes(config_facts, facts, launch) if facts and launch else 0.0
     if point.get("weights_gib"):
-        return (float(point["weights_gib"]) - unloaded / GIB) / ranks, False
+        loaded = float(point["weights_gib"]) * GIB - unloaded
+        return (per_rank_bytes(loaded, facts, launch) if facts and launch else loaded / ranks) / GIB, False
     if facts is None:
         return None, False
     estimate = estimated_weight_bytes(config_facts, facts)
-    checkpoint = estimate.total - estimate.vision + tower_bytes(facts)
-    return (checkpoint - unloaded) / ranks / GIB, True
+    loaded = estimate.total - estimate.vision + tower_bytes(facts) - unloaded
+    return (per_rank_bytes(loaded, facts, launch) if launch else loaded / ranks) / GIB, True
 
 
 def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True) -> dict[str, Any]:
@@ -205,7 +214,7 @@ def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True) -> d
     report = plan_fit(FitRequest(
         facts=facts, device=device, launch=launch, engine=engine, cpu_kvcache_space_gib=cpu_space,
         available_kv_gib=available, weights_gib_per_rank=weights if weights is not None else 0.0,
-        engine_version=point.get("vllm_version"),
+        engine_version=point.get("vllm_version"), engine_env=env,
     ))
     out: dict[str, Any] = {"kv_tokens": None, "kv_bytes_per_token": report.kv_bytes_per_token,
                            "weights_gib_per_rank": weights}

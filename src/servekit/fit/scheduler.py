@@ -1,0 +1,96 @@
+"""The scheduler limits a vLLM launch ran with, as the engine sets them when the command does not:
+``max_num_seqs``, ``max_num_batched_tokens``, and the tokens the start-up profile runs over.
+
+V1 (``vllm/engine/arg_utils.py``, the defaults of the OpenAI server) picks both from the device,
+by a rule that changed between releases (``v1_batch_defaults`` in ``servekit.fit.versions``):
+
+* before 0.8.4: 8192 batched tokens on devices named H100/H200, else 2048; 1024 sequences;
+* 0.8.4: 1024 sequences only on H100/H200, 256 elsewhere;
+* 0.8.5: any device of at least 70 GiB gets 8192 / 1024;
+* 0.9: ... except devices named A100;
+* 0.28: devices of at least 160 GiB get 16384 batched tokens.
+
+Without chunked prefill V1 raises the batched tokens to ``max_model_len``. The profile's dummy
+forward pass runs over the batched tokens, its dummy sampler over ``max_num_seqs`` rows.
+
+V0 (``vllm/config.py`` ``SchedulerConfig.__post_init__`` and ``EngineArgs._set_default_args_v0``)
+keeps 256 sequences; it turns chunked prefill on by default only for contexts above 32,768 tokens
+on CUDA (not ROCm), without sliding-window layers, speculative decoding, MLA, multimodal inputs
+or recurrent layers; then the batched tokens are 2048, otherwise ``max(max_model_len, 2048)``
+(at least 5120 for multimodal models). ``profile_run`` runs ``max_num_seqs`` dummy sequences
+that together hold the batched tokens.
+
+The LLM() class defaults differ (16384 / 8192 tokens); plans and kv-points describe servers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from servekit.facts.model import ModelFacts
+from servekit.fit.constants import value
+from servekit.fit.hardware import Device
+from servekit.fit.launch import LaunchSettings
+from servekit.fit.versions import VllmRun
+
+DEFAULT_MAX_MODEL_LEN = 4096
+V0_MAX_NUM_SEQS = 256
+V0_BATCHED_TOKENS = 2048
+V0_MULTIMODAL_BATCHED_TOKENS = 5120
+V0_LONG_CONTEXT = 32768
+NAMED_LARGE = ("h100", "h200")
+
+
+@dataclass(frozen=True)
+class SchedulerLimits:
+    max_num_seqs: int
+    max_num_batched_tokens: int
+
+    @property
+    def profile_tokens(self) -> int:
+        """Tokens of the start-up profile's dummy forward pass."""
+        return self.max_num_batched_tokens
+
+
+def effective_max_model_len(facts: ModelFacts, launch: LaunchSettings) -> int:
+    return launch.max_model_len or facts.max_position_embeddings or DEFAULT_MAX_MODEL_LEN
+
+
+def v1_defaults(device: Device, run: VllmRun) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) the V1 OpenAI server picks for this device."""
+    scheme = run.rule("v1_batch_defaults")
+    gib, name = device.memory_gib, device.name.lower()
+    if scheme.startswith("h100_names"):
+        named = any(word in name for word in NAMED_LARGE)
+        return (8192 if named else 2048), (1024 if named or scheme == "h100_names_1024" else 256)
+    if scheme == "memory_70_160" and gib >= value("huge_device_gib"):
+        return 16384, 1024
+    large = gib >= value("large_device_gib") and (scheme == "memory_70" or "a100" not in name)
+    return (8192, 1024) if large else (2048, 256)
+
+
+def v0_chunked_prefill(facts: ModelFacts, launch: LaunchSettings, run: VllmRun) -> bool:
+    """Whether V0 runs with chunked prefill: as the command says, else its long-context default."""
+    if launch.chunked_prefill is not None:
+        return launch.chunked_prefill
+    layers = set(facts.layers)
+    excluded = bool(layers & {"sliding", "mla", "linear"}) or facts.has_vision or bool(launch.spec_method)
+    return effective_max_model_len(facts, launch) > V0_LONG_CONTEXT and run.platform == "cuda" and not excluded
+
+
+def scheduler_limits(facts: ModelFacts, launch: LaunchSettings, device: Device, run: VllmRun) -> SchedulerLimits:
+    """The limits the launch ran with: the command's, else the engine's defaults."""
+    mml = effective_max_model_len(facts, launch)
+    if run.v0:
+        batched = launch.max_num_batched_tokens
+        if batched is None:
+            chunked = v0_chunked_prefill(facts, launch, run)
+            batched = V0_BATCHED_TOKENS if chunked else max(mml, V0_BATCHED_TOKENS)
+            if facts.has_vision:
+                batched = max(batched, V0_MULTIMODAL_BATCHED_TOKENS)
+        return SchedulerLimits(launch.max_num_seqs or V0_MAX_NUM_SEQS, batched)
+    tokens, seqs = v1_defaults(device, run)
+    batched = launch.max_num_batched_tokens
+    if batched is None:
+        batched = max(mml, tokens) if launch.chunked_prefill is False else tokens
+    return SchedulerLimits(launch.max_num_seqs or seqs, batched)

@@ -1,0 +1,99 @@
+"""Weights per rank: what vLLM loads, split over tensor and pipeline ranks, less what every tensor
+rank holds whole.
+
+Tensor parallelism splits the column- and row-parallel linears, the embeddings and the experts;
+some tensors are ``ReplicatedLinear`` (``disable_tp``) and every TP rank keeps all of them:
+
+* MLA's down projections (``vllm/model_executor/models/deepseek_v2.py``: ``fused_qkv_a_proj`` =
+  q_a_proj + kv_a_proj_with_mqa when ``q_lora_rank`` is set, else ``kv_a_proj_with_mqa``):
+  ``hidden x (q_lora_rank + kv_lora_rank + qk_rope_head_dim)`` per MLA layer, at the checkpoint's
+  linear width (an FP8 checkpoint quantizes them);
+* the MoE router (``GateLinear``, a ``ReplicatedLinear`` built without the checkpoint's quant
+  config): ``hidden x num_experts`` per MoE layer at the model dtype.
+
+Norms are replicated too and negligible. Pipeline stages split all of it by layers.
+
+With expert parallelism over data-parallel ranks (``--enable-expert-parallel`` and
+``--data-parallel-size`` > 1) the experts are split over TP x DP ranks while the rest is split over
+TP only; the experts' share of the checkpoint comes from the config's shapes.
+"""
+
+from __future__ import annotations
+
+from servekit.facts.model import ModelFacts
+from servekit.fit.dtypes import dtype_bytes
+from servekit.fit.launch import LaunchSettings
+
+GIB = 1 << 30
+ONE_BYTE_METHODS = ("fp8",)
+"""Quantization methods (or ModelOpt algorithms) whose linear weights are one byte, scales aside;
+other methods leave these projections at the model dtype, the safer plan."""
+
+
+def loaded_weight_bytes(facts: ModelFacts, launch: LaunchSettings) -> int | None:
+    """Bytes the engine loads: the checkpoint, less the vision tower when serving text only and
+    less the MTP head unless it drafts."""
+    if facts.weights is None:
+        return None
+    loaded = facts.weights.total
+    if launch.language_model_only:
+        loaded -= facts.weights.vision
+    if not launch.uses_mtp:
+        loaded -= facts.weights.mtp
+    return loaded
+
+
+def _linear_bytes(facts: ModelFacts) -> float:
+    method = (facts.quantization.method if facts.quantization else "").lower()
+    algo = str(facts.quantization.algo if facts.quantization else "").lower()
+    if any(word in method or word in algo for word in ONE_BYTE_METHODS):
+        return 1.0
+    return dtype_bytes(facts.dtype)
+
+
+def _moe_layers(facts: ModelFacts) -> int:
+    if facts.moe is None:
+        return 0
+    return max(0, facts.num_layers - facts.moe.dense_layers)
+
+
+def replicated_bytes(facts: ModelFacts) -> float:
+    """Bytes every tensor-parallel rank holds whole (MLA down projections and MoE routers); 0 when
+    the facts do not state the hidden size."""
+    hidden = facts.hidden_size
+    if not hidden:
+        return 0.0
+    total = 0.0
+    if facts.mla is not None:
+        width = (facts.mla.q_lora_rank or 0) + facts.mla.kv_lora_rank + facts.mla.qk_rope_head_dim
+        total += facts.layers.count("mla") * hidden * width * _linear_bytes(facts)
+    if facts.moe is not None:
+        total += _moe_layers(facts) * hidden * facts.moe.num_experts * dtype_bytes(facts.dtype)
+    return total
+
+
+def expert_bytes(facts: ModelFacts) -> float:
+    """The routed experts' bytes as the config's shapes imply (gate, up and down projections)."""
+    moe = facts.moe
+    if moe is None or not facts.hidden_size:
+        return 0.0
+    inner = moe.moe_intermediate_size or facts.intermediate_size or 0
+    return _moe_layers(facts) * moe.num_experts * 3 * facts.hidden_size * inner * _linear_bytes(facts)
+
+
+def per_rank_bytes(loaded: float, facts: ModelFacts, launch: LaunchSettings) -> float:
+    """Bytes one rank holds of ``loaded`` checkpoint bytes."""
+    tp, pp = launch.tp, launch.pp
+    replicated = min(replicated_bytes(facts), loaded) if tp > 1 else 0.0
+    experts = 0.0
+    if launch.expert_parallel and launch.dp > 1:
+        experts = min(expert_bytes(facts), loaded - replicated)
+    sharded = loaded - replicated - experts
+    return sharded / (tp * pp) + replicated / pp + experts / (tp * launch.dp * pp)
+
+
+def weights_gib_per_rank(facts: ModelFacts, launch: LaunchSettings) -> float | None:
+    loaded = loaded_weight_bytes(facts, launch)
+    if loaded is None:
+        return None
+    return per_rank_bytes(loaded, facts, launch) / GIB

@@ -1,0 +1,162 @@
+"""Which engine sized the pool (V0 or V1) and with which scheduler limits, release by release
+(servekit.fit.versions, servekit.fit.scheduler); figures checked against public start-up logs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from servekit.facts import shipped_facts
+from servekit.facts.config import facts_from_config
+from servekit.fit.constants import value
+from servekit.fit.hardware import custom_device
+from servekit.fit.launch import LaunchSettings, launch_settings
+from servekit.fit.memory import activation_gib, forward_gib, moe_forward_elements, runtime_gib, sampler_gib
+from servekit.fit.planner import FitRequest, plan_fit
+from servekit.fit.scheduler import scheduler_limits
+from servekit.fit.versions import VllmRun, release
+
+LLAMA = shipped_facts("meta-llama/Llama-3.1-8B-Instruct")
+# DeepSeek-V2-Lite / DeepSeek-Coder-V2-Lite config.json shapes (public): MLA without a query down
+# projection, 64 routed experts (top-6) after one dense layer
+V2_LITE = facts_from_config({
+    "architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2", "hidden_size": 2048,
+    "intermediate_size": 10944, "moe_intermediate_size": 1408, "num_hidden_layers": 27, "num_attention_heads": 16,
+    "num_key_value_heads": 16, "kv_lora_rank": 512, "q_lora_rank": None, "qk_rope_head_dim": 64,
+    "qk_nope_head_dim": 128, "v_head_dim": 128, "n_routed_experts": 64, "n_shared_experts": 2,
+    "num_experts_per_tok": 6, "first_k_dense_replace": 1, "vocab_size": 102400, "torch_dtype": "bfloat16",
+})
+
+
+def _gpu(gib: float, name: str, count: int = 1, brand: str = "NVIDIA", interconnect: str | None = None):
+    device = custom_device(gib, count, brand=brand)
+    return replace(device, profile=replace(device.profile, id=name, interconnect=interconnect))
+
+
+H100 = _gpu(79.19, "nvidia h100 80gb hbm3")
+A100 = _gpu(79.15, "nvidia a100 80gb")
+L40S = _gpu(44.42, "nvidia l40s")
+MI300X = _gpu(191.98, "amd instinct mi300x", brand="AMD")
+
+
+def test_releases_read_with_their_patch_number():
+    assert release("0.8.5") == (0, 8, 5) and release("0.10.1.1") == (0, 10, 1)
+    assert release("0.1.dev19754+g3a0914114") is None  # untagged: the newest rules
+    assert release("0.9.1.dev705+g01220ce89") == (0, 9, 1)
+
+
+@pytest.mark.parametrize("version,platform,env,v0", [
+    ("0.7.3", "cuda", {}, True),                      # V1 was an opt-in preview
+    ("0.7.3", "cuda", {"VLLM_USE_V1": "1"}, False),
+    ("0.8.5", "cuda", {}, False),                     # V1 by default from 0.8
+    ("0.8.5", "rocm", {}, True),                      # 'Non-CUDA ... off by default for now'
+    ("0.9.2", "rocm", {}, False),                     # vllm-project/vllm#19440
+    ("0.10.1.1", "cuda", {"VLLM_USE_V1": "0"}, True),
+    ("0.11.0", "cuda", {"VLLM_USE_V1": "0"}, False),  # V0 removed
+    ("V0 engine (~0.6.x, Dec 2024)", "cuda", {}, True),
+    ("V0.8.5", "cuda", {}, False),                    # a 'V' before the version number names no engine
+    (None, "cuda", {}, False),
+])
+def test_which_engine_ran(version, platform, env, v0):
+    assert VllmRun(version, env, platform).v0 is v0
+
+
+@pytest.mark.parametrize("device,version,expected", [
+    (H100, "0.8.2", (8192, 1024)),
+    (L40S, "0.8.2", (2048, 1024)),     # V1 began with 1024 sequences everywhere
+    (L40S, "0.8.4", (2048, 256)),      # vllm-project/vllm#16158
+    (A100, "0.8.5", (8192, 1024)),     # vllm-project/vllm#17073: by memory, A100 included
+    (A100, "0.9.0", (2048, 256)),      # vllm-project/vllm#17885: A100 left out
+    (H100, "0.19.0", (8192, 1024)),
+    (MI300X, "0.27.0", (8192, 1024)),
+    (MI300X, "0.28.0", (16384, 1024)),  # the >= 160 GiB tier of v0.28.0
+])
+def test_v1_scheduler_defaults_by_release(device, version, expected):
+    limits = scheduler_limits(LLAMA, LaunchSettings(max_model_len=8192), device, VllmRun(version))
+    assert (limits.max_num_batched_tokens, limits.max_num_seqs) == expected
+
+
+def test_v0_scheduler_defaults():
+    v0 = VllmRun("0.7.3")
+    short = scheduler_limits(LLAMA, LaunchSettings(max_model_len=8192), H100, v0)
+    assert (short.max_num_batched_tokens, short.max_num_seqs) == (8192, 256)
+    tiny = scheduler_limits(LLAMA, LaunchSettings(max_model_len=1024), H100, v0)
+    assert tiny.max_num_batched_tokens == 2048
+    # above 32K chunked prefill is on by default on CUDA, not on ROCm
+    long = LaunchSettings(max_model_len=131072)
+    assert scheduler_limits(LLAMA, long, H100, v0).max_num_batched_tokens == 2048
+    assert scheduler_limits(LLAMA, long, MI300X, VllmRun("0.7.3", platform="rocm")).max_num_batched_tokens == 131072
+    # ... nor for MLA models, nor when the command turns it off
+    assert scheduler_limits(V2_LITE, long, H100, v0).max_num_batched_tokens == 131072
+    off = launch_settings(["--max-model-len", "131072", "--no-enable-chunked-prefill"])
+    assert scheduler_limits(LLAMA, off, H100, v0).max_num_batched_tokens == 131072
+
+
+def test_v0_sampler_sets_the_peak_of_a_short_context_launch():
+    # vllm-project/vllm#10511 sanity logs (V0): Meta-Llama-3-8B on H100, default 8192 context,
+    # TP1 and TP2 both log a 1.26 GiB activation peak: the sampler's, not the forward pass's
+    device = _gpu(79.22, "nvidia h100 80gb hbm3", count=2, interconnect="nvlink")
+    v0 = VllmRun("0.6.5")
+    one = activation_gib(LLAMA, LaunchSettings(max_model_len=8192), device, v0)
+    two = activation_gib(LLAMA, LaunchSettings(max_model_len=8192, tp=2), device, v0)
+    assert one == pytest.approx(1.26, rel=0.05) and two == one
+    assert sampler_gib(LLAMA, LaunchSettings(max_model_len=8192), device, v0) == one
+
+
+def test_v0_counts_no_cuda_graphs_and_reports_blocks():
+    v0, v1 = VllmRun("0.10.1", {"VLLM_USE_V1": "0"}), VllmRun("0.21.0")
+    assert not v0.counts_cudagraphs and v1.counts_cudagraphs
+    assert not v0.reports_concurrency_tokens and v1.reports_concurrency_tokens
+
+
+def test_sampler_path_follows_platform_and_flashinfer_switch():
+    assert VllmRun("0.10.1").sampler_constant == "sampler_bytes_per_logit_flashinfer"
+    assert VllmRun("0.10.1", platform="rocm").sampler_constant == "sampler_bytes_per_logit_native"
+    off = VllmRun("0.10.1", {"VLLM_USE_FLASHINFER_SAMPLER": "0"})
+    assert off.sampler_constant == "sampler_bytes_per_logit_native"
+    assert VllmRun("0.19.0", platform="rocm").sampler_constant == "sampler_bytes_per_logit_sorted"
+    assert VllmRun("0.7.3").sampler_constant == "sampler_bytes_per_logit_v0"
+
+
+def test_fused_moe_layer_sets_the_forward_peak_of_an_moe_model():
+    # vLLM 0.7.1 (V0) log of DeepSeek-Coder-V2-Lite at TP8 on A100-SXM4-40GB, 8192 tokens: activation
+    # peak 0.36 GiB, non-torch 2.10 GiB (public SageMaker LMI walkthrough); the dense-MLP term alone
+    # would be 0.16 GiB
+    launch = LaunchSettings(tp=8, max_model_len=8192, max_num_seqs=2, dtype="float16")
+    device = _gpu(39.39, "nvidia a100-sxm4-40gb", count=8, interconnect="nvlink")
+    run = VllmRun("0.7.1")
+    assert moe_forward_elements(V2_LITE, launch) == 6 * (2048 + 2 * 1408 / 8 / 2) + 3 * 2048
+    assert forward_gib(V2_LITE, launch, 8192) == pytest.approx(0.36, rel=0.2)
+    assert activation_gib(V2_LITE, launch, device, run) == forward_gib(V2_LITE, launch, 8192)
+    assert runtime_gib(launch, device) == pytest.approx(2.10, rel=0.05)
+
+
+def test_expert_parallel_keeps_experts_whole_in_the_moe_buffers():
+    tp = LaunchSettings(tp=8)
+    ep = LaunchSettings(tp=8, expert_parallel=True)
+    assert moe_forward_elements(V2_LITE, ep) > moe_forward_elements(V2_LITE, tp)
+    assert moe_forward_elements(LLAMA, tp) == 0
+
+
+def test_sliding_layers_pool_as_full_before_the_hybrid_allocator():
+    gemma = shipped_facts("google/gemma-3-12b-it")
+    assert "sliding" in gemma.layers and "full" in gemma.layers
+    launch = LaunchSettings(max_model_len=32768, language_model_only=True)
+    old = plan_fit(FitRequest(gemma, H100, launch, engine_version="0.8.5"))
+    all_full = replace(gemma, layers=tuple("full" if k == "sliding" else k for k in gemma.layers))
+    as_full = plan_fit(FitRequest(all_full, H100, launch, engine_version="0.8.5"))
+    assert (old.kv_tokens, old.num_blocks) == (as_full.kv_tokens, as_full.num_blocks)
+    # with the hybrid allocator a request of the sliding groups holds only its window, which the
+    # pool as logged from 0.21 (max concurrency x max_model_len) shows
+    new = plan_fit(FitRequest(gemma, H100, launch, engine_version="0.21.0"))
+    assert new.kv_tokens > 2 * old.kv_tokens
+
+
+def test_env_of_a_request_selects_v0():
+    launch = LaunchSettings(max_model_len=8192)
+    v1 = plan_fit(FitRequest(LLAMA, L40S, launch, engine_version="0.10.1"))
+    v0 = plan_fit(FitRequest(LLAMA, L40S, launch, engine_version="0.10.1", engine_env={"VLLM_USE_V1": "0"}))
+    # V0 profiles 8192 tokens over 256 sequences with its own sampler; V1 2048 tokens with FlashInfer's
+    assert v0.activation_gib > v1.activation_gib
+    assert v0.activation_gib == pytest.approx(256 * 128256 * value("sampler_bytes_per_logit_v0") / (1 << 30))
