@@ -176,20 +176,28 @@ def owner_of(rel: str) -> str:
     return "/".join(parts[:2])
 
 
-def scan_tree(out_dir: Path) -> set[str]:
-    """Every file below ``out_dir`` (relative paths, ``/``-separated)."""
-    found: set[str] = set()
+def tree_entries(root: Path) -> tuple[set[str], set[str]]:
+    """(files, directories) below ``root`` as relative ``/``-separated paths; anything that is
+    not a directory (links included) counts as a file."""
+    files: set[str] = set()
+    dirs: set[str] = set()
     stack = [""]
     while stack:
         rel = stack.pop()
-        with os.scandir(os.path.join(out_dir, rel) if rel else out_dir) as entries:
+        with os.scandir(os.path.join(root, rel) if rel else root) as entries:
             for entry in entries:
                 path = f"{rel}/{entry.name}" if rel else entry.name
                 if entry.is_dir(follow_symlinks=False):
+                    dirs.add(path)
                     stack.append(path)
                 else:
-                    found.add(path)
-    return found
+                    files.add(path)
+    return files, dirs
+
+
+def scan_tree(out_dir: Path) -> set[str]:
+    """Every file below ``out_dir`` (relative paths, ``/``-separated)."""
+    return tree_entries(out_dir)[0]
 
 
 def to_json(manifest: Manifest) -> bytes:

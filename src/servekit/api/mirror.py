@@ -17,6 +17,7 @@ import shutil
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from servekit.api.manifest import tree_entries
 from servekit.api.tree import ApiTreeError
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
@@ -29,8 +30,8 @@ def mirror_all(tree: Path, mirror: Path) -> None:
             _remove(mirror)
             os.mkdir(mirror)
             os.chmod(mirror, 0o755)
-        wanted, wanted_dirs = _entries(tree)
-        have_files, have_dirs = _entries(mirror)
+        wanted, wanted_dirs = tree_entries(tree)
+        have_files, have_dirs = tree_entries(mirror)
         for rel in have_files - wanted:
             os.unlink(os.path.join(mirror, rel))
         for rel in sorted(have_dirs - wanted_dirs, key=len):
@@ -66,24 +67,6 @@ def update_paths(tree: Path, mirror: Path, paths: Iterable[str], writes: Mapping
         _prune(copy, emptied)
     except OSError as exc:
         raise _error(exc) from None
-
-
-def _entries(root: Path) -> tuple[set[str], set[str]]:
-    """(files, directories) below ``root``; anything that is not a directory counts as a file."""
-    files: set[str] = set()
-    dirs: set[str] = set()
-    stack = [""]
-    while stack:
-        rel = stack.pop()
-        with os.scandir(os.path.join(root, rel) if rel else root) as entries:
-            for entry in entries:
-                path = f"{rel}/{entry.name}" if rel else entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    dirs.add(path)
-                    stack.append(path)
-                else:
-                    files.add(path)
-    return files, dirs
 
 
 def _parents(files: Iterable[str]) -> set[str]:
