@@ -43,7 +43,8 @@ def plan_checks(docs, plan: Plan, *, flags: bool = False, vllm_version: str | No
     if facts is None:
         out: dict[str, Any] = {"fit": None, "note": _no_facts_note(plan.model_id)}
     else:
-        out = {"fit": [{"role": role, **check.to_dict()} for role, check in process_checks(docs, plan, facts)]}
+        checks = process_checks(docs, plan, facts, vllm_version=vllm_version)
+        out = {"fit": [{"role": role, **check.to_dict()} for role, check in checks]}
     if flags:
         raw = (docs.taxonomy.get("hardware_profiles") or {}).get(plan.selection.hardware)
         profile = profile_of(raw, plan.selection.hardware) if raw else None
@@ -52,10 +53,12 @@ def plan_checks(docs, plan: Plan, *, flags: bool = False, vllm_version: str | No
 
 
 def process_checks(docs, plan: Plan, facts, *, extra_argv: Sequence[str] = (), engine: str | None = None,
-                   cpu_kvcache_space_gib: float | None = None) -> list[tuple[str, Any]]:
+                   cpu_kvcache_space_gib: float | None = None, vllm_version: str | None = None,
+                   ) -> list[tuple[str, Any]]:
     """(role, ``FitCheck``) for each head process of a plan: its own argv (plus ``extra_argv``)
-    against its hardware, variant precision and node count. ``plan`` and ``fit`` both check a
-    selection through here, so they reach the same verdict."""
+    and env against its hardware, variant precision and node count, under the memory rules of
+    ``vllm_version`` (None: the newest release). ``plan`` and ``fit`` both check a selection
+    through here, so they reach the same verdict."""
     from servekit.fit import check_plan_fit
 
     sel = plan.selection
@@ -68,7 +71,8 @@ def process_checks(docs, plan: Plan, facts, *, extra_argv: Sequence[str] = (), e
         argv = [str(t) for t in proc.argv()] + [str(a) for a in extra_argv]
         check = check_plan_fit(facts, profile, hardware_name=sel.hardware, argv=argv, engine=engine or sel.engine,
                                precision=precision, node_count=sel.node_count,
-                               cpu_kvcache_space_gib=cpu_kvcache_space_gib)
+                               cpu_kvcache_space_gib=cpu_kvcache_space_gib, engine_version=vllm_version,
+                               engine_env={k: str(v) for k, v in {**plan.env_map(), **proc.env_map()}.items()})
         results.append((proc.role, check))
     return results
 

@@ -130,8 +130,12 @@ def check_plan_fit(
     precision: str | None = None,
     node_count: int = 1,
     cpu_kvcache_space_gib: float | None = None,
+    engine_version: str | None = None,
+    engine_env: Mapping[str, str] | None = None,
 ) -> FitCheck:
-    """Plan memory for a launch and run every check. ``tp``/``pp``/``dp`` override the argv's."""
+    """Plan memory for a launch and run every check. ``tp``/``pp``/``dp`` override the argv's;
+    ``engine_version`` and ``engine_env`` (the launch's environment) select the release's memory
+    rules (None: the newest release)."""
     launch = launch_settings(argv)
     launch = replace(
         launch,
@@ -151,7 +155,8 @@ def check_plan_fit(
     if not any(f.code.startswith("tp-") and f.severity == "error" for f in findings):
         request = FitRequest(
             facts=facts, device=device, launch=launch, engine=_fit_engine(engine, cpu),
-            cpu_kvcache_space_gib=cpu_kvcache_space_gib,
+            cpu_kvcache_space_gib=cpu_kvcache_space_gib, engine_version=engine_version,
+            engine_env=dict(engine_env or {}),
         )
         report = plan_fit(request)
         if facts.weights is not None and not facts.weights.exact:
