@@ -104,3 +104,9 @@ def test_list_hardware_strategies_and_features(capsys):
 def test_catalog_option_lists_one_directory_by_its_path(synced, capsys):
     code, out, err = run(capsys, "list", "--catalog", str(synced.root), "--format", "json")
     assert code == 0 and [(r["id"], r["source"]) for r in json.loads(out)] == [("Org/Model", str(synced.root))]
+
+
+def test_a_misshapen_recipe_is_reported_with_its_file_not_a_traceback(mini, capsys):  # noqa: F811 - the fixture
+    mini.replace("models/Org/Model.yaml", "  base_args: []", "  base_args: []\nstrategy_overrides: oops")
+    code, out, err = run(capsys, "list", "--catalog", str(mini.root))
+    assert code == 1 and "Traceback" not in err and "models/Org/Model.yaml" in err

@@ -1,5 +1,10 @@
 """What a catalog offers: its recipes (filtered by hardware or feature), one recipe in detail,
-and its hardware profiles, strategies and features. Plain data for ``servekit list`` / ``show``."""
+and its hardware profiles, strategies and features. Plain data for ``servekit list`` / ``show``.
+
+Recipes and strategies are read through their typed domain objects (``servekit.catalog.domain``);
+a misshapen recipe is reported as the validator's finding for it. Hardware rows copy the
+taxonomy entries as written.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from servekit.catalog.documents import CatalogDocuments
+from servekit.catalog.domain import NO_STRATEGY, Recipe, RecipeMeta, recipe_of, strategy_of
+from servekit.catalog.faults import catalog_faults
 from servekit.catalog.layers import recipe_origins
 from servekit.errors import SelectionError
 
 OFF_MARKS = frozenset({"unsupported", "false", "none", ""})
 """Hardware marks that say a recipe does not run there."""
+
+HARDWARE_COLUMNS = ("display_name", "brand", "generation", "gpu_count", "vram_gb")
+"""Taxonomy fields a ``servekit list hardware`` row copies as written."""
 
 HARDWARE_CHOICES = "a hardware id from `servekit list hardware`"
 FEATURE_CHOICES = "a feature name from `servekit list features`"
@@ -27,14 +37,21 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def hardware_marks(recipe: dict[str, Any]) -> dict[str, str]:
-    """Hardware id -> the recipe's mark for it (``verified``, ``supported``, ...), as text."""
-    marks = _map(_map(recipe.get("meta")).get("hardware"))
-    return {str(hw): str(mark).lower() for hw, mark in marks.items()}
+def hardware_marks(recipe: Recipe | dict[str, Any]) -> dict[str, str]:
+    """Hardware id -> the recipe's mark for it (``verified``, ``supported``, ...), as text.
+    ``recipe`` is a typed recipe or a recipe document (read through its typed ``meta``)."""
+    meta = recipe.meta if isinstance(recipe, Recipe) else RecipeMeta.of(recipe.get("meta"))
+    return {str(hw): str(mark).lower() for hw, mark in meta.hardware.items()}
 
 
-def runs_on(recipe: dict[str, Any], hardware: str) -> bool:
+def runs_on(recipe: Recipe | dict[str, Any], hardware: str) -> bool:
     return hardware_marks(recipe).get(hardware, "unsupported") not in OFF_MARKS
+
+
+def typed_recipe(docs: CatalogDocuments, recipe_id: str) -> Recipe:
+    """The typed recipe of a known id; a misshapen document raises the validator's finding."""
+    with catalog_faults(docs.root, docs.sources.get(f"models/{recipe_id}")):
+        return recipe_of(docs, recipe_id)
 
 
 @dataclass(frozen=True)
@@ -87,40 +104,35 @@ class RecipeInfo:
         return asdict(self)
 
 
-def _variants(recipe: dict[str, Any]) -> list[VariantInfo]:
-    base_id = str(_map(recipe.get("model")).get("model_id") or "")
-    out = []
-    for name, variant in _map(recipe.get("variants")).items():
-        v = _map(variant)
-        out.append(VariantInfo(
-            name=str(name), precision=v.get("precision"), model_id=str(v.get("model_id") or base_id),
-            vram_minimum_gb=v.get("vram_minimum_gb"),
-            supported_hardware=[str(h) for h in _list(v.get("supported_hardware"))],
-            description=v.get("description"),
-        ))
-    return out
+def _variants(recipe: Recipe) -> list[VariantInfo]:
+    base_id = str(recipe.model.model_id or "")
+    return [VariantInfo(name=str(name), precision=v.precision, model_id=str(v.model_id or base_id),
+                        vram_minimum_gb=v.vram_minimum_gb,
+                        supported_hardware=[str(h) for h in _list(v.supported_hardware)], description=v.description)
+            for name, v in recipe.variants.items()]
 
 
-def _features(recipe: dict[str, Any]) -> list[FeatureInfo]:
-    opt_in = {str(f) for f in _list(recipe.get("opt_in_features"))}
+def _features(recipe: Recipe) -> list[FeatureInfo]:
+    opt_in = {str(f) for f in recipe.opt_in_features}
     out = []
-    for name, feature in _map(recipe.get("features")).items():
-        f = _map(feature)
-        out.append(FeatureInfo(str(name), f.get("description"), [str(m) for m in _map(f.get("modes"))],
-                               f.get("default_mode"), str(name) in opt_in))
+    for name, f in recipe.features.items():
+        if f is None:  # an entry that is not a mapping: listed by name only
+            out.append(FeatureInfo(str(name), None, [], None, str(name) in opt_in))
+            continue
+        out.append(FeatureInfo(str(name), f.description, [str(m) for m in f.modes or {}],
+                               f.default_mode, str(name) in opt_in))
     return out
 
 
 def recipe_info(docs: CatalogDocuments, recipe_id: str, source: str) -> RecipeInfo:
-    recipe = docs.recipes[recipe_id]
-    meta, model = _map(recipe.get("meta")), _map(recipe.get("model"))
+    recipe = typed_recipe(docs, recipe_id)
     path = docs.sources.get(f"models/{recipe_id}")
     return RecipeInfo(
-        id=recipe_id, display_name=meta.get("title"), source=source, variants=_variants(recipe),
+        id=recipe_id, display_name=recipe.meta.title, source=source, variants=_variants(recipe),
         hardware=hardware_marks(recipe), features=_features(recipe),
-        strategies=[str(s) for s in _list(recipe.get("compatible_strategies"))],
-        tasks=[str(t) for t in _list(meta.get("tasks"))], architecture=model.get("architecture"),
-        parameter_count=model.get("parameter_count"), file=str(path) if path else None,
+        strategies=[str(s) for s in recipe.compatible_strategies],
+        tasks=[str(t) for t in recipe.meta.tasks], architecture=recipe.model.architecture,
+        parameter_count=recipe.model.parameter_count, file=str(path) if path else None,
     )
 
 
@@ -132,11 +144,21 @@ def _check_name(kind: str, value: str, valid: list[str], choices: str) -> None:
         raise SelectionError(err.message, fix=f"give {choices}")
 
 
+def _recipes(docs: CatalogDocuments) -> dict[str, Recipe]:
+    """Every typed recipe, in catalog order."""
+    return {rid: typed_recipe(docs, rid) for rid in docs.recipes}
+
+
+def _profiles(docs: CatalogDocuments) -> dict[str, Any]:
+    """``taxonomy.hardware_profiles`` as written (empty when it is not a mapping)."""
+    return _map(docs.taxonomy.get("hardware_profiles"))
+
+
 def all_features(docs: CatalogDocuments) -> dict[str, list[str]]:
     """Feature name -> the recipes that define it."""
     out: dict[str, list[str]] = {}
-    for rid, recipe in docs.recipes.items():
-        for name in _map(recipe.get("features")):
+    for rid, recipe in _recipes(docs).items():
+        for name in recipe.features:
             out.setdefault(str(name), []).append(rid)
     return dict(sorted(out.items()))
 
@@ -145,16 +167,16 @@ def list_recipes(docs: CatalogDocuments, *, hardware: str | None = None,
                  feature: str | None = None) -> list[RecipeInfo]:
     """Every recipe, or those that run on ``hardware`` and offer ``feature``; sorted by id."""
     if hardware is not None:
-        _check_name("hardware", hardware, list(_map(docs.taxonomy.get("hardware_profiles"))), HARDWARE_CHOICES)
+        _check_name("hardware", hardware, list(_profiles(docs)), HARDWARE_CHOICES)
     if feature is not None:
         _check_name("feature", feature, list(all_features(docs)), FEATURE_CHOICES)
     origins = recipe_origins(docs)
     out = []
     for rid in sorted(docs.recipes):
-        recipe = docs.recipes[rid]
+        recipe = typed_recipe(docs, rid)
         if hardware is not None and not runs_on(recipe, hardware):
             continue
-        if feature is not None and feature not in _map(recipe.get("features")):
+        if feature is not None and feature not in recipe.features:
             continue
         out.append(recipe_info(docs, rid, origins[rid]))
     return out
@@ -165,7 +187,7 @@ def find_recipe(docs: CatalogDocuments, model: str) -> str:
     if model in docs.recipes:
         return model
     for rid in sorted(docs.recipes):
-        if any(v.model_id == model for v in _variants(docs.recipes[rid])):
+        if any(v.model_id == model for v in _variants(typed_recipe(docs, rid))):
             return rid
     _check_name("recipe", model, sorted(docs.recipes), MODEL_CHOICES)
     raise AssertionError("unreachable")
@@ -178,31 +200,32 @@ def show_recipe(docs: CatalogDocuments, model: str) -> RecipeInfo:
 
 def list_hardware(docs: CatalogDocuments) -> list[dict[str, Any]]:
     """Hardware profiles of the catalog, with how many recipes mark each as running there."""
-    counts = {hw: sum(runs_on(r, hw) for r in docs.recipes.values())
-              for hw in _map(docs.taxonomy.get("hardware_profiles"))}
+    recipes = _recipes(docs).values()
     rows = []
-    for hw, profile in _map(docs.taxonomy.get("hardware_profiles")).items():
-        p = _map(profile)
-        rows.append({"id": hw, "display_name": p.get("display_name"), "brand": p.get("brand"),
-                     "generation": p.get("generation"), "gpu_count": p.get("gpu_count"),
-                     "vram_gb": p.get("vram_gb"), "recipes": counts[hw]})
+    for hw, profile in _profiles(docs).items():
+        written = _map(profile)
+        rows.append({"id": hw, **{key: written.get(key) for key in HARDWARE_COLUMNS},
+                     "recipes": sum(runs_on(r, hw) for r in recipes)})
     return rows
 
 
 def list_strategies(docs: CatalogDocuments) -> list[dict[str, Any]]:
     used = {name: 0 for name in docs.strategies}
-    for recipe in docs.recipes.values():
-        for name in _list(recipe.get("compatible_strategies")):
+    for recipe in _recipes(docs).values():
+        for name in recipe.compatible_strategies:
             if name in used:
                 used[name] += 1
-    return [{"name": name, "display_name": _map(doc).get("display_name"),
-             "deploy_type": _map(doc).get("deploy_type"), "recipes": used[name]}
-            for name, doc in docs.strategies.items()]
+    with catalog_faults(docs.root):
+        serving = {name: strategy_of(docs, name) if doc else NO_STRATEGY for name, doc in docs.strategies.items()}
+    return [{"name": name, "display_name": strategy.display_name, "deploy_type": strategy.deploy_type,
+             "recipes": used[name]} for name, strategy in serving.items()]
 
 
 def list_features(docs: CatalogDocuments) -> list[dict[str, Any]]:
+    recipes = _recipes(docs)
     rows = []
-    for name, recipes in all_features(docs).items():
-        modes = sorted({m for rid in recipes for m in _map(_map(_map(docs.recipes[rid].get("features")).get(name)).get("modes"))})
-        rows.append({"name": name, "recipes": len(recipes), "modes": modes})
+    for name, recipe_ids in all_features(docs).items():
+        features = [recipes[rid].features.get(name) for rid in recipe_ids]
+        modes = sorted({m for f in features if f is not None for m in f.modes or {}})
+        rows.append({"name": name, "recipes": len(recipe_ids), "modes": modes})
     return rows

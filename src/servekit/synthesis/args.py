@@ -162,14 +162,12 @@ def _trailing_chunks(ctx: Context, role: str | None) -> list[Chunk]:
         chunks.append((block.vllm_args, f"{path}.vllm_args"))
     chunks += hardware_layers(ctx, role, "extra_args")
     chunks += feature_blocks(ctx, "args")
-    if ctx.kv_option:
-        chunks.append((ctx.kv_option.get("args"), f"taxonomy.kv_offload.{ctx.sel.kv_offload}.args"))
+    if ctx.kv_option is not None:
+        chunks.append((ctx.kv_option.args, f"taxonomy.kv_offload.{ctx.sel.kv_offload}.args"))
     if ctx.kv_composing:
-        chunks.append(((ctx.kv_store.get("vllm") or {}).get("vllm_args"),
-                       f"kv_store/{ctx.sel.kv_offload}.vllm.vllm_args"))
+        chunks.append((ctx.kv_store.vllm_args, f"kv_store/{ctx.sel.kv_offload}.vllm.vllm_args"))
     if ctx.is_pd and role and ctx.kv_store is not None:
-        pd_block = ((ctx.kv_store.get("pd") or {}).get(role) or {})
-        chunks.append((pd_block.get("args"), f"kv_store/{ctx.sel.kv_offload}.pd.{role}.args"))
+        chunks.append((ctx.kv_store.role_args(role), f"kv_store/{ctx.sel.kv_offload}.pd.{role}.args"))
     return chunks
 
 

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from servekit.catalog.domain import Feature, Recipe, Strategy, StrategyOverride, Variant, recipe_of, strategy_of
+from servekit.catalog.domain import (
+    Feature,
+    KvOffload,
+    KvStore,
+    Recipe,
+    Strategy,
+    StrategyOverride,
+    Variant,
+    kv_offload_of,
+    kv_store_of,
+    recipe_of,
+    strategy_of,
+)
 from servekit.errors import SelectionError
 from servekit.hardware import HardwareProfile, profile_of, profiles_for
 from servekit.synthesis import selection as rules
@@ -17,7 +29,8 @@ class Context:
     """The documents one selection reads and the facts derived from them, computed once.
 
     Internal to synthesis (plain attributes, set in ``__init__``); ``recipe``, ``variant``,
-    ``strategy`` and ``strategy_overrides`` are typed domain objects, ``hw`` is the typed hardware
+    ``strategy``, ``strategy_overrides``, ``kv_store`` and ``kv_option`` are typed domain objects
+    (the last two None unless the selection's KV offload applies), ``hw`` is the typed hardware
     profile and ``profile`` its taxonomy entry as written; ``memo`` caches pieces that
     several processes of one plan share (override blocks, feature blocks, env layers).
     """
@@ -27,7 +40,7 @@ class Context:
                  "variant_path", "strategy_overrides", "so_path", "strategy_path", "memo", "_enabled")
 
     def __init__(self, sel: Selection, recipe: Recipe, variant: Variant, strategy: Strategy, profile: Doc,
-                 taxonomy: Doc, kv_store: Doc | None, kv_option: Doc | None) -> None:
+                 taxonomy: Doc, kv_store: KvStore | None, kv_option: KvOffload | None) -> None:
         self.sel, self.recipe, self.variant, self.strategy = sel, recipe, variant, strategy
         self.profile, self.taxonomy, self.kv_store, self.kv_option = profile, taxonomy, kv_store, kv_option
         self.hw: HardwareProfile = profiles_for(taxonomy).get(sel.hardware) or profile_of(profile, sel.hardware)
@@ -37,7 +50,7 @@ class Context:
         self.deploy_type = strategy.deploy_type or "single_node"
         self.is_pd = self.deploy_type == "pd_cluster"
         self.kv_composing = kv_store is not None and not self.is_pd
-        instances = (kv_store or {}).get("default_instances")
+        instances = kv_store.default_instances if kv_store is not None else None
         self.kv_instances = int(instances) if isinstance(instances, int) and instances >= 1 else 2
         self.model_id = variant.model_id or recipe.model.model_id or "unknown"
         self.variant_path = f"variants.{sel.variant}"
@@ -84,10 +97,11 @@ def build_context(docs, sel: Selection) -> Context:
     kv_store = None
     kv_option = None
     if sel.kv_offload:
-        if (docs.kv_store.get(sel.kv_offload) or {}).get("deploy_type") == "kv_store_lb":
-            kv_store = docs.kv_store[sel.kv_offload]
+        store = kv_store_of(docs, sel.kv_offload)
+        if store is not None and store.deploy_type == "kv_store_lb":
+            kv_store = store
         else:
-            option = (docs.taxonomy.get("kv_offload") or {}).get(sel.kv_offload)
+            option = kv_offload_of(docs, sel.kv_offload)
             profile = profiles.get(sel.hardware) or {}
             if (
                 rules.kv_offload_allowed(option, sel.strategy, strategy_doc)

@@ -60,10 +60,10 @@ def _layered_env(ctx: Context, role: str | None, feature_env: bool, pool_node: i
         env.merge(ctx.strategy.env, f"{ctx.strategy_path}.env")
     elif role:
         env.merge(ctx.strategy.role(role).env, f"{ctx.strategy_path}.{role}.env")
-    if ctx.kv_option:
-        env.merge(ctx.kv_option.get("env"), f"taxonomy.kv_offload.{ctx.sel.kv_offload}.env")
-    if ctx.kv_store is not None and (ctx.kv_composing or (ctx.is_pd and role and ctx.kv_store.get("pd"))):
-        env.merge((ctx.kv_store.get("vllm") or {}).get("env"), f"kv_store/{ctx.sel.kv_offload}.vllm.env")
+    if ctx.kv_option is not None:
+        env.merge(ctx.kv_option.env, f"taxonomy.kv_offload.{ctx.sel.kv_offload}.env")
+    if ctx.kv_store is not None and (ctx.kv_composing or (ctx.is_pd and role and ctx.kv_store.composes_with_pd)):
+        env.merge(ctx.kv_store.vllm_env, f"kv_store/{ctx.sel.kv_offload}.vllm.env")
     if ctx.is_pd and role:
         _pin_devices(ctx, env, role)
     if so.declared:

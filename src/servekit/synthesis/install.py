@@ -22,35 +22,32 @@ PIP_NIGHTLY = (
 
 def pip_step(model: ModelSection) -> InstallStep | None:
     """The pip install block (``model.install.pip: false`` drops it; a map overrides it)."""
-    config = model.install.get("pip")
-    if config is False:
+    tab = model.pip
+    if tab.dropped:
         return None
     nightly = model.nightly_required
     default_note = f"vLLM {model.min_vllm_version or ''} isn't released yet — nightly required." if nightly else None
-    config = config if isinstance(config, dict) else {}
-    return InstallStep("pip", config.get("command") or (PIP_NIGHTLY if nightly else PIP_DEFAULT),
-                       config.get("note") or default_note)
+    return InstallStep("pip", tab.command or (PIP_NIGHTLY if nightly else PIP_DEFAULT), tab.note or default_note)
 
 
 def docker_step(model: ModelSection, image: str | None) -> InstallStep | None:
-    config = model.install.get("docker")
-    if config is False:
+    tab = model.docker
+    if tab.dropped:
         return None
-    config = config if isinstance(config, dict) else {}
-    return InstallStep("docker", config.get("command") or f"docker pull {image}", config.get("note") or None)
+    return InstallStep("docker", tab.command or f"docker pull {image}", tab.note or None)
 
 
 def install_steps(ctx: Context, image: str | None) -> tuple[InstallStep, ...]:
     steps = [pip_step(ctx.recipe.model), docker_step(ctx.recipe.model, image)]
     for dep in ctx.recipe.dependencies:
-        if isinstance(dep, dict) and dep.get("command"):
-            steps.append(InstallStep("extra", str(dep["command"]), dep.get("note")))
+        if dep.command:
+            steps.append(InstallStep("extra", str(dep.command), dep.note))
     if ctx.kv_store is not None:
-        command = shapes.brand_install(ctx, (ctx.kv_store.get("vllm") or {}).get("install"))
+        command = shapes.brand_install(ctx, ctx.kv_store.vllm_install)
         if command:
             steps.append(InstallStep("kv_store", command, f"for {ctx.sel.kv_offload}"))
-    if ctx.kv_option is not None and ctx.kv_option.get("install"):
-        steps.append(InstallStep("kv_offload", str(ctx.kv_option["install"]), f"for {ctx.sel.kv_offload}"))
+    if ctx.kv_option is not None and ctx.kv_option.install:
+        steps.append(InstallStep("kv_offload", str(ctx.kv_option.install), f"for {ctx.sel.kv_offload}"))
     return tuple(s for s in steps if s is not None)
 
 
@@ -68,9 +65,9 @@ def min_version(ctx: Context) -> tuple[str | None, tuple[str, ...]]:
             declared.append((feature.modes[mode].min_vllm_version,
                              f"features.{key}.modes.{mode}.min_vllm_version"))
     if ctx.kv_store is not None:
-        declared.append((ctx.kv_store.get("min_vllm_version"), f"kv_store/{ctx.sel.kv_offload}.min_vllm_version"))
+        declared.append((ctx.kv_store.min_vllm_version, f"kv_store/{ctx.sel.kv_offload}.min_vllm_version"))
     if ctx.kv_option is not None:
-        declared.append((ctx.kv_option.get("min_vllm_version"),
+        declared.append((ctx.kv_option.min_vllm_version,
                          f"taxonomy.kv_offload.{ctx.sel.kv_offload}.min_vllm_version"))
     best: tuple[Any, str, str] | None = None
     fallback: tuple[str, str] | None = None

@@ -7,12 +7,8 @@ Mooncake deployment wraps a serving strategy on NVIDIA/AMD hardware that can sca
 
 from __future__ import annotations
 
-from typing import Any
-
-from servekit.catalog.domain import Recipe, Strategy
+from servekit.catalog.domain import KvOffload, Recipe, Strategy
 from servekit.synthesis.hardware import Profile, brand, hardware_scalable, kv_store_brand_supported
-
-Doc = dict[str, Any]
 
 
 def strategy_allows_kv_offload(strategy_doc: Strategy | None) -> bool:
@@ -20,24 +16,23 @@ def strategy_allows_kv_offload(strategy_doc: Strategy | None) -> bool:
     return strategy_doc is None or strategy_doc.allows_kv_offload_options()
 
 
-def kv_offload_allowed(option: Doc | None, strategy: str, strategy_doc: Strategy | None) -> bool:
+def kv_offload_allowed(option: KvOffload | None, strategy: str, strategy_doc: Strategy | None) -> bool:
     """A taxonomy KV-offload option: never under PD / kv-store, else its ``strategies`` list."""
-    if not option or not strategy_allows_kv_offload(strategy_doc):
+    if option is None or not strategy_allows_kv_offload(strategy_doc):
         return False
-    allowed = option.get("strategies")
+    allowed = option.strategies
     return not isinstance(allowed, list) or not allowed or strategy in allowed
 
 
-def kv_offload_supported(option: Doc | None, key: str, recipe: Recipe, profile: Profile | None) -> bool:
+def kv_offload_supported(option: KvOffload | None, key: str, recipe: Recipe, profile: Profile | None) -> bool:
     """Recipe gate (``unsupported`` / ``requires_opt_in`` + ``verified``) and brand allowlist."""
-    if not option:
+    if option is None:
         return False
     support = recipe.kv_offload_support.get(key)
-    if support == "unsupported" or (option.get("requires_opt_in") and support != "verified"):
+    if support == "unsupported" or (option.requires_opt_in and support != "verified"):
         return False
-    brands = option.get("brands")
+    brands = option.brands
     return not isinstance(brands, list) or not brands or brand(profile) in brands
-
 
 
 def kv_store_offered(recipe: Recipe, profile: Profile | None, hw_id: str, kv_id: str) -> bool:

@@ -10,7 +10,16 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from servekit.catalog.domain import EMPTY_VARIANT, Recipe, Strategy, recipe_of, strategies_of, strategy_of
+from servekit.catalog.domain import (
+    EMPTY_VARIANT,
+    Recipe,
+    Strategy,
+    kv_offload_keys,
+    kv_offload_of,
+    recipe_of,
+    strategies_of,
+    strategy_of,
+)
 from servekit.errors import SelectionError
 from servekit.synthesis import selection as rules
 from servekit.synthesis.omni import is_omni, pick_task
@@ -56,6 +65,11 @@ def known_recipe(docs, recipe_id: str) -> Recipe:
     """The typed recipe; an unknown id is a SelectionError listing the valid ones."""
     recipe_doc(docs, recipe_id)
     return recipe_of(docs, recipe_id)
+
+
+def _profiles(docs) -> dict[str, Any]:
+    """``taxonomy.hardware_profiles`` as written: the entries the selection rules read."""
+    return docs.taxonomy.get("hardware_profiles") or {}
 
 
 def _strategy_names(docs) -> list[str]:
@@ -104,7 +118,7 @@ def selection_from_request(docs, request: dict[str, Any]) -> Selection:
     if not isinstance(recipe_id, str):
         raise SelectionError(f"request field 'recipe' must be a recipe id string, not {json.dumps(recipe_id)}")
     recipe = known_recipe(docs, recipe_id)
-    hardware = _check("hardware", _named(request, "hardware"), docs.taxonomy.get("hardware_profiles") or {})
+    hardware = _check("hardware", _named(request, "hardware"), _profiles(docs))
     variant = _check("variant", request.get("variant") or "default", recipe.variants, recipe_id)
     strategy = _check("strategy", _named(request, "strategy"), _strategy_names(docs))
     node_count = request.get("node_count", 1)
@@ -118,7 +132,7 @@ def selection_from_request(docs, request: dict[str, Any]) -> Selection:
     kept, notes = rules.apply_exclusions(recipe, list(features))
     kv = request.get("kv_offload")
     if kv is not None:
-        _check("kv offload option", kv, [*docs.kv_store, *(docs.taxonomy.get("kv_offload") or {})])
+        _check("kv offload option", kv, kv_offload_keys(docs))
     return Selection(
         recipe_id=recipe_id, hardware=hardware, variant=variant, strategy=strategy, node_count=node_count,
         features=tuple(kept), modes=_check_modes(recipe, recipe_id, modes),
@@ -153,14 +167,13 @@ def _serving(docs, strategy: str) -> Strategy | None:
 
 def _check_kv_offload(docs, recipe: Recipe, key: str, strategy: str, hardware: str) -> None:
     """A chosen KV-offload option must apply here; the plan never drops it silently."""
-    options = docs.taxonomy.get("kv_offload") or {}
-    _check("kv offload option", key, [*docs.kv_store, *options])
-    profile = (docs.taxonomy.get("hardware_profiles") or {}).get(hardware) or {}
+    _check("kv offload option", key, kv_offload_keys(docs))
+    profile = _profiles(docs).get(hardware) or {}
     if key in docs.kv_store:
         if not rules.kv_store_brand_supported(profile):
             raise SelectionError(f"{key} needs NVIDIA or AMD GPUs (Mooncake has no build for {hardware})")
         return
-    option, strategy_doc = options[key], strategy_of(docs, strategy) if docs.strategies.get(strategy) else None
+    option, strategy_doc = kv_offload_of(docs, key), _serving(docs, strategy)
     if not rules.kv_offload_allowed(option, strategy, strategy_doc):
         raise SelectionError(f"kv offload {key} does not compose with strategy {strategy}")
     if not rules.kv_offload_supported(option, key, recipe, profile):
@@ -170,7 +183,7 @@ def _check_kv_offload(docs, recipe: Recipe, key: str, strategy: str, hardware: s
 
 def recommended_layout(docs, recipe: Recipe, variant_key: str, hw_id: str) -> tuple[str, int]:
     """(strategy, node_count) the reference recommends for a variant on a hardware."""
-    profiles = docs.taxonomy.get("hardware_profiles") or {}
+    profiles = _profiles(docs)
     profile = profiles.get(hw_id) or {}
     variant = recipe.variant(variant_key)
     strategies = strategies_of(docs)
@@ -200,7 +213,7 @@ def resolve_selection(
     task (left unset: the first task of an omni recipe; None: a plain serve plan).
     """
     recipe = known_recipe(docs, recipe_id)
-    profiles = docs.taxonomy.get("hardware_profiles") or {}
+    profiles = _profiles(docs)
     if variant is not None:
         _check("variant", variant, recipe.variants, recipe_id)
     if hardware is None:
@@ -280,7 +293,7 @@ def _choose_features(recipe: Recipe, recipe_id: str, hardware: str, variant: str
 def _default_pd_nodes(docs, recipe: Recipe, recipe_id: str, strategy: str, variant: str, hardware: str):
     if _serving_deploy_type(docs, strategy) != "pd_cluster":
         return None
-    profile = (docs.taxonomy.get("hardware_profiles") or {})[hardware]
+    profile = _profiles(docs)[hardware]
     sized = rules.pd_pool_nodes(profile, recipe.variants.get(variant) or EMPTY_VARIANT, recipe,
                                 strategies_of(docs), hardware)
     if sized == "skip":
@@ -292,9 +305,9 @@ def _default_pd_nodes(docs, recipe: Recipe, recipe_id: str, strategy: str, varia
 
 def _choose_omni_task(recipe: Recipe, recipe_id: str, omni_task: Any) -> str | None:
     if omni_task is AUTO:
-        return pick_task(recipe, None)["key"] if is_omni(recipe) else None
+        return pick_task(recipe, None).key if is_omni(recipe) else None
     if omni_task is None:
         return None
     if not is_omni(recipe):
         raise SelectionError(f"{recipe_id} is not a vLLM-Omni recipe; it has no tasks to pick")
-    return pick_task(recipe, omni_task)["key"]
+    return pick_task(recipe, omni_task).key

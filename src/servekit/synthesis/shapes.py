@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from servekit.catalog.domain import RoleOverride, StrategyRole, block_or_empty
+from servekit.catalog.domain import KvStore, RoleOverride, StrategyRole, block_or_empty
 from servekit.synthesis import selection as rules
 from servekit.synthesis.context import Context
 from servekit.synthesis.hardware import generation_key, layered_key
@@ -190,7 +190,7 @@ def pd_pool_parallelism(ctx: Context, role: str) -> str:
 
 
 def pd_router_command(ctx: Context, prefill: PoolMeta, decode: PoolMeta) -> str:
-    policy = ctx.strategy.router.get("policy") or "round_robin"
+    policy = ctx.strategy.router_policy or "round_robin"
 
     def endpoints(meta: PoolMeta, role: str, port: int) -> list[str]:
         count = max(1, meta.nodes or 1) if meta.parallelism == "dep" else 1
@@ -206,10 +206,9 @@ def pd_router_command(ctx: Context, prefill: PoolMeta, decode: PoolMeta) -> str:
     return "\n".join(lines)
 
 
-def kv_router_command(kv_store: dict, instances: int) -> str:
-    router = kv_store.get("router") or {}
-    port = (kv_store.get("vllm") or {}).get("port") or 8000
-    lines = [f"vllm-router --policy {router.get('policy') or 'cache_aware'} \\",
+def kv_router_command(kv_store: KvStore, instances: int) -> str:
+    port = kv_store.vllm_port or 8000
+    lines = [f"vllm-router --policy {kv_store.router_policy or 'cache_aware'} \\",
              *[f"    --backend-url http://$VLLM_INSTANCE_{i + 1}:{port} \\" for i in range(instances)],
              "    --host $ROUTER_HOST \\", "    --port $ROUTER_PORT \\", "    --cache-threshold 0.5 \\",
              "    --balance-abs-threshold 4 \\", "    --balance-rel-threshold 1.1"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from servekit.catalog.domain import KvStore
 from servekit.synthesis import shapes
 from servekit.synthesis.args import serve_args
 from servekit.synthesis.context import Context, build_context
@@ -40,30 +41,26 @@ def _companions(ctx: Context) -> list[dict]:
             out.append({"feature": key, "label": companion.label or key,
                         "description": companion.description or "",
                         "command": str(companion.command).rstrip()})
-    option = ctx.kv_option or {}
-    companion = option.get("companion") or {}
-    if companion.get("command"):
-        requires = f"Requires: {option['install']}" if option.get("install") else ""
-        out.append({"feature": f"kv_offload:{ctx.sel.kv_offload}", "label": companion.get("label") or ctx.sel.kv_offload,
-                    "description": " ".join(x for x in (companion.get("description") or "", requires) if x),
-                    "command": str(companion["command"]).rstrip()})
+    option = ctx.kv_option
+    if option is not None and option.companion.command:
+        companion = option.companion
+        requires = f"Requires: {option.install}" if option.install else ""
+        out.append({"feature": f"kv_offload:{ctx.sel.kv_offload}", "label": companion.label or ctx.sel.kv_offload,
+                    "description": " ".join(x for x in (companion.description or "", requires) if x),
+                    "command": str(companion.command).rstrip()})
     return out
 
 
-def _kv_passthrough(ctx: Context) -> dict:
-    store = ctx.kv_store or {}
-    master = store.get("mooncake_master") or {}
-    store_cfg = store.get("mooncake_store_config")
-    vllm_cfg = store.get("mooncake_vllm_config") or {}
+def _kv_passthrough(ctx: Context, store: KvStore) -> dict:
+    master, store_cfg = store.master, store.store_config
     return {
-        "master": {"command": master.get("command") or "mooncake_master",
-                   "description": master.get("description") or ""},
-        "store": None if not store_cfg else {
-            "command": store_cfg.get("command"), "description": store_cfg.get("description") or "",
-            "config": store_cfg.get("config") or None, "note": store_cfg.get("note") or ""},
-        "mooncake_config": vllm_cfg.get("template") or {},
-        "mooncake_config_note": vllm_cfg.get("note") or "",
-        "install": shapes.brand_install(ctx, (store.get("vllm") or {}).get("install")),
+        "master": {"command": master.command or "mooncake_master", "description": master.description or ""},
+        "store": None if not store_cfg.declared else {
+            "command": store_cfg.command, "description": store_cfg.description or "",
+            "config": store_cfg.config or None, "note": store_cfg.note or ""},
+        "mooncake_config": store.vllm_config_template or {},
+        "mooncake_config_note": store.vllm_config_note or "",
+        "install": shapes.brand_install(ctx, store.vllm_install),
     }
 
 
@@ -92,20 +89,19 @@ def synthesize(docs, sel: Selection, *, lean: bool = False) -> Plan:
         router = {"command": shapes.pd_router_command(ctx, metas["prefill"], metas["decode"]),
                   "install": "uv pip install vllm-router"}
         extra = {"router_config": ctx.strategy.router or {"policy": "round_robin"}}
-        if ctx.kv_store is not None and ctx.kv_store.get("pd"):
-            extra["mooncake"] = _kv_passthrough(ctx)
+        if ctx.kv_store is not None and ctx.kv_store.composes_with_pd:
+            extra["mooncake"] = _kv_passthrough(ctx, ctx.kv_store)
         return Plan(deploy_type="pd_cluster", processes=processes, router=tuple(router.items()),
                     passthrough=tuple(extra.items()), **common)
     processes = tuple(_node_processes(ctx))
     if ctx.kv_composing:
-        instances = ctx.kv_instances
-        router_doc = ctx.kv_store.get("router") or {}
+        instances, store = ctx.kv_instances, ctx.kv_store
         router = None if instances <= 1 else {
-            "command": shapes.kv_router_command(ctx.kv_store, instances),
-            "install": router_doc.get("install") or "uv pip install vllm-router",
-            "port": router_doc.get("port") or 30080}
+            "command": shapes.kv_router_command(store, instances),
+            "install": store.router_install or "uv pip install vllm-router",
+            "port": store.router_port or 30080}
         extra = {"instances": instances, "serving_strategy": sel.strategy,
-                 "kv_min_vllm_version": ctx.kv_store.get("min_vllm_version") or None, **_kv_passthrough(ctx)}
+                 "kv_min_vllm_version": store.min_vllm_version or None, **_kv_passthrough(ctx, store)}
         return Plan(deploy_type="kv_store_lb", processes=processes, env=processes[0].env,
                     router=None if router is None else tuple(router.items()),
                     passthrough=tuple(extra.items()), **common)

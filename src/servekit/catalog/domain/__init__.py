@@ -1,4 +1,5 @@
-"""Typed domain objects past validation: recipes, variants, features, modes, strategies.
+"""Typed domain objects past validation: recipes, variants, features, modes, strategies,
+KV-store deployments, KV-offload options and vLLM-Omni tasks.
 
 Built from the plain (already validated) documents of ``CatalogDocuments``, once per
 document and cached on it; frozen slotted dataclasses, so a bulk build pays a few
@@ -11,15 +12,20 @@ from typing import Any
 
 from servekit.catalog.domain.feature import Companion, Feature, Mode
 from servekit.catalog.domain.hardware_block import EMPTY_BLOCK, HardwareBlock, block_or_empty
+from servekit.catalog.domain.install import Dependency, InstallTab
+from servekit.catalog.domain.kv_offload import KvOffload
+from servekit.catalog.domain.kv_store import KvProcess, KvStore
+from servekit.catalog.domain.omni import Omni, OmniTask
 from servekit.catalog.domain.recipe import ModelSection, Recipe, RecipeMeta
 from servekit.catalog.domain.strategy import NO_STRATEGY, Strategy, StrategyRole
 from servekit.catalog.domain.strategy_override import NO_OVERRIDE, RoleOverride, StrategyOverride
 from servekit.catalog.domain.variant import EMPTY_VARIANT, Variant
 
 __all__ = [
-    "EMPTY_BLOCK", "EMPTY_VARIANT", "NO_OVERRIDE", "NO_STRATEGY", "Companion", "Feature", "HardwareBlock", "Mode",
-    "ModelSection", "Recipe", "RecipeMeta", "RoleOverride", "Strategy", "StrategyOverride", "StrategyRole",
-    "Variant", "block_or_empty", "recipe_of", "strategies_of", "strategy_of",
+    "EMPTY_BLOCK", "EMPTY_VARIANT", "NO_OVERRIDE", "NO_STRATEGY", "Companion", "Dependency", "Feature",
+    "HardwareBlock", "InstallTab", "KvOffload", "KvProcess", "KvStore", "Mode", "ModelSection", "Omni", "OmniTask", "Recipe", "RecipeMeta",
+    "RoleOverride", "Strategy", "StrategyOverride", "StrategyRole", "Variant", "block_or_empty",
+    "kv_offload_keys", "kv_offload_of", "kv_store_of", "recipe_of", "strategies_of", "strategy_of",
 ]
 
 
@@ -52,3 +58,28 @@ def strategies_of(docs: Any) -> dict[str, Strategy]:
     merged = {**docs.strategies, **docs.kv_store}
     return {name: _cached(docs, ("strategy", name), raw, lambda: Strategy.of(name, raw))
             for name, raw in merged.items()}
+
+
+def kv_store_of(docs: Any, name: str | None) -> KvStore | None:
+    """The KV-store deployment of that name (None when the catalog has none, or it is empty)."""
+    raw = docs.kv_store.get(name) if name else None
+    if not raw:
+        return None
+    return _cached(docs, ("kv_store", name), raw, lambda: KvStore.of(name, raw))
+
+
+def _kv_offload_docs(docs: Any) -> dict[str, Any]:
+    return docs.taxonomy.get("kv_offload") or {}
+
+
+def kv_offload_keys(docs: Any) -> list[str]:
+    """Every ``--kv-offload`` choice: the KV-store deployments, then the taxonomy options."""
+    return [*docs.kv_store, *_kv_offload_docs(docs)]
+
+
+def kv_offload_of(docs: Any, key: str | None) -> KvOffload | None:
+    """The taxonomy KV-offload option of that key (None when there is none, or it is empty)."""
+    raw = _kv_offload_docs(docs).get(key) if key else None
+    if not raw:
+        return None
+    return _cached(docs, ("kv_offload", key), raw, lambda: KvOffload.of(key, raw))

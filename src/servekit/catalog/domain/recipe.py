@@ -8,6 +8,8 @@ from typing import Any
 
 from servekit.catalog.domain.feature import Feature, features_of
 from servekit.catalog.domain.hardware_block import block_map
+from servekit.catalog.domain.install import Dependency, InstallTab
+from servekit.catalog.domain.omni import Omni
 from servekit.catalog.domain.strategy_override import NO_OVERRIDE, StrategyOverride
 from servekit.catalog.domain.values import Doc, listing, mapping
 from servekit.catalog.domain.variant import EMPTY_VARIANT, Variant
@@ -15,8 +17,9 @@ from servekit.catalog.domain.variant import EMPTY_VARIANT, Variant
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class RecipeMeta:
-    """``meta``: per-hardware support marks, the author's default hardware, the tasks."""
+    """``meta``: the title, per-hardware support marks, the author's default hardware, the tasks."""
 
+    title: Any
     hardware: Doc
     default_hardware: Any
     tasks: list[Any]
@@ -24,12 +27,13 @@ class RecipeMeta:
     @classmethod
     def of(cls, raw: Any) -> RecipeMeta:
         get = mapping(raw).get
-        return cls(mapping(get("hardware")), get("default_hardware"), listing(get("tasks")))
+        return cls(get("title"), mapping(get("hardware")), get("default_hardware"), listing(get("tasks")))
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class ModelSection:
-    """``model``: the checkpoint, base arguments and env, version floor, image and install tabs."""
+    """``model``: the checkpoint, base arguments and env, version floor, image and install tabs,
+    and the architecture and parameter count as the author describes them."""
 
     model_id: Any
     base_args: Any
@@ -38,14 +42,20 @@ class ModelSection:
     nightly_required: bool
     docker_image: Any
     install: Doc
+    pip: InstallTab
+    docker: InstallTab
+    architecture: Any
+    parameter_count: Any
     raw: Doc
 
     @classmethod
     def of(cls, raw: Any) -> ModelSection:
         doc = mapping(raw)
         get = doc.get
+        install = mapping(get("install"))
         return cls(get("model_id"), get("base_args"), get("base_env"), get("min_vllm_version"),
-                   get("nightly_required") is True, get("docker_image"), mapping(get("install")), doc)
+                   get("nightly_required") is True, get("docker_image"), install, InstallTab.of(install.get("pip")),
+                   InstallTab.of(install.get("docker")), get("architecture"), get("parameter_count"), doc)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -66,8 +76,9 @@ class Recipe:
     hardware_overrides: dict[str, Any]
     kv_offload_support: Doc
     kv_cache_strategy_hardware: Doc
-    dependencies: list[Any]
-    omni: Doc
+    dependencies: list[Dependency]
+    """The mapping entries of ``dependencies`` (other entries add nothing)."""
+    omni: Omni
     raw: Doc
 
     @classmethod
@@ -81,7 +92,8 @@ class Recipe:
             get("default_strategy"), mapping(get("strategy_hardware")), get("strategy_min_gpus"),
             {key: StrategyOverride.of(doc) for key, doc in mapping(get("strategy_overrides")).items()},
             block_map(get("hardware_overrides")), mapping(get("kv_offload_support")),
-            mapping(get("kv_cache_strategy_hardware")), listing(get("dependencies")), mapping(get("omni")), raw,
+            mapping(get("kv_cache_strategy_hardware")), [Dependency.of(dep) for dep in listing(get("dependencies")) if isinstance(dep, dict)],
+            Omni.of(get("omni")), raw,
         )
 
     def variant(self, key: str | None) -> Variant | None:

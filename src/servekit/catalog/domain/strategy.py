@@ -38,11 +38,14 @@ class Strategy:
 
     name: str
     deploy_type: Any
+    display_name: Any
     vllm_args: Any
     env: Any
     parallel_flag: Any
     parallelism: Any
     router: Doc
+    """``router`` as written (a PD plan publishes it verbatim)."""
+    router_policy: Any
     kv_offload: Any
     allows_kv_offload: Any
     prefill: StrategyRole
@@ -53,8 +56,9 @@ class Strategy:
     def of(cls, name: str, raw: Any) -> Strategy:
         doc = mapping(raw)
         get = doc.get
-        return cls(name, get("deploy_type"), get("vllm_args"), get("env"), get("parallel_flag"),
-                   get("parallelism"), mapping(get("router")), get("kv_offload"), get("allows_kv_offload"),
+        router = mapping(get("router"))
+        return cls(name, get("deploy_type"), get("display_name"), get("vllm_args"), get("env"), get("parallel_flag"),
+                   get("parallelism"), router, router.get("policy"), get("kv_offload"), get("allows_kv_offload"),
                    StrategyRole.of(get("prefill")), StrategyRole.of(get("decode")), doc)
 
     def role(self, name: str) -> StrategyRole:

@@ -28,6 +28,7 @@ class Variant:
     precision_hardware: Any
     default_modes: Doc
     hardware_overrides: dict[str, Any]
+    description: Any
     empty: bool
     raw: Doc
 
@@ -38,7 +39,7 @@ class Variant:
         return cls(key, get("precision"), get("model_id"), get("vram_minimum_gb"), get("min_vllm_version"),
                    get("tp"), get("extra_args"), get("extra_env"), get("docker_image"), get("supported_hardware"),
                    get("precision_hardware"), mapping(get("default_modes")), block_map(get("hardware_overrides")),
-                   not raw, doc)
+                   get("description"), not raw, doc)
 
     def exact_block(self, hw_id: str | None) -> HardwareBlock | None:
         """The block keyed by this exact hardware id, when it is a mapping."""
