@@ -28,12 +28,17 @@ def _model_for(path: Path, root: Path):
     return {"taxonomy.yaml": Taxonomy, "platforms.yaml": Platforms}[rel.name]
 
 
-def test_schema_knows_every_key_of_the_reference_catalog_and_seed(reference_catalog):
+def test_schema_knows_every_key_of_the_reference_catalog(reference_catalog):
     files = [(p, _model_for(p, reference_catalog)) for p in sorted(reference_catalog.rglob("*.yaml"))]
-    files.append((SEED_RECIPE, Recipe))
     assert len(files) > 150
     unknown = {str(path): keys for path, model in files if (keys := unknown_keys(model, read_yaml(path)))}
     assert unknown == {}
+
+
+def test_schema_knows_every_key_of_the_seed_recipe():
+    if not SEED_RECIPE.is_file():
+        pytest.skip(f"{SEED_RECIPE} is not present")
+    assert unknown_keys(Recipe, read_yaml(SEED_RECIPE)) == []
 
 
 @pytest.fixture(scope="module")
