@@ -71,3 +71,18 @@ def test_kimi_points_land_once_the_config_states_the_replicated_shapes():
     assert point["config_facts"].get("mla") and point["tp"] == 8
     stated = predict_point({**point, "config_facts": {**point["config_facts"], **KIMI_KEYS}}, use_logged_memory=False)
     assert stated["kv_tokens"] == pytest.approx(point["measured_kv_tokens"], rel=0.015)
+
+
+def test_encoder_data_mode_keeps_the_whole_encoder_on_every_tp_rank():
+    """--mm-encoder-tp-mode data: each TP rank hosts all of the encoder's weights (vLLM's
+    MultiModalConfig.mm_encoder_tp_mode); the default "weights" splits them like the rest."""
+    from servekit.fit.launch import launch_settings
+
+    facts = shipped_facts("Qwen/Qwen3.8-27B")
+    split = weights_gib_per_rank(facts, launch_settings(["--tensor-parallel-size", "2"]))
+    whole = weights_gib_per_rank(facts, launch_settings(["--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data"]))
+    text_only = launch_settings(["--tensor-parallel-size", "2", "--mm-encoder-tp-mode", "data", "--language-model-only"])
+    assert whole - split == pytest.approx(facts.weights.vision / 2 / (1 << 30))
+    assert weights_gib_per_rank(facts, text_only) < split
+    one_rank = ["--mm-encoder-tp-mode", "data"]
+    assert weights_gib_per_rank(facts, launch_settings(one_rank)) == weights_gib_per_rank(facts, launch_settings([]))

@@ -25,6 +25,9 @@ class LaunchSettings:
     block_size: int | None = None
     enforce_eager: bool = False
     language_model_only: bool = False
+    mm_encoder_data_parallel: bool = False
+    """--mm-encoder-tp-mode data: every TP rank holds the whole multimodal encoder and the ranks
+    split the encoder's batch instead (vllm/config/multimodal.py MultiModalConfig.mm_encoder_tp_mode)."""
     prefix_caching: bool = True
     chunked_prefill: bool | None = None
     """--enable-chunked-prefill / --no-enable-chunked-prefill; None: the engine's default."""
@@ -126,6 +129,8 @@ def _apply(settings: LaunchSettings, option: Option) -> LaunchSettings:
         return replace(settings, max_model_len=parse_length(value))
     if flag == "--gpu-memory-utilization":
         return replace(settings, gpu_memory_utilization=float(value))
+    if flag == "--mm-encoder-tp-mode":
+        return replace(settings, mm_encoder_data_parallel=value == "data")
     if flag == "--limit-mm-per-prompt":
         return replace(settings, language_model_only=settings.language_model_only or _no_media(value))
     if flag == "--speculative-config":

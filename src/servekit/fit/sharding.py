@@ -13,6 +13,10 @@ some tensors are ``ReplicatedLinear`` (``disable_tp``) and every TP rank keeps a
 
 Norms are replicated too and negligible. Pipeline stages split all of it by layers.
 
+The multimodal encoder is split over TP ranks like the rest, unless ``--mm-encoder-tp-mode data``
+asks every TP rank to hold the whole encoder and split its batch instead
+(``vllm/config/multimodal.py``: "hosting the full weights on each TP rank").
+
 With expert parallelism over data-parallel ranks (``--enable-expert-parallel`` and
 ``--data-parallel-size`` > 1) the experts are split over TP x DP ranks while the rest is split over
 TP only; the experts' share of the checkpoint comes from the config's shapes.
@@ -81,10 +85,17 @@ def expert_bytes(facts: ModelFacts) -> float:
     return _moe_layers(facts) * moe.num_experts * 3 * facts.hidden_size * inner * _linear_bytes(facts)
 
 
+def whole_encoder_bytes(facts: ModelFacts, launch: LaunchSettings) -> float:
+    """The multimodal encoder's bytes when every TP rank holds all of it (0 otherwise)."""
+    if facts.weights is None or launch.language_model_only or not launch.mm_encoder_data_parallel:
+        return 0.0
+    return float(facts.weights.vision)
+
+
 def per_rank_bytes(loaded: float, facts: ModelFacts, launch: LaunchSettings) -> float:
     """Bytes one rank holds of ``loaded`` checkpoint bytes."""
     tp, pp = launch.tp, launch.pp
-    replicated = min(replicated_bytes(facts), loaded) if tp > 1 else 0.0
+    replicated = min(replicated_bytes(facts) + whole_encoder_bytes(facts, launch), loaded) if tp > 1 else 0.0
     experts = 0.0
     if launch.expert_parallel and launch.dp > 1:
         experts = min(expert_bytes(facts), loaded - replicated)
