@@ -99,7 +99,7 @@ def test_omni_tasks_bare_ids_and_maps_with_their_selector_key():
                                                      "hardware_overrides": {"h200": {"model_id": "o/h"}}},
                                             {"id": "t2i", "key": None}]})
     bare, mapped, null_key = omni.tasks
-    assert (bare.id, bare.key, bare.entry()) == ("t2v", "t2v", {"id": "t2v", "key": "t2v"})
+    assert (bare.id, bare.key) == ("t2v", "t2v")
     assert mapped.key == "fast" and mapped.block("h200").model_id == "o/h" and mapped.block("b200").model_id is None
     assert null_key.key is None and omni.port == 8091 and omni.serve_binary is None
     assert Recipe.of({}).omni.tasks == []

@@ -8,8 +8,6 @@ binary for releases before ``vllm serve --omni`` existed.
 
 from __future__ import annotations
 
-from typing import Any
-
 from servekit.catalog.domain import EMPTY_BLOCK, OmniTask, Recipe, block_or_empty
 from servekit.errors import SelectionError
 from servekit.synthesis.args import dedupe
@@ -24,11 +22,6 @@ KNOWN_TASKS = ("t2i", "i2i", "t2v", "i2v", "ti2v", "t2a")
 def known_tasks(recipe: Recipe) -> list[OmniTask]:
     """The recipe's tasks whose id is a known task kind, in order."""
     return [task for task in recipe.omni.tasks if task.id in KNOWN_TASKS]
-
-
-def omni_tasks(recipe: Recipe) -> list[dict[str, Any]]:
-    """The known tasks as maps with an ``id`` and a selector ``key``."""
-    return [task.entry() for task in known_tasks(recipe)]
 
 
 def is_omni(recipe: Recipe) -> bool:

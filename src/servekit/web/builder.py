@@ -17,10 +17,10 @@ from servekit.app.discovery import hardware_marks, runs_on
 from servekit.app.plan import resolve
 from servekit.app.request import PlanRequest, find_model
 from servekit.catalog.documents import CatalogDocuments
-from servekit.catalog.domain import Recipe
+from servekit.catalog.domain import Recipe, kv_offload_keys
 from servekit.catalog.faults import catalog_faults
 from servekit.errors import ServekitError
-from servekit.synthesis.omni import is_omni, omni_tasks
+from servekit.synthesis.omni import is_omni, known_tasks
 from servekit.synthesis.plan import Selection
 from servekit.synthesis.selection import MAX_NODES
 from servekit.web.choices import DIMENSIONS, Choices, with_features
@@ -111,9 +111,9 @@ def _candidates(docs: CatalogDocuments, recipe: dict[str, Any], dimension: str) 
     if dimension == "nodes":
         return [str(n) for n in range(1, MAX_NODES + 1)]
     if dimension == "kv_offload":
-        return [*docs.kv_store, *(docs.taxonomy.get("kv_offload") or {})]
+        return kv_offload_keys(docs)
     typed = Recipe.of(recipe)
-    return [str(t["key"]) for t in omni_tasks(typed)] if is_omni(typed) else []
+    return [str(t.key) for t in known_tasks(typed)] if is_omni(typed) else []
 
 
 def _typed(dimension: str, value: str) -> Any:

@@ -33,10 +33,6 @@ class OmniTask:
         """``hardware_overrides.<hw_id>`` (the empty block when the task has none there)."""
         return block_or_empty(self.hardware_overrides.get(hw_id))
 
-    def entry(self) -> Doc:
-        """The entry as a map that always carries its ``key``."""
-        return {**self.raw, "key": self.key}
-
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Omni:
