@@ -20,6 +20,7 @@ import json
 import sys
 from typing import Any
 
+from extract_values import jsonable
 from flag_text import first_sentence
 
 FORMAT = 1
@@ -27,23 +28,11 @@ FORMAT = 1
 CONFLICTS = [["--model", "--model-path"]]
 
 
-def jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, enum.Enum):
-        return jsonable(value.value)
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "model_dump"):
-        return jsonable(value.model_dump(mode="json"))
-    return repr(value)
-
-
 def default_value(value: Any) -> Any:
-    """A JSON default, or None for callables and click's internal "unset" sentinels."""
-    if callable(value) or type(value) is object:
+    """A JSON default, or None for callables and click's internal "unset" sentinels (a bare
+    ``object()``, or an enum member standing for one)."""
+    sentinel = isinstance(value, enum.Enum) and type(value.value) is object
+    if callable(value) or type(value) is object or sentinel:
         return None
     out = jsonable(value)
     return None if isinstance(out, str) and out.startswith("<") and " object at " in out else out

@@ -17,7 +17,6 @@ Standard library and SGLang only: servekit is not importable in that environment
 from __future__ import annotations
 
 import argparse
-import enum
 import importlib.metadata
 import json
 import logging
@@ -25,31 +24,11 @@ import sys
 from typing import Any
 
 from extract_source import environment_facts, installed_distribution
+from extract_values import action_kind, jsonable
 from flag_text import first_sentence
 
 logging.disable(logging.WARNING)
 FORMAT = 1
-ACTIONS = {
-    "_StoreAction": "store",
-    "_StoreTrueAction": "store_true",
-    "_StoreFalseAction": "store_false",
-    "_StoreConstAction": "store_const",
-    "_AppendAction": "append",
-    "_CountAction": "count",
-    "BooleanOptionalAction": "boolean_optional",
-}
-
-
-def jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, enum.Enum):
-        return jsonable(value.value)
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [jsonable(v) for v in value]
-    return repr(value)
 
 
 def value_type(func: Any) -> dict[str, Any]:
@@ -76,7 +55,7 @@ def value_type(func: Any) -> dict[str, Any]:
 
 
 def flag_entry(action: argparse.Action, group: str) -> dict[str, Any]:
-    kind = ACTIONS.get(type(action).__name__, type(action).__name__)
+    kind = action_kind(action)
     longs = [o for o in action.option_strings if o.startswith("--")]
     negation = next((o for o in longs if o.startswith("--no-")), None) if kind == "boolean_optional" else None
     longs = [o for o in longs if o != negation]

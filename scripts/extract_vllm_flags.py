@@ -29,6 +29,7 @@ import typing
 from typing import Any
 
 from extract_source import environment_facts, installed_distribution
+from extract_values import action_kind, jsonable
 from flag_text import first_sentence
 
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
@@ -70,20 +71,6 @@ REGISTRY_CHECKS = [
     {"flag": "--attention-backend", "registry": "attention_backends", "fold": "upper", "also": ["AUTO"]},
     {"flag": "--quantization", "registry": "quantization_methods"},
 ]
-
-
-def jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, enum.Enum):
-        return jsonable(value.name if not isinstance(value.value, (int, str)) else value.value)
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "__dataclass_fields__"):
-        return {f: jsonable(getattr(value, f, None)) for f in value.__dataclass_fields__}
-    return repr(value)
 
 
 def closure_values(func: Any) -> list[Any]:
@@ -231,20 +218,6 @@ def field_acceptance(cls: Any) -> tuple[dict[str, list[str]], dict[str, list[str
             if good:
                 strings[name] = good
     return kinds, strings
-
-
-def action_kind(action: argparse.Action) -> str:
-    names = {
-        "_StoreAction": "store",
-        "_StoreTrueAction": "store_true",
-        "_StoreFalseAction": "store_false",
-        "_StoreConstAction": "store_const",
-        "_AppendAction": "append",
-        "_CountAction": "count",
-        "BooleanOptionalAction": "boolean_optional",
-        "EnableDisableAction": "boolean_optional",  # vLLM 0.33: --enable-x / --disable-x
-    }
-    return names.get(type(action).__name__, type(action).__name__)
 
 
 def flag_entry(action: argparse.Action, group: str, deprecated: bool) -> dict[str, Any]:
