@@ -160,3 +160,24 @@ def test_env_of_a_request_selects_v0():
     # V0 profiles 8192 tokens over 256 sequences with its own sampler; V1 2048 tokens with FlashInfer's
     assert v0.activation_gib > v1.activation_gib
     assert v0.activation_gib == pytest.approx(256 * 128256 * value("sampler_bytes_per_logit_v0") / (1 << 30))
+
+
+def test_hybrid_models_get_prefix_caching_by_default_from_0_28():
+    hybrid = shipped_facts("Qwen/Qwen3.8-27B")
+    assert "linear" in hybrid.layers
+    launch = LaunchSettings(max_model_len=65536, language_model_only=True)
+
+    def per_request(version: str | None, stated: bool | None = None) -> int:
+        from servekit.fit.kv import pool_layout
+        from servekit.fit.planner import kv_options
+        run = VllmRun(version)
+        opts = kv_options(hybrid, replace(launch, prefix_caching=stated), H100, 2.0, run)
+        return pool_layout(hybrid, opts).blocks_per_request
+
+    groups = 3  # 48 linear layers in groups of 16: one state block each, two in 'align' mode
+    assert per_request("0.27.1") + groups == per_request("0.28.0") == per_request(None)
+    assert per_request("0.27.1", stated=True) == per_request("0.28.0")
+    assert per_request("0.28.0", stated=False) == per_request("0.27.1")
+    # attention-only models keep prefix caching on in every release (it costs them no blocks)
+    assert VllmRun("0.10.1").prefix_caching(None, hybrid=False)
+    assert not VllmRun("0.27.1").prefix_caching(None, hybrid=True)

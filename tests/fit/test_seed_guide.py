@@ -15,6 +15,11 @@ The guide was measured on vLLM 0.26.1rc1; the plans here follow that version's a
   other; they are not independent evidence of accuracy (``bench/bench_kv_points.py`` scores that).
 * The MTP row of the 1x card (90,112 tokens) does not say which of the other levers were on; it
   is checked for order of magnitude only (within 15% with all of them).
+* The pools are laid out with prefix caching on (two state blocks per linear-attention group and
+  request): the 1x rows' 135,926 and 152,917 tokens are whole blocks only that way. This main-branch
+  build already had vllm-project/vllm#50991 (prefix caching by default for hybrid models), which
+  tagged releases carry from 0.28.0; servekit reads a development build as the release it names, so
+  the plans here state ``--enable-prefix-caching``.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ GUIDE_VERSION = "0.26.1rc1.dev608+g99a10304d"
 RTX_5090 = {"brand": "NVIDIA", "generation": "blackwell", "gpu_count": 1, "vram_gb": 32}
 RTX_5090_2X = {"brand": "NVIDIA", "generation": "blackwell", "gpu_count": 2, "vram_gb": 64}
 MTP = """ --speculative-config '{"method":"mtp","num_speculative_tokens":3}'"""
-ONE_CARD = "-tp 1 --max-model-len 32768 --enforce-eager"
+ONE_CARD = "-tp 1 --max-model-len 32768 --enforce-eager --enable-prefix-caching"
 
 
 def _pool(checkpoint: str, profile: dict, argv: str) -> int:
@@ -56,11 +61,10 @@ TWO_CARD_GAP = (
 
 
 UNSLOTH_LAYOUT = (
-    "; besides, this row's pool is laid out without the drafter: 920,517 tokens at 262,144 are 611 blocks "
-    "over 174 per request, which 16 full-attention layers without speculative state slots give (with the "
-    "MTP layer and 3 draft tokens a request takes 179), so the row's MTP flags may not be what it ran"
+    "; besides, this row's pool is laid out without the drafter and with prefix caching: 920,517 tokens at "
+    "262,144 are 611 blocks over 174 per request (168 for 16 full-attention layers at 1,568-token blocks, two "
+    "state blocks for each of 3 linear groups), so the row's MTP flags may not be what it ran"
 )
-
 
 @pytest.mark.parametrize("checkpoint,kv,logged", [
     pytest.param("Qwen/Qwen3.8-27B-FP8", "auto", 377_456,
@@ -71,7 +75,7 @@ UNSLOTH_LAYOUT = (
                  marks=pytest.mark.xfail(strict=True, reason=TWO_CARD_GAP.format(gap="16%") + UNSLOTH_LAYOUT)),
 ])
 def test_two_5090_table(checkpoint, kv, logged):
-    argv = f"-tp 2 --max-model-len 262144 --kv-cache-dtype {kv}" + MTP
+    argv = f"-tp 2 --max-model-len 262144 --enable-prefix-caching --kv-cache-dtype {kv}" + MTP
     assert _pool(checkpoint, RTX_5090_2X, argv) == pytest.approx(logged, rel=0.06)
 
 
@@ -104,8 +108,8 @@ def test_one_5090_levers_move_the_pool_the_right_way():
     "terms are small; turning MTP on costs 51% of the pool in the plan but 41% in the guide: the MTP "
     "head's 1.66 GiB (a share estimated as what the language-only rows leave of the checkpoint, not read "
     "from headers; a one-layer head of this shape is ~0.8 GiB in bf16) overstates what drafting loads, "
-    "while the layout with the drafter's attention layer and speculative state slots matches vLLM's "
-    "(36 blocks per request: 90,112 tokens are 99 blocks of 17 x 1,600-token pages)"))
+    "while the layout with the drafter's attention layer, speculative state slots and prefix caching matches "
+    "vLLM's (36 blocks per request: 90,112 tokens are 99 blocks of 17 x 1,600-token pages)"))
 def test_one_5090_mtp_row_order_of_magnitude():
     argv = f"{ONE_CARD} --kv-cache-dtype fp8 --language-model-only --max-num-seqs 8" + MTP
     assert _pool("Inferact/Qwen3.8-27B-NVFP4", RTX_5090, argv) == pytest.approx(90_112, rel=0.15)

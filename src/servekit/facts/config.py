@@ -134,8 +134,9 @@ def moe_from_config(cfg: dict[str, Any]) -> MoEFacts | None:
     )
 
 
-def _quant(config: dict[str, Any], cfg: dict[str, Any]) -> QuantFacts | None:
-    q = config.get("quantization_config") or cfg.get("quantization_config")
+def quant_from_config(config: dict[str, Any], cfg: dict[str, Any] | None = None) -> QuantFacts | None:
+    """The ``quantization_config`` of a config (or of its text config ``cfg``), None without one."""
+    q = config.get("quantization_config") or (cfg or {}).get("quantization_config")
     if not isinstance(q, dict):
         return None
     block = q.get("weight_block_size")
@@ -225,7 +226,7 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
         mla=mla,
         mtp_layers=int(_first(cfg, "mtp_num_hidden_layers", "num_nextn_predict_layers") or 0),
         moe=moe_from_config(cfg),
-        quantization=_quant(config, cfg),
+        quantization=quant_from_config(config, cfg),
         has_vision=any(isinstance(config.get(k), dict) for k in VISION_CONFIG_KEYS),
         vision=vision_from_config(config),
     )

@@ -133,6 +133,21 @@ CONSTANTS: tuple[Constant, ...] = (
         "(self.hidden_states = torch.zeros(max_num_tokens, hidden_size)) and dummy_run",
     ),
     Constant(
+        "marlin_scale_bytes", 2.0,
+        "bytes of one Marlin group scale: an FP8 linear served weight-only on a GPU without FP8 keeps one "
+        "scale in the model dtype per block_k input rows and output column (servekit.fit.marlin)", CODE,
+        "vllm/model_executor/layers/quantization/utils/marlin_utils_fp8.py prepare_fp8_layer_for_marlin "
+        "(scales.to(layer.orig_dtype), repeat_interleave(block_n) to (size_k / block_k, size_n)); a dual RTX "
+        "3090 27B FP8 launch logs 14.68 GiB loaded per rank for 14.38 GiB of checkpoint (noonghunna/club-3090 "
+        "issues #602, #751)",
+    ),
+    Constant(
+        "fp8_block_scale_bytes", 4.0,
+        "bytes of one block scale of a block-scaled FP8 checkpoint, which the Marlin layout replaces", CODE,
+        "weight_scale_inv tensors are float32 in block-scaled FP8 checkpoints "
+        "(vllm/model_executor/layers/quantization/fp8.py create_weights, BlockQuantScaleParameter)",
+    ),
+    Constant(
         "non_torch_gib", 0.25,
         "memory outside PyTorch's allocator on one rank: CUDA context, cuBLAS/cuDNN workspaces", MEASURED,
         "logged non-torch memory of 11 single-GPU H100 launches at 0.17-0.19: 0.13-0.27 GiB",

@@ -12,6 +12,11 @@ Memory, in order:
 3. the bundled taxonomy's profile of that part (matched by display name), priced the same way;
 4. otherwise unknown (no prediction from the memory model).
 
+Generation (NVIDIA only; it says which number formats the part computes natively,
+``servekit.hardware.precision``): ``GPU_GENERATIONS``, from the architecture each product line is
+built on (NVIDIA's product pages: Ampere GA100/GA102, Ada AD102/AD104, Hopper GH100, Blackwell
+GB100/GB202); a name no row matches has no generation (nothing is derived from it).
+
 Links: NVLink/NVSwitch data-centre parts (A100 SXM, H100, H200, H800, B200, B300, GB200, GB300)
 and AMD Instinct parts (xGMI) keep large communication buffers; a name with ``PCIe`` or any other
 part counts as PCIe.
@@ -57,6 +62,18 @@ GPU_MODELS: tuple[GpuModel, ...] = (
     GpuModel(r"\bmi300x\b", 191.98, "vllm-project/vllm#53961 (AMD Instinct MI300X)"),
 )
 
+GPU_GENERATIONS: tuple[tuple[str, str], ...] = (
+    (r"\b(?:g?b[1-3]00|rtx 50\d0|rtx pro \d000(?! ada)|5090|5080)\b", "blackwell"),
+    (r"\b(?:gh200|h[12]00|h800|h20)\b", "hopper"),
+    (r"\b(?:l4|l40s?|l20|rtx 40\d0|4090|4080|rtx (?:\d000 )?ada|\d000 ada)\b", "ada"),
+    (r"\b(?:a100|a800|a10g?|a16|a2|a30|a40|rtx a\d000|a\d000|rtx 30\d0(?: ti)?|3090|3080)\b", "ampere"),
+    (r"\b(?:t4|rtx 20\d0|quadro rtx)\b", "turing"),
+    (r"\bv100\b", "volta"),
+    (r"\b(ampere|ada|hopper|blackwell|turing|volta)\b", ""),
+)
+"""(pattern over the lower-cased name, NVIDIA generation), first match wins; the last row takes a
+generation the name spells out (``unknown Ampere GPU``)."""
+
 _SWITCHED = re.compile(r"\b(?:g?[hb][1-3]00|h800|a100|mi3\d\dx?)\b")
 _AMD = re.compile(r"\b(?:amd|instinct|mi\d{3}x?|radeon)\b")
 _STATED_GB = re.compile(r"\b(\d{2,3}) ?gb\b")
@@ -74,6 +91,19 @@ def interconnect_from_name(name: str) -> str:
     if "pcie" in lower or not _SWITCHED.search(lower):
         return "pcie"
     return "xgmi" if is_amd(lower) else "nvlink"
+
+
+def generation_from_name(name: str) -> str:
+    """The NVIDIA generation a GPU name names (``ampere``, ``ada``, ...), or "" when it does not
+    tell (AMD parts and unknown names included)."""
+    lower = re.sub(r"\s+", " ", name.lower())
+    if is_amd(lower):
+        return ""
+    for pattern, generation in GPU_GENERATIONS:
+        match = re.search(pattern, lower)
+        if match:
+            return generation or match.group(1)
+    return ""
 
 
 def _usable(nominal_gb: float, amd: bool) -> float:

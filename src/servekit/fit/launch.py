@@ -28,7 +28,9 @@ class LaunchSettings:
     mm_encoder_data_parallel: bool = False
     """--mm-encoder-tp-mode data: every TP rank holds the whole multimodal encoder and the ranks
     split the encoder's batch instead (vllm/config/multimodal.py MultiModalConfig.mm_encoder_tp_mode)."""
-    prefix_caching: bool = True
+    prefix_caching: bool | None = None
+    """--enable-prefix-caching / --no-enable-prefix-caching; None: the engine's default
+    (``servekit.fit.versions.VllmRun.prefix_caching``)."""
     chunked_prefill: bool | None = None
     """--enable-chunked-prefill / --no-enable-chunked-prefill; None: the engine's default."""
     spec_method: str | None = None

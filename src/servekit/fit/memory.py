@@ -5,7 +5,8 @@ activation peak - non-torch memory [- CUDA-graph estimate]``:
 
 * weights: the bytes loaded on the rank (checkpoint, less the vision tower when serving text
   only and the MTP head unless it drafts), split over TP x PP except the tensors every TP rank
-  holds whole (``servekit.fit.sharding``);
+  holds whole (``servekit.fit.sharding``), plus what the load adds (Marlin's scales for FP8 on
+  GPUs without FP8: ``servekit.fit.marlin``);
 * activation peak: the profile run's largest transient (``profile_run``): the multimodal
   encoder's dummy batch (``servekit.fit.encoder``), whose outputs stay in the encoder cache while
   a forward pass over the profiled tokens (``servekit.fit.scheduler``) runs (the larger of a
@@ -36,6 +37,7 @@ from servekit.fit.dtypes import dtype_bytes
 from servekit.fit.encoder import EncoderProfile, encoder_profile, tower
 from servekit.fit.hardware import Device
 from servekit.fit.launch import LaunchSettings
+from servekit.fit.marlin import marlin_scale_gib
 from servekit.fit.scheduler import DEFAULT_MAX_MODEL_LEN, effective_max_model_len, scheduler_limits
 from servekit.fit.sharding import GIB, loaded_weight_bytes, weights_gib_per_rank
 from servekit.fit.versions import VllmRun
@@ -195,11 +197,17 @@ def rank_memory(
     device: Device,
     weights_gib: float | None = None,
     run: RunLike = None,
+    weights_as_loaded: bool = False,
 ) -> RankMemory:
+    """One rank's memory besides the KV cache. ``weights_gib`` (else the facts' checkpoint bytes)
+    is the checkpoint's share of the rank, to which what the load adds is counted, unless
+    ``weights_as_loaded`` says it is the engine's own figure (``Model loading took``)."""
     run = as_run(run, device)
-    weights = weights_gib if weights_gib is not None else weights_gib_per_rank(facts, launch)
+    weights = (weights_gib if weights_gib is not None else weights_gib_per_rank(facts, launch)) or 0.0
+    if not weights_as_loaded:
+        weights += marlin_scale_gib(facts, launch, device, weights)
     return RankMemory(
-        weights=weights or 0.0,
+        weights=weights,
         activation=activation_gib(facts, launch, device, run),
         runtime=runtime_gib(launch, device),
         cudagraph=cudagraph_gib(facts, launch, device, run) if run.counts_cudagraphs else 0.0,

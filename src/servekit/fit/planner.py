@@ -78,6 +78,9 @@ class FitRequest:
     """Known KV memory per rank (from a start-up log); skips the memory model."""
     weights_gib_per_rank: float | None = None
     """Known weights per rank; overrides the facts' weight bytes."""
+    weights_as_loaded: bool = False
+    """``weights_gib_per_rank`` is the engine's own figure after loading (``Model loading took``),
+    not the checkpoint's share: nothing the load adds is counted on top."""
     engine_version: str | None = None
     """vLLM version whose memory accounting to follow; None means the newest."""
     engine_env: Mapping[str, str] = field(default_factory=dict)
@@ -136,7 +139,7 @@ def kv_options(
         block_size=launch.block_size,
         spec_tokens=launch.spec_tokens,
         mtp_layers=facts.mtp_layers if launch.uses_mtp else 0,
-        prefix_caching=launch.prefix_caching,
+        prefix_caching=run.prefix_caching(launch.prefix_caching, "linear" in facts.layers),
         max_num_batched_tokens=scheduler_limits(facts, launch, device, run).max_num_batched_tokens,
         context_parallel=launch.dcp,
         sliding_as_full=not run.pools_sliding_apart,
@@ -205,7 +208,7 @@ def plan_fit(req: FitRequest) -> FitReport:
     model_dtype = launch.dtype if launch.dtype and launch.dtype != "auto" else facts.dtype
     kv_bytes = kv_dtype_bytes(kv_dtype, model_dtype)
     run = req.run
-    mem = rank_memory(facts, launch, device, req.weights_gib_per_rank, run)
+    mem = rank_memory(facts, launch, device, req.weights_gib_per_rank, run, req.weights_as_loaded)
     if not rule.counts_cuda_graphs:
         mem = replace(mem, cudagraph=0.0)  # no CUDA graphs captured inside this engine's budget
     budget, available = _budget_and_kv(req, mem, rule)

@@ -4,7 +4,8 @@
   environment, is the vLLM CPU backend: its pool is that many GiB (``vllm-cpu`` memory rule).
 * Otherwise the device is a GPU of ``gpu_mem_gib`` total memory; without it, the memory of the
   part the name names (``servekit.fit.gpu_models``), else 0 (no prediction from the memory
-  model). The name also gives the platform (AMD parts run ROCm) and the interconnect.
+  model). The name also gives the platform (AMD parts run ROCm), the interconnect and, for
+  NVIDIA parts, the generation (which formats run natively).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from servekit.fit.gpu_models import interconnect_from_name, is_amd, memory_from_name
+from servekit.fit.gpu_models import generation_from_name, interconnect_from_name, is_amd, memory_from_name
 from servekit.fit.hardware import Device
 from servekit.hardware import build_profile, custom_profile
 
@@ -35,6 +36,6 @@ def point_device(point: dict[str, Any], env: dict[str, str], tp: int) -> tuple[D
         return _cpu_device(memory), "vllm-cpu", float(space) if space else None
     if not memory:
         memory = memory_from_name(name) or 0.0
-    profile = custom_profile(memory, tp, brand="AMD" if is_amd(name) else "NVIDIA")
+    profile = custom_profile(memory, tp, brand="AMD" if is_amd(name) else "NVIDIA", generation=generation_from_name(name))
     profile = replace(profile, id=name.lower() or profile.id, interconnect=interconnect_from_name(name))
     return Device(profile), "vllm", None

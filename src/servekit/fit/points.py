@@ -21,6 +21,11 @@ are read (free text such as ``notes`` or ``source`` never is):
   from ``config_facts`` (``config_facts.vision_config`` or the assumed tower for the first);
   ``weights_gib_per_rank`` (optional) the logged ``Model loading took`` figure, which wins when
   present; with neither, weights are estimated from ``config_facts`` and the output says so;
+* ``weights_dtype``: the checkpoint's number format; its first word says whether the linears are
+  FP8, and an FP8 checkpoint is read as block-scaled 128 x 128 (the layout of the Qwen, DeepSeek
+  and MiniMax FP8 releases) unless the text says ``channel``, ``tensor`` or ``dynamic``
+  (per-channel scales); a ``quantization_config`` in ``config_facts`` wins. The format matters
+  where a GPU without FP8 re-lays the scales (``servekit.fit.marlin``);
 * ``available_kv_gib_per_gpu``: the logged available KV memory, when the log has it.
 """
 
@@ -32,10 +37,10 @@ from dataclasses import replace
 from typing import Any
 
 from servekit.errors import ServekitError
-from servekit.facts.config import layer_kinds, mla_from_config, moe_from_config
+from servekit.facts.config import layer_kinds, mla_from_config, moe_from_config, quant_from_config
 from servekit.facts.estimate import estimated_weight_bytes
 from servekit.facts.linear import gated_deltanet, linear_from_config
-from servekit.facts.model import LayerKind, ModelFacts
+from servekit.facts.model import LayerKind, ModelFacts, QuantFacts
 from servekit.facts.vision import vision_from_config, vision_params
 from servekit.fit.dtypes import dtype_bytes
 from servekit.fit.encoder import tower
@@ -44,6 +49,9 @@ from servekit.fit.planner import FitRequest, plan_fit
 from servekit.fit.point_device import point_device
 from servekit.fit.sharding import GIB, per_rank_bytes
 
+ASSUMED_FP8_BLOCK = (128, 128)
+"""Scale blocks of an FP8 checkpoint whose point does not say how it is scaled."""
+PER_CHANNEL_WORDS = ("channel", "tensor", "dynamic")
 ASSUMED_KV_HEADS = 8
 ASSUMED_HEAD_DIM = 128
 _ENV_ENTRY = re.compile(r"^([A-Z][A-Z0-9_]*)=(\S*)$")
@@ -112,6 +120,19 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
         dtype=str(cf.get("torch_dtype") or cf.get("dtype") or "bfloat16"),
     )
     return facts, assumed
+
+
+def quant_from_point(point: dict[str, Any]) -> QuantFacts | None:
+    """The checkpoint's quantization: ``config_facts.quantization_config``, else FP8 from the first
+    word of ``weights_dtype`` (see the module text), else None."""
+    stated = quant_from_config(dict(point.get("config_facts") or {}))
+    if stated is not None:
+        return stated
+    text = str(point.get("weights_dtype") or "").lower()
+    if not text.split() or not text.split()[0].startswith("fp8"):
+        return None
+    per_channel = any(word in text for word in PER_CHANNEL_WORDS)
+    return QuantFacts(method="fp8", weight_block_size=None if per_channel else ASSUMED_FP8_BLOCK)
 
 
 def _flag_argv(flags: list[str]) -> list[str]:
@@ -206,6 +227,7 @@ def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True) -> d
     if not isinstance(point["config_facts"], dict):
         raise PointError("config_facts must be a JSON object of config.json keys")
     facts, assumed = facts_from_point(point["config_facts"])
+    facts = replace(facts, quantization=quant_from_point(point))
     launch = launch_from_point(point)
     env = point_env(point)
     weights, estimated = weights_per_rank_from_point(point, facts, launch)
@@ -214,6 +236,7 @@ def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True) -> d
     report = plan_fit(FitRequest(
         facts=facts, device=device, launch=launch, engine=engine, cpu_kvcache_space_gib=cpu_space,
         available_kv_gib=available, weights_gib_per_rank=weights if weights is not None else 0.0,
+        weights_as_loaded=point.get("weights_gib_per_rank") is not None,
         engine_version=point.get("vllm_version"), engine_env=env,
     ))
     out: dict[str, Any] = {"kv_tokens": None, "kv_bytes_per_token": report.kv_bytes_per_token,

@@ -133,6 +133,22 @@ RULES: tuple[VersionRule, ...] = (
         "vllm-project/vllm#17996 '[v1] Hybrid Memory Allocator' (merged June 2025; first in 0.9.1)",
     ),
     VersionRule(
+        "hybrid_prefix_caching", (0, 0), "opt-in",
+        "models with linear-attention or Mamba layers beside attention serve without prefix caching "
+        "unless --enable-prefix-caching (one state block per linear layer group and request instead of "
+        "two in 'align' mode)",
+        "vllm/engine/arg_utils.py _set_default_chunked_prefill_and_prefix_caching_args before "
+        "vllm-project/vllm#50991: default_prefix_caching = is_prefix_caching_supported and not is_hybrid",
+    ),
+    VersionRule(
+        "hybrid_prefix_caching", (0, 28), "default",
+        "hybrid models get prefix caching by default, in 'align' mamba cache mode (main-branch development "
+        "builds named after an earlier release may carry it already: the recipe's RTX 5090 pools of "
+        "0.26.1rc1.dev608 are laid out with it; such a build reads as the release it names)",
+        "vllm-project/vllm#50991 '[Mamba] enable prefix cache by default' (merged 2026-08-04); "
+        "vllm/model_executor/models/config.py MambaModelConfig at v0.32.0",
+    ),
+    VersionRule(
         "pool_report", (0, 0), "blocks",
         "'GPU KV cache size' is num_blocks // num_groups x block_size (under-reports hybrid models)",
         "vllm/v1/core/kv_cache_utils.py before 0.21",
@@ -216,6 +232,13 @@ class VllmRun:
     def pools_sliding_apart(self) -> bool:
         """Whether sliding-window layers keep their own KV cache groups (the hybrid allocator)."""
         return not self.v0 and self.rule("hybrid_allocator") == "yes"
+
+    def prefix_caching(self, stated: bool | None, hybrid: bool) -> bool:
+        """Whether prefix caching is on: as the launch states it, else the release's default
+        (on for attention-only models; for hybrid models from 0.28)."""
+        if stated is not None:
+            return stated
+        return not hybrid or self.rule("hybrid_prefix_caching") == "default"
 
     @property
     def sampler_constant(self) -> str:
