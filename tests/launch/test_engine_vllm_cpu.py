@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import threading
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from launch.engine_runs import none_alive, port_is_free, up_detached, use_engine, verify_json
@@ -50,20 +51,34 @@ def test_up_verify_down_round_trip(tiny, capsys):
     assert port_is_free(started["url"])
 
 
-def test_a_server_killed_during_verify_fails_verify_and_down_still_cleans_up(tiny, capsys):
+def test_a_server_killed_after_up_fails_verify_and_down_still_cleans_up(tiny, capsys):
+    # killed before verify starts, not on a timer during it: a tiny model answers every probe in
+    # well under a second, so a timed kill raced the probes and sometimes came after them
     started = up_detached(capsys, str(tiny), "--kv-cache-space", "1", "--max-model-len", "1024")
-    killer = threading.Timer(0.3, lambda: os.killpg(started["pids"][0], signal.SIGKILL))
     try:
-        killer.start()
+        os.killpg(started["pids"][0], signal.SIGKILL)
+        assert _gone(started["pids"][0])
         code, doc, err = verify_json(capsys, started["run"])
         assert code == 1
         assert not doc["ok"]
         assert "log tail" in err and doc["log_tail"]
     finally:
-        killer.cancel()
         assert main(["down", started["run"]]) == 0
     assert none_alive(started["pids"])
     assert port_is_free(started["url"])
+
+
+def _gone(pid: int, timeout_s: float = 30.0) -> bool:
+    """Whether the killed process has exited (reaped or a zombie) within the timeout."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def test_the_vllm_command_itself_works_in_the_cpu_environment():
