@@ -27,9 +27,8 @@ from servekit.fit.constants import value
 from servekit.fit.dtypes import dtype_bytes
 from servekit.fit.hardware import Device
 from servekit.fit.launch import LaunchSettings
+from servekit.fit.sharding import GIB
 from servekit.hardware.precision import runs_natively
-
-GIB = 1 << 30
 
 
 def fp8_weight_only(device: Device) -> bool:
