@@ -26,11 +26,21 @@ def test_overrides_apply_inside_the_block_only():
 
 def test_version_rules_select_by_release():
     assert rule("sampler", "0.10.1.1") == "sampler_bytes_per_logit_flashinfer"
-    assert rule("sampler", "0.16.0") == "sampler_bytes_per_logit_cloned"
-    assert rule("sampler", "0.19.0") == "sampler_bytes_per_logit_sorted"
-    assert rule("sampler", None) == "sampler_bytes_per_logit_sorted"
+    assert rule("sampler", "0.11.0") == "sampler_bytes_per_logit_flashinfer"
+    assert rule("sampler", "0.11.1") == "sampler_bytes_per_logit_sort"  # FlashInfer's sampler opt-in
+    assert rule("sampler", "0.16.0") == "sampler_bytes_per_logit_sort"
+    assert rule("sampler", "0.19.0") == "sampler_bytes_per_logit_triton"
+    assert rule("sampler", None) == "sampler_bytes_per_logit_triton"
     assert rule("profile_tokens", "V0 engine (~0.6.x)") == "max_model_len"
+    assert [rule("non_torch", v) for v in ("0.10.2", "0.11.0", "0.17.1", "0.18.0")] == [
+        "non_torch_gib", "non_torch_gib_after_setup", "non_torch_gib_after_setup", "non_torch_gib"]
+    assert [rule("tp_comm", v) for v in ("0.10.2", "0.16.0", "0.17.0")] == [
+        "setup_counted", "setup_excluded", "setup_counted"]
+    assert rule("moe_workspace", "0.13.0") == "transient" and rule("moe_workspace", "0.14.0") == "persistent"
+    assert rule("accounting", "0.26.0") == "profile_increase" and rule("accounting", "0.27.0") == "consumed"
     assert all(r.source for r in RULES)
+    named = {r.value for r in RULES if r.id in ("sampler", "non_torch")}
+    assert named <= {c.id for c in CONSTANTS}  # every rule that names a constant names one in the table
 
 
 def test_points_reader_never_reads_notes():

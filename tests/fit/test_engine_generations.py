@@ -111,12 +111,27 @@ def test_v0_counts_no_cuda_graphs_and_reports_blocks():
 
 
 def test_sampler_path_follows_platform_and_flashinfer_switch():
-    assert VllmRun("0.10.1").sampler_constant == "sampler_bytes_per_logit_flashinfer"
-    assert VllmRun("0.10.1", platform="rocm").sampler_constant == "sampler_bytes_per_logit_native"
+    assert VllmRun("0.10.1").sampler_constant() == "sampler_bytes_per_logit_flashinfer"
+    assert VllmRun("0.10.1", platform="rocm").sampler_constant() == "sampler_bytes_per_logit_sort"
     off = VllmRun("0.10.1", {"VLLM_USE_FLASHINFER_SAMPLER": "0"})
-    assert off.sampler_constant == "sampler_bytes_per_logit_native"
-    assert VllmRun("0.19.0", platform="rocm").sampler_constant == "sampler_bytes_per_logit_sorted"
-    assert VllmRun("0.7.3").sampler_constant == "sampler_bytes_per_logit_v0"
+    assert off.sampler_constant() == "sampler_bytes_per_logit_sort"
+    # from 0.11.1 FlashInfer's sampler is opt-in, and only on CUDA
+    assert VllmRun("0.11.2").sampler_constant() == "sampler_bytes_per_logit_sort"
+    on = {"VLLM_USE_FLASHINFER_SAMPLER": "1"}
+    assert VllmRun("0.11.2", on).sampler_constant() == "sampler_bytes_per_logit_flashinfer"
+    assert VllmRun("0.19.0", on, platform="rocm").sampler_constant() == "sampler_bytes_per_logit_triton"
+    # the Triton kernel (0.17+) takes batches of 8 rows or more; smaller ones still sort
+    assert VllmRun("0.19.0", platform="rocm").sampler_constant() == "sampler_bytes_per_logit_triton"
+    assert VllmRun("0.19.0").sampler_constant(rows=2) == "sampler_bytes_per_logit_sort"
+    assert VllmRun("0.7.3").sampler_constant() == "sampler_bytes_per_logit_v0"
+
+
+def test_approximate_versions_read_as_the_last_patch_of_their_minor_release():
+    assert release("~0.11.0") == (0, 11, 2) and release("~v0.11.x (Nov 2025)") == (0, 11, 2)
+    assert release("vllm/vllm-openai:latest late 2025 (~0.11.0)") == (0, 11, 2)
+    assert release("0.8") == (0, 8, 5) and release("0.12") == (0, 12, 0)
+    assert release("0.11.0") == (0, 11, 0) and release("v0.19.0") == (0, 19, 0)
+    assert release("V0 engine (~0.6.x, Dec 2024)") == (0, 6, 6)
 
 
 def test_fused_moe_layer_sets_the_forward_peak_of_an_moe_model():

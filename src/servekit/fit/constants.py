@@ -82,19 +82,26 @@ CONSTANTS: tuple[Constant, ...] = (
         "0.10.1.1 (0.50-0.53 GiB besides weights and KV at 256 sequences)",
     ),
     Constant(
-        "sampler_bytes_per_logit_cloned", 40.0,
-        "bytes per logit when the dummy sampler ran the sort-based top-k/top-p twice with the logits "
-        "cloned: 2 x (fp32 values 4 + int64 indices 8 + fp32 logits 4) + cloned fp32 logits and probs", CODE,
-        "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run before the 'No .clone() of logits' change; "
-        "logged activation peaks on H100 of Llama-3.1-8B 4.76, Qwen3-0.6B 5.56, Qwen3-32B 5.64 GiB "
-        "(~0.11 images) and Qwen3-14B 5.64 GiB (0.16): 38.9-39.0 B per 1024 x vocab logit",
+        "sampler_bytes_per_logit_sort", 38.9,
+        "bytes per (sequence x vocab) logit of V1's dummy sampler pass on the sort-based top-k/top-p path "
+        "(apply_top_k_top_p: the bf16 logits, their fp32 copy, sorted values and int64 indices, the "
+        "masks, softmax and cumsum, the scattered result, then the probabilities and the exponential "
+        "noise of random_sample, as the caching allocator peaks)", MEASURED,
+        "vllm/v1/sample/ops/topk_topp_sampler.py forward_native (the same code from 0.8.5 to 0.16); "
+        "logged activation peaks on H100 with 1024 sequences divided by 1024 x vocab: Llama-3.1-8B 4.76, "
+        "Qwen3-0.6B 5.56, Qwen3-32B 5.64, gpt-oss-20b and gpt-oss-120b 7.38 GiB (late-2025 images, llm-d "
+        "empirical-vllm-memory-results), Qwen3-14B 5.64 GiB at 0.15 and 0.16 (llm-d-planner "
+        "sweep-versions): 38.4-39.0 B, median 38.9",
     ),
     Constant(
-        "sampler_bytes_per_logit_sorted", 16.0,
-        "bytes per logit of one sort-based top-k/top-p pass: fp32 logits 4 + sorted fp32 values 4 + "
-        "int64 indices 8", CODE,
-        "vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p (logits.sort); logged activation "
-        "peaks of 13 H100 launches at 0.17-0.19 divided by 1024 x vocab: 15.0-19.8, median 16.1",
+        "sampler_bytes_per_logit_triton", 15.3,
+        "bytes per logit of the dummy sampler pass on the Triton top-k/top-p kernel (batches of at least "
+        "8 rows from 0.17): fp32 logits, probabilities and noise, and the bf16 logits", MEASURED,
+        "vllm/v1/sample/ops/topk_topp_triton.py (v0.17.0); logged activation peaks of dense text models "
+        "on H100 at 0.17-0.19 with 1024 sequences over 1024 x vocab (llm-d-planner accuracy report "
+        "v0.19.0 and sweep-versions): Qwen2.5-7B 2.21, Qwen3-8B 2.21, Qwen3-14B 2.23, Llama-3.1-8B "
+        "1.89, phi-4 1.52, gemma-7b 3.63, gemma-2-9b 3.62-3.66, granite-3.1-2b 0.75 GiB: 14.8-16.0 B, "
+        "median 15.3",
     ),
     Constant(
         "sampler_bytes_per_logit_v0", 40.0,
@@ -105,14 +112,6 @@ CONSTANTS: tuple[Constant, ...] = (
         "V0 takes no FlashInfer path unless VLLM_USE_FLASHINFER_SAMPLER=1); vllm-project/vllm#10511 "
         "sanity logs: Meta-Llama-3-8B on H100, TP1 and TP2 alike, 1.26 GiB activation peak = 41.2 B per "
         "256 x 128,256 logit (the sampler, not the forward pass, sets the peak)",
-    ),
-    Constant(
-        "sampler_bytes_per_logit_native", 32.0,
-        "bytes per logit of V1's PyTorch-native top-k/top-p pass before 0.11 (no FlashInfer: ROCm, "
-        "or VLLM_USE_FLASHINFER_SAMPLER=0): bf16 logits 2, fp32 logits 4, sorted values 4 and int64 "
-        "indices 8, masks 2, softmax and cumsum 8, the scattered result 4", CODE,
-        "vllm/v1/sample/ops/topk_topp_sampler.py forward_native -> apply_top_k_top_p (logits.sort, "
-        "logits_sort.scatter); not checked against a log",
     ),
     Constant(
         "rejection_sampler_bytes_per_logit", 24.0,
@@ -142,6 +141,18 @@ CONSTANTS: tuple[Constant, ...] = (
         "issues #602, #751)",
     ),
     Constant(
+        "runner_buffer_rows", 1.0,
+        "hidden-size rows per schedulable token of the model runner's persistent inputs_embeds buffer", CODE,
+        "vllm/v1/worker/gpu_model_runner.py GPUModelRunner.__init__ (v0.27.0): self.inputs_embeds = "
+        "_make_buffer(max_num_tokens, inputs_embeds_size, dtype)",
+    ),
+    Constant(
+        "drafter_buffer_rows", 2.0,
+        "hidden-size rows per schedulable token of a draft network's persistent buffers", CODE,
+        "vllm/v1/spec_decode/llm_base_proposer.py __init__ (v0.27.0): hidden_states and inputs_embeds, "
+        "each (max_num_tokens, hidden_size)",
+    ),
+    Constant(
         "fp8_block_scale_bytes", 4.0,
         "bytes of one block scale of a block-scaled FP8 checkpoint, which the Marlin layout replaces", CODE,
         "weight_scale_inv tensors are float32 in block-scaled FP8 checkpoints "
@@ -149,22 +160,49 @@ CONSTANTS: tuple[Constant, ...] = (
     ),
     Constant(
         "non_torch_gib", 0.25,
-        "memory outside PyTorch's allocator on one rank: CUDA context, cuBLAS/cuDNN workspaces", MEASURED,
-        "logged non-torch memory of 11 single-GPU H100 launches at 0.17-0.19: 0.13-0.27 GiB",
+        "memory outside PyTorch's allocator on one rank: CUDA context, cuBLAS/cuDNN workspaces, where the "
+        "release counts the set-up around the start-up snapshot (before 0.11 and from 0.18)", MEASURED,
+        "logged non-torch memory of 11 single-GPU H100 launches at 0.18-0.19: 0.24-0.27 GiB (llm-d-planner "
+        "accuracy report v0.19.0); Qwen2-7B on A100 at 0.10.1.1 fits 0.25 within 0.05 GiB",
+    ),
+    Constant(
+        "non_torch_gib_after_setup", 0.13,
+        "non-torch memory of one rank from 0.11 to 0.17, whose snapshot follows the distributed set-up",
+        MEASURED,
+        "Qwen3-14B on H100 at 0.15, 0.16 and 0.17: 0.13 GiB (llm-d-planner sweep-versions); Llama-3.1-8B, "
+        "Qwen3-0.6B, Qwen3-32B 0.13-0.14 GiB (late-2025 images) and Mistral-Small-3.2 0.14 GiB at 0.11.0 "
+        "(llm-d empirical-vllm-memory-results)",
     ),
     Constant(
         "comm_pcie_gib", 0.25,
-        "extra non-torch memory per rank for NCCL ring buffers when TP x PP > 1 without NVSwitch", ASSUMED,
-        "NCCL default NCCL_BUFFSIZE 4 MiB x channels x peers; PCIe nodes keep few channels",
+        "extra non-torch memory per rank for NCCL ring buffers when TP > 1 without NVSwitch, where the "
+        "release counts the collectives' set-up (before 0.11 and from 0.17)", ASSUMED,
+        "NCCL default NCCL_BUFFSIZE 4 MiB x channels x peers; PCIe nodes keep few channels; consistent with "
+        "a 2x RTX 3090 TP2 launch at 0.24.0 (noonghunna/club-3090 #594: logged KV 5.33 GiB, planned 5.32)",
+    ),
+    Constant(
+        "comm_pcie_gib_after_setup", 0.0,
+        "extra non-torch memory per rank when TP > 1 without NVSwitch from 0.11 to 0.16", MEASURED,
+        "4x A30 (NVLink pairs over PCIe) at TP4 under 0.11.1.dev12: 0.09 GiB non-torch in all, below the "
+        "single-rank figure (vllm-project/vllm issue 'OPT-2.7B OOM while OPT-6.7B works fine', Nov 2025)",
     ),
     Constant(
         "comm_nvswitch_gib", 1.9,
-        "extra non-torch memory per rank when TP x PP > 1 over NVLink/NVSwitch (A100 SXM and later) or "
-        "xGMI: NCCL/RCCL channel buffers and vLLM's custom all-reduce / symmetric-memory buffers (for "
-        "xGMI an assumption: no MI300X log states its non-torch memory)", MEASURED,
-        "logged non-torch memory of 4 multi-GPU H100 launches at 0.19 (TP2 2.07, TP4 2.17-2.21 GiB) "
-        "less the single-GPU figure; the same size on A100-SXM4 NVSwitch nodes: 2.10 GiB at TP8 under "
-        "vLLM 0.7.1 V0 (SageMaker LMI DeepSeek-Coder-V2 walkthrough log on ml.p4d.24xlarge)",
+        "extra non-torch memory per rank when TP > 1 over NVLink/NVSwitch (A100 SXM and later) or xGMI: "
+        "NCCL/RCCL channel buffers and vLLM's custom all-reduce / symmetric-memory buffers, where the "
+        "release counts them (before 0.11 and from 0.17; for xGMI an assumption: no MI300X log states its "
+        "non-torch memory)", MEASURED,
+        "logged non-torch memory of multi-GPU H100 launches at 0.19 (TP2 2.06-2.07, TP4 2.13-2.21 GiB; "
+        "llm-d-planner accuracy report v0.19.0) less the single-GPU figure; 2.10 GiB at TP8 on A100-SXM4 "
+        "NVSwitch nodes under vLLM 0.7.1 V0 (SageMaker LMI DeepSeek-Coder-V2 walkthrough log on "
+        "ml.p4d.24xlarge)",
+    ),
+    Constant(
+        "comm_nvswitch_gib_after_setup", 0.42,
+        "extra non-torch memory per rank when TP > 1 over NVLink/NVSwitch from 0.11 to 0.16: what the "
+        "collectives allocate while profiling, their set-up being outside the snapshot", MEASURED,
+        "H100 TP2 launches of late-2025 images: Llama-3.3-70B-FP8 0.55 GiB and Qwen3-32B 0.54 GiB "
+        "non-torch, less the single-GPU 0.13 GiB (llm-d empirical-vllm-memory-results)",
     ),
     Constant(
         "cudagraph_gib_per_layer_graph", 0.5 / 1024,

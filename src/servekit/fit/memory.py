@@ -48,6 +48,15 @@ NVSWITCH_INTERCONNECTS = ("nvlink", "nvl4", "nvswitch", "nvl72", "xgmi")
 NO_DRAFT_NETWORK = ("ngram", "suffix")
 
 
+RunLike = VllmRun | str | None
+"""A ``VllmRun``, or just a version text (None: the newest release)."""
+
+
+def as_run(run: RunLike, device: Device) -> VllmRun:
+    """The run a version text names, on the device's platform."""
+    return run if isinstance(run, VllmRun) else VllmRun(run, platform=device.profile.platform)
+
+
 @dataclass(frozen=True)
 class RankMemory:
     """GiB per rank."""
@@ -56,10 +65,12 @@ class RankMemory:
     activation: float
     runtime: float
     cudagraph: float = 0.0
+    buffers: float = 0.0
+    """The model runner's and the drafter's persistent buffers, where the release counts them."""
 
     @property
     def total(self) -> float:
-        return self.weights + self.activation + self.runtime + self.cudagraph
+        return self.weights + self.activation + self.runtime + self.cudagraph + self.buffers
 
 
 def dense_forward_units(facts: ModelFacts, launch: LaunchSettings) -> float:
@@ -70,25 +81,53 @@ def dense_forward_units(facts: ModelFacts, launch: LaunchSettings) -> float:
     return intermediate / launch.tp + hidden
 
 
-def moe_forward_elements(facts: ModelFacts, launch: LaunchSettings) -> float:
-    """Live elements per token at a fused-MoE layer's peak (0 without MoE facts): the shared
-    ``cache13`` buffer (``top_k x max(N, K)``, N the experts' gate-up width on the rank, K the
-    hidden size), ``cache2`` (``top_k x N / 2``) and the three hidden-size tensors a layer keeps
-    (residual, normed input, output)."""
+def _moe_widths(facts: ModelFacts, launch: LaunchSettings) -> tuple[int, float, float] | None:
+    """(top_k, N, K) of a fused-MoE layer on one rank: N the experts' gate-up width, K the hidden
+    size; None without MoE facts."""
     moe, hidden = facts.moe, facts.hidden_size
     if moe is None or not hidden or not moe.experts_per_token:
-        return 0.0
+        return None
     inner = moe.moe_intermediate_size or facts.intermediate_size or hidden * value("intermediate_per_hidden")
     expert_tp = 1 if launch.expert_parallel else launch.tp
-    gate_up = 2 * inner / expert_tp
-    return moe.experts_per_token * (max(gate_up, hidden) + gate_up / 2) + value("layer_hidden_rows") * hidden
+    return moe.experts_per_token, 2 * inner / expert_tp, float(hidden)
 
 
-def forward_gib(facts: ModelFacts, launch: LaunchSettings, tokens: int) -> float:
+def moe_cache_elements(facts: ModelFacts, launch: LaunchSettings, run: RunLike = None) -> float:
+    """Elements per token of a fused-MoE layer's intermediate caches (0 without MoE facts): before
+    the modular kernel, ``cache13`` (``top_k x max(N, K)``) and ``cache2`` (``top_k x N / 2``) of
+    ``fused_experts_impl``; with it, the workspace of ``TritonExperts.workspace_shapes``
+    (``top_k x (max(N / 2, K) + max(N, K))``)."""
+    widths = _moe_widths(facts, launch)
+    if widths is None:
+        return 0.0
+    top_k, n, k = widths
+    if isinstance(run, VllmRun) and run.moe_workspace_persists:
+        return top_k * (max(n / 2, k) + max(n, k))
+    return top_k * (max(n, k) + n / 2)
+
+
+def moe_forward_elements(facts: ModelFacts, launch: LaunchSettings, run: RunLike = None) -> float:
+    """Live elements per token at a fused-MoE layer's peak (0 without MoE facts): its intermediate
+    caches (``moe_cache_elements``) and the three hidden-size tensors a layer keeps (residual,
+    normed input, output)."""
+    if _moe_widths(facts, launch) is None:
+        return 0.0
+    return moe_cache_elements(facts, launch, run) + value("layer_hidden_rows") * float(facts.hidden_size or 0)
+
+
+def moe_workspace_gib(facts: ModelFacts, launch: LaunchSettings, tokens: int, run: VllmRun) -> float:
+    """The fused-MoE workspace still allocated when the dummy sampler runs (0 before the release
+    that keeps it: ``VllmRun.moe_workspace_persists``)."""
+    if not run.moe_workspace_persists:
+        return 0.0
+    return tokens * moe_cache_elements(facts, launch, run) * _activation_bytes(facts, launch) / GIB
+
+
+def forward_gib(facts: ModelFacts, launch: LaunchSettings, tokens: int, run: RunLike = None) -> float:
     """Peak live activations of one decoder layer over ``tokens`` tokens on one rank: the larger
     of a dense layer's (when any layer is dense) and a fused-MoE layer's."""
     dense = value("forward_bytes_per_token_unit") * dense_forward_units(facts, launch)
-    moe = moe_forward_elements(facts, launch)
+    moe = moe_forward_elements(facts, launch, run)
     all_moe = moe > 0 and facts.moe is not None and facts.moe.dense_layers == 0
     per_token = moe if all_moe else max(dense, moe)
     return tokens * per_token * _activation_bytes(facts, launch) / GIB
@@ -114,22 +153,14 @@ def _activation_bytes(facts: ModelFacts, launch: LaunchSettings) -> float:
     return dtype_bytes(launch.dtype if launch.dtype and launch.dtype != "auto" else facts.dtype)
 
 
-RunLike = VllmRun | str | None
-"""A ``VllmRun``, or just a version text (None: the newest release)."""
-
-
-def as_run(run: RunLike, device: Device) -> VllmRun:
-    """The run a version text names, on the device's platform."""
-    return run if isinstance(run, VllmRun) else VllmRun(run, platform=device.profile.platform)
-
-
 def sampler_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, run: RunLike = None) -> float:
-    """The dummy sampler pass: ``max_num_seqs`` rows of full-vocabulary logits; with speculative
-    decoding the rejection sampler's pass that follows it, when larger (V1 only)."""
+    """The dummy sampler pass: ``max_num_seqs`` rows of full-vocabulary logits on the release's
+    sampler path; with speculative decoding the rejection sampler's pass that follows it, when
+    larger (V1 only)."""
     run = as_run(run, device)
     seqs = scheduler_limits(facts, launch, device, run).max_num_seqs
     vocab = facts.vocab_size or value("default_vocab")
-    per_logit = value(run.sampler_constant)
+    per_logit = value(run.sampler_constant(seqs))
     if not run.v0 and (launch.spec_tokens > 0 or launch.spec_method):
         per_logit = max(per_logit, value("rejection_sampler_bytes_per_logit"))
     return seqs * vocab * per_logit / GIB
@@ -155,24 +186,44 @@ def encoder_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, run: 
 
 def activation_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, run: RunLike = None) -> float:
     """The profile run's transient peak: the encoder's dummy batch runs first; its outputs stay in
-    the encoder cache while the forward pass and then the dummy sampler run, so the peak is the
-    larger of the tower's own peak and what it keeps plus the larger of those two."""
+    the encoder cache while the forward pass and then the dummy sampler run (beside the fused-MoE
+    workspace where the release keeps it), so the peak is the larger of the tower's own peak and
+    what it keeps plus the larger of those two."""
     run = as_run(run, device)
     tokens = scheduler_limits(facts, launch, device, run).profile_tokens
-    forward = forward_gib(facts, launch, tokens) + drafter_gib(facts, launch, tokens)
-    language = max(forward, sampler_gib(facts, launch, device, run))
+    forward = forward_gib(facts, launch, tokens, run) + drafter_gib(facts, launch, tokens)
+    sampler = sampler_gib(facts, launch, device, run) + moe_workspace_gib(facts, launch, tokens, run)
+    language = max(forward, sampler)
     encoder = encoder_gib(facts, launch, device, run)
     if encoder is None:
         return language
     return max(encoder.transient_gib, encoder.kept_gib + language)
 
 
-def runtime_gib(launch: LaunchSettings, device: Device) -> float:
-    """Non-torch memory: CUDA context and workspaces, plus communication buffers between ranks."""
-    if launch.tp * launch.pp <= 1:
-        return value("non_torch_gib")
+def runtime_gib(launch: LaunchSettings, device: Device, run: RunLike = None) -> float:
+    """Non-torch memory: CUDA context and workspaces as the release's snapshot order counts them,
+    plus the collectives' buffers when tensor-parallel ranks talk (pipeline stages only pass
+    activations point to point: no all-reduce buffers)."""
+    run = as_run(run, device)
+    base = value(run.non_torch_constant)
+    if launch.tp <= 1:
+        return base
     switched = (device.profile.interconnect or "") in NVSWITCH_INTERCONNECTS
-    return value("non_torch_gib") + value("comm_nvswitch_gib" if switched else "comm_pcie_gib")
+    return base + value(run.tp_comm_constant(switched))
+
+
+def buffers_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, run: RunLike = None) -> float:
+    """The persistent input buffers the model runner (``inputs_embeds``) and a drafter
+    (``hidden_states``, ``inputs_embeds``) allocate after the start-up snapshot, one hidden-size
+    row per schedulable token each; counted from the release that measures all consumed memory
+    (``VllmRun.counts_runner_buffers``), before it they fall outside the profile."""
+    run = as_run(run, device)
+    if not run.counts_runner_buffers:
+        return 0.0
+    tokens = scheduler_limits(facts, launch, device, run).max_num_batched_tokens
+    rows = value("runner_buffer_rows") + (value("drafter_buffer_rows") if uses_drafter(launch) else 0.0)
+    hidden = facts.hidden_size or value("default_hidden")
+    return tokens * hidden * rows * _activation_bytes(facts, launch) / GIB
 
 
 def capture_sizes(max_size: int) -> int:
@@ -209,6 +260,7 @@ def rank_memory(
     return RankMemory(
         weights=weights,
         activation=activation_gib(facts, launch, device, run),
-        runtime=runtime_gib(launch, device),
+        runtime=runtime_gib(launch, device, run),
         cudagraph=cudagraph_gib(facts, launch, device, run) if run.counts_cudagraphs else 0.0,
+        buffers=buffers_gib(facts, launch, device, run),
     )

@@ -113,6 +113,8 @@ class FitReport:
     longest_context: int
     weights_known: bool
     num_blocks: int = 0
+    buffers_gib: float = 0.0
+    """The runner's and drafter's persistent buffers (``servekit.fit.memory.buffers_gib``)."""
 
     @property
     def fits(self) -> bool:
@@ -195,6 +197,7 @@ def _report(
         longest_context=longest,
         weights_known=req.weights_gib_per_rank is not None or req.facts.weights is not None,
         num_blocks=int(available_gib * GIB // layout.block_bytes) if available_gib > 0 else 0,
+        buffers_gib=mem.buffers,
     )
 
 
@@ -211,6 +214,8 @@ def plan_fit(req: FitRequest) -> FitReport:
     mem = rank_memory(facts, launch, device, req.weights_gib_per_rank, run, req.weights_as_loaded)
     if not rule.counts_cuda_graphs:
         mem = replace(mem, cudagraph=0.0)  # no CUDA graphs captured inside this engine's budget
+    if not rule.counts_runner_buffers:
+        mem = replace(mem, buffers=0.0)  # vLLM's runner buffers: only its GPU worker profiles them
     budget, available = _budget_and_kv(req, mem, rule)
     opts = kv_options(facts, launch, device, kv_bytes, run)
     block = rule.mla_block_size if rule.mla_block_size and "mla" in facts.layers else rule.block_size

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class VersionRule:
     id: str
-    since: tuple[int, int]
+    since: tuple[int, ...]
     value: str
     what: str
     source: str
@@ -95,19 +95,89 @@ RULES: tuple[VersionRule, ...] = (
     ),
     VersionRule(
         "sampler", (0, 0), "sampler_bytes_per_logit_flashinfer",
-        "the dummy sampler takes the FlashInfer top-k/top-p path (no sort)",
-        "vllm/v1/sample/ops/topk_topp_sampler.py",
+        "on CUDA the dummy sampler takes FlashInfer's top-k/top-p path (no sort) unless "
+        "VLLM_USE_FLASHINFER_SAMPLER=0; other platforms sort",
+        "vllm/v1/sample/ops/topk_topp_sampler.py TopKTopPSampler.__init__ (v0.11.0: "
+        "'envs.VLLM_USE_FLASHINFER_SAMPLER is not False' selects forward_cuda)",
     ),
     VersionRule(
-        "sampler", (0, 11), "sampler_bytes_per_logit_cloned",
-        "the dummy sampler runs the sort-based top-k/top-p twice with the logits cloned",
-        "logged activation peaks of ~0.11-0.16 images (see the constant)",
+        "sampler", (0, 11, 1), "sampler_bytes_per_logit_sort",
+        "FlashInfer's sampler becomes opt-in (VLLM_USE_FLASHINFER_SAMPLER=1): the dummy sampler sorts the "
+        "logits (apply_top_k_top_p, unchanged since 0.8.5)",
+        "vllm/v1/sample/ops/topk_topp_sampler.py at v0.11.1 ('Users must opt in explicitly via "
+        "VLLM_USE_FLASHINFER_SAMPLER=1'); Mistral-Small-3.2 on H100 at 0.11.0 logs a 2.12 GiB peak, "
+        "launches of late-2025 images 4.76-5.64 GiB (llm-d empirical-vllm-memory-results)",
     ),
     VersionRule(
-        "sampler", (0, 17), "sampler_bytes_per_logit_sorted",
-        "one sort-based pass; the warm-up no longer clones the logits",
-        "vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run ('No .clone() of logits'); Qwen3-14B "
-        "activation 5.64 -> 2.23 GiB from 0.16 to 0.17",
+        "sampler", (0, 17), "sampler_bytes_per_logit_triton",
+        "batches of at least 8 rows take the Triton top-k/top-p kernel instead of the sort",
+        "vllm/v1/sample/ops/topk_topp_sampler.py at v0.17.0 apply_top_k_top_p ('if HAS_TRITON and "
+        "logits.shape[0] >= 8: apply_top_k_top_p_triton'); Qwen3-14B activation 5.64 -> 2.23 GiB from "
+        "0.16 to 0.17 (llm-d-planner sweep-versions)",
+    ),
+    VersionRule(
+        "non_torch", (0, 0), "non_torch_gib",
+        "non-torch memory of one rank: the memory snapshot precedes the distributed setup",
+        "vllm/v1/worker/gpu_worker.py init_device before v0.11.0 (MemorySnapshot before "
+        "init_worker_distributed_environment)",
+    ),
+    VersionRule(
+        "non_torch", (0, 11), "non_torch_gib_after_setup",
+        "the snapshot follows the distributed setup ('Initialize the distributed environment BEFORE "
+        "taking memory snapshot'): less of the runtime counts",
+        "vllm/v1/worker/gpu_worker.py init_device at v0.11.0",
+    ),
+    VersionRule(
+        "non_torch", (0, 18), "non_torch_gib",
+        "non-torch memory of a single rank rises again",
+        "llm-d-planner sweep-versions (Qwen3-14B on H100): 0.13 GiB at 0.15-0.17, 0.25 GiB at 0.18",
+    ),
+    VersionRule(
+        "tp_comm", (0, 0), "setup_counted",
+        "tensor-parallel ranks count their NCCL and custom all-reduce setup",
+        "snapshot before the distributed setup (see non_torch); V0 0.7.1 at TP8 on A100-SXM4 logs 2.10 GiB",
+    ),
+    VersionRule(
+        "tp_comm", (0, 11), "setup_excluded",
+        "the setup precedes the snapshot: only what the collectives allocate while profiling counts",
+        "vllm/v1/worker/gpu_worker.py init_device at v0.11.0; H100 TP2 launches of late-2025 images log "
+        "0.54-0.55 GiB non-torch (llm-d empirical-vllm-memory-results), a 4x A30 TP4 launch of "
+        "0.11.1.dev12 0.09 GiB (vllm-project/vllm issue 'OPT-2.7B OOM while OPT-6.7B works fine')",
+    ),
+    VersionRule(
+        "tp_comm", (0, 17), "setup_counted",
+        "the collective stack changes (torch 2.10 with its NCCL, FlashInfer all-reduce fusion on by default "
+        "for TP > 1 on Hopper and Blackwell); tensor-parallel ranks log about 2 GiB of non-torch memory again",
+        "requirements/cuda.txt torch==2.10.0 and vllm/config/vllm.py enable_allreduce_rms_fusion at v0.17.0; "
+        "llm-d-planner accuracy report v0.19.0: TP2 2.06-2.07, TP4 2.13-2.21 GiB on H100-80GB-HBM3",
+    ),
+    VersionRule(
+        "moe_workspace", (0, 0), "transient",
+        "the fused-MoE intermediate caches are allocated per call and freed with the layer's output",
+        "vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts_impl (torch.empty per call)",
+    ),
+    VersionRule(
+        "moe_workspace", (0, 14), "persistent",
+        "the Triton MoE kernel runs through the modular kernel, whose workspace (M x top_k x (max(N/2, K) + "
+        "max(N, K))) stays allocated after the forward pass, so the dummy sampler runs beside it",
+        "vllm/model_executor/layers/fused_moe/unquantized_fused_moe_method.py at v0.14.0 "
+        "(FusedMoEModularKernel(..., TritonExperts)); modular_kernel.py _allocate_buffers -> "
+        "current_workspace_manager().get_simultaneous; TritonExperts.workspace_shapes",
+    ),
+    VersionRule(
+        "accounting", (0, 0), "profile_increase",
+        "non-KV memory = weights loaded + the profile's torch peak increase + the non-torch increase; "
+        "buffers the model runner allocated before the profile are not counted",
+        "vllm/utils/mem_utils.py memory_profiling (v0.26.0: non_kv_cache_memory = non_torch_increase + "
+        "torch_peak_increase + weights_memory)",
+    ),
+    VersionRule(
+        "accounting", (0, 27), "consumed",
+        "non-KV memory = all device memory consumed since the start-up snapshot (mem_get_info) + the "
+        "transient peak: the runner's and the drafter's persistent buffers count",
+        "vllm/utils/mem_utils.py memory_profiling at v0.27.0 (total_consumed = before_create.free_memory - "
+        "after_profile.free_memory; transient_peak_headroom); GPUModelRunner.__init__ inputs_embeds "
+        "(max_num_tokens x hidden), llm_base_proposer hidden_states and inputs_embeds",
     ),
     VersionRule(
         "cudagraphs_in_budget", (0, 0), "no",
@@ -162,20 +232,42 @@ RULES: tuple[VersionRule, ...] = (
 
 UNTAGGED = (0, 1)
 """major.minor of a development build made without vLLM's release tags (``0.1.devN``)."""
+TRITON_SAMPLER_MIN_ROWS = 8
+"""Rows from which the Triton top-k/top-p kernel replaces the sort (v0.17.0 apply_top_k_top_p)."""
 _ENGINE_WORD = re.compile(r"\bV([01])(?![.\w])")
 """A version text that names the engine (``V0 engine (~0.6.x)``)."""
-_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?(?:\.?(dev\d+))?")
+_VERSION = re.compile(r"(~)?\s*v?(\d+)\.(\d+)(?:\.(\d+|x))?(?:\.?(dev\d+))?", re.IGNORECASE)
+NEWEST_PATCH: dict[tuple[int, int], int] = {
+    (0, 6): 6, (0, 7): 3, (0, 8): 5, (0, 9): 2, (0, 10): 2, (0, 11): 2, (0, 14): 1, (0, 15): 1,
+    (0, 17): 1, (0, 18): 1, (0, 19): 1, (0, 20): 2, (0, 22): 1, (0, 25): 1, (0, 27): 1,
+}
+"""The last patch release of each vLLM minor release that had more than one (the PyPI release
+history of ``vllm``, 0.6 to 0.33); other minors had only ``.0``."""
+
+
+def _approximate(match: re.Match[str]) -> bool:
+    """Whether a version text gives its release only approximately: ``~0.11.0``, ``0.11.x``, or
+    no patch number at all (``0.11``)."""
+    return bool(match.group(1)) or match.group(4) is None or match.group(4).lower() == "x"
 
 
 def release(engine_version: str | None) -> tuple[int, int, int] | None:
     """(major, minor, patch) of a version text, or None for unknown versions and untagged
     development builds (``0.1.devN``: built without the release tags). A development build of a
-    release (``0.9.1.dev705``) reads as that release."""
+    release (``0.9.1.dev705``) reads as that release. A release given only approximately
+    (``~0.11.0``, ``0.11.x``, ``0.11``) reads as the last patch of that minor release
+    (``NEWEST_PATCH``): such labels come from launches of whatever image of that series was
+    current, and the rules that changed between patches (0.8.4, 0.8.5, 0.11.1) follow the later
+    patch."""
     match = _VERSION.search(engine_version or "")
     if match is None:
         return None
-    found = int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
-    return None if match.group(4) and found[:2] == UNTAGGED else found
+    major, minor = int(match.group(2)), int(match.group(3))
+    if match.group(5) and (major, minor) == UNTAGGED:
+        return None
+    if _approximate(match):
+        return major, minor, NEWEST_PATCH.get((major, minor), 0)
+    return major, minor, int(match.group(4))
 
 
 def rule(rule_id: str, engine_version: str | None) -> str:
@@ -240,17 +332,48 @@ class VllmRun:
             return stated
         return not hybrid or self.rule("hybrid_prefix_caching") == "default"
 
-    @property
-    def sampler_constant(self) -> str:
-        """The constant for the dummy sampler pass: V0's sampler, the native sort-based path where
-        FlashInfer's is not taken (ROCm, or ``VLLM_USE_FLASHINFER_SAMPLER=0``), else the release's."""
+    def sampler_constant(self, rows: int = 8) -> str:
+        """The constant for the dummy sampler pass over ``rows`` sequences: V0's sampler; in V1 the
+        release's path, where ``VLLM_USE_FLASHINFER_SAMPLER`` picks FlashInfer (on CUDA) or the sort,
+        and the Triton kernel takes only batches of at least 8 rows."""
         if self.v0:
             return "sampler_bytes_per_logit_v0"
         chosen = self.rule("sampler")
-        flashinfer_off = self.platform != "cuda" or str(self.env.get("VLLM_USE_FLASHINFER_SAMPLER", "")) == "0"
-        if chosen == "sampler_bytes_per_logit_flashinfer" and flashinfer_off:
-            return "sampler_bytes_per_logit_native"
+        switch = str(self.env.get("VLLM_USE_FLASHINFER_SAMPLER", "")).strip()
+        if self.platform == "cuda" and switch in ("0", "1"):
+            if switch == "1":
+                return "sampler_bytes_per_logit_flashinfer"
+            if chosen == "sampler_bytes_per_logit_flashinfer":
+                chosen = "sampler_bytes_per_logit_sort"
+        if chosen == "sampler_bytes_per_logit_flashinfer" and self.platform != "cuda":
+            chosen = "sampler_bytes_per_logit_sort"
+        if chosen == "sampler_bytes_per_logit_triton" and rows < TRITON_SAMPLER_MIN_ROWS:
+            chosen = "sampler_bytes_per_logit_sort"
         return chosen
+
+    @property
+    def non_torch_constant(self) -> str:
+        """The constant for one rank's non-torch memory under this release's snapshot order."""
+        return self.rule("non_torch")
+
+    def tp_comm_constant(self, switched: bool) -> str:
+        """The constant for what tensor-parallel collectives add, over NVLink/NVSwitch or xGMI
+        (``switched``) or PCIe, as this release's snapshot order counts them."""
+        excluded = self.rule("tp_comm") == "setup_excluded"
+        if switched:
+            return "comm_nvswitch_gib_after_setup" if excluded else "comm_nvswitch_gib"
+        return "comm_pcie_gib_after_setup" if excluded else "comm_pcie_gib"
+
+    @property
+    def moe_workspace_persists(self) -> bool:
+        """Whether the fused-MoE workspace stays allocated through the dummy sampler pass (V1 from 0.14)."""
+        return not self.v0 and self.rule("moe_workspace") == "persistent"
+
+    @property
+    def counts_runner_buffers(self) -> bool:
+        """Whether the model runner's and drafter's persistent buffers count as non-KV memory
+        (V1 from 0.27: the profile measures all memory consumed since start-up)."""
+        return not self.v0 and self.rule("accounting") == "consumed"
 
 
 def counts_cudagraphs(engine_version: str | None) -> bool:

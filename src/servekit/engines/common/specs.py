@@ -96,6 +96,7 @@ class MemoryRule:
     block_size: int | None = None  # default KV block when the launch sets none (None: the launch's rule)
     mla_block_size: int | None = None  # the same for MLA models
     counts_cuda_graphs: bool = True
+    counts_runner_buffers: bool = False  # the runner's persistent buffers count, by vLLM's release rule
     concurrency_in_tokens: bool | None = None  # None: as the engine version reports it
     report_as: str | None = None  # the name reports carry (a device-kind rule of an engine)
     default_utilization: float = 0.9

@@ -77,4 +77,4 @@ CPU_RULE = MemoryRule(
     report_as="vllm-cpu",
     process_gib=1.5,  # resident memory of a CPU worker besides its weights (interpreter, torch, buffers)
 )
-MEMORY = MemoryHooks(rule=MemoryRule(budget=BUDGET_UTILIZATION), cpu_rule=CPU_RULE)
+MEMORY = MemoryHooks(rule=MemoryRule(budget=BUDGET_UTILIZATION, counts_runner_buffers=True), cpu_rule=CPU_RULE)
