@@ -13,7 +13,14 @@ from servekit.facts.config import facts_from_config
 from servekit.facts.model import WeightBytes
 from servekit.fit.launch import LaunchSettings
 from servekit.fit.points import predict_point
-from servekit.fit.sharding import GIB, expert_bytes, per_rank_bytes, replicated_bytes, weights_gib_per_rank
+from servekit.fit.sharding import (
+    GIB,
+    expert_bytes,
+    per_rank_bytes,
+    pp_stage_layers,
+    replicated_bytes,
+    weights_gib_per_rank,
+)
 from testing.shared import REFERENCE
 
 # Kimi-K2 / DeepSeek-V3 config.json shapes (public)
@@ -33,7 +40,11 @@ def test_mla_down_projections_and_routers_are_replicated():
     tp8 = per_rank_bytes(loaded, KIMI, LaunchSettings(tp=8))
     assert tp8 == pytest.approx((loaded - mla - router) / 8 + mla + router)
     # pipeline stages split the replicated tensors by layers too; one rank holds everything
-    assert per_rank_bytes(loaded, KIMI, LaunchSettings(tp=8, pp=2)) == pytest.approx(tp8 / 2)
+    # two stages of 31 and 30 layers (get_pp_indices); the first holds the embedding, the last the
+    # LM head: the heavier is the first
+    body = tp8 - 2 * 163840 * 7168 * 2 / 8
+    first = body * 31 / 61 + 163840 * 7168 * 2 / 8
+    assert per_rank_bytes(loaded, KIMI, LaunchSettings(tp=8, pp=2)) == pytest.approx(first)
     assert per_rank_bytes(loaded, KIMI, LaunchSettings()) == loaded
 
 
@@ -48,6 +59,23 @@ def test_fp8_checkpoints_replicate_one_byte_projections():
                              "num_attention_heads": 128, "kv_lora_rank": 512, "qk_rope_head_dim": 64,
                              "quantization_config": {"quant_method": "fp8"}, **KIMI_KEYS})
     assert replicated_bytes(fp8) == 61 * 7168 * 2112 * 1 + 60 * 7168 * 384 * 2
+
+
+def test_pipeline_stages_split_layers_as_vllm_does():
+    assert pp_stage_layers(32, 4) == [8, 8, 8, 8]
+    assert pp_stage_layers(61, 4) == [15, 15, 16, 15]  # the remainder goes to the stages before the last
+    assert pp_stage_layers(62, 4) == [15, 16, 16, 15]
+
+
+def test_pipeline_rank_holds_its_layers_and_the_vocabulary_matrix_of_its_end():
+    # Llama-3.1-8B at PP4 (vLLM 0.19.0 on H100, llm-d-planner accuracy report): the first stage
+    # loads 4.26 GiB, not a quarter of the 14.99 GiB checkpoint
+    llama = shipped_facts("meta-llama/Llama-3.1-8B-Instruct")
+    pp4 = weights_gib_per_rank(llama, LaunchSettings(pp=4))
+    pp2 = weights_gib_per_rank(llama, LaunchSettings(pp=2))
+    assert pp4 == pytest.approx(4.26, abs=0.05) and pp2 == pytest.approx(7.51, abs=0.05)
+    tied = replace(llama, tied_embeddings=True)
+    assert weights_gib_per_rank(tied, LaunchSettings(pp=4)) > pp4  # both ends hold a copy of one matrix
 
 
 def test_experts_split_over_data_parallel_ranks_with_expert_parallel():
@@ -92,3 +120,21 @@ def test_encoder_data_mode_keeps_the_whole_encoder_on_every_tp_rank():
     assert weights_gib_per_rank(facts, text_only) < split
     one_rank = ["--mm-encoder-tp-mode", "data"]
     assert weights_gib_per_rank(facts, launch_settings(one_rank)) == weights_gib_per_rank(facts, launch_settings([]))
+
+
+def test_dtype_and_online_quantization_change_what_loading_leaves():
+    # Llama-3.1-8B on H100 under 0.19.0 (llm-d-planner accuracy report): bf16 14.99 GiB, float32
+    # 29.98 GiB, --quantization fp8 8.49 GiB ("Model loading took")
+    from servekit.fit.launch import launch_settings
+
+    llama = shipped_facts("meta-llama/Llama-3.1-8B-Instruct")
+    bf16 = weights_gib_per_rank(llama, launch_settings([]))
+    fp32 = weights_gib_per_rank(llama, launch_settings(["--dtype", "float32"]))
+    fp8 = weights_gib_per_rank(llama, launch_settings(["--quantization", "fp8"]))
+    assert fp32 == pytest.approx(2 * bf16)
+    assert fp8 == pytest.approx(8.49, abs=0.06)
+    # a checkpoint already quantized keeps its packed linears: only its embedding and head are cast
+    w8a8 = shipped_facts("RedHatAI/Meta-Llama-3.1-8B-Instruct-quantized.w8a8")
+    base = weights_gib_per_rank(w8a8, launch_settings([]))
+    cast = weights_gib_per_rank(w8a8, launch_settings(["--dtype", "float32"]))
+    assert cast - base == pytest.approx(2 * 128256 * 4096 * 2 / GIB, rel=0.01)

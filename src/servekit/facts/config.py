@@ -218,6 +218,7 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
         num_kv_heads=int(kv_heads),
         head_dim=int(head_dim),
         vocab_size=cfg.get("vocab_size") or config.get("vocab_size"),
+        tied_embeddings=bool(cfg.get("tie_word_embeddings", config.get("tie_word_embeddings", False))),
         max_position_embeddings=cfg.get("max_position_embeddings"),
         dtype=str(dtype),
         layers=tuple(kinds),

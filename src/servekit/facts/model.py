@@ -147,6 +147,8 @@ class ModelFacts(_Json):
     num_kv_heads: int
     head_dim: int
     vocab_size: int | None = None
+    tied_embeddings: bool = False
+    """The LM head shares the input embedding's weights (``tie_word_embeddings``)."""
     max_position_embeddings: int | None = None
     dtype: str = "bfloat16"
     layers: tuple[LayerKind, ...]

@@ -106,6 +106,7 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
         hidden_size=cf.get("hidden_size"),
         intermediate_size=cf.get("intermediate_size"),
         vocab_size=cf.get("vocab_size"),
+        tied_embeddings=bool(cf.get("tie_word_embeddings")),
         num_attention_heads=int(heads),
         num_kv_heads=int(kv_heads),
         head_dim=int(head_dim),

@@ -11,7 +11,11 @@ some tensors are ``ReplicatedLinear`` (``disable_tp``) and every TP rank keeps a
 * the MoE router (``GateLinear``, a ``ReplicatedLinear`` built without the checkpoint's quant
   config): ``hidden x num_experts`` per MoE layer at the model dtype.
 
-Norms are replicated too and negligible. Pipeline stages split all of it by layers.
+Norms are replicated too and negligible. Pipeline stages split the decoder layers as vLLM's
+``get_pp_indices`` does (``vllm/distributed/utils.py``: an even split, the remainder going to the
+stages before the last); the first stage also holds the input embedding and the last the LM head
+(with tied embeddings, a copy of the embedding). Every stage sizes its own KV cache and the pool
+takes the smallest (``get_kv_cache_configs``), so a rank's share is that of the heaviest stage.
 
 The multimodal encoder is split over TP ranks like the rest, unless ``--mm-encoder-tp-mode data``
 asks every TP rank to hold the whole encoder and split its batch instead
@@ -25,6 +29,7 @@ TP only; the experts' share of the checkpoint comes from the config's shapes.
 from __future__ import annotations
 
 from servekit.facts.model import ModelFacts
+from servekit.fit.conversion import converted_bytes
 from servekit.fit.dtypes import dtype_bytes
 from servekit.fit.launch import LaunchSettings
 
@@ -36,15 +41,18 @@ other methods leave these projections at the model dtype, the safer plan."""
 
 def loaded_weight_bytes(facts: ModelFacts, launch: LaunchSettings) -> int | None:
     """Bytes the engine loads: the checkpoint, less the vision tower when serving text only and
-    less the MTP head unless it drafts."""
+    less the MTP head unless it drafts, as ``--dtype`` and online quantization leave them
+    (``servekit.fit.conversion``)."""
     if facts.weights is None:
         return None
     loaded = facts.weights.total
+    vision = facts.weights.vision
     if launch.language_model_only:
-        loaded -= facts.weights.vision
+        loaded -= vision
+        vision = 0
     if not launch.uses_mtp:
         loaded -= facts.weights.mtp
-    return loaded
+    return int(converted_bytes(facts, launch, loaded, vision))
 
 
 def _linear_bytes(facts: ModelFacts) -> float:
@@ -92,15 +100,45 @@ def whole_encoder_bytes(facts: ModelFacts, launch: LaunchSettings) -> float:
     return float(facts.weights.vision)
 
 
+def pp_stage_layers(num_layers: int, pp: int) -> list[int]:
+    """Decoder layers of each pipeline stage (``get_pp_indices``, no ``VLLM_PP_LAYER_PARTITION``)."""
+    stages = [num_layers // pp] * pp
+    for i in range(2, num_layers % pp + 2):
+        stages[-i] += 1
+    return stages
+
+
+def vocab_matrix_bytes(facts: ModelFacts) -> float:
+    """Bytes of one vocabulary x hidden matrix (the embedding, or an untied LM head); 0 when the
+    facts do not state both sizes."""
+    if not facts.vocab_size or not facts.hidden_size:
+        return 0.0
+    return float(facts.vocab_size * facts.hidden_size * dtype_bytes(facts.dtype))
+
+
+def _heaviest_stage(rank: float, facts: ModelFacts, tp: int, pp: int) -> float:
+    """One rank's bytes on the heaviest of ``pp`` stages, of ``rank`` bytes it would hold without
+    pipeline parallelism."""
+    ends = min(vocab_matrix_bytes(facts) / tp, rank / 2)
+    body = rank - ends * (1 if facts.tied_embeddings else 2)
+    layers = pp_stage_layers(facts.num_layers, pp) if facts.num_layers >= pp else [1] * pp
+    total = sum(layers)
+    shares = [body * n / total for n in layers]
+    shares[0] += ends
+    shares[-1] += ends
+    return max(shares)
+
+
 def per_rank_bytes(loaded: float, facts: ModelFacts, launch: LaunchSettings) -> float:
-    """Bytes one rank holds of ``loaded`` checkpoint bytes."""
+    """Bytes one rank holds of ``loaded`` checkpoint bytes (on the heaviest pipeline stage)."""
     tp, pp = launch.tp, launch.pp
     replicated = min(replicated_bytes(facts) + whole_encoder_bytes(facts, launch), loaded) if tp > 1 else 0.0
     experts = 0.0
     if launch.expert_parallel and launch.dp > 1:
         experts = min(expert_bytes(facts), loaded - replicated)
     sharded = loaded - replicated - experts
-    return sharded / (tp * pp) + replicated / pp + experts / (tp * launch.dp * pp)
+    rank = sharded / tp + replicated + experts / (tp * launch.dp)
+    return rank if pp <= 1 else _heaviest_stage(rank, facts, tp, pp)
 
 
 def weights_gib_per_rank(facts: ModelFacts, launch: LaunchSettings) -> float | None:
