@@ -196,3 +196,46 @@ def test_hybrid_models_get_prefix_caching_by_default_from_0_28():
     # attention-only models keep prefix caching on in every release (it costs them no blocks)
     assert VllmRun("0.10.1").prefix_caching(None, hybrid=False)
     assert not VllmRun("0.27.1").prefix_caching(None, hybrid=True)
+
+
+def test_cuda_graph_estimate_by_release_platform_and_switch():
+    # vllm/envs.py at v0.20.0 defaults VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS to 1 (0.19: 0); the
+    # worker took the estimate on CUDA only until 0.26 (is_cuda() -> is_cuda_alike())
+    assert not VllmRun("0.19.1").counts_cudagraphs and VllmRun("0.20.0").counts_cudagraphs
+    assert not VllmRun("0.25.1", platform="rocm").counts_cudagraphs
+    assert VllmRun("0.26.0", platform="rocm").counts_cudagraphs
+    assert not VllmRun("0.24.0", {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "0"}).counts_cudagraphs
+    launch = LaunchSettings(max_model_len=8192)
+    on_rocm = plan_fit(FitRequest(LLAMA, MI300X, launch, engine_version="0.24.0"))
+    assert on_rocm.cudagraph_gib == 0
+
+
+def test_tensor_parallel_buffers_follow_the_release_and_the_link():
+    # non-torch memory logged at TP > 1: 2.06-2.21 GiB on H100 NVSwitch nodes at 0.19 (llm-d-planner
+    # accuracy report), 0.54-0.55 GiB on H100 TP2 with late-2025 images (llm-d empirical results)
+    nvlink = _gpu(79.19, "nvidia h100 80gb hbm3", count=8, interconnect="nvlink")
+    tp2, tp1, pp2 = LaunchSettings(tp=2), LaunchSettings(), LaunchSettings(pp=2)
+    assert runtime_gib(tp2, nvlink, "0.19.0") == pytest.approx(2.15, abs=0.1)
+    assert runtime_gib(tp2, nvlink, "0.11.2") == pytest.approx(0.55, abs=0.02)
+    assert runtime_gib(tp1, nvlink, "0.16.0") == pytest.approx(0.13)
+    assert runtime_gib(tp1, nvlink, "0.18.0") == pytest.approx(0.25)
+    # pipeline stages pass activations point to point: no all-reduce buffers (0.07 GiB logged at PP2)
+    assert runtime_gib(pp2, nvlink, "0.19.0") == runtime_gib(tp1, nvlink, "0.19.0")
+
+
+def test_moe_workspace_stays_beside_the_sampler_from_0_14():
+    # vLLM 0.19.0 on H100 (llm-d-planner accuracy report): Qwen3-30B-A3B logs a 2.68 GiB activation
+    # peak where its sampler pass alone is ~2.2 GiB; the Triton MoE workspace (modular kernel, 0.14+)
+    # is still allocated when the sampler runs
+    qwen3_moe = facts_from_config({
+        "architectures": ["Qwen3MoeForCausalLM"], "hidden_size": 2048, "intermediate_size": 6144,
+        "moe_intermediate_size": 768, "num_hidden_layers": 48, "num_attention_heads": 32,
+        "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128, "num_experts_per_tok": 8,
+        "vocab_size": 151936, "torch_dtype": "bfloat16",
+    })
+    launch = LaunchSettings(max_model_len=8192, gpu_memory_utilization=0.95)
+    new = activation_gib(qwen3_moe, launch, H100, "0.19.0")
+    old = activation_gib(qwen3_moe, launch, H100, "0.13.0")
+    assert new == pytest.approx(2.68, abs=0.1)
+    assert new > sampler_gib(qwen3_moe, launch, H100, "0.19.0")
+    assert old == pytest.approx(sampler_gib(qwen3_moe, launch, H100, "0.13.0"))

@@ -39,7 +39,7 @@ def test_fp8_kv_doubles_the_pool_of_a_dense_model():
 def test_enforce_eager_and_version_decide_the_cuda_graph_reserve():
     graphs = plan_fit(FitRequest(LLAMA, H100, LaunchSettings(max_model_len=8192)))
     eager = plan_fit(FitRequest(LLAMA, H100, LaunchSettings(max_model_len=8192, enforce_eager=True)))
-    old = plan_fit(FitRequest(LLAMA, H100, LaunchSettings(max_model_len=8192), engine_version="0.20.1"))
+    old = plan_fit(FitRequest(LLAMA, H100, LaunchSettings(max_model_len=8192), engine_version="0.19.1"))
     assert graphs.cudagraph_gib > 0 and eager.cudagraph_gib == 0 and old.cudagraph_gib == 0
     assert eager.available_kv_gib > graphs.available_kv_gib
     assert counts_cudagraphs("0.27.1") and not counts_cudagraphs("0.11.0") and counts_cudagraphs("0.1.dev19754")
@@ -99,5 +99,5 @@ def test_older_releases_logged_the_pool_split_evenly_over_groups():
     old = plan_fit(FitRequest(facts, H100, launch, available_kv_gib=4.99, engine_version="0.19.0"))
     assert new.kv_tokens == 302_921
     assert old.kv_tokens == new.num_blocks // 4 * 1568
-    assert reports_concurrency_tokens("0.24.0") and not reports_concurrency_tokens("0.20.1rc1")
+    assert reports_concurrency_tokens("0.20.1") and not reports_concurrency_tokens("0.20.0")
     assert reports_concurrency_tokens(None) and reports_concurrency_tokens("0.1.dev19754+g3a0914114")

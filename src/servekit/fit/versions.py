@@ -184,11 +184,23 @@ RULES: tuple[VersionRule, ...] = (
         "CUDA graphs are captured after the KV cache is sized, outside the budget", "vllm/v1/worker/gpu_worker.py",
     ),
     VersionRule(
-        "cudagraphs_in_budget", (0, 21), "yes",
+        "cudagraphs_in_budget", (0, 20), "yes",
         "the CUDA-graph memory estimate comes out of the KV budget "
-        "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1)",
-        "vllm/v1/worker/gpu_worker.py determine_available_memory: 'CUDA graph memory profiling is "
-        "enabled (default since v0.21.0)'; vllm/envs.py",
+        "(VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS defaults to 1; on CUDA only until 0.26)",
+        "vllm/envs.py at v0.20.0: VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default '1' (v0.19.1: '0'); "
+        "vllm/v1/worker/gpu_worker.py determine_available_memory (its log line says 'default since "
+        "v0.21.0', the code of the v0.20.0 release already defaults to it)",
+    ),
+    VersionRule(
+        "cudagraphs_on_rocm", (0, 0), "no",
+        "ROCm launches take no CUDA-graph estimate out of the budget ('Skip on ROCm/HIP/XPU as graph pool "
+        "handles and mem_get_info behave differently')",
+        "vllm/v1/worker/gpu_worker.py determine_available_memory at v0.24.0-v0.25.1: current_platform.is_cuda()",
+    ),
+    VersionRule(
+        "cudagraphs_on_rocm", (0, 26), "yes",
+        "ROCm launches profile the CUDA-graph estimate too",
+        "vllm/v1/worker/gpu_worker.py determine_available_memory at v0.26.0: current_platform.is_cuda_alike()",
     ),
     VersionRule(
         "hybrid_allocator", (0, 0), "no",
@@ -221,12 +233,13 @@ RULES: tuple[VersionRule, ...] = (
     VersionRule(
         "pool_report", (0, 0), "blocks",
         "'GPU KV cache size' is num_blocks // num_groups x block_size (under-reports hybrid models)",
-        "vllm/v1/core/kv_cache_utils.py before 0.21",
+        "vllm/v1/core/kv_cache_utils.py _report_kv_cache_config up to v0.20.0",
     ),
     VersionRule(
-        "pool_report", (0, 21), "concurrency",
+        "pool_report", (0, 20, 1), "concurrency",
         "'GPU KV cache size' is max_concurrency x max_model_len",
-        "vllm/v1/core/kv_cache_utils.py get_max_concurrency_for_kv_cache_config",
+        "vllm/v1/core/kv_cache_utils.py _report_kv_cache_config at v0.20.1 ('num_tokens = "
+        "int(max_concurrency * max_model_len)'); get_max_concurrency_for_kv_cache_config",
     ),
 )
 
@@ -312,12 +325,17 @@ class VllmRun:
 
     @property
     def counts_cudagraphs(self) -> bool:
-        """Whether the CUDA-graph memory estimate comes out of the KV budget (V1 from 0.21)."""
-        return not self.v0 and self.rule("cudagraphs_in_budget") == "yes"
+        """Whether the CUDA-graph memory estimate comes out of the KV budget (V1 from 0.20, on ROCm
+        from 0.26), unless ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` says otherwise."""
+        if self.v0 or self.rule("cudagraphs_in_budget") != "yes":
+            return False
+        if self.platform == "rocm" and self.rule("cudagraphs_on_rocm") != "yes":
+            return False
+        return str(self.env.get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", "1")).strip() != "0"
 
     @property
     def reports_concurrency_tokens(self) -> bool:
-        """Whether the pool is logged as max_concurrency x max_model_len (V1 from 0.21)."""
+        """Whether the pool is logged as max_concurrency x max_model_len (V1 from 0.20.1)."""
         return not self.v0 and self.rule("pool_report") == "concurrency"
 
     @property
@@ -377,7 +395,7 @@ class VllmRun:
 
 
 def counts_cudagraphs(engine_version: str | None) -> bool:
-    """Whether this vLLM version takes CUDA-graph memory out of the KV budget."""
+    """Whether this vLLM version takes CUDA-graph memory out of the KV budget (on CUDA)."""
     return VllmRun(engine_version).counts_cudagraphs
 
 
