@@ -123,13 +123,13 @@ CONSTANTS: tuple[Constant, ...] = (
         "forward (raw_target_logits.to(torch.float32), target_logits.clone(), apply_sampling_constraints)",
     ),
     Constant(
-        "drafter_hidden_rows", 2.0,
+        "drafter_hidden_rows", 1.0,
         "hidden-size rows per profiled token kept live while the drafter's dummy pass runs, besides "
-        "the drafter layer's own activations: the target model's output hidden states and the "
-        "drafter's persistent hidden-states buffer (max_num_batched_tokens rows)", CODE,
+        "the drafter layer's own activations: the target model's output hidden states (the drafter's "
+        "own hidden-states buffer is allocated before the profile: drafter_buffer_rows)", CODE,
         "vllm/v1/worker/gpu_model_runner.py _dummy_run (hidden_states held across "
         "self.drafter.dummy_run(num_tokens)); vllm/v1/spec_decode/llm_base_proposer.py __init__ "
-        "(self.hidden_states = torch.zeros(max_num_tokens, hidden_size)) and dummy_run",
+        "(self.hidden_states = torch.zeros(max_num_tokens, hidden_size), built with the model runner)",
     ),
     Constant(
         "marlin_scale_bytes", 2.0,

@@ -142,7 +142,7 @@ def uses_drafter(launch: LaunchSettings) -> bool:
 
 def drafter_gib(facts: ModelFacts, launch: LaunchSettings, tokens: int) -> float:
     """What the drafter's dummy pass keeps live besides its own layer's activations: the
-    target's output hidden states and the drafter's hidden-states buffer, ``tokens`` rows each."""
+    target's output hidden states, ``tokens`` rows (its persistent buffers: ``buffers_gib``)."""
     if not uses_drafter(launch):
         return 0.0
     hidden = facts.hidden_size or value("default_hidden")
