@@ -7,12 +7,11 @@ The guide was measured on vLLM 0.26.1rc1; the plans here follow that version's a
   rows match bf16 KV arithmetic, not fp8 (at fp8 the same memory would hold about twice the
   tokens; the unsloth row does match fp8), so they are planned with ``--kv-cache-dtype auto``:
   a documented outlier of the guide's table, which names fp8 for all three.
-* 1x RTX 5090, TP1, 32,768 context, ``--enforce-eager``: within 8%. The pools are small (3-6 GiB),
-  so the estimated vision-tower and MTP shares of the checkpoint weigh more here. The vision share
-  is the tower's parameter count (its ``vision_config``); the MTP share is what these same pools
-  leave of the checkpoint besides the language model and the tower (the facts mark both
-  ``estimated``), so the levers rows check that the facts and the memory model agree with each
-  other; they are not independent evidence of accuracy (``bench/bench_kv_points.py`` scores that).
+* 1x RTX 5090, TP1, 32,768 context, ``--enforce-eager``: the pools are small (3-6 GiB), so the
+  estimated vision-tower and MTP shares of the checkpoint weigh more here. Both are counted from
+  their shapes (the tower's ``vision_config``; one decoder layer and the fc projection for the MTP
+  head), in bf16, and the facts mark them ``estimated``; neither is taken from these pools, which
+  the plan misses by 21-29% (strict xfail, with what would settle it).
 * The MTP row of the 1x card (90,112 tokens) does not say which of the other levers were on; it
   is checked for order of magnitude only (within 15% with all of them).
 * The pools are laid out with prefix caching on (two state blocks per linear-attention group and
@@ -79,6 +78,17 @@ def test_two_5090_table(checkpoint, kv, logged):
     assert _pool(checkpoint, RTX_5090_2X, argv) == pytest.approx(logged, rel=0.06)
 
 
+ONE_CARD_GAP = (
+    "planned 21-29% below the guide's pool: with the vision tower and the MTP head counted from their "
+    "shapes in bf16 (0.92 GB and 0.85 GB), each card spends about 1.2 GiB more in the plan than the "
+    "guide's launches did. Either the checkpoint's tower and head tensors weigh more than their shapes "
+    "in bf16 (their safetensors headers would settle it; the 24.6 GiB the guide quotes for the NVFP4 "
+    "weights does not say what it includes) or a term of the memory model overstates what this eager "
+    "1-card launch of 0.26.1rc1 took (bench/gpu_fit_check.sh measures the terms)"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=ONE_CARD_GAP)
 @pytest.mark.parametrize("extra,logged", [
     ("--kv-cache-dtype fp8", 91_022),
     ("--kv-cache-dtype fp8 --language-model-only", 135_926),
@@ -104,11 +114,8 @@ def test_one_5090_levers_move_the_pool_the_right_way():
 
 
 @pytest.mark.xfail(strict=True, reason=(
-    "planned 22% below the guide's 90,112 tokens: with --enforce-eager and 8 sequences the activation "
-    "terms are small; turning MTP on costs 51% of the pool in the plan but 41% in the guide: the MTP "
-    "head's 1.66 GiB (a share estimated as what the language-only rows leave of the checkpoint, not read "
-    "from headers; a one-layer head of this shape is ~0.8 GiB in bf16) overstates what drafting loads, "
-    "while the layout with the drafter's attention layer, speculative state slots and prefix caching matches "
+    "planned 22% below the guide's 90,112 tokens, as the same card's rows without MTP are (ONE_CARD_GAP): "
+    "the layout with the drafter's attention layer, speculative state slots and prefix caching matches "
     "vLLM's (36 blocks per request: 90,112 tokens are 99 blocks of 17 x 1,600-token pages)"))
 def test_one_5090_mtp_row_order_of_magnitude():
     argv = f"{ONE_CARD} --kv-cache-dtype fp8 --language-model-only --max-num-seqs 8" + MTP

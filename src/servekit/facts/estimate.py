@@ -71,7 +71,8 @@ def _attention_params(cfg: dict[str, Any], facts: ModelFacts, hidden: int) -> in
         q_rank = _int(cfg, "q_lora_rank")
         q = hidden * q_rank + q_rank * heads * (nope + rope) if q_rank else hidden * heads * (nope + rope)
         return q + hidden * (rank + rope) + rank * heads * (nope + v_dim) + heads * v_dim * hidden
-    return hidden * heads * head_dim * 2 + hidden * kv * head_dim * 2
+    gate = 2 if cfg.get("attn_output_gate") else 1  # Qwen3-Next / Qwen3.5: q_proj also emits the output gate
+    return hidden * heads * head_dim * (1 + gate) + hidden * kv * head_dim * 2
 
 
 def _mlp_params(facts: ModelFacts, hidden: int, layer: int) -> int:
@@ -95,7 +96,10 @@ def estimated_weight_bytes(config: dict[str, Any], facts: ModelFacts) -> WeightB
     for index, kind in enumerate(facts.layers):
         mixer = linear_mixer if kind == "linear" else (0 if kind == "none" else attention)
         layers += (mixer + _mlp_params(facts, hidden, index)) * per_weight
-    mtp = facts.mtp_layers * (attention + _mlp_params(facts, hidden, facts.num_layers)) * per_weight
+    # an MTP head: one decoder layer and the projection of [embedding; hidden state] (2h -> h)
+    # (vllm/model_executor/models/qwen3_next_mtp.py fc, deepseek_mtp.py eh_proj)
+    mtp_layer = attention + _mlp_params(facts, hidden, facts.num_layers) + 2 * hidden * hidden
+    mtp = facts.mtp_layers * mtp_layer * per_weight
     vocab = facts.vocab_size or 0
     tied = bool(cfg.get("tie_word_embeddings", config.get("tie_word_embeddings", False)))
     embeddings = vocab * hidden * (1 if tied else 2) * dtype_bytes
