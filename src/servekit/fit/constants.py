@@ -174,6 +174,14 @@ CONSTANTS: tuple[Constant, ...] = (
         "(llm-d empirical-vllm-memory-results)",
     ),
     Constant(
+        "non_torch_gib_rocm", 0.6,
+        "non-torch memory of one ROCm rank (HIP context, hipBLASLt and RCCL workspaces)", MEASURED,
+        "V0 logs on ROCm: MI300X 0.66 GiB (rocm/vllm 0.9.2.dev364 image, cmontemuino/amd-mi300x-ml-benchmarks), "
+        "24 GiB Radeon 0.53 and 0.62 GiB (0.6.6 and a fork), MI50 0.46 GiB (0.8.5 fork); V1 MI300X launches "
+        "(Qwen-14B TP2 at 0.9.2.dev364 and 0.11.1rc2 in AMD's Ray-on-ROCm blog, Llama-3.1-8B at 0.21.1rc1 in "
+        "NCHC disaggregation notes) land within 0.1 GiB of their logged KV memory with it",
+    ),
+    Constant(
         "comm_pcie_gib", 0.25,
         "extra non-torch memory per rank for NCCL ring buffers when TP > 1 without NVSwitch, where the "
         "release counts the collectives' set-up (before 0.11 and from 0.17)", ASSUMED,

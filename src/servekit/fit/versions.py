@@ -371,8 +371,9 @@ class VllmRun:
 
     @property
     def non_torch_constant(self) -> str:
-        """The constant for one rank's non-torch memory under this release's snapshot order."""
-        return self.rule("non_torch")
+        """The constant for one rank's non-torch memory: ROCm's, else the CUDA figure under this
+        release's snapshot order."""
+        return "non_torch_gib_rocm" if self.platform == "rocm" else self.rule("non_torch")
 
     def tp_comm_constant(self, switched: bool) -> str:
         """The constant for what tensor-parallel collectives add, over NVLink/NVSwitch or xGMI
