@@ -247,3 +247,13 @@ def test_rocm_ranks_keep_more_non_torch_memory():
     one = LaunchSettings()
     assert runtime_gib(one, MI300X, "0.21.0") == pytest.approx(0.6)
     assert runtime_gib(one, H100, "0.21.0") == pytest.approx(0.25)
+
+
+def test_development_builds_read_by_how_far_past_their_base_they_are():
+    # N commits past the release a build grew from, named for the next release
+    assert release("0.11.1.dev12") == (0, 11, 0) and release("0.20.1rc1.dev16+g7a1eb8ac2") == (0, 20, 0)
+    assert release("0.28.0rc1.dev5") == (0, 27, 1)  # the base of a new minor is the last patch before it
+    assert release("0.9.2.dev364+gb432b7a28") == (0, 9, 2) and release("0.26.1rc1.dev608") == (0, 26, 1)
+    # 0.11.1.dev12 still samples with FlashInfer; 0.20.1rc1.dev16 still logs the pool as blocks
+    assert VllmRun("0.11.1.dev12").sampler_constant() == "sampler_bytes_per_logit_flashinfer"
+    assert not VllmRun("0.20.1rc1.dev16").reports_concurrency_tokens

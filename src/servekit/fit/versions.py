@@ -30,13 +30,22 @@ TRITON_SAMPLER_MIN_ROWS = 8
 """Rows from which the Triton top-k/top-p kernel replaces the sort (v0.17.0 apply_top_k_top_p)."""
 _ENGINE_WORD = re.compile(r"\bV([01])(?![.\w])")
 """A version text that names the engine (``V0 engine (~0.6.x)``)."""
-_VERSION = re.compile(r"(~)?\s*v?(\d+)\.(\d+)(?:\.(\d+|x))?(?:\.?(dev\d+))?", re.IGNORECASE)
+_VERSION = re.compile(r"(~)?\s*v?(\d+)\.(\d+)(?:\.(\d+|x))?(?:rc(\d+))?(?:\.?dev(\d+))?", re.IGNORECASE)
 NEWEST_PATCH: dict[tuple[int, int], int] = {
     (0, 6): 6, (0, 7): 3, (0, 8): 5, (0, 9): 2, (0, 10): 2, (0, 11): 2, (0, 14): 1, (0, 15): 1,
     (0, 17): 1, (0, 18): 1, (0, 19): 1, (0, 20): 2, (0, 22): 1, (0, 25): 1, (0, 27): 1,
 }
 """The last patch release of each vLLM minor release that had more than one (the PyPI release
 history of ``vllm``, 0.6 to 0.33); other minors had only ``.0``."""
+DEV_BUILD_NEAR_BASE = 200
+"""Commits past its base below which a development build reads as its base release (a stated
+assumption): vLLM's main branch moves some 35-40 commits a day and cuts a release about every two
+weeks (0.24.0 to 0.33.0: nine releases in four months), so a build under 200 commits past the
+release it grew from carries little of the next one. The public logs agree: 0.11.1.dev12 still
+samples with FlashInfer (0.22 GiB peak on 4x A30, vLLM issue 'OPT-2.7B OOM'), 0.20.1rc1.dev16
+still logs its pool as blocks (noonghunna/club-3090), while 0.9.2.dev364 already runs V1 on ROCm
+(AMD's Ray-on-ROCm blog) and 0.26.1rc1.dev608 lays hybrid pools out with prefix caching (the
+Qwen3.8-27B recipe guide)."""
 
 
 def _approximate(match: re.Match[str]) -> bool:
@@ -45,11 +54,24 @@ def _approximate(match: re.Match[str]) -> bool:
     return bool(match.group(1)) or match.group(4) is None or match.group(4).lower() == "x"
 
 
+def _previous(found: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The release before ``found``: the patch before it, else the last patch of the minor before."""
+    major, minor, patch = found
+    if patch > 0:
+        return major, minor, patch - 1
+    if minor > 0:
+        return major, minor - 1, NEWEST_PATCH.get((major, minor - 1), 0)
+    return found
+
+
 def release(engine_version: str | None) -> tuple[int, int, int] | None:
     """(major, minor, patch) of a version text, or None for unknown versions and untagged
-    development builds (``0.1.devN``: built without the release tags). A development build of a
-    release (``0.9.1.dev705``) reads as that release. A release given only approximately
-    (``~0.11.0``, ``0.11.x``, ``0.11``) reads as the last patch of that minor release
+    development builds (``0.1.devN``: built without the release tags).
+
+    A development build (``0.9.1.dev705``, ``0.26.1rc1.dev608``: N commits past the release it
+    grew from, named for the next one) reads as the release it names, or as the release before
+    that when it is fewer than ``DEV_BUILD_NEAR_BASE`` commits past its base. A release given only
+    approximately (``~0.11.0``, ``0.11.x``, ``0.11``) reads as the last patch of that minor release
     (``NEWEST_PATCH``): such labels come from launches of whatever image of that series was
     current, and the rules that changed between patches (0.8.4, 0.8.5, 0.11.1) follow the later
     patch."""
@@ -57,11 +79,16 @@ def release(engine_version: str | None) -> tuple[int, int, int] | None:
     if match is None:
         return None
     major, minor = int(match.group(2)), int(match.group(3))
-    if match.group(5) and (major, minor) == UNTAGGED:
+    dev = match.group(6)
+    if dev is not None and (major, minor) == UNTAGGED:
         return None
-    if _approximate(match):
+    if dev is None and _approximate(match):
         return major, minor, NEWEST_PATCH.get((major, minor), 0)
-    return major, minor, int(match.group(4))
+    patch = match.group(4)
+    named = (major, minor, int(patch) if patch and patch.isdigit() else 0)
+    if dev is not None and int(dev) < DEV_BUILD_NEAR_BASE:
+        return _previous(named)
+    return named
 
 
 def rule(rule_id: str, engine_version: str | None) -> str:
