@@ -134,3 +134,23 @@ def test_mamba2_state_and_mlp_only_layers_in_the_pool():
     assert layout.group_size == 4 and layout.num_groups == 5  # 1 attention + 4 Mamba groups
     # MLP-only layers keep nothing
     assert layout.kv_bytes_per_token == 4 * 2 * 8 * 128 * 2
+
+
+def test_kv_sharing_layers_and_wider_global_heads():
+    # Gemma 4 E4B (config.json): 42 layers of 5 sliding (window 512) to 1 full, head_dim 256 and
+    # global_head_dim 512, 2 KV heads, the last 18 layers reusing earlier layers' KV
+    from servekit.facts.config import facts_from_config
+    from servekit.fit.kv import KVOptions, pool_layout
+
+    types = (["sliding_attention"] * 5 + ["full_attention"]) * 7
+    cfg = {"architectures": ["Gemma4ForCausalLM"], "num_hidden_layers": 42, "num_attention_heads": 8,
+           "num_key_value_heads": 2, "head_dim": 256, "global_head_dim": 512, "hidden_size": 2560,
+           "sliding_window": 512, "layer_types": types, "num_kv_shared_layers": 18, "vocab_size": 262144}
+    facts = facts_from_config(cfg)
+    assert facts.cache_layer_counts() == {"sliding": 20, "full": 4}
+    layout = pool_layout(facts, KVOptions(kv_bytes=2, max_model_len=16384, max_num_batched_tokens=2048))
+    per_token = {g.kind: g.token_bytes for g in layout.groups}
+    assert per_token == {"full": 2 * 2 * 512 * 2, "sliding": 2 * 2 * 256 * 2}
+    # a 22.01 GiB pool holds 63.1 such 16,384-token requests on an L40S under 0.25.1 (public notes)
+    concurrency = layout.blocks_for(22.01 * (1 << 30)) / layout.blocks_per_request
+    assert concurrency == pytest.approx(63.1, rel=0.01)

@@ -222,6 +222,10 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
         max_position_embeddings=cfg.get("max_position_embeddings"),
         dtype=str(dtype),
         layers=tuple(kinds),
+        kv_shared_layers=int(cfg.get("num_kv_shared_layers") or 0),
+        full_head_dim=_positive(cfg["global_head_dim"], "global_head_dim", where) if cfg.get("global_head_dim") else None,
+        full_kv_heads=(_positive(cfg["num_global_key_value_heads"], "num_global_key_value_heads", where)
+                       if cfg.get("num_global_key_value_heads") else None),
         sliding_window=int(window) if window else None,
         linear=linear,
         mla=mla,

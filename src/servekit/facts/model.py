@@ -152,6 +152,14 @@ class ModelFacts(_Json):
     max_position_embeddings: int | None = None
     dtype: str = "bfloat16"
     layers: tuple[LayerKind, ...]
+    kv_shared_layers: int = 0
+    """The last layers that reuse the KV cache of an earlier layer of their kind and keep none
+    of their own (``num_kv_shared_layers``: Gemma 3n, Gemma 4)."""
+    full_head_dim: int | None = None
+    """Head size of the full-attention layers where it differs from the sliding ones'
+    (``global_head_dim``: Gemma 4); None: ``head_dim``."""
+    full_kv_heads: int | None = None
+    """KV heads of the full-attention layers where they differ (``num_global_key_value_heads``)."""
     sliding_window: int | None = None
     linear: LinearAttentionFacts | None = None
     mla: MLAFacts | None = None
@@ -169,3 +177,8 @@ class ModelFacts(_Json):
 
     def layer_counts(self) -> dict[str, int]:
         return dict(Counter(self.layers))
+
+    def cache_layer_counts(self) -> dict[str, int]:
+        """Layers of each kind that keep a KV cache (the KV-sharing tail left out)."""
+        keep = self.num_layers - min(self.kv_shared_layers, self.num_layers)
+        return dict(Counter(self.layers[:keep]))

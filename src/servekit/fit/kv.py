@@ -2,14 +2,19 @@
 
 Per rank, each layer needs, per token or per sequence:
 
-* full attention: ``2 x kv_heads_per_rank x head_dim x kv_bytes`` per token;
+* full attention: ``2 x kv_heads_per_rank x head_dim x kv_bytes`` per token (Gemma 4's full
+  layers have a head size and KV heads of their own: ``global_head_dim``);
 * sliding window: the same per token, but a request never holds more than the window;
 * MLA: one latent of ``kv_lora_rank + qk_rope_head_dim`` per token, replicated on every TP rank;
 * linear attention (Gated DeltaNet / Mamba): a constant state per sequence: a convolution state
   ``conv_dim/tp x (kernel - 1 + spec_tokens)`` in the model dtype plus a recurrent state
   ``v_heads/tp x k_dim x v_dim`` in the state dtype.
 
-vLLM pools memory in blocks that every layer group shares: layers of one kind are split into
+Layers that reuse an earlier layer's KV cache (the ``num_kv_shared_layers`` tail of Gemma 3n and
+Gemma 4, built with ``kv_sharing_target_layer_name``) keep none of their own.
+
+vLLM pools memory in blocks that every layer group shares (a group of smaller pages, e.g.
+narrower sliding-window heads, takes more tokens per block so that every page is the same size): layers of one kind are split into
 groups of equal size, the attention block size is raised until one attention page holds a whole
 linear-attention state, and every block costs ``group_size x page`` bytes. The reported pool in
 tokens is ``num_blocks / blocks_per_request x max_model_len``.
@@ -97,16 +102,18 @@ class PoolLayout:
         return self.blocks_per_request * self.block_bytes
 
 
-def kv_heads_per_rank(facts: ModelFacts, tp: int) -> int:
+def kv_heads_per_rank(facts: ModelFacts, tp: int, kind: str = "full") -> int:
     """KV heads each TP rank stores; heads are replicated when TP exceeds their count."""
-    return max(1, facts.num_kv_heads // tp) if facts.num_kv_heads >= tp else 1
+    heads = (facts.full_kv_heads or facts.num_kv_heads) if kind == "full" else facts.num_kv_heads
+    return max(1, heads // tp) if heads >= tp else 1
 
 
 def attention_token_bytes(facts: ModelFacts, kind: str, kv_bytes: float, tp: int) -> float:
     if kind == "mla":
         assert facts.mla is not None
         return (facts.mla.kv_lora_rank + facts.mla.qk_rope_head_dim) * kv_bytes
-    return 2 * kv_heads_per_rank(facts, tp) * facts.head_dim * kv_bytes
+    head_dim = (facts.full_head_dim or facts.head_dim) if kind == "full" else facts.head_dim
+    return 2 * kv_heads_per_rank(facts, tp, kind) * head_dim * kv_bytes
 
 
 def linear_state_bytes(facts: ModelFacts, tp: int, spec_tokens: int = 0) -> int:
@@ -122,7 +129,7 @@ def linear_state_bytes(facts: ModelFacts, tp: int, spec_tokens: int = 0) -> int:
 
 
 def layer_groups(facts: ModelFacts, opts: KVOptions) -> tuple[LayerGroup, ...]:
-    counts = facts.layer_counts()
+    counts = facts.cache_layer_counts()
     if opts.sliding_as_full and "sliding" in counts:
         counts["full"] = counts.get("full", 0) + counts.pop("sliding")
     if opts.mtp_layers:
@@ -170,6 +177,16 @@ def hybrid_block_size(block_size: int, token_bytes: float, state_bytes: int, mla
     return max(block_size, alignment * math.ceil(state_bytes / (alignment * token_bytes)))
 
 
+def unified_block_size(group: LayerGroup, block_size: int, token_bytes: float) -> int:
+    """The block size of an attention group once its page matches the largest page: a group of
+    smaller pages gets proportionally more tokens per block when the page divides the largest,
+    else it keeps ``block_size`` in a padded page (``unify_kv_cache_spec_page_size``)."""
+    if group.kind == "linear" or not group.token_bytes or group.token_bytes >= token_bytes:
+        return block_size
+    ratio = token_bytes / group.token_bytes
+    return block_size * int(ratio) if ratio == int(ratio) else block_size
+
+
 def pool_layout(facts: ModelFacts, opts: KVOptions) -> PoolLayout:
     groups = layer_groups(facts, opts)
     if not groups:
@@ -186,7 +203,7 @@ def pool_layout(facts: ModelFacts, opts: KVOptions) -> PoolLayout:
     else:
         size = _group_size(groups)
         per_kind = [(g, math.ceil(g.layers / size)) for g in groups]
-    per_request = sum(n * _blocks_for(g, block_size, opts) for g, n in per_kind)
+    per_request = sum(n * _blocks_for(g, unified_block_size(g, block_size, token_bytes), opts) for g, n in per_kind)
     return PoolLayout(
         groups=groups,
         block_size=block_size,
