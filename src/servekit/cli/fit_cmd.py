@@ -22,6 +22,7 @@ def _report_lines(r) -> list[str]:
     """The memory plan of a ``FitReport``, per rank."""
     state = f", {r.linear_state_bytes_per_seq:,} B/sequence of constant state" if r.linear_state_bytes_per_seq else ""
     graphs = f" + CUDA graphs {r.cudagraph_gib:.2f}" if r.cudagraph_gib else ""
+    graphs += f" + runner buffers {r.buffers_gib:.2f}" if r.buffers_gib else ""
     return [
         f"  engine {r.engine}, TP {r.tp} x PP {r.pp}, max-model-len {r.max_model_len:,}, "
         f"kv-cache-dtype {r.kv_cache_dtype}",
