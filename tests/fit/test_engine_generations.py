@@ -257,3 +257,12 @@ def test_development_builds_read_by_how_far_past_their_base_they_are():
     # 0.11.1.dev12 still samples with FlashInfer; 0.20.1rc1.dev16 still logs the pool as blocks
     assert VllmRun("0.11.1.dev12").sampler_constant() == "sampler_bytes_per_logit_flashinfer"
     assert not VllmRun("0.20.1rc1.dev16").reports_concurrency_tokens
+
+
+def test_offline_llm_class_batches_more_tokens():
+    # vllm/engine/arg_utils.py get_batch_defaults: LLM_CLASS 16384 / 8192 against the server's 8192 / 2048
+    server = scheduler_limits(LLAMA, LaunchSettings(), L40S, VllmRun("0.11.0"))
+    offline = scheduler_limits(LLAMA, LaunchSettings(offline=True), L40S, VllmRun("0.11.0"))
+    assert (server.max_num_batched_tokens, offline.max_num_batched_tokens) == (2048, 8192)
+    big = scheduler_limits(LLAMA, LaunchSettings(offline=True), H100, VllmRun("0.19.0"))
+    assert (big.max_num_batched_tokens, big.max_num_seqs) == (16384, 1024)

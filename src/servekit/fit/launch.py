@@ -39,6 +39,8 @@ class LaunchSettings:
     quantization: str | None = None
     dtype: str | None = None
     kv_cache_memory_bytes: int | None = None
+    offline: bool = False
+    """An ``LLM()`` run rather than the OpenAI server: other scheduler defaults (no flag sets it)."""
 
     def __post_init__(self) -> None:
         for field, flag in _AT_LEAST_ONE.items():

@@ -26,6 +26,8 @@ are read (free text such as ``notes`` or ``source`` never is):
   and MiniMax FP8 releases) unless the text says ``channel``, ``tensor`` or ``dynamic``
   (per-channel scales); a ``quantization_config`` in ``config_facts`` wins. The format matters
   where a GPU without FP8 re-lays the scales (``servekit.fit.marlin``);
+* ``entrypoint`` (optional): ``server`` (the default, ``vllm serve``) or ``offline`` (an ``LLM()``
+  run, whose scheduler defaults batch more tokens: ``servekit.fit.scheduler``);
 * ``available_kv_gib_per_gpu``: the logged available KV memory, when the log has it.
 """
 
@@ -180,6 +182,7 @@ def launch_from_point(point: dict[str, Any]) -> LaunchSettings:
         kv_cache_dtype=kv,
         gpu_memory_utilization=point.get("gpu_memory_utilization") or launch.gpu_memory_utilization,
         enforce_eager=bool(point.get("enforce_eager")) or launch.enforce_eager,
+        offline=str(point.get("entrypoint") or "server").lower() == "offline",
     )
 
 

@@ -20,7 +20,8 @@ or recurrent layers; then the batched tokens are 2048, otherwise ``max(max_model
 (at least 5120 for multimodal models). ``profile_run`` runs ``max_num_seqs`` dummy sequences
 that together hold the batched tokens.
 
-The LLM() class defaults differ (16384 / 8192 tokens); plans and kv-points describe servers.
+The LLM() class defaults differ (16384 / 8192 tokens): plans describe servers; a kv-points line
+says ``"entrypoint": "offline"`` for an ``LLM()`` run (``LaunchSettings.offline``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ V0_BATCHED_TOKENS = 2048
 V0_MULTIMODAL_BATCHED_TOKENS = 5120
 V0_LONG_CONTEXT = 32768
 NAMED_LARGE = ("h100", "h200")
+OFFLINE_TOKEN_FACTOR = {True: 2, False: 4}
+"""How many times the server's batched tokens the ``LLM()`` class defaults to, on large devices and
+on the rest (vllm/engine/arg_utils.py: LLM_CLASS 16384 / 8192 against OPENAI_API_SERVER 8192 / 2048)."""
 
 
 @dataclass(frozen=True)
@@ -56,17 +60,22 @@ def effective_max_model_len(facts: ModelFacts, launch: LaunchSettings) -> int:
     return launch.max_model_len or facts.max_position_embeddings or DEFAULT_MAX_MODEL_LEN
 
 
-def v1_defaults(device: Device, run: VllmRun) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs) the V1 OpenAI server picks for this device."""
+def v1_defaults(device: Device, run: VllmRun, offline: bool = False) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs) the V1 OpenAI server picks for this device; the
+    ``LLM()`` class (``offline``) takes 16384 / 8192 tokens where the server takes 8192 / 2048
+    (``UsageContext.LLM_CLASS`` in the same tables)."""
     scheme = run.rule("v1_batch_defaults")
     gib, name = device.memory_gib, device.name.lower()
-    if scheme.startswith("h100_names"):
-        named = any(word in name for word in NAMED_LARGE)
-        return (8192 if named else 2048), (1024 if named or scheme == "h100_names_1024" else 256)
     if scheme == "memory_70_160" and gib >= value("huge_device_gib"):
         return 16384, 1024
-    large = gib >= value("large_device_gib") and (scheme == "memory_70" or "a100" not in name)
-    return (8192, 1024) if large else (2048, 256)
+    if scheme.startswith("h100_names"):
+        large = any(word in name for word in NAMED_LARGE)
+        seqs = 1024 if large or scheme == "h100_names_1024" else 256
+    else:
+        large = gib >= value("large_device_gib") and (scheme == "memory_70" or "a100" not in name)
+        seqs = 1024 if large else 256
+    tokens = (8192 if large else 2048) * (OFFLINE_TOKEN_FACTOR[large] if offline else 1)
+    return tokens, seqs
 
 
 def v0_chunked_prefill(facts: ModelFacts, launch: LaunchSettings, run: VllmRun) -> bool:
@@ -89,7 +98,7 @@ def scheduler_limits(facts: ModelFacts, launch: LaunchSettings, device: Device, 
             if facts.has_vision:
                 batched = max(batched, V0_MULTIMODAL_BATCHED_TOKENS)
         return SchedulerLimits(launch.max_num_seqs or V0_MAX_NUM_SEQS, batched)
-    tokens, seqs = v1_defaults(device, run)
+    tokens, seqs = v1_defaults(device, run, launch.offline)
     batched = launch.max_num_batched_tokens
     if batched is None:
         batched = max(mml, tokens) if launch.chunked_prefill is False else tokens
