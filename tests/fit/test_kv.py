@@ -154,3 +154,19 @@ def test_kv_sharing_layers_and_wider_global_heads():
     # a 22.01 GiB pool holds 63.1 such 16,384-token requests on an L40S under 0.25.1 (public notes)
     concurrency = layout.blocks_for(22.01 * (1 << 30)) / layout.blocks_per_request
     assert concurrency == pytest.approx(63.1, rel=0.01)
+
+
+def test_eagle_head_layers_share_the_pool():
+    # vllm-project/vllm#19996: a Llama-3 8B with an EAGLE head logs 51.63 GiB for 410,128 tokens,
+    # 135,171 B per token: 33 layers of 8 KV heads x 128 x 2 x 2 B (32 target layers + the head's one)
+    from servekit.fit.launch import launch_settings
+
+    llama = shipped_facts("meta-llama/Llama-3.1-8B-Instruct")
+    h100 = device_from_profile("h100", {"brand": "NVIDIA", "gpu_count": 1, "vram_gb": 80})
+    plain = launch_settings(["--max-model-len", "131072"])
+    eagle = launch_settings(["--max-model-len", "131072", "--speculative-config",
+                             '{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}'])
+    known = plan_fit(FitRequest(llama, h100, plain, available_kv_gib=51.63, engine_version="0.9.1"))
+    drafting = plan_fit(FitRequest(llama, h100, eagle, available_kv_gib=51.63, engine_version="0.9.1"))
+    assert known.kv_tokens == 51.63 * (1 << 30) // (32 * 8 * 128 * 4) // 16 * 16
+    assert drafting.kv_tokens == pytest.approx(410_128, rel=0.002)

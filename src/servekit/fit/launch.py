@@ -41,6 +41,8 @@ class LaunchSettings:
     kv_cache_memory_bytes: int | None = None
     offline: bool = False
     """An ``LLM()`` run rather than the OpenAI server: other scheduler defaults (no flag sets it)."""
+    draft_layers: int | None = None
+    """Decoder layers of a separate draft network (EAGLE heads, draft models), when known."""
 
     def __post_init__(self) -> None:
         for field, flag in _AT_LEAST_ONE.items():
@@ -55,6 +57,10 @@ class LaunchSettings:
     @property
     def uses_mtp(self) -> bool:
         return bool(self.spec_method) and "mtp" in str(self.spec_method)
+
+    @property
+    def uses_eagle(self) -> bool:
+        return bool(self.spec_method) and "eagle" in str(self.spec_method).lower()
 
 
 _AT_LEAST_ONE = {

@@ -129,6 +129,22 @@ class FitReport:
         return out
 
 
+EAGLE_HEAD_LAYERS = 1
+"""Decoder layers of an EAGLE / EAGLE-3 head when the launch does not say (a stated assumption: the
+published heads for Llama and Qwen models carry one layer, built with the target's attention shape)."""
+
+
+def draft_kv_layers(facts: ModelFacts, launch: LaunchSettings) -> int:
+    """Attention layers a drafter adds to the KV pool: its layers' caches live in the same pool as
+    the target's (the model runner's KV cache spec covers every attention layer it builds): the
+    checkpoint's MTP layers when they draft, an EAGLE head's layers, a stated draft network's."""
+    if launch.uses_mtp:
+        return facts.mtp_layers
+    if launch.draft_layers is not None:
+        return launch.draft_layers
+    return EAGLE_HEAD_LAYERS if launch.uses_eagle else 0
+
+
 def kv_options(
     facts: ModelFacts, launch: LaunchSettings, device: Device, kv_bytes: float, run: VllmRun | None = None
 ) -> KVOptions:
@@ -140,7 +156,7 @@ def kv_options(
         max_model_len=effective_max_model_len(facts, launch),
         block_size=launch.block_size,
         spec_tokens=launch.spec_tokens,
-        mtp_layers=facts.mtp_layers if launch.uses_mtp else 0,
+        mtp_layers=draft_kv_layers(facts, launch),
         prefix_caching=run.prefix_caching(launch.prefix_caching, "linear" in facts.layers),
         max_num_batched_tokens=scheduler_limits(facts, launch, device, run).max_num_batched_tokens,
         context_parallel=launch.dcp,

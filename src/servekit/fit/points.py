@@ -6,7 +6,8 @@ are read (free text such as ``notes`` or ``source`` never is):
 * ``config_facts``: a subset of config.json keys (``vocab_size``, ``intermediate_size``,
   ``hidden_size``, ``torch_dtype``, MLA's ``q_lora_rank``, MoE's ``num_experts`` /
   ``n_routed_experts``, ``num_experts_per_tok``, ``moe_intermediate_size``,
-  ``first_k_dense_replace`` ... when known), plus ``mla`` and the layer counts of hybrid stacks;
+  ``first_k_dense_replace`` ... when known), plus ``mla``, the layer counts of hybrid stacks and
+  ``draft_layers`` (decoder layers of a separate draft network, whose KV shares the pool);
 * ``gpu`` (the device name; ``CPU`` names the CPU backend; it also gives the platform and, without
   ``gpu_mem_gib``, the memory of the part it names: ``servekit.fit.gpu_models``), ``gpu_mem_gib``
   (total memory of one device as the engine sees it), ``tp``, ``pp``, ``gpu_memory_utilization``, ``max_model_len``,
@@ -170,6 +171,12 @@ def point_env(point: dict[str, Any]) -> dict[str, str]:
     return env
 
 
+def _draft_layers(point: dict[str, Any]) -> int | None:
+    """``config_facts.draft_layers``: decoder layers of the launch's draft network, when stated."""
+    stated = (point.get("config_facts") or {}).get("draft_layers")
+    return int(stated) if isinstance(stated, int | float) and not isinstance(stated, bool) else None
+
+
 def launch_from_point(point: dict[str, Any]) -> LaunchSettings:
     launch = launch_settings(_flag_argv(list(point.get("extra_flags") or [])))
     kv = str(point.get("kv_cache_dtype") or "auto").split()[0].strip("(),;")
@@ -183,6 +190,7 @@ def launch_from_point(point: dict[str, Any]) -> LaunchSettings:
         gpu_memory_utilization=point.get("gpu_memory_utilization") or launch.gpu_memory_utilization,
         enforce_eager=bool(point.get("enforce_eager")) or launch.enforce_eager,
         offline=str(point.get("entrypoint") or "server").lower() == "offline",
+        draft_layers=_draft_layers(point),
     )
 
 
