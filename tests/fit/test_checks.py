@@ -155,3 +155,16 @@ def test_rounded_weight_figures_are_flagged():
     assert any(f.code == "fit-approximate-weights" and f.severity == "note" for f in result.findings)
     exact = check_plan_fit(shipped_facts("Qwen/Qwen3.8-27B-FP8"), H100, hardware_name="h100")
     assert not any(f.code == "fit-approximate-weights" for f in exact.findings)
+
+
+def test_a_separate_draft_network_is_noted_as_not_weighed():
+    spec = '{"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}'
+    argv = ["--max-model-len", "8192", "--speculative-config", spec]
+    result = check_plan_fit(shipped_facts("meta-llama/Llama-3.1-8B-Instruct"), H100, hardware_name="h100", argv=argv)
+    notes = [f for f in result.findings if f.code == "fit-draft-weights"]
+    assert len(notes) == 1 and "EAGLE3-LLaMA3.1" in notes[0].message and result.fits
+    plain = check_plan_fit(shipped_facts("meta-llama/Llama-3.1-8B-Instruct"), H100, hardware_name="h100",
+                           argv=["--max-model-len", "8192"])
+    assert not [f for f in plain.findings if f.code == "fit-draft-weights"]
+    # the head's attention layer shares the pool: fewer tokens than without the drafter
+    assert result.report.kv_tokens < plain.report.kv_tokens

@@ -166,6 +166,11 @@ def check_plan_fit(
             findings.append(Finding("note", "fit-estimated-parts",
                                     f"the checkpoint total is exact but its {parts} bytes are estimated",
                                     _exact_weights_fix(facts.model_id)))
+        if launch.spec_draft_model and not launch.uses_mtp:
+            findings.append(Finding(
+                "note", "fit-draft-weights",
+                f"the draft network {launch.spec_draft_model}'s weights are not in the plan (its KV layers are)",
+                "leave room for its checkpoint: lower --gpu-memory-utilization by its size over the device memory"))
         if report.weights_known or cpu:
             findings += check_fit(report, facts, launch, device,
                                   replan=lambda changed: plan_fit(replace(request, launch=changed)))

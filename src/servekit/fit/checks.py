@@ -163,7 +163,8 @@ def check_fit(
         return [Finding(
             "error", "fit-weights",
             f"weights ({report.weights_gib_per_rank:.2f} GiB/rank) plus activation and runtime "
-            f"({report.activation_gib + report.runtime_gib + report.cudagraph_gib:.2f} GiB) exceed the "
+            f"({report.activation_gib + report.runtime_gib + report.cudagraph_gib + report.buffers_gib:.2f} GiB) "
+            "exceed the "
             f"{report.budget_gib:.2f} GiB budget per device",
             _first_working(_memory_candidates(facts, launch, device), replan) or NO_FIX,
         )]
