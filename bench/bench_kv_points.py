@@ -64,12 +64,17 @@ def names_known_memory(point: dict) -> bool:
 
 def errors(points: list[tuple[str, dict]], use_logged: bool, verbose: bool = False) -> tuple[dict, int, int]:
     """({kind: [signed errors]}, points that state or name a known device memory, of those predicted)."""
+    from servekit.errors import ServekitError
     from servekit.fit.points import predict_point
 
     by_kind: dict[str, list[float]] = defaultdict(list)
     stating = predicted_count = 0
     for where, point in points:
-        predicted = predict_point(point, use_logged_memory=use_logged)["kv_tokens"]
+        try:
+            predicted = predict_point(point, use_logged_memory=use_logged)["kv_tokens"]
+        except ServekitError as exc:  # one unreadable line is reported, not the end of the run
+            print(f"  {where}: no prediction: {exc}", file=sys.stderr)
+            predicted = None
         if states_memory(point) or names_known_memory(point):
             stating += 1
             predicted_count += predicted is not None

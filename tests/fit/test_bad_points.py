@@ -43,3 +43,27 @@ def test_points_cli_writes_error_lines(tmp_path, capsys):
     path.write_text('{"config_facts": "x"}\n', encoding="utf-8")
     main(["fit", "--points", str(path)])
     assert "config_facts must be" in json.loads(capsys.readouterr().out)["error"]
+
+
+def test_numbers_written_as_text_are_read_as_numbers():
+    from servekit.fit.points import predict_point
+
+    base = {"config_facts": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                             "head_dim": 128, "hidden_size": 4096, "vocab_size": 128256},
+            "gpu": "NVIDIA H100 80GB HBM3", "gpu_mem_gib": 79.19, "tp": 1, "gpu_memory_utilization": 0.9,
+            "max_model_len": 8192, "weights_gib": 14.99, "vllm_version": "0.19.0"}
+    as_text = {**base, "gpu_mem_gib": "79.19", "gpu_memory_utilization": "0.9", "max_model_len": "8k",
+               "weights_gib": "14.99", "config_facts": {**base["config_facts"], "hidden_size": "4096"}}
+    assert predict_point(as_text) == predict_point({**base, "max_model_len": 8192})
+
+
+def test_a_field_that_is_not_a_number_is_one_clear_error():
+    import pytest
+
+    from servekit.fit.point_fields import PointError
+    from servekit.fit.points import predict_point
+
+    with pytest.raises(PointError, match="gpu_memory_utilization"):
+        predict_point({"config_facts": {"num_hidden_layers": 2, "num_attention_heads": 2}, "gpu_memory_utilization": "most"})
+    with pytest.raises(PointError, match="num_hidden_layers"):
+        predict_point({"config_facts": {"num_attention_heads": 2}})

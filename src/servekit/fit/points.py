@@ -39,7 +39,6 @@ import shlex
 from dataclasses import replace
 from typing import Any
 
-from servekit.errors import ServekitError
 from servekit.facts.config import layer_kinds, mla_from_config, moe_from_config, quant_from_config
 from servekit.facts.estimate import estimated_weight_bytes
 from servekit.facts.linear import gated_deltanet, linear_from_config
@@ -50,6 +49,7 @@ from servekit.fit.encoder import tower
 from servekit.fit.launch import LaunchSettings, launch_settings
 from servekit.fit.planner import FitRequest, plan_fit
 from servekit.fit.point_device import point_device
+from servekit.fit.point_fields import PointError, normalized_point
 from servekit.fit.sharding import GIB, per_rank_bytes
 
 ASSUMED_FP8_BLOCK = (128, 128)
@@ -58,10 +58,6 @@ PER_CHANNEL_WORDS = ("channel", "tensor", "dynamic")
 ASSUMED_KV_HEADS = 8
 ASSUMED_HEAD_DIM = 128
 _ENV_ENTRY = re.compile(r"^([A-Z][A-Z0-9_]*)=(\S*)$")
-
-
-class PointError(ServekitError):
-    """A kv-points line lacks what a prediction needs."""
 
 
 def _every(n: int, special: int) -> int:
@@ -237,10 +233,13 @@ def weights_per_rank_from_point(
 def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True) -> dict[str, Any]:
     """``{kv_tokens, kv_bytes_per_token, weights_gib_per_rank}`` for one kv-points line; without
     ``use_logged_memory`` the logged available KV memory is ignored (the whole memory model)."""
+    point = normalized_point(point)
     if "config_facts" not in point:
         raise PointError("kv-points line has no config_facts")
     if not isinstance(point["config_facts"], dict):
         raise PointError("config_facts must be a JSON object of config.json keys")
+    if not point["config_facts"].get("num_hidden_layers"):
+        raise PointError("config_facts lacks 'num_hidden_layers'", fix="state the model's decoder layer count")
     facts, assumed = facts_from_point(point["config_facts"])
     facts = replace(facts, quantization=quant_from_point(point))
     launch = launch_from_point(point)
