@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from servekit.facts import shipped_facts
@@ -101,3 +103,19 @@ def test_older_releases_logged_the_pool_split_evenly_over_groups():
     assert old.kv_tokens == new.num_blocks // 4 * 1568
     assert reports_concurrency_tokens("0.20.1") and not reports_concurrency_tokens("0.20.0")
     assert reports_concurrency_tokens(None) and reports_concurrency_tokens("0.1.dev19754+g3a0914114")
+
+
+def test_cuda_graph_sizes_follow_vllm_capture_rules():
+    from servekit.fit.memory import capture_sizes, cudagraph_gib
+
+    # 1, 2, 4, steps of 8 below 256, then steps of 16: 51 sizes up to 512, 83 up to 1024
+    assert capture_sizes(512) == 51 and capture_sizes(1024) == 83 and capture_sizes(4) == 3
+    launch = LaunchSettings(max_model_len=8192)
+    gpt_oss = replace(LLAMA, architecture="GptOssForCausalLM")
+    # gpt-oss raises its largest capture to 1024 (its v0.19.0 log: 'Overriding max cuda graph capture
+    # size to 1024', 83 graphs per mode), whatever max_num_seqs says
+    assert cudagraph_gib(gpt_oss, replace(launch, max_num_seqs=6), H100) == pytest.approx(
+        cudagraph_gib(LLAMA, launch, H100) * 83 / 51)
+    # never above max_num_batched_tokens
+    small = replace(launch, max_num_batched_tokens=64)
+    assert cudagraph_gib(LLAMA, small, H100) == pytest.approx(cudagraph_gib(LLAMA, launch, H100) * capture_sizes(64) / 51)

@@ -233,11 +233,21 @@ def capture_sizes(max_size: int) -> int:
     return len(small) + len(range(8, min(max_size, 255) + 1, 8)) + len(range(256, max_size + 1, 16))
 
 
+ARCHITECTURE_MAX_CAPTURE = {"GptOssForCausalLM": 1024}
+"""Largest captured batch size architectures set for themselves (vllm/model_executor/models/config.py
+GptOssForCausalLMConfig.verify_and_update_config: 'Increase the max capture size from 512 to 1024')."""
+
+
 def cudagraph_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, run: RunLike = None) -> float:
+    """vLLM's CUDA-graph estimate: per decoder layer and captured size, for the sizes up to the
+    largest capture (``max_num_seqs x (1 + draft tokens) x 2`` up to 512, or the architecture's own
+    size, never above ``max_num_batched_tokens``: ``VllmConfig._set_cudagraph_sizes``)."""
     if launch.enforce_eager:
         return 0.0
-    seqs = scheduler_limits(facts, launch, device, as_run(run, device)).max_num_seqs
-    largest = int(min(seqs * (1 + launch.spec_tokens) * 2, value("cudagraph_max_capture")))
+    limits = scheduler_limits(facts, launch, device, as_run(run, device))
+    largest = ARCHITECTURE_MAX_CAPTURE.get(facts.architecture or "") or min(
+        limits.max_num_seqs * (1 + launch.spec_tokens) * 2, value("cudagraph_max_capture"))
+    largest = int(min(largest, limits.max_num_batched_tokens))
     layers = -(-facts.num_layers // launch.pp)
     return value("cudagraph_gib_per_layer_graph") * layers * capture_sizes(largest)
 
