@@ -100,8 +100,10 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
     else:
         linear = linear_from_config(cf, int(heads), int(head_dim))
     mla = mla_from_config(cf) if cf.get("mla") else None
+    architectures = cf.get("architectures")
     facts = ModelFacts(
         source="kv-points config_facts",
+        architecture=architectures[0] if isinstance(architectures, list) and architectures else cf.get("architecture"),
         hidden_size=cf.get("hidden_size"),
         intermediate_size=cf.get("intermediate_size"),
         vocab_size=cf.get("vocab_size"),
