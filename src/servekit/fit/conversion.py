@@ -35,15 +35,22 @@ def load_dtype(facts: ModelFacts, launch: LaunchSettings) -> str:
     return launch.dtype if launch.dtype and launch.dtype != "auto" else facts.dtype
 
 
-def _vocab_bytes(facts: ModelFacts) -> float:
+def vocab_matrix_bytes(facts: ModelFacts) -> float:
+    """Bytes of one vocabulary x hidden matrix (the embedding, or an untied LM head) in the
+    checkpoint's dtype; 0 when the facts do not state both sizes."""
     if not facts.vocab_size or not facts.hidden_size:
         return 0.0
-    matrices = 1 if facts.tied_embeddings else 2
-    return float(matrices * facts.vocab_size * facts.hidden_size * dtype_bytes(facts.dtype))
+    return float(facts.vocab_size * facts.hidden_size * dtype_bytes(facts.dtype))
 
 
-def _expert_share(facts: ModelFacts) -> float:
-    """Elements of the routed experts in the checkpoint, from the config's shapes (0 without MoE)."""
+def _vocab_bytes(facts: ModelFacts) -> float:
+    """The embedding and, unless tied to it, the LM head."""
+    return vocab_matrix_bytes(facts) * (1 if facts.tied_embeddings else 2)
+
+
+def expert_params(facts: ModelFacts) -> float:
+    """Parameters of the routed experts (gate, up and down projections) as the config's shapes
+    imply; 0 without MoE facts."""
     moe, hidden = facts.moe, facts.hidden_size
     if moe is None or not hidden:
         return 0.0
@@ -65,6 +72,6 @@ def converted_bytes(facts: ModelFacts, launch: LaunchSettings, loaded: float, vi
         kept = min(loaded, _vocab_bytes(facts) + vision)
         return (loaded - kept) / stored + kept * ratio
     if method in ONLINE_EXPERTS_ONE_BYTE:
-        experts = min(loaded, _expert_share(facts) * stored)
+        experts = min(loaded, expert_params(facts) * stored)
         return experts / stored + (loaded - experts) * ratio
     return loaded * ratio

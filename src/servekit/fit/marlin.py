@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from servekit.facts.model import ModelFacts
 from servekit.fit.constants import value
-from servekit.fit.dtypes import dtype_bytes
+from servekit.fit.conversion import vocab_matrix_bytes
 from servekit.fit.hardware import Device
 from servekit.fit.launch import LaunchSettings
 from servekit.fit.sharding import GIB
@@ -55,9 +55,7 @@ def fp8_block(facts: ModelFacts) -> tuple[int, int] | None:
 def fp8_linear_gib(facts: ModelFacts, launch: LaunchSettings, weights_gib: float) -> float:
     """GiB of FP8 linears among a rank's ``weights_gib``: less the embedding and the LM head when
     the facts give their sizes."""
-    kept = 0.0
-    if facts.vocab_size and facts.hidden_size:
-        kept = 2 * facts.vocab_size * facts.hidden_size * dtype_bytes(facts.dtype) / launch.tp / launch.pp / GIB
+    kept = 2 * vocab_matrix_bytes(facts) / launch.tp / launch.pp / GIB
     return max(0.0, weights_gib - kept)
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from servekit.facts.model import ModelFacts
 from servekit.fit.constants import value
+from servekit.fit.conversion import load_dtype
 from servekit.fit.dtypes import dtype_bytes
 from servekit.fit.encoder import EncoderProfile, encoder_profile, tower
 from servekit.fit.hardware import Device
@@ -92,27 +93,27 @@ def _moe_widths(facts: ModelFacts, launch: LaunchSettings) -> tuple[int, float, 
     return moe.experts_per_token, 2 * inner / expert_tp, float(hidden)
 
 
-def moe_cache_elements(facts: ModelFacts, launch: LaunchSettings, run: RunLike = None) -> float:
+def moe_cache_elements(facts: ModelFacts, launch: LaunchSettings, modular: bool = False) -> float:
     """Elements per token of a fused-MoE layer's intermediate caches (0 without MoE facts): before
     the modular kernel, ``cache13`` (``top_k x max(N, K)``) and ``cache2`` (``top_k x N / 2``) of
-    ``fused_experts_impl``; with it, the workspace of ``TritonExperts.workspace_shapes``
+    ``fused_experts_impl``; with it (``modular``), the workspace of ``TritonExperts.workspace_shapes``
     (``top_k x (max(N / 2, K) + max(N, K))``)."""
     widths = _moe_widths(facts, launch)
     if widths is None:
         return 0.0
     top_k, n, k = widths
-    if isinstance(run, VllmRun) and run.moe_workspace_persists:
+    if modular:
         return top_k * (max(n / 2, k) + max(n, k))
     return top_k * (max(n, k) + n / 2)
 
 
-def moe_forward_elements(facts: ModelFacts, launch: LaunchSettings, run: RunLike = None) -> float:
+def moe_forward_elements(facts: ModelFacts, launch: LaunchSettings, modular: bool = False) -> float:
     """Live elements per token at a fused-MoE layer's peak (0 without MoE facts): its intermediate
     caches (``moe_cache_elements``) and the three hidden-size tensors a layer keeps (residual,
     normed input, output)."""
     if _moe_widths(facts, launch) is None:
         return 0.0
-    return moe_cache_elements(facts, launch, run) + value("layer_hidden_rows") * float(facts.hidden_size or 0)
+    return moe_cache_elements(facts, launch, modular) + value("layer_hidden_rows") * float(facts.hidden_size or 0)
 
 
 def moe_workspace_gib(facts: ModelFacts, launch: LaunchSettings, tokens: int, run: VllmRun) -> float:
@@ -120,14 +121,15 @@ def moe_workspace_gib(facts: ModelFacts, launch: LaunchSettings, tokens: int, ru
     that keeps it: ``VllmRun.moe_workspace_persists``)."""
     if not run.moe_workspace_persists:
         return 0.0
-    return tokens * moe_cache_elements(facts, launch, run) * _activation_bytes(facts, launch) / GIB
+    return tokens * moe_cache_elements(facts, launch, modular=True) * _activation_bytes(facts, launch) / GIB
 
 
-def forward_gib(facts: ModelFacts, launch: LaunchSettings, tokens: int, run: RunLike = None) -> float:
+def forward_gib(facts: ModelFacts, launch: LaunchSettings, tokens: int, modular_moe: bool = False) -> float:
     """Peak live activations of one decoder layer over ``tokens`` tokens on one rank: the larger
-    of a dense layer's (when any layer is dense) and a fused-MoE layer's."""
+    of a dense layer's (when any layer is dense) and a fused-MoE layer's (``modular_moe``: the
+    release runs fused MoE through the modular kernel's workspace)."""
     dense = value("forward_bytes_per_token_unit") * dense_forward_units(facts, launch)
-    moe = moe_forward_elements(facts, launch, run)
+    moe = moe_forward_elements(facts, launch, modular_moe)
     all_moe = moe > 0 and facts.moe is not None and facts.moe.dense_layers == 0
     per_token = moe if all_moe else max(dense, moe)
     return tokens * per_token * _activation_bytes(facts, launch) / GIB
@@ -150,7 +152,7 @@ def drafter_gib(facts: ModelFacts, launch: LaunchSettings, tokens: int) -> float
 
 
 def _activation_bytes(facts: ModelFacts, launch: LaunchSettings) -> float:
-    return dtype_bytes(launch.dtype if launch.dtype and launch.dtype != "auto" else facts.dtype)
+    return dtype_bytes(load_dtype(facts, launch))
 
 
 def sampler_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, run: RunLike = None) -> float:
@@ -191,7 +193,7 @@ def activation_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, ru
     what it keeps plus the larger of those two."""
     run = as_run(run, device)
     tokens = scheduler_limits(facts, launch, device, run).profile_tokens
-    forward = forward_gib(facts, launch, tokens, run) + drafter_gib(facts, launch, tokens)
+    forward = forward_gib(facts, launch, tokens, run.moe_workspace_persists) + drafter_gib(facts, launch, tokens)
     sampler = sampler_gib(facts, launch, device, run) + moe_workspace_gib(facts, launch, tokens, run)
     language = max(forward, sampler)
     encoder = encoder_gib(facts, launch, device, run)

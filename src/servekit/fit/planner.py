@@ -32,6 +32,7 @@ from servekit.engines.common.specs import (
 )
 from servekit.engines.registry import engine_names, get_engine, native_engine
 from servekit.facts.model import ModelFacts
+from servekit.fit.conversion import load_dtype
 from servekit.fit.dtypes import kv_dtype_bytes
 from servekit.fit.hardware import Device
 from servekit.fit.kv import KVOptions, PoolLayout, pool_layout
@@ -224,7 +225,7 @@ def plan_fit(req: FitRequest) -> FitReport:
     kv_dtype = launch.kv_cache_dtype
     if hooks.default_kv_dtype and kv_dtype == "auto":
         kv_dtype = hooks.default_kv_dtype
-    model_dtype = launch.dtype if launch.dtype and launch.dtype != "auto" else facts.dtype
+    model_dtype = load_dtype(facts, launch)
     kv_bytes = kv_dtype_bytes(kv_dtype, model_dtype)
     run = req.run
     mem = rank_memory(facts, launch, device, req.weights_gib_per_rank, run, req.weights_as_loaded)

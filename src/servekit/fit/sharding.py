@@ -29,7 +29,7 @@ TP only; the experts' share of the checkpoint comes from the config's shapes.
 from __future__ import annotations
 
 from servekit.facts.model import ModelFacts
-from servekit.fit.conversion import converted_bytes
+from servekit.fit.conversion import converted_bytes, expert_params, vocab_matrix_bytes
 from servekit.fit.dtypes import dtype_bytes
 from servekit.fit.launch import LaunchSettings
 
@@ -86,11 +86,7 @@ def replicated_bytes(facts: ModelFacts) -> float:
 
 def expert_bytes(facts: ModelFacts) -> float:
     """The routed experts' bytes as the config's shapes imply (gate, up and down projections)."""
-    moe = facts.moe
-    if moe is None or not facts.hidden_size:
-        return 0.0
-    inner = moe.moe_intermediate_size or facts.intermediate_size or 0
-    return _moe_layers(facts) * moe.num_experts * 3 * facts.hidden_size * inner * _linear_bytes(facts)
+    return expert_params(facts) * _linear_bytes(facts)
 
 
 def whole_encoder_bytes(facts: ModelFacts, launch: LaunchSettings) -> float:
@@ -106,14 +102,6 @@ def pp_stage_layers(num_layers: int, pp: int) -> list[int]:
     for i in range(2, num_layers % pp + 2):
         stages[-i] += 1
     return stages
-
-
-def vocab_matrix_bytes(facts: ModelFacts) -> float:
-    """Bytes of one vocabulary x hidden matrix (the embedding, or an untied LM head); 0 when the
-    facts do not state both sizes."""
-    if not facts.vocab_size or not facts.hidden_size:
-        return 0.0
-    return float(facts.vocab_size * facts.hidden_size * dtype_bytes(facts.dtype))
 
 
 def _heaviest_stage(rank: float, facts: ModelFacts, tp: int, pp: int) -> float:
