@@ -25,7 +25,7 @@ run_pytest() {
 echo "== import layers"
 .venv/bin/lint-imports --no-cache --no-logo
 
-bash scripts/install_browser.sh
+bash scripts/install_system_tools.sh
 echo "== fast tests"
 run_pytest -m "not engine" -n 2 "$@"
 

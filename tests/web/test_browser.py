@@ -1,6 +1,6 @@
 """The builder in a real Chromium (Debian's ``chromium``, driven by playwright) against uvicorn.
 
-Skipped when /usr/bin/chromium is absent (``scripts/install_browser.sh`` installs it).
+Skipped when /usr/bin/chromium is absent (``scripts/install_system_tools.sh`` installs it).
 Screenshots go to ``$SERVEKIT_TEST_ARTIFACTS`` (default: the test's temporary directory).
 """
 
@@ -20,7 +20,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu",
         "--headless"]
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (run scripts/install_browser.sh)")
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (run scripts/install_system_tools.sh)")
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
 
 
