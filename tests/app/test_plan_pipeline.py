@@ -8,6 +8,7 @@ import pytest
 
 import servekit
 from servekit.app.batch import plan_request
+from servekit.app.discovery import show_recipe
 from servekit.app.plan import plan, plan_from_selection, synthesized
 from servekit.app.plan_view import plan_lines, plan_payload
 from servekit.app.request import EngineOptions, PlanRequest, find_model, load_documents, parse_devices
@@ -66,6 +67,19 @@ def test_a_checkpoint_id_finds_its_recipe_and_variant():
     assert (recipe_id, found_variant) == (SEED, key) and SEED in found_docs.recipes
     with pytest.raises(SelectionError, match="unknown recipe 'nobody/nothing'"):
         find_model(PlanRequest("nobody/nothing", documents=docs))
+
+
+def test_every_surface_finds_ids_in_any_case():
+    """One matcher (``servekit.catalog.ids``) for the pipeline, batch, the Python API, warm-cache and show."""
+    docs = load_documents(None)
+    typed = SEED.swapcase()
+    assert find_model(PlanRequest(typed))[1:] == (SEED, None)
+    assert plan(PlanRequest(typed, hardware="h200", checks=False)).selection.recipe_id == SEED
+    request = {"recipe": typed, "hardware": "h200", "strategy": "single_node_tp"}
+    assert plan_request(docs, request) == plan_request(docs, {**request, "recipe": SEED})
+    assert servekit.Catalog.load().select(typed, hardware="h200").recipe_id == SEED
+    assert targets_from_plan(PlanRequest(typed, hardware="h200", checks=False)).description.startswith(SEED)
+    assert show_recipe(docs, typed).id == SEED
 
 
 def test_engine_options_parse_devices_once():

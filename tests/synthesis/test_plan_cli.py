@@ -274,9 +274,30 @@ def test_a_misshapen_recipe_is_that_batch_lines_error(capsys, reference_catalog,
     assert fine["argv"][:3] == ["vllm", "serve", "Qwen/Qwen3-8B"]
 
 
-def test_an_unknown_name_from_a_long_list_suggests_the_closest(capsys, reference_catalog):
-    code, out, err = run(capsys, "plan", "Qwen/Qwen3-8b", "--catalog", str(reference_catalog))
-    assert code == 1 and "valid choices: Qwen/Qwen3-8B," in err and "in all)" not in err, err
+def test_an_unknown_id_names_the_closest_few_after_the_hint(capsys, reference_catalog):
+    code, out, err = run(capsys, "plan", "Qwen/Qwen3-8x", "--catalog", str(reference_catalog))
+    assert code == 1 and len(err.strip().splitlines()) == 1, err
+    hint, closest = err.index("as a Hugging Face model"), err.index("closest: ")
+    assert hint < closest and "Qwen/Qwen3-8B" in err[closest:], err
+    named = err[closest + len("closest: "):].split(" (")[0].split(", ")
+    assert 1 <= len(named) <= 5 and all("/" in n for n in named), err
+    code, out, err = run(capsys, "plan", "some-org/some-model", "--catalog", str(reference_catalog))
+    assert code == 1 and "closest" not in err and "servekit facts fetch some-org/some-model" in err, err
+
+
+def test_recipe_and_checkpoint_ids_match_without_regard_to_case(capsys, reference_catalog):
+    """Hugging Face ids are case-insensitive; the plan shows the catalog's spelling."""
+    code, out, err = run(capsys, "plan", "google/diffusiongemma-26B-A4B-it", "--catalog", str(reference_catalog),
+                         "--no-checks")
+    assert code == 0, err
+    assert out.startswith("# Google/diffusiongemma-26B-A4B-it on h200: variant default"), out
+    code, out, err = run(capsys, "plan", "qwen/qwen3.8-27b-fp8", "--catalog", str(reference_catalog),
+                         "--format", "json", "--no-checks")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["variant"] == "fp8" and doc["argv"][2] == "Qwen/Qwen3.8-27B-FP8"
+    code, out, err = run(capsys, "show", "qwen/QWEN3.8-27B", "--catalog", str(reference_catalog))
+    assert code == 0 and out.startswith("Qwen/Qwen3.8-27B "), (out, err)
 
 
 def test_fit_and_warm_cache_report_a_misshapen_recipe_like_plan(capsys, reference_catalog, tmp_path):

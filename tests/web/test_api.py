@@ -68,6 +68,18 @@ def test_plan_matches_the_cli_pipeline(client):
     assert got["servekit"]["checks"]["fit"][0]["ok"] is True
 
 
+def test_plan_and_fit_take_ids_in_any_case(client):
+    body = {"recipe": MODEL.lower(), "hardware": "rtx_5090", "strategy": "single_node_tp"}
+    response = client.post("/api/plan", json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["argv"][2] == MODEL
+    unknown = client.post("/api/plan", json={**body, "recipe": "qwen/qwen3.8-2"})
+    assert unknown.status_code == 404 and f"closest: {MODEL}" in unknown.json()["error"]
+    fit = client.post("/api/fit", json={"model": MODEL.upper(), "hardware": "rtx_5090", "variant": "nvfp4"})
+    assert fit.status_code == 200, fit.text
+    assert fit.json()["recipe"] == MODEL
+
+
 @pytest.mark.parametrize(("body", "status"), [
     (b"{not json", 400),
     (b"[1, 2]", 400),

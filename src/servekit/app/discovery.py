@@ -14,6 +14,7 @@ from typing import Any
 from servekit.catalog.documents import CatalogDocuments
 from servekit.catalog.domain import NO_STRATEGY, Recipe, RecipeMeta, recipe_of, strategy_of
 from servekit.catalog.faults import catalog_faults
+from servekit.catalog.ids import recipe_for_model, unknown_model
 from servekit.catalog.layers import recipe_origins
 from servekit.errors import SelectionError
 
@@ -183,14 +184,12 @@ def list_recipes(docs: CatalogDocuments, *, hardware: str | None = None,
 
 
 def find_recipe(docs: CatalogDocuments, model: str) -> str:
-    """The recipe id for MODEL: a recipe id, or the checkpoint id of one of its variants."""
-    if model in docs.recipes:
-        return model
-    for rid in sorted(docs.recipes):
-        if any(v.model_id == model for v in _variants(typed_recipe(docs, rid))):
-            return rid
-    _check_name("recipe", model, sorted(docs.recipes), MODEL_CHOICES)
-    raise AssertionError("unreachable")
+    """The recipe id for MODEL: a recipe id, or the checkpoint id of one of its variants (matched
+    without regard to case; ``servekit.catalog.ids``)."""
+    found = recipe_for_model(docs.recipes, model)
+    if found is None:
+        raise unknown_model(model, docs.recipes, fix=f"give {MODEL_CHOICES}")
+    return found[0]
 
 
 def show_recipe(docs: CatalogDocuments, model: str) -> RecipeInfo:

@@ -12,6 +12,7 @@ from typing import Any
 
 from servekit.app.model_ref import hub_url_parts
 from servekit.app.request import load_documents
+from servekit.catalog.ids import canonical_id
 from servekit.errors import SelectionError
 from servekit.facts.fetch import FetchedFacts, fetch_facts
 from servekit.facts.locate import facts_from_snapshot
@@ -34,8 +35,10 @@ def fetch_targets(model: str, *, variant: str | None = None, revision: str | Non
     if parts is not None:
         return [FetchTarget(parts[0], revision or parts[1], model)]
     docs = load_documents(catalog, model)
-    recipe = docs.recipes.get(model)
+    recipe_id = canonical_id(model, docs.recipes)
+    recipe = docs.recipes[recipe_id] if recipe_id is not None else None
     if recipe is not None:
+        model = recipe_id
         variants = [variant] if variant else list(recipe.get("variants") or {"default": None})
         targets: list[FetchTarget] = []
         for key in variants:

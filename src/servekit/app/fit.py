@@ -16,6 +16,7 @@ from servekit.app.checks import known_facts, process_checks
 from servekit.app.plan import plan_from_selection, resolve
 from servekit.app.request import PlanRequest, load_documents
 from servekit.catalog.documents import CatalogDocuments
+from servekit.catalog.ids import recipe_for_model
 from servekit.errors import SelectionError, ServekitError
 from servekit.facts.resolve import resolve_model
 from servekit.findings import Finding
@@ -148,6 +149,9 @@ def run_fit(opts: FitOptions) -> tuple[FitCheck, dict[str, Any]]:
         raise SelectionError(f"unknown engine {opts.engine!r}", fix=f"use one of: {', '.join(engines)}")
     docs = load_documents(opts.catalog)
     profile = _hardware_profile(docs, opts.hardware)
+    found = recipe_for_model(docs.recipes, opts.model, opts.variant)
+    if found is not None:  # the catalog's spelling of a recipe or checkpoint id
+        opts = replace(opts, model=found[0], variant=found[1])
     check, context = _check(docs, profile, opts, opts.variant)
     if "memory" in check.failed and context["recipe"] == opts.model:
         others = variants_that_fit(docs, profile, opts, context["variant"] or "default")

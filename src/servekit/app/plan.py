@@ -17,6 +17,7 @@ from servekit.app.model_ref import ModelRef, hub_url_parts, model_ref
 from servekit.app.request import PlanRequest, find_model, load_documents
 from servekit.catalog.documents import CatalogDocuments
 from servekit.catalog.faults import catalog_faults
+from servekit.catalog.ids import UnknownIdError
 from servekit.errors import SelectionError
 from servekit.facts.missing import FactsNotFoundError
 from servekit.synthesis.plan import Plan, Selection
@@ -122,18 +123,17 @@ def _find_recipe(request: PlanRequest) -> tuple[CatalogDocuments, str, str | Non
     """(documents, recipe id, variant), or None when no recipe or variant names the model."""
     try:
         return find_model(request)
-    except SelectionError as exc:
-        if str(exc).startswith("unknown recipe "):
-            return None
-        raise
+    except UnknownIdError:
+        return None
 
 
 def _not_a_recipe_nor_cached(request: PlanRequest, exc: FactsNotFoundError) -> SelectionError:
-    """A hub id no recipe names and whose facts are not cached: both halves of the answer."""
+    """A hub id no recipe names and whose facts are not cached: both halves of the answer, the
+    way to get the model's facts before the closest recipe ids."""
     try:
         find_model(replace(request, variant=None))
-    except SelectionError as unknown:
-        return SelectionError(f"{unknown.message}; as a Hugging Face model: {exc.message}", fix=exc.fix)
+    except UnknownIdError as unknown:
+        return unknown.with_hint(f"as a Hugging Face model: {exc.message}", fix=exc.fix)
     return SelectionError(exc.message, fix=exc.fix)
 
 

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from servekit.catalog.documents import CatalogDocuments, read_documents, resolve_catalog_dir
+from servekit.catalog.documents import CatalogDocuments, read_documents, recipe_paths, resolve_catalog_dir
+from servekit.catalog.ids import canonical_id, recipe_for_model, unknown_model
 from servekit.errors import SelectionError
-from servekit.synthesis.resolve import unknown_name
 
 
 @dataclass(frozen=True)
@@ -71,29 +71,23 @@ def parse_devices(text: str) -> str | list[int]:
 
 
 def load_documents(catalog: str | None, recipe_id: str | None = None) -> CatalogDocuments:
-    """The catalog's documents (only ``recipe_id``'s recipe when one is named: a fast single plan)."""
+    """The catalog's documents (only ``recipe_id``'s recipe when one is named: a fast single plan;
+    the id matches without regard to case, ``servekit.catalog.ids``)."""
     root = resolve_catalog_dir(catalog)
-    return read_documents(root, only_recipes=None if recipe_id is None else [recipe_id])
-
-
-def _variant_with_checkpoint(docs: CatalogDocuments, model: str, variant: str | None) -> tuple[str, str] | None:
-    for rid, recipe in docs.recipes.items():
-        variants = recipe.get("variants")
-        for key, doc in (variants.items() if isinstance(variants, dict) else ()):
-            if isinstance(doc, dict) and doc.get("model_id") == model and variant in (None, key):
-                return rid, key
-    return None
+    if recipe_id is None:
+        return read_documents(root)
+    return read_documents(root, only_recipes=[canonical_id(recipe_id, recipe_paths(root)) or recipe_id])
 
 
 def find_model(request: PlanRequest) -> tuple[CatalogDocuments, str, str | None]:
     """(documents, recipe id, variant) for the request's MODEL: a recipe id, or a variant's
-    checkpoint id (which also picks the variant)."""
+    checkpoint id (which also picks the variant), matched without regard to case; an unknown
+    MODEL is an ``UnknownIdError`` naming the closest ids."""
     docs = request.documents or load_documents(request.catalog, request.model)
-    if request.model in docs.recipes:
-        return docs, request.model, request.variant
-    if request.documents is None:
+    found = recipe_for_model(docs.recipes, request.model, request.variant)
+    if found is None and request.documents is None:
         docs = load_documents(request.catalog)
-    found = _variant_with_checkpoint(docs, request.model, request.variant)
+        found = recipe_for_model(docs.recipes, request.model, request.variant)
     if found is None:
-        raise unknown_name("recipe", request.model, sorted(docs.recipes))
+        raise unknown_model(request.model, docs.recipes)
     return docs, found[0], found[1]

@@ -20,6 +20,7 @@ from servekit.catalog.domain import (
     strategies_of,
     strategy_of,
 )
+from servekit.catalog.ids import canonical_id, closest_ids, unknown_model
 from servekit.errors import SelectionError
 from servekit.synthesis import selection as rules
 from servekit.synthesis.omni import is_omni, pick_task
@@ -40,31 +41,29 @@ def unknown_name(kind: str, value: Any, valid: Iterable[str], where: str = "") -
     valid = list(valid)
     shown = ", ".join(valid)
     if len(valid) > 40:  # a long list: the names closest to the one given, else its start
-        close = _close_names(value, valid)
+        close = closest_ids(str(value), valid, n=8)
         shown = ", ".join(close) if close else ", ".join(valid[:40]) + f", ... ({len(valid)} in all)"
     place = f" for {where}" if where else ""
     return SelectionError(f"unknown {kind} {value!r}{place}; valid choices: {shown or '(none)'}")
 
 
-def _close_names(value: Any, valid: list[str]) -> list[str]:
-    import difflib
-
-    lowered = {name.lower(): name for name in valid}
-    matches = difflib.get_close_matches(str(value).lower(), list(lowered), n=8, cutoff=0.6)
-    return [lowered[m] for m in matches]
+def recipe_id_of(docs, name: Any) -> str:
+    """The catalog's spelling of a recipe id (matched without regard to case); an unknown id is
+    an ``UnknownIdError`` naming the closest ids."""
+    rid = canonical_id(name, docs.recipes) if isinstance(name, str) else None
+    if rid is None:
+        raise unknown_model(str(name), docs.recipes)
+    return rid
 
 
 def recipe_doc(docs, recipe_id: str) -> dict[str, Any]:
-    """The recipe's document; an unknown id is a SelectionError listing the valid ones."""
-    if recipe_id not in docs.recipes:
-        _check("recipe", recipe_id, sorted(docs.recipes))
-    return docs.recipes[recipe_id]
+    """The recipe's document; an unknown id is a SelectionError naming the closest ones."""
+    return docs.recipes[recipe_id_of(docs, recipe_id)]
 
 
 def known_recipe(docs, recipe_id: str) -> Recipe:
-    """The typed recipe; an unknown id is a SelectionError listing the valid ones."""
-    recipe_doc(docs, recipe_id)
-    return recipe_of(docs, recipe_id)
+    """The typed recipe; an unknown id is a SelectionError naming the closest ones."""
+    return recipe_of(docs, recipe_id_of(docs, recipe_id))
 
 
 def _profiles(docs) -> dict[str, Any]:
@@ -117,6 +116,7 @@ def selection_from_request(docs, request: dict[str, Any]) -> Selection:
     recipe_id = _named(request, "recipe")
     if not isinstance(recipe_id, str):
         raise SelectionError(f"request field 'recipe' must be a recipe id string, not {json.dumps(recipe_id)}")
+    recipe_id = recipe_id_of(docs, recipe_id)
     recipe = known_recipe(docs, recipe_id)
     hardware = _check("hardware", _named(request, "hardware"), _profiles(docs))
     variant = _check("variant", request.get("variant") or "default", recipe.variants, recipe_id)
@@ -212,6 +212,7 @@ def resolve_selection(
     the default rules size them from the variant's VRAM floor. ``omni_task`` picks a vLLM-Omni
     task (left unset: the first task of an omni recipe; None: a plain serve plan).
     """
+    recipe_id = recipe_id_of(docs, recipe_id)
     recipe = known_recipe(docs, recipe_id)
     profiles = _profiles(docs)
     if variant is not None:

@@ -20,6 +20,7 @@ from servekit.app.fit import FitOptions, run_fit
 from servekit.app.plan import plan_from_selection
 from servekit.app.plan_view import plan_payload
 from servekit.catalog.faults import catalog_faults
+from servekit.catalog.ids import canonical_id, recipe_for_model, unknown_model
 from servekit.engines.lint import lint_argv, lint_shell
 from servekit.engines.registry import engine_for_argv
 from servekit.synthesis.resolve import selection_from_request
@@ -84,10 +85,12 @@ class FitBody(BaseModel):
 
 def _plan(site: Site, body: PlanBody) -> dict[str, Any]:
     docs = site.docs
-    request = body.model_dump(exclude_none=True)
-    if body.recipe not in docs.recipes:
-        raise ApiError(404, f"unknown recipe {body.recipe!r}; the recipes are listed at /api/models.json")
-    with catalog_faults(docs.root, docs.sources.get(f"models/{body.recipe}")):
+    recipe_id = canonical_id(body.recipe, docs.recipes)
+    if recipe_id is None:
+        unknown = unknown_model(body.recipe, docs.recipes, fix="the recipes are listed at /api/models.json")
+        raise ApiError(404, str(unknown))
+    request = {**body.model_dump(exclude_none=True), "recipe": recipe_id}
+    with catalog_faults(docs.root, docs.sources.get(f"models/{recipe_id}")):
         selection = selection_from_request(docs, request)
         return plan_payload(plan_from_selection(docs, selection, checks=True))
 
@@ -104,7 +107,7 @@ def _lint(body: LintBody) -> dict[str, Any]:
 
 def _fit(site: Site, body: FitBody) -> dict[str, Any]:
     model = body.model
-    known = model in site.docs.recipes or site.checkpoint_recipe(model) is not None or has_facts(model)
+    known = recipe_for_model(site.docs.recipes, model) is not None or has_facts(model)
     if not MODEL_ID.fullmatch(model) or ".." in model or not known:
         raise ApiError(404, f"no recipe or shipped model facts for {model!r}; give a recipe id or checkpoint id")
     given = body.model_dump(exclude={"model", "max_model_len"}, exclude_none=True)

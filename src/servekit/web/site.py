@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,6 @@ class Site:
     docs: CatalogDocuments
     tree: LiveTree
     models: tuple[ModelRow, ...]
-    _checkpoints: dict[str, str] = field(default_factory=dict)
 
     @property
     def root(self) -> Path:
@@ -41,10 +40,6 @@ class Site:
     @property
     def hardware(self) -> dict[str, Any]:
         return dict(self.docs.taxonomy.get("hardware_profiles") or {})
-
-    def checkpoint_recipe(self, model_id: str) -> str | None:
-        """The recipe one of whose variants is the checkpoint ``model_id``."""
-        return self._checkpoints.get(model_id)
 
 
 def model_rows(docs: CatalogDocuments) -> tuple[ModelRow, ...]:
@@ -63,6 +58,4 @@ def model_rows(docs: CatalogDocuments) -> tuple[ModelRow, ...]:
 def load_site(catalog: str | None = None) -> Site:
     """Read the catalog (``None``: ``$SERVEKIT_CATALOG`` or the bundled one) for serving."""
     docs = load_documents(catalog)
-    rows = model_rows(docs)
-    checkpoints = {cp: row.id for row in reversed(rows) for cp in row.checkpoints}
-    return Site(catalog, docs, LiveTree(docs), rows, checkpoints)
+    return Site(catalog, docs, LiveTree(docs), model_rows(docs))
