@@ -4,6 +4,7 @@
   may leave out (kind, platform, compute target, interconnect, per-device memory, SoC layout);
 - ``precision``: which number formats a device runs natively, and the rules that follow;
 - ``container``: the ``docker run`` device flags of each platform;
+- ``device_plugins``: the Kubernetes device-plugin resource (and TPU node labels) of each platform;
 - ``lookup``: profiles built once per taxonomy, and the profile behind one taxonomy entry.
 """
 

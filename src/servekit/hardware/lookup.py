@@ -46,11 +46,13 @@ def profiles_for(taxonomy: Mapping[str, Any] | None) -> dict[str, HardwareProfil
 
 
 def profile_of(raw: Mapping[str, Any] | None, hw_id: str | None = None) -> HardwareProfile:
-    """The profile built from this taxonomy entry; an unknown entry is built (and kept) now."""
+    """The profile built from this taxonomy entry; an unknown entry is built (and kept) now.
+    Given ``hw_id``, the profile carries that id (facts keyed by device model read it), even
+    when the entry was first built without one."""
     if not isinstance(raw, Mapping) or not raw:
         return build_profile(hw_id or "", {})
     cached = _BY_ENTRY.get(id(raw))
-    if cached is not None and cached[0] is raw and (hw_id is None or cached[1].id in (hw_id, "")):
+    if cached is not None and cached[0] is raw and (hw_id is None or cached[1].id == hw_id):
         return cached[1]
     profile = build_profile(hw_id or "", raw)
     _remember(_BY_ENTRY, id(raw), (raw, profile))

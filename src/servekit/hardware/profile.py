@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from servekit.hardware.container import ContainerDevices, container_devices
+from servekit.hardware.device_plugins import DevicePlugin, derive_device_plugin
 from servekit.hardware.precision import derive_precisions
 
 USABLE_FRACTION = 31.4 / 32
@@ -92,6 +93,8 @@ class HardwareProfile:
     multi_node: bool
     socs: SocLayout | None
     container: ContainerDevices
+    device_plugin: DevicePlugin | None
+    """The Kubernetes device plugin's resource for one device (None: CPU hardware asks for none)."""
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """The taxonomy entry as written (output that copies the taxonomy reads this)."""
 
@@ -271,6 +274,7 @@ def build_profile(hw_id: str, raw: Mapping[str, Any]) -> HardwareProfile:
         multi_node=bool(raw.get("multi_node")),
         socs=socs,
         container=container_devices(platform, container_device_count(device_count, socs)),
+        device_plugin=derive_device_plugin(device_model_names(hw_id, raw), platform),
         raw=raw,
     )
 
