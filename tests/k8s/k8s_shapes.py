@@ -68,3 +68,25 @@ def templates(docs) -> dict[str, tuple[str, dict, dict | None, int, int]]:
                                             lwt["workerTemplate"]["spec"]["containers"][0], lwt["size"],
                                             doc["spec"]["replicas"])
     return out
+
+
+PLATFORMS = (
+    ("h200", "vllm"), ("b200", "vllm"), ("l40s", "vllm"), ("mi300x", "vllm"), ("trillium", "vllm"),
+    ("ironwood", "vllm"), ("arc_pro_b60", "vllm"), ("xeon6", "vllm"), ("ascend_950pr", "vllm-ascend"),
+    ("ai100_ultra", "vllm-qaic"), ("h200", "max"), ("h200", "sglang"),
+)
+"""(hardware, engine) pairs of every platform family servekit renders for Kubernetes."""
+
+
+def platform_plans(catalog, recipes, platforms=PLATFORMS) -> dict[tuple[str, str, str], Any]:
+    """A plan of each recipe on each platform (the catalog's default variant and strategy), where one exists."""
+    found = {}
+    for hardware, engine in platforms:
+        if hardware not in catalog.hardware:
+            continue
+        for recipe in recipes:
+            try:
+                found[(hardware, engine, recipe)] = catalog.plan(recipe, hardware=hardware, engine=engine)
+            except ServekitError:
+                continue
+    return found

@@ -13,7 +13,10 @@ from ruamel.yaml import YAML
 import servekit
 from servekit import k8s
 from servekit.errors import ServekitError
-from servekit.k8s.devices import TPU_ACCELERATOR_LABEL, TPU_TOPOLOGY_LABEL, device_count, device_request
+from servekit.hardware.lookup import profile_of
+from servekit.hardware.device_plugins import TPU_ACCELERATOR_LABEL, TPU_TOPOLOGY_LABEL
+from servekit.k8s.cache import RepoDownload
+from servekit.k8s.devices import device_request
 
 pytest.importorskip("kubernetes_validate", reason="kubernetes-validate (test extra) is not installed")
 
@@ -33,22 +36,35 @@ def qwen(catalog):
     return catalog.plan("Qwen/Qwen3.8-27B", hardware="h200")
 
 
+QWEN_FILES = (RepoDownload("Qwen/Qwen3.8-27B", files=("config.json", "model.safetensors")),)
+
+
 @pytest.mark.parametrize(("hardware", "resource"), [
     ("h200", "nvidia.com/gpu"), ("mi300x", "amd.com/gpu"), ("arc_pro_b60", "gpu.intel.com/xe"),
-    ("ascend_950pr", "huawei.com/Ascend910"), ("ai100_ultra", "qualcomm.com/qaic"), ("trillium", "google.com/tpu"),
+    ("ascend_950pr", "huawei.com/npu"), ("ai100_ultra", "qualcomm.com/qaic"), ("trillium", "google.com/tpu"),
 ])
 def test_device_requests_by_brand(profiles, hardware, resource):
-    request = device_request(profiles[hardware], hardware, device_count(profiles[hardware]))
-    assert dict(request.resources) == {resource: device_count(profiles[hardware])}
+    assert dict(device_request(profile_of(profiles[hardware], hardware), 2).resources) == {resource: 2}
 
 
-def test_tpu_gets_gke_node_selectors(profiles):
-    request = device_request(profiles["trillium"], "trillium", 8)
-    assert dict(request.node_selector) == {TPU_ACCELERATOR_LABEL: "tpu-v6e-slice", TPU_TOPOLOGY_LABEL: "2x4"}
+@pytest.mark.parametrize(("hardware", "chips", "accelerator", "topology"), [
+    ("trillium", 8, "tpu-v6e-slice", "2x4"), ("trillium", 1, "tpu-v6e-slice", "1x1"),
+    ("trillium", 2, "tpu-v6e-slice", "2x2"), ("ironwood", 1, "tpu7x", "2x2x1"),
+])
+def test_tpu_gets_gke_node_selectors(profiles, hardware, chips, accelerator, topology):
+    request = device_request(profile_of(profiles[hardware], hardware), chips)
+    assert dict(request.node_selector) == {TPU_ACCELERATOR_LABEL: accelerator, TPU_TOPOLOGY_LABEL: topology}
+    assert dict(request.resources) == {"google.com/tpu": chips}
+
+
+def test_tpu_too_large_for_one_host_says_so(profiles):
+    request = device_request(profile_of(profiles["trillium"], "trillium"), 16)
+    assert TPU_TOPOLOGY_LABEL not in request.node_selector
+    assert any("no single-host tpu-v6e-slice topology has 16 chips" in note for note in request.notes)
 
 
 def test_cpu_hardware_requests_no_device(profiles):
-    assert not device_request(profiles["xeon6"], "xeon6", 4).resources
+    assert not device_request(profile_of(profiles["xeon6"], "xeon6"), 4).resources
 
 
 def test_typed_hardware_profile_gives_the_same_documents(catalog, profiles, qwen):
@@ -58,22 +74,34 @@ def test_typed_hardware_profile_gives_the_same_documents(catalog, profiles, qwen
 
 
 def test_init_container_warms_the_cache(profiles, qwen):
-    docs = k8s.build_manifests(qwen, profiles["h200"], k8s.K8sOptions(warm_cache="init")).documents
-    assert "Job" not in [d["kind"] for d in docs]
-    deployment = next(d for d in docs if d["kind"] == "Deployment")
+    manifests = k8s.build_manifests(qwen, profiles["h200"], k8s.K8sOptions(warm_cache="init"), QWEN_FILES)
+    assert "Job" not in manifests.kinds()
+    deployment = next(d for d in manifests.documents if d["kind"] == "Deployment")
     (init,) = deployment["spec"]["template"]["spec"]["initContainers"]
-    script = " ".join(init["command"] + init["args"])
-    assert "servekit warm-cache Qwen/Qwen3.8-27B --hardware h200" in script
-    assert k8s.problems(docs) == []
+    assert init["image"] == qwen.docker.image
+    assert init["command"] == ["python3"] and len(init["args"]) == 3
+    assert k8s.problems(manifests.documents) == [] and not manifests.findings
 
 
 def test_warm_job_runs_before_the_server(profiles, qwen):
-    docs = k8s.build_manifests(qwen, profiles["h200"]).documents
-    job = next(d for d in docs if d["kind"] == "Job")
-    marker = job["spec"]["template"]["spec"]["containers"][0]["args"][0].rsplit("touch ", 1)[1]
-    deployment = next(d for d in docs if d["kind"] == "Deployment")
+    manifests = k8s.build_manifests(qwen, profiles["h200"], downloads=QWEN_FILES)
+    job = next(d for d in manifests.documents if d["kind"] == "Job")
+    marker = job["spec"]["template"]["spec"]["containers"][0]["args"][-1]
+    deployment = next(d for d in manifests.documents if d["kind"] == "Deployment")
     (wait,) = deployment["spec"]["template"]["spec"]["initContainers"]
-    assert marker in wait["args"][0]
+    assert marker.endswith(".warm") and marker in wait["args"][0]
+    other = k8s.build_manifests(qwen, profiles["h200"], downloads=(RepoDownload("Qwen/Qwen3.8-27B", files=(
+        "config.json",)),))
+    other_job = next(d for d in other.documents if d["kind"] == "Job")
+    assert other_job["spec"]["template"]["spec"]["containers"][0]["args"][-1] != marker  # a new list, a new marker
+
+
+def test_without_downloads_there_is_no_warm_step(profiles, qwen):
+    manifests = k8s.build_manifests(qwen, profiles["h200"])
+    assert "Job" not in manifests.kinds()
+    assert "initContainers" not in next(d for d in manifests.documents if d["kind"] == "Deployment")["spec"][
+        "template"]["spec"]
+    assert any("nothing to warm" in note for note in manifests.notes)
 
 
 def test_options_name_namespace_storage(profiles, qwen):
@@ -99,11 +127,12 @@ def test_bad_options_are_clear_errors(profiles, qwen, options):
 
 
 def test_yaml_text_round_trips(profiles, qwen):
-    manifests = k8s.build_manifests(qwen, profiles["h200"])
-    text = k8s.render_k8s_text(qwen, profiles["h200"])
+    manifests = k8s.build_manifests(qwen, profiles["h200"], downloads=QWEN_FILES)
+    text = k8s.render_k8s_text(qwen, profiles["h200"], downloads=QWEN_FILES)
     loaded = [d for d in YAML(typ="safe").load_all(text) if d]
     assert loaded == [dict(d) for d in manifests.documents]
     assert text.startswith("# servekit plan Qwen/Qwen3.8-27B")
+    assert "\n        - |\n          import glob, json, pathlib, sys\n" in text  # the warm script reads as written
 
 
 def test_validator_reports_unknown_fields_and_bad_lws(profiles, qwen):
@@ -135,4 +164,4 @@ def test_other_engines_use_their_own_commands(catalog, profiles, engine, hardwar
     main = server["containers"][0]
     assert main["command"] + main["args"] == list(command.command.argv)
     assert main["image"] == (command.command.image or plan.docker.image)
-    assert k8s.problems(manifests.documents) == []
+    assert k8s.problems(manifests.documents) == [] and not manifests.findings

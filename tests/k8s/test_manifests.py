@@ -1,9 +1,10 @@
-"""Kubernetes manifests for every deploy shape of the bundled and the reference catalogs.
+"""Kubernetes manifests for every deploy shape and platform of the bundled and the reference catalogs.
 
 No Kubernetes cluster can run here, so nothing is applied: the schema checks stand in for it.
 Built-in kinds are validated against the OpenAPI schemas of a pinned Kubernetes version
 (kubernetes-validate, strict), LeaderWorkerSets against the schema written from their published
-CRD plus the Kubernetes PodTemplateSpec schema for their templates. Commands are checked by
+CRD plus the Kubernetes PodTemplateSpec schema for their templates. servekit's own semantic
+checks (devices, probes, shared memory, the warm step) must find nothing. Commands are checked by
 replaying what the kubelet and the LeaderWorkerSet controller do (``resolve_command``) and
 comparing with the plan's argv after the documented placeholder bindings.
 """
@@ -14,10 +15,14 @@ import pytest
 
 import servekit
 from servekit import k8s
-from servekit.k8s.devices import DEVICE_PLUGINS, device_count, device_kind
+from servekit.app.k8s_plan import warm_downloads
+from servekit.engines.vllm.layout import parallel_layout
+from servekit.errors import ServekitError
+from servekit.hardware.lookup import profile_of
 from servekit.synthesis.plan import Plan
+from servekit.warm.hub import HubSettings
 
-from k8s_shapes import expected_argv, pod_values, shape_plans, templates
+from k8s_shapes import PLATFORMS, expected_argv, platform_plans, pod_values, shape_plans, templates
 
 pytest.importorskip("kubernetes_validate", reason="kubernetes-validate (test extra) is not installed")
 
@@ -32,6 +37,12 @@ def reference(reference_catalog):
     return servekit.Catalog.load(reference_catalog)
 
 
+@pytest.fixture()
+def offline(tmp_path) -> HubSettings:
+    """The hub unreachable and an empty cache: the warm step falls back to servekit's patterns."""
+    return HubSettings.from_env(cache_dir=tmp_path / "hub", offline=True)
+
+
 def _profile(catalog, plan: Plan):
     return catalog.documents.taxonomy["hardware_profiles"][plan.selection.hardware]
 
@@ -41,28 +52,33 @@ def _workload_of(plan: Plan, proc) -> str:
     return proc.role.removesuffix("_node") if plan.deploy_type == "pd_cluster" else ""
 
 
-def check_plan(catalog, plan: Plan) -> None:
-    """Schema-valid; every process's command is its argv; devices, sizes and workers as planned."""
+def check_plan(catalog, plan: Plan, settings: HubSettings) -> k8s.Manifests:
+    """Schema-valid, no semantic finding; every process's command is its argv; devices as its
+    parallel layout drives them, under the hardware's device-plugin resource."""
     profile = _profile(catalog, plan)
-    manifests = k8s.build_manifests(plan, profile)
+    manifests = k8s.build_manifests(plan, profile, downloads=warm_downloads(plan, settings))
     assert k8s.problems(manifests.documents) == []
+    assert list(manifests.findings) == [], plan.selection
     base = manifests.documents[0]["metadata"]["labels"]["app.kubernetes.io/name"]
     found = templates(manifests.documents)
-    resource = DEVICE_PLUGINS[device_kind(profile)].resource if device_kind(profile) else None
+    plugin = profile_of(profile, plan.selection.hardware).device_plugin
+    translated = plan.selection.engine != "vllm"
     for proc in plan.processes:
         pool = _workload_of(plan, proc)
         kind, leader, worker, size, replicas = found[f"{base}-{pool}" if pool else base]
         in_group = kind == "LeaderWorkerSet"
         container = leader if proc.rank == 0 else worker
-        got = k8s.resolve_command(container, pod_values(in_group, proc.rank))
-        assert got == expected_argv(proc.argv(), in_group), (plan.selection, proc.role, proc.rank)
-        if resource:
-            meta = dict(plan.role(pool)[0].meta) if pool else {}
-            want = meta["poolGpus"] if meta.get("nodes") == 0 else device_count(profile)
-            assert container["resources"]["limits"][resource] == want
+        if not translated:
+            got = k8s.resolve_command(container, pod_values(in_group, proc.rank))
+            assert got == expected_argv(proc.argv(), in_group), (plan.selection, proc.role, proc.rank)
+        devices = parallel_layout([str(t) for t in proc.argv()]).devices_per_node
+        want = {plugin.resource: devices} if plugin else {}
+        assert {k: v for k, v in (container.get("resources") or {}).get("limits", {}).items() if "/" in k} == want
     check_sizes(plan, found, base)
-    assert "$HEAD_IP" not in k8s.dump_documents(manifests.documents)
-    assert "$IFACE_NAME" not in k8s.dump_documents(manifests.documents)
+    text = k8s.dump_documents(manifests.documents)
+    for placeholder in ("$HEAD_IP", "$IFACE_NAME", "pip install --no-cache-dir servekit"):
+        assert placeholder not in text
+    return manifests
 
 
 def check_sizes(plan: Plan, found, base: str) -> None:
@@ -84,21 +100,47 @@ def check_sizes(plan: Plan, found, base: str) -> None:
         assert kind == "Deployment"
 
 
-def test_bundled_catalog_shapes_validate(bundled):
+def test_bundled_catalog_shapes_validate(bundled, offline):
     plans = shape_plans(bundled)
     assert plans, "the bundled catalog produced no plan"
     for plan in plans.values():
-        check_plan(bundled, plan)
+        check_plan(bundled, plan, offline)
 
 
-def test_reference_catalog_shapes_validate(reference):
+def test_bundled_catalog_on_every_platform_family(bundled, offline):
+    plans = platform_plans(bundled, bundled.recipes)
+    rendered = set()
+    for (hardware, engine, _), plan in plans.items():
+        try:
+            check_plan(bundled, plan, offline)
+        except ServekitError as err:  # an engine that cannot run this recipe says so before rendering
+            assert "cannot run this plan" in err.message or "no container image" in err.message, err.message
+            continue
+        rendered.add((hardware, engine))
+    assert rendered == set(PLATFORMS)
+
+
+def test_reference_catalog_shapes_validate(reference, offline):
     plans = shape_plans(reference)
     types = {key[0] for key in plans}
     assert {"single_node", "multi_node", "pd_cluster", "kv_store_lb"} <= types
     strategies = {key[1] for key in plans}
     assert {"multi_node_tp", "multi_node_dep", "pd_cluster"} <= strategies
     for plan in plans.values():
-        check_plan(reference, plan)
+        check_plan(reference, plan, offline)
+
+
+def test_reference_catalog_on_every_platform_family(reference, offline):
+    recipes = reference.recipes[::25]
+    rendered = set()
+    for (hardware, engine, _), plan in platform_plans(reference, recipes).items():
+        try:
+            check_plan(reference, plan, offline)
+        except ServekitError as err:
+            assert "cannot run this plan" in err.message or "no container image" in err.message, err.message
+            continue
+        rendered.add((hardware, engine))
+    assert {"h200", "mi300x", "trillium", "xeon6", "ascend_950pr"} <= {hw for hw, _ in rendered}
 
 
 def test_qwen_on_h200_is_a_deployment_service_and_claim(bundled):
@@ -110,7 +152,9 @@ def test_qwen_on_h200_is_a_deployment_service_and_claim(bundled):
     server = pod["containers"][0]
     assert server["command"] + server["args"] == [str(t) for t in plan.processes[0].argv()]
     assert server["image"] == plan.docker.image
-    assert server["resources"]["limits"] == {"nvidia.com/gpu": 8}
+    assert "--tensor-parallel-size" in server["args"] and server["args"][server["args"].index(
+        "--tensor-parallel-size") + 1] == "1"
+    assert server["resources"]["limits"] == {"nvidia.com/gpu": 1}
     assert {"name": "HF_HOME", "value": "/root/.cache/huggingface"} in server["env"]
     assert {"name": "dshm", "emptyDir": {"medium": "Memory"}} in pod["volumes"]
     startup = server["startupProbe"]
@@ -118,16 +162,15 @@ def test_qwen_on_h200_is_a_deployment_service_and_claim(bundled):
     assert startup["failureThreshold"] * startup["periodSeconds"] >= 60 * 60
 
 
-def test_two_node_dep_is_a_leader_worker_set_of_two(reference):
+def test_two_node_dep_is_a_leader_worker_set_of_two(reference, offline):
     plan = reference.plan("moonshotai/Kimi-K2.5", hardware="h200", strategy="multi_node_dep", nodes=2)
-    manifests = k8s.build_manifests(plan, _profile(reference, plan))
+    manifests = check_plan(reference, plan, offline)
     (lws,) = [d for d in manifests.documents if d["kind"] == "LeaderWorkerSet"]
     assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
     leader = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]
     head = [str(t) for t in plan.role("head")[0].argv()]
     assert leader["command"] + leader["args"] == [
         "$(LWS_LEADER_ADDRESS)" if t == "$HEAD_IP" else t for t in head]
-    check_plan(reference, plan)
 
 
 def test_three_node_dep_start_rank_comes_from_the_worker_index(reference):

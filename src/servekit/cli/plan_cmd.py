@@ -135,10 +135,8 @@ def plan_command(opts: PlanOptions) -> int:
     if engine_errors(result):
         result = dataclasses.replace(result, checks=None)  # a plan that cannot run has no fit to show
     if opts.output_format == "k8s":
-        from servekit.k8s.cli_glue import options_from_cli, plan_k8s_text
-
-        k8s_options = options_from_cli(opts.namespace, opts.name, opts.storage_class, opts.cache_size)
-        sys.stdout.write(plan_k8s_text(result.plan, k8s_options, catalog=opts.catalog))
+        if _k8s(result.plan, opts):
+            return 1
     elif opts.output_format == "json":
         sys.stdout.write(json.dumps(plan_payload(result), indent=2, ensure_ascii=False) + "\n")
     elif opts.output_format == "sh":
@@ -151,6 +149,20 @@ def plan_command(opts: PlanOptions) -> int:
         sys.stderr.write(f"error: {CANNOT_START}\n")
         return 1
     return 0 if result.valid else 1
+
+
+def _k8s(plan, opts: PlanOptions) -> int:
+    """Print the Kubernetes documents; their error findings on stderr too (the exit code is 1 then)."""
+    from servekit.app.k8s_plan import plan_k8s_text, plan_manifests
+    from servekit.k8s.cli_glue import options_from_cli
+    from servekit.warm.hub import HubSettings
+
+    k8s_options = options_from_cli(opts.namespace, opts.name, opts.storage_class, opts.cache_size)
+    manifests = plan_manifests(plan, k8s_options, settings=HubSettings.from_env(), catalog=opts.catalog)
+    sys.stdout.write(plan_k8s_text(manifests, plan))
+    for finding in manifests.errors:
+        sys.stderr.write(f"{finding}\n")
+    return len(manifests.errors)
 
 
 def _print_lines(lines: list[str]) -> None:

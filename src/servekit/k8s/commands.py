@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from servekit.engines.plan_translate import translate_plan
+from servekit.engines.registry import get_engine
 from servekit.errors import ServekitError
 from servekit.synthesis.plan import Plan, Process
 
 NATIVE_ENGINE = "vllm"
-HEALTH_PATH = "/health"
-"""vLLM's OpenAI server, MAX serve and the vLLM plugins (QAIC, Ascend) all answer GET /health."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,8 @@ class ServerCommand:
     image: str | None
     precompile: tuple[str, ...] = ()
     """Shell commands that must finish before the server starts (ahead-of-time compiles)."""
+    health_path: str = "/health"
+    """The path that answers 200 once the server serves (the engine's ``LaunchSpec.readiness_path``)."""
 
     @property
     def port(self) -> int:
@@ -42,11 +44,6 @@ def _native(plan: Plan) -> list[ServerCommand]:
 
 
 def _translated(plan: Plan, engine: str, profile: Any) -> list[ServerCommand]:
-    try:
-        from servekit.engines.plan_translate import translate_plan
-    except ImportError as exc:
-        raise ServekitError(f"engine {engine} cannot be rendered for Kubernetes in this build ({exc})",
-                            fix="use --engine vllm") from None
     raw = profile if isinstance(profile, Mapping) else getattr(profile, "raw", None)
     commands = translate_plan(plan, engine, hardware=raw)
     out = []
@@ -62,6 +59,11 @@ def _translated(plan: Plan, engine: str, profile: Any) -> list[ServerCommand]:
     return out
 
 
+def health_path(engine: str) -> str:
+    """The readiness path of the engine's server (``Engine.launch``)."""
+    return get_engine(engine).launch.readiness_path
+
+
 def server_commands(plan: Plan, profile: Any) -> list[ServerCommand]:
     """One ServerCommand per plan process, in plan order."""
     engine = plan.selection.engine
@@ -70,4 +72,5 @@ def server_commands(plan: Plan, profile: Any) -> list[ServerCommand]:
         if not command.image:
             raise ServekitError(f"the plan for {plan.selection.hardware} with {engine} has no container image",
                                 fix="pin docker_image for this hardware in the recipe")
-    return commands
+    path = health_path(engine)
+    return [replace(command, health_path=path) for command in commands]

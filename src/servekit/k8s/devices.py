@@ -1,7 +1,9 @@
-"""Accelerator requests by hardware brand: device-plugin resource names and node selectors.
+"""What one server container asks the scheduler for: its process's devices, under the device
+plugin's resource name of the hardware (``HardwareProfile.device_plugin``), plus TPU node labels.
 
-Each entry is a fact from the device plugin's public documentation, kept with its source so it
-can be checked again when a plugin renames a resource.
+The count is the process's own parallel layout (``servekit.engines.vllm.layout``): TP x PP for
+one replica, DP-local x TP for data-parallel ranks, the world split over ``--nnodes`` nodes. A
+pod never asks for the whole node just because the node has more devices.
 """
 
 from __future__ import annotations
@@ -10,54 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from servekit.engines.vllm.layout import ParallelLayout, parallel_layout
+from servekit.hardware.device_plugins import TPU_ACCELERATOR_LABEL, TPU_TOPOLOGY_LABEL
 from servekit.hardware.lookup import profile_of
 from servekit.hardware.profile import HardwareProfile
-
-
-@dataclass(frozen=True)
-class DevicePlugin:
-    resource: str
-    source: str
-    note: str = ""
-
-
-DEVICE_PLUGINS: dict[str, DevicePlugin] = {
-    "nvidia": DevicePlugin(
-        "nvidia.com/gpu", "https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/"),
-    "amd": DevicePlugin(
-        "amd.com/gpu", "https://instinct.docs.amd.com/projects/k8s-device-plugin/en/latest/"),
-    "intel_xe": DevicePlugin(
-        "gpu.intel.com/xe",
-        "https://intel.github.io/intel-device-plugins-for-kubernetes/cmd/gpu_plugin/README.html",
-        "xe kernel driver (Arc Pro B-series); nodes on the legacy i915 driver expose gpu.intel.com/i915"),
-    "intel_i915": DevicePlugin(
-        "gpu.intel.com/i915",
-        "https://intel.github.io/intel-device-plugins-for-kubernetes/cmd/gpu_plugin/README.html"),
-    "npu": DevicePlugin(
-        "huawei.com/Ascend910",
-        "https://www.hiascend.com/document/detail/en/mindcluster/730/clustersched/schedulingug/mxdlug_005.html",
-        "MindCluster Ascend Device Plugin, full-card mode; the name follows the chip family the plugin "
-        "reports (e.g. huawei.com/Ascend910, huawei.com/Ascend310P): check `kubectl describe node`"),
-    "qaic": DevicePlugin(
-        "qualcomm.com/qaic", "https://docs.qualcomm.com/doc/80-99100-3/topic/production-serving-management.html",
-        "Cloud AI 100 device plugin (cloud_ai_k8s_device_plugin); one resource per SoC (/dev/accel/accelN)"),
-    "tpu": DevicePlugin(
-        "google.com/tpu", "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus"),
-}
-
-TPU_ACCELERATORS: dict[str, tuple[str, str]] = {
-    "trillium": ("tpu-v6e-slice", "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus"),
-    "ironwood": ("tpu7x", "https://cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood"),
-}
-"""Hardware profile -> value of the ``cloud.google.com/gke-tpu-accelerator`` node label."""
-
-TPU_TOPOLOGIES: dict[tuple[str, int], str] = {
-    ("tpu-v6e-slice", 1): "1x1", ("tpu-v6e-slice", 4): "2x2", ("tpu-v6e-slice", 8): "2x4",
-    ("tpu7x", 4): "2x2x1",
-}
-"""(accelerator, chips on one host) -> ``cloud.google.com/gke-tpu-topology`` of a single-host slice."""
-TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
-TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
+from servekit.synthesis.plan import Process
 
 
 @dataclass(frozen=True)
@@ -69,58 +28,54 @@ class DeviceRequest:
     notes: tuple[str, ...] = ()
 
 
-def profile_field(profile: Any, name: str, default: Any = None) -> Any:
-    """One field of a hardware profile, whether a taxonomy mapping or a typed profile object."""
-    if isinstance(profile, Mapping):
-        return profile.get(name, default)
-    raw = getattr(profile, "raw", None)
-    if isinstance(raw, Mapping) and name in raw:
-        return raw[name]
-    return getattr(profile, name, default)
+def typed_profile(profile: Any, hw_id: str | None = None) -> HardwareProfile:
+    """The typed profile of a taxonomy mapping (built with its id when given), or the typed profile itself."""
+    if isinstance(profile, HardwareProfile):
+        return profile
+    return profile_of(profile if isinstance(profile, Mapping) else None, hw_id)
 
 
-PLATFORM_PLUGINS: dict[str, str | None] = {
-    "cuda": "nvidia", "rocm": "amd", "xpu": "intel_xe", "tpu": "tpu", "ascend": "npu", "qaic": "qaic", "cpu": None,
-}
-"""The profile's platform -> key into ``DEVICE_PLUGINS`` (None: CPU-only hardware asks for no device)."""
+def process_layout(process: Process) -> ParallelLayout:
+    """The parallel layout of one plan process (plans are written in vLLM's form for every engine)."""
+    return parallel_layout([str(t) for t in process.argv()])
 
 
-def typed_profile(profile: Any) -> HardwareProfile:
-    """The typed profile of a taxonomy mapping (or the typed profile itself)."""
-    return profile if isinstance(profile, HardwareProfile) else profile_of(profile if isinstance(profile, Mapping) else None)
+def process_devices(process: Process) -> int:
+    """Devices one plan process drives on its node."""
+    return process_layout(process).devices_per_node
 
 
-def device_kind(profile: Any) -> str | None:
-    """Key into ``DEVICE_PLUGINS`` for this profile; None for CPU-only hardware."""
-    return PLATFORM_PLUGINS.get(typed_profile(profile).platform, "nvidia")
+def device_resource(profile: Any, override: str | None = None) -> str | None:
+    """The resource name a server requests (None on CPU hardware)."""
+    plugin = typed_profile(profile).device_plugin
+    return None if plugin is None else (override or plugin.resource)
 
 
-def device_count(profile: Any) -> int:
-    """Accelerators on one node: SoCs for Qualcomm Cloud AI, otherwise the devices of the node."""
-    typed = typed_profile(profile)
-    return (typed.socs.soc_count if typed.socs and typed.socs.soc_count else None) or typed.devices
+def host_device_selectors(profile: Any) -> tuple[str, ...]:
+    """Environment variables that pick devices by host index on this hardware (the plugin picks in a pod)."""
+    plugin = typed_profile(profile).device_plugin
+    return plugin.selects_devices if plugin is not None else ()
 
 
-def device_request(profile: Any, hardware_id: str, count: int, *, resource: str | None = None,
+def device_request(profile: Any, count: int, *, resource: str | None = None,
                    tpu_topology: str | None = None) -> DeviceRequest:
-    """``count`` accelerators of this profile's brand, plus TPU node selectors."""
-    kind = device_kind(profile)
-    if kind is None or count <= 0:
+    """``count`` devices of this profile's plugin, plus TPU node selectors."""
+    typed = typed_profile(profile)
+    plugin = typed.device_plugin
+    if plugin is None or count <= 0:
         return DeviceRequest()
-    plugin = DEVICE_PLUGINS[kind]
     name = resource or plugin.resource
     notes = (f"{name}: {plugin.note}",) if plugin.note and not resource else ()
-    if kind != "tpu":
+    if typed.platform != "tpu":
         return DeviceRequest({name: count}, {}, notes)
-    accelerator, _ = TPU_ACCELERATORS.get(hardware_id, (None, ""))
-    selector: dict[str, str] = {}
-    if accelerator is None:
-        notes += (f"no GKE accelerator label known for {hardware_id}; add {TPU_ACCELERATOR_LABEL} yourself",)
+    if plugin.tpu is None:
+        hw = typed.id or "this TPU"
+        return DeviceRequest({name: count}, {}, notes + (
+            f"no GKE accelerator label known for {hw}; add a {TPU_ACCELERATOR_LABEL} node selector yourself",))
+    selector = {TPU_ACCELERATOR_LABEL: plugin.tpu.accelerator}
+    topology = tpu_topology or plugin.tpu.topology_for(count)
+    if topology:
+        selector[TPU_TOPOLOGY_LABEL] = topology
     else:
-        selector[TPU_ACCELERATOR_LABEL] = accelerator
-        topology = tpu_topology or TPU_TOPOLOGIES.get((accelerator, count))
-        if topology:
-            selector[TPU_TOPOLOGY_LABEL] = topology
-        else:
-            notes += (f"no single-host topology of {accelerator} has {count} chips; pass a TPU topology",)
+        notes += (f"no single-host {plugin.tpu.accelerator} topology has {count} chips; pass a TPU topology",)
     return DeviceRequest({name: count}, selector, notes)

@@ -9,16 +9,20 @@ and for all of them the Hugging Face cache claim and the warm-cache Job (or init
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from servekit.findings import Finding
 from servekit.k8s import mooncake
-from servekit.k8s.cache import cache_claim, claim_name, warm_plan
+from servekit.k8s.cache import RepoDownload, cache_claim, claim_name, warm_plan
 from servekit.k8s.commands import ServerCommand, server_commands
-from servekit.k8s.devices import device_count, device_request
+from servekit.k8s.devices import host_device_selectors, typed_profile
 from servekit.k8s.options import K8sOptions, base_name, check_options, startup_minutes
 from servekit.k8s.router import router_docs
+from servekit.k8s.semantic import check_manifests
 from servekit.k8s.servers import ServerSetup, group, single_pod
+from servekit.k8s.shm import plan_shm_limit
 from servekit.k8s.workloads import group_host, service_host
 from servekit.synthesis.plan import Plan
 
@@ -31,20 +35,33 @@ class Manifests:
 
     documents: tuple[dict[str, Any], ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
+    findings: tuple[Finding, ...] = field(default_factory=tuple)
+    """servekit's own checks of the documents (``servekit.k8s.semantic``); empty when they hold."""
 
     def kinds(self) -> list[str]:
         return [doc["kind"] for doc in self.documents]
 
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.is_error]
 
-def _setup(plan: Plan, profile: Any, options: K8sOptions, base: str, count: int, init: list[dict],
+
+def _dropped_env(plan: Plan, profile: Any) -> frozenset[str]:
+    """Host device selections of the plan (``CUDA_VISIBLE_DEVICES=4,5,6,7``): the device plugin
+    hands a pod its devices, numbered from 0, so a host index would point past them."""
+    selectors = set(host_device_selectors(profile))
+    names = set(plan.env_map()) | {k for p in plan.processes for k in p.env_map()}
+    return frozenset(names & selectors)
+
+
+def _setup(plan: Plan, profile: Any, options: K8sOptions, base: str, init: list[dict],
            spec: dict | None) -> ServerSetup:
-    devices = device_request(profile, plan.selection.hardware, count, resource=options.device_resource,
-                             tpu_topology=options.tpu_topology)
     paths = {"MOONCAKE_CONFIG_PATH": mooncake.CONFIG_PATH} if spec else {}
     return ServerSetup(
-        namespace=options.namespace, base=base, claim=claim_name(base), devices=devices,
+        namespace=options.namespace, base=base, claim=claim_name(base), profile=profile,
         startup_minutes=startup_minutes(options), network_interface=options.network_interface,
-        dp_rpc_port=options.dp_rpc_port, init=tuple(init), paths=paths,
+        dp_rpc_port=options.dp_rpc_port, device_resource=options.device_resource, tpu_topology=options.tpu_topology,
+        shm_limit=plan_shm_limit(plan), dropped_env=_dropped_env(plan, profile), init=tuple(init), paths=paths,
         mounts=(mooncake.config_mount(),) if spec else (), volumes=(mooncake.config_volume(base),) if spec else ())
 
 
@@ -63,18 +80,15 @@ def _pool_docs(setup: ServerSetup, commands: list[ServerCommand], role: str) -> 
     return group(setup, head, followers, name, role), hosts
 
 
-def _pd(plan: Plan, options: K8sOptions, profile: Any, base: str, commands, init, spec) -> list[dict]:
+def _pd(plan: Plan, options: K8sOptions, setup: ServerSetup, commands) -> list[dict]:
     docs: list[dict] = []
     hosts: dict[str, str] = {}
     for role in POOLS:
-        meta = dict(_by_role(commands, role)[0].process.meta)
-        count = meta.get("poolGpus") if meta.get("nodes") == 0 else device_count(profile)
-        pool_docs, pool_hosts = _pool_docs(_setup(plan, profile, options, base, int(count or 0), init, spec),
-                                           commands, role)
+        pool_docs, pool_hosts = _pool_docs(setup, commands, role)
         docs += pool_docs
         hosts.update(pool_hosts)
     docs += router_docs(dict(plan.router or ()), hosts, image=str(commands[0].image), port=options.router_port,
-                        namespace=options.namespace, base=base)
+                        namespace=options.namespace, base=setup.base)
     return docs
 
 
@@ -89,24 +103,28 @@ def _kv_store(plan: Plan, setup: ServerSetup, options: K8sOptions, commands) -> 
     return docs
 
 
-def _servers(plan: Plan, profile: Any, options: K8sOptions, base: str, init: list[dict]) -> list[dict]:
-    commands = server_commands(plan, profile)
+def _servers(plan: Plan, options: K8sOptions, setup: ServerSetup, commands: list[ServerCommand]) -> list[dict]:
     spec = mooncake.parts(dict(plan.passthrough))
     extra = mooncake.mooncake_docs(spec, image=str(commands[0].image), namespace=options.namespace,
-                                   base=base) if spec else []
+                                   base=setup.base) if spec else []
     if plan.deploy_type == "pd_cluster":
-        return extra + _pd(plan, options, profile, base, commands, init, spec)
-    setup = _setup(plan, profile, options, base, device_count(profile), init, spec)
+        return extra + _pd(plan, options, setup, commands)
     if plan.deploy_type == "kv_store_lb":
         return extra + _kv_store(plan, setup, options, commands)
     if len(commands) > 1:
-        return extra + group(setup, commands[0], commands[1:], base, "server")
-    return extra + single_pod(setup, commands[0], base, "server")
+        return extra + group(setup, commands[0], commands[1:], setup.base, "server")
+    return extra + single_pod(setup, commands[0], setup.base, "server")
 
 
-def _notes(plan: Plan, profile: Any, options: K8sOptions, docs: list[dict]) -> tuple[str, ...]:
-    notes = list(device_request(profile, plan.selection.hardware, device_count(profile),
-                                resource=options.device_resource, tpu_topology=options.tpu_topology).notes)
+def _notes(plan: Plan, profile: Any, options: K8sOptions, docs: list[dict], setup_notes: Sequence[str],
+           downloads: Sequence[RepoDownload]) -> tuple[str, ...]:
+    notes = list(dict.fromkeys(setup_notes))
+    for name in sorted(_dropped_env(plan, profile)):
+        notes.append(f"{name} of the plan is left out of the pods: the device plugin hands each pod its own "
+                     "devices, numbered from 0")
+    notes += [f"warm-cache {d.repo_id}: {note}" for d in downloads for note in d.notes]
+    if options.warm_cache != "none" and not downloads:
+        notes.append("the plan loads no hub repo (local paths only): nothing to warm; the paths must exist in the pods")
     if any(d["kind"] == "LeaderWorkerSet" for d in docs):
         notes.append("needs the LeaderWorkerSet controller (https://github.com/kubernetes-sigs/lws) in the cluster")
     spec = mooncake.parts(dict(plan.passthrough))
@@ -128,14 +146,32 @@ def _mounts_cache(doc: dict[str, Any], claim: str) -> bool:
                for t in templates)
 
 
-def build_manifests(plan: Plan, profile: Any, options: K8sOptions | None = None) -> Manifests:
-    """Every document for ``plan`` on ``profile`` (a taxonomy profile mapping or typed profile)."""
-    options = options or K8sOptions()
+def _sized(options: K8sOptions, downloads: Sequence[RepoDownload]) -> K8sOptions:
+    """The options with the checkpoint size taken from the listed files when none was given."""
+    sizes = [d.total_bytes for d in downloads]
+    if options.model_gb is not None or not sizes or None in sizes:
+        return options
+    return replace(options, model_gb=sum(s or 0 for s in sizes) / 1e9)
+
+
+def build_manifests(plan: Plan, profile: Any, options: K8sOptions | None = None,
+                    downloads: Sequence[RepoDownload] = ()) -> Manifests:
+    """Every document for ``plan`` on ``profile`` (a taxonomy profile mapping or typed profile).
+
+    ``downloads`` are the repos the warm step fetches (``servekit.app.k8s_plan.warm_downloads``
+    lists them for a plan); with none, no warm step is rendered.
+    """
+    options = _sized(options or K8sOptions(), downloads)
     check_options(options)
+    profile = typed_profile(profile, plan.selection.hardware)
     base = base_name(options, plan.model_id)
-    warm_docs, init = warm_plan(plan, options, base)
-    servers = _servers(plan, profile, options, base, init)
+    commands = server_commands(plan, profile)
+    warm_docs, init = warm_plan(downloads, options, base, str(commands[0].image))
+    setup = _setup(plan, profile, options, base, init, mooncake.parts(dict(plan.passthrough)))
+    servers = _servers(plan, options, setup, commands)
     users = [d for d in servers if _mounts_cache(d, claim_name(base))]
     shared = len(users) > 1 or any(d["kind"] == "LeaderWorkerSet" for d in users)
     docs = [cache_claim(base, options, shared), *warm_docs, *servers]
-    return Manifests(tuple(docs), _notes(plan, profile, options, docs))
+    device_notes = [note for c in commands for note in setup.devices(c).notes]
+    findings = check_manifests(docs, plan, profile, options, downloads)
+    return Manifests(tuple(docs), _notes(plan, profile, options, docs, device_notes, downloads), tuple(findings))

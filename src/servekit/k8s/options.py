@@ -35,15 +35,16 @@ class K8sOptions:
     startup_minutes: int | None = None
     """Start-up probe budget (default: scaled by ``model_gb``, at least 60 minutes)."""
     model_gb: float | None = None
-    """Checkpoint size when known; scales the start-up budget."""
+    """Checkpoint size when known (default: the size of the files the warm step lists, when
+    servekit listed them); scales the start-up budget."""
     network_interface: str = "eth0"
     """Pod network interface bound to ``$IFACE_NAME`` (GLOO/NCCL socket names)."""
     dp_rpc_port: int = 29550
     """Port bound to ``$PREFILL_DP_RPC_PORT`` / ``$DECODE_DP_RPC_PORT``."""
     router_port: int = 8000
-    servekit_image: str | None = None
-    """Image that already contains servekit for the warm-cache step (default: a Python image
-    that installs servekit first)."""
+    warm_image: str | None = None
+    """Image of the warm-cache step (default: the server's engine image); it needs ``python3``
+    with ``huggingface_hub``."""
     tpu_topology: str | None = None
     device_resource: str | None = None
     """Override the device-plugin resource name (e.g. ``huawei.com/Ascend910B``)."""

@@ -78,23 +78,32 @@ def container(name: str, image: str, argv: Sequence[str], env: list[dict[str, An
     return out
 
 
-def volumes(claim: str, extra: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
-    """The cache claim and a memory-backed /dev/shm (NCCL and the engines use shared memory)."""
+def shm_volume(size_limit: str | None = None) -> dict[str, Any]:
+    """A memory-backed /dev/shm (NCCL and the engines' worker processes use shared memory),
+    capped at the plan's shared-memory size when it has one."""
+    empty_dir: dict[str, Any] = {"medium": "Memory"}
+    if size_limit:
+        empty_dir["sizeLimit"] = size_limit
+    return {"name": SHM_VOLUME, "emptyDir": empty_dir}
+
+
+def volumes(claim: str, extra: Sequence[Mapping[str, Any]] = (), shm_limit: str | None = None) -> list[dict[str, Any]]:
+    """The cache claim, /dev/shm, and any extra volumes."""
     return [
         {"name": CACHE_VOLUME, "persistentVolumeClaim": {"claimName": claim}},
-        {"name": SHM_VOLUME, "emptyDir": {"medium": "Memory"}},
+        shm_volume(shm_limit),
         *(dict(v) for v in extra),
     ]
 
 
 def pod_spec(containers: list[dict[str, Any]], claim: str, *, devices: DeviceRequest | None = None,
              init: Sequence[Mapping[str, Any]] = (), extra_volumes: Sequence[Mapping[str, Any]] = (),
-             restart: str | None = None) -> dict[str, Any]:
+             restart: str | None = None, shm_limit: str | None = None) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if init:
         spec["initContainers"] = [dict(c) for c in init]
     spec["containers"] = containers
-    spec["volumes"] = volumes(claim, extra_volumes)
+    spec["volumes"] = volumes(claim, extra_volumes, shm_limit)
     if devices is not None and devices.node_selector:
         spec["nodeSelector"] = dict(devices.node_selector)
     if restart:

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from servekit.errors import ServekitError
-from servekit.k8s.commands import HEALTH_PATH, ServerCommand
-from servekit.k8s.devices import DeviceRequest
+from servekit.k8s.commands import ServerCommand
+from servekit.k8s.devices import DeviceRequest, device_request, process_devices
 from servekit.k8s.placeholders import DP_RPC_PORT, PLACEHOLDER, Scope, bind_argv, bind_env, worker_template
 from servekit.k8s.pod import Probes, cache_mounts, container, pod_spec, with_common_env
 from servekit.k8s.workloads import deployment, leader_selector, leader_worker_set, metadata, selector_labels, service
@@ -21,14 +21,25 @@ class ServerSetup:
     namespace: str
     base: str
     claim: str
-    devices: DeviceRequest
+    profile: Any
+    """The hardware profile (typed, or its taxonomy mapping): which device plugin serves the pods."""
     startup_minutes: int
     network_interface: str
     dp_rpc_port: int
+    device_resource: str | None = None
+    tpu_topology: str | None = None
+    shm_limit: str | None = None
+    dropped_env: frozenset[str] = frozenset()
+    """Variables of the plan left out of server containers (host device selections)."""
     init: tuple[Mapping[str, Any], ...] = ()
     paths: Mapping[str, str] = field(default_factory=dict)
     mounts: tuple[Mapping[str, Any], ...] = ()
     volumes: tuple[Mapping[str, Any], ...] = ()
+
+    def devices(self, command: ServerCommand) -> DeviceRequest:
+        """The devices this command's process drives on its node, under the plugin's resource."""
+        return device_request(self.profile, process_devices(command.process), resource=self.device_resource,
+                              tpu_topology=self.tpu_topology)
 
 
 def scope(setup: ServerSetup, command: ServerCommand, node: int, in_group: bool) -> Scope:
@@ -45,14 +56,19 @@ def _init(setup: ServerSetup, command: ServerCommand) -> list[Mapping[str, Any]]
     return [*setup.init, *steps]
 
 
+def _env(setup: ServerSetup, command: ServerCommand) -> dict[str, Any]:
+    return {k: v for k, v in command.env.items() if k not in setup.dropped_env}
+
+
 def server_pod(setup: ServerSetup, command: ServerCommand, argv: Sequence[str], sc: Scope,
                probes: bool = True) -> dict[str, Any]:
-    env = with_common_env(bind_env(command.env, sc))
-    probe = Probes(command.port, HEALTH_PATH, setup.startup_minutes) if probes else None
-    main = container("server", str(command.image), argv, env, devices=setup.devices, probes=probe,
+    env = with_common_env(bind_env(_env(setup, command), sc))
+    probe = Probes(command.port, command.health_path, setup.startup_minutes) if probes else None
+    devices = setup.devices(command)
+    main = container("server", str(command.image), argv, env, devices=devices, probes=probe,
                      extra_mounts=setup.mounts)
-    return pod_spec([main], setup.claim, devices=setup.devices, init=_init(setup, command),
-                    extra_volumes=setup.volumes)
+    return pod_spec([main], setup.claim, devices=devices, init=_init(setup, command),
+                    extra_volumes=setup.volumes, shm_limit=setup.shm_limit)
 
 
 def single_pod(setup: ServerSetup, command: ServerCommand, name: str, component: str,
@@ -70,10 +86,13 @@ def _worker_pod(setup: ServerSetup, workers: Sequence[ServerCommand]) -> dict[st
     scopes = [scope(setup, w, w.process.rank + 1, True) for w in workers]
     argvs = [bind_argv(w.argv, s) for w, s in zip(workers, scopes)]
     tokens = worker_template(argvs, [w.process.rank for w in workers])
-    envs = [bind_env(w.env, s) for w, s in zip(workers, scopes)]
+    envs = [bind_env(_env(setup, w), s) for w, s in zip(workers, scopes)]
     if any(env != envs[0] for env in envs):
         raise ServekitError("worker ranks need different environments; one LeaderWorkerSet template cannot hold them",
                             fix="use a single-node strategy or fewer nodes")
+    if len({process_devices(w.process) for w in workers}) > 1:
+        raise ServekitError("worker ranks drive different numbers of devices; one LeaderWorkerSet template cannot "
+                            "request them all", fix="use a single-node strategy or fewer nodes")
     return server_pod(setup, workers[0], tokens, scopes[0], probes=False)
 
 

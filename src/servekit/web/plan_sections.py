@@ -169,11 +169,15 @@ def engine_form(docs: CatalogDocuments, result: PlanResult, engine: str) -> Engi
 
 
 def k8s_block(result: PlanResult, profile: Any) -> tuple[Block | None, str]:
-    from servekit.k8s.cli_glue import options_from_cli, plan_k8s_text
+    """The Kubernetes form; the warm step's files come from the cache only (a page never waits on the hub)."""
+    from servekit.app.k8s_plan import plan_k8s_text, plan_manifests
+    from servekit.k8s.cli_glue import options_from_cli
+    from servekit.warm.hub import HubSettings
 
     try:
-        return Block("k8s", "Kubernetes (kubectl apply -f -)", plan_k8s_text(result.plan, options_from_cli(),
-                                                                               profile=profile)), ""
+        manifests = plan_manifests(result.plan, options_from_cli(), settings=HubSettings.from_env(offline=True),
+                                   profile=profile)
+        return Block("k8s", "Kubernetes (kubectl apply -f -)", plan_k8s_text(manifests, result.plan)), ""
     except ServekitError as exc:
         return None, str(exc)
 
