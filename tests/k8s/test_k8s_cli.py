@@ -1,6 +1,8 @@
 """``servekit plan ... --format k8s`` through the real CLI entry point.
 
-No Kubernetes cluster can run here; the printed documents are checked against the schemas instead.
+No Kubernetes cluster can run here; the printed documents are checked against the schemas and
+servekit's own checks instead. The hub is switched off (HF_HUB_OFFLINE): the warm step then
+downloads by pattern (test_k8s_warm.py lists exact files from a loopback hub).
 """
 
 from __future__ import annotations
@@ -12,6 +14,11 @@ from servekit import k8s
 from servekit.cli.app import main
 
 pytest.importorskip("kubernetes_validate", reason="kubernetes-validate (test extra) is not installed")
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
 def run(capsys, *args):
@@ -40,6 +47,10 @@ def test_plan_format_k8s_prints_valid_documents(capsys):
     assert claim["spec"]["storageClassName"] == "fast"
     assert claim["spec"]["resources"]["requests"]["storage"] == "1Ti"
     assert k8s.problems(docs) == []
+    assert "# error:" not in out and "servekit==" not in out
+    job = next(d for d in docs if d["kind"] == "Job")["spec"]["template"]["spec"]["containers"][0]
+    assert job["command"] == ["python3"] and "from huggingface_hub import snapshot_download" in job["args"][1]
+    assert "# note: warm-cache Qwen/Qwen3.8-27B: downloads by pattern (HF_HUB_OFFLINE is set)" in out
 
 
 def test_plan_format_k8s_bad_name_is_a_clear_error(capsys):

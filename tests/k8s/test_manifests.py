@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import pytest
 
-import servekit
 from servekit import k8s
 from servekit.app.k8s_plan import warm_downloads
 from servekit.engines.vllm.layout import parallel_layout
@@ -25,16 +24,6 @@ from servekit.warm.hub import HubSettings
 from k8s_shapes import PLATFORMS, expected_argv, platform_plans, pod_values, shape_plans, templates
 
 pytest.importorskip("kubernetes_validate", reason="kubernetes-validate (test extra) is not installed")
-
-
-@pytest.fixture(scope="module")
-def bundled():
-    return servekit.Catalog.load()
-
-
-@pytest.fixture(scope="module")
-def reference(reference_catalog):
-    return servekit.Catalog.load(reference_catalog)
 
 
 @pytest.fixture()

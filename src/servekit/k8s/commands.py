@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from servekit.engines.common.command_line import option_value
 from servekit.engines.plan_translate import translate_plan
 from servekit.engines.registry import get_engine
 from servekit.errors import ServekitError
@@ -29,11 +30,9 @@ class ServerCommand:
 
     @property
     def port(self) -> int:
-        argv = list(self.argv)
-        if "--port" in argv[:-1]:
-            value = argv[argv.index("--port") + 1]
-            if value.isdigit():
-                return int(value)
+        value = option_value(self.argv, "--port")
+        if value is not None and value.isdigit():
+            return int(value)
         return self.process.port or 8000
 
 

@@ -37,12 +37,13 @@ def _http(path: str, port: int) -> dict[str, Any]:
 
 def probe_block(probes: Probes) -> dict[str, Any]:
     """Startup probe with the whole load budget; readiness and liveness once it has passed."""
-    check = _http(probes.path, probes.port)
     return {
-        "startupProbe": {**check, "periodSeconds": PROBE_PERIOD_S, "timeoutSeconds": 5,
+        "startupProbe": {**_http(probes.path, probes.port), "periodSeconds": PROBE_PERIOD_S, "timeoutSeconds": 5,
                          "failureThreshold": max(1, probes.startup_minutes * 60 // PROBE_PERIOD_S)},
-        "readinessProbe": {**check, "periodSeconds": PROBE_PERIOD_S, "timeoutSeconds": 5, "failureThreshold": 3},
-        "livenessProbe": {**check, "periodSeconds": 30, "timeoutSeconds": 10, "failureThreshold": 5},
+        "readinessProbe": {**_http(probes.path, probes.port), "periodSeconds": PROBE_PERIOD_S, "timeoutSeconds": 5,
+                           "failureThreshold": 3},
+        "livenessProbe": {**_http(probes.path, probes.port), "periodSeconds": 30, "timeoutSeconds": 10,
+                          "failureThreshold": 5},
     }
 
 

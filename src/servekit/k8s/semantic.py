@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from servekit.engines.common.command_line import option_value
 from servekit.findings import Finding
 from servekit.k8s.cache import DOWNLOAD_SCRIPT, PYTHON, RepoDownload
 from servekit.k8s.commands import health_path
@@ -135,10 +136,9 @@ def _tpu_findings(t: PodTemplate, tpu: Any, count: int, options: K8sOptions) -> 
 
 
 def _port(server: Mapping[str, Any]) -> int | None:
-    argv = _argv(server)
-    for i, token in enumerate(argv[:-1]):
-        if token == "--port" and argv[i + 1].isdigit():
-            return int(argv[i + 1])
+    given = option_value(_argv(server), "--port")
+    if given is not None and given.isdigit():
+        return int(given)
     return next((p.get("containerPort") for p in server.get("ports") or () if p.get("name") == "http"), None)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from servekit.engines.common.command_line import option_value
 from servekit.synthesis.docker import docker_argv
 from servekit.synthesis.plan import Plan
 
@@ -23,13 +24,7 @@ _UNITS = {"": "", "b": "", "k": "Ki", "m": "Mi", "g": "Gi"}
 def docker_shm_size(argv: Sequence[str]) -> str | None:
     """The last ``--shm-size`` of a ``docker run`` argv as a Kubernetes quantity (None: not given
     or not a size docker accepts)."""
-    value = None
-    for i, token in enumerate(argv):
-        if token == SHM_FLAG and i + 1 < len(argv):
-            value = argv[i + 1]
-        elif token.startswith(SHM_FLAG + "="):
-            value = token.split("=", 1)[1]
-    match = _SIZE.match(value or "")
+    match = _SIZE.match(option_value(argv, SHM_FLAG) or "")
     return f"{match.group(1)}{_UNITS[match.group(2).lower()]}" if match else None
 
 

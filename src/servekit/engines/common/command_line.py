@@ -75,6 +75,17 @@ def split_docker_run(argv: Sequence[str]) -> DockerRun | None:
     return DockerRun(tuple(words[:i]), words[i], tuple(words[i + 1:]), tuple(env))
 
 
+def option_value(args: Sequence[str], option: str) -> str | None:
+    """The last value given as ``OPTION VALUE`` or ``OPTION=VALUE`` (None when absent)."""
+    found = None
+    for i, arg in enumerate(args):
+        if arg == option and i + 1 < len(args):
+            found = args[i + 1]
+        elif arg.startswith(option + "="):
+            found = arg[len(option) + 1:]
+    return found
+
+
 def looks_like_option(token: str) -> bool:
     """``--flag`` / ``-x`` start an option; ``-1`` or ``-0.5`` are values."""
     return token.startswith("-") and not _is_number(token)

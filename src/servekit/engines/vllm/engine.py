@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from servekit.engines.common.artifacts import Artifact
-from servekit.engines.common.command_line import EngineCommand, split_docker_run, split_program_command, strip_env
+from servekit.engines.common.command_line import (
+    EngineCommand,
+    option_value,
+    split_docker_run,
+    split_program_command,
+    strip_env,
+)
 from servekit.engines.common.engine import Engine
 from servekit.engines.common.findings import Finding
 from servekit.engines.common.flags import FlagCatalog
@@ -38,17 +44,6 @@ def move_model_option(args: list[str]) -> list[str]:
                 return [args[i + 1], *args[:i], *args[i + 2:]]
             return [arg.removeprefix("--model="), *args[:i], *args[i + 1:]]
     return args
-
-
-def option_value(args: Sequence[str], option: str) -> str | None:
-    """The last value given as ``OPTION VALUE`` or ``OPTION=VALUE``."""
-    found = None
-    for i, arg in enumerate(args):
-        if arg == option and i + 1 < len(args):
-            found = args[i + 1]
-        elif arg.startswith(option + "="):
-            found = arg[len(option) + 1:]
-    return found
 
 
 def _config_file_findings(args: Sequence[str]) -> list[Finding]:
