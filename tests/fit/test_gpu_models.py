@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from servekit.fit.gpu_models import GPU_MODELS, interconnect_from_name, memory_from_name
+from servekit.fit.gpu_models import interconnect_from_name, memory_from_name
+from servekit.hardware import DEVICE_MEMORY
 from servekit.fit.point_device import point_device
 from servekit.fit.points import predict_point
 
@@ -29,7 +30,7 @@ def test_memory_of_a_named_part(name, gib):
 
 
 def test_every_measured_part_names_its_source():
-    assert all(m.source and m.memory_gib > 0 for m in GPU_MODELS)
+    assert all(m.source and m.memory_gib > 0 for m in DEVICE_MEMORY)
 
 
 @pytest.mark.parametrize("name,link", [

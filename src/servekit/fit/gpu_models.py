@@ -4,11 +4,11 @@ as the engine sees it (``torch.cuda.mem_get_info``) when the launch does not sta
 
 Memory, in order:
 
-1. a part whose total memory a public start-up log printed (``GPU_MODELS``, each row with its
-   source);
-2. a size written in the name (``H100 NVL 94GB``): nominal GB times the usable share
-   (``servekit.hardware.USABLE_FRACTION``); AMD Instinct parts expose their whole nominal memory
-   (an MI300X's 192 GB print as 191.98 GiB);
+1. a part whose total memory a public start-up log printed (the one device table,
+   ``servekit.hardware.device_memory``, which the planner's hardware profiles read too);
+2. a size written in the name (``H100 NVL 94GB``): nominal GB times the assumed usable share
+   (``servekit.hardware.assumed_gib``; AMD Instinct parts expose their whole nominal memory:
+   an MI300X's 192 GB print as 191.98 GiB);
 3. the bundled taxonomy's profile of that part (matched by display name), priced the same way;
 4. otherwise unknown (no prediction from the memory model).
 
@@ -25,42 +25,10 @@ part counts as PCIe.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
 from servekit.catalog.documents import bundled_catalog_dir, read_mapping
-from servekit.hardware import USABLE_FRACTION, profiles_for
-
-AMD_USABLE_FRACTION = 191.98 / 192
-"""Share of an AMD Instinct part's nominal memory the engine sees: an MI300X (192 GB) prints
-191.98 GiB (vllm-project/vllm#53961); assumed for the other Instinct parts."""
-
-
-@dataclass(frozen=True)
-class GpuModel:
-    pattern: str
-    """Regular expression over the lower-cased name."""
-    memory_gib: float
-    source: str
-
-
-GPU_MODELS: tuple[GpuModel, ...] = (
-    GpuModel(r"\bh200\b", 139.8, "Kimi-K2-Thinking start-up log on H200 (vllm-project/recipes Kimi-K2-Think.md)"),
-    GpuModel(r"\bh100\b(?!.*\bnvl\b)", 79.19,
-             "llm-d-incubation/llm-d-planner accuracy logs, vLLM 0.19.0 on H100-80GB-HBM3 ('79.19 GiB')"),
-    GpuModel(r"\ba100\b.*\b40 ?gb\b|\ba100-(?:sxm4|pcie)-40gb\b", 39.39,
-             "vLLM 0.7.1 log on ml.p4d.24xlarge (A100-SXM4-40GB), SageMaker LMI DeepSeek-Coder-V2 walkthrough: "
-             "'total_gpu_memory (39.39GiB)'"),
-    GpuModel(r"\ba100\b", 79.15, "dennislee22/vLLM-benchmarking vllm-7B-1gpuA10080GB logs (vLLM 0.10.1.1)"),
-    GpuModel(r"\bl40s?\b", 44.42,
-             "4xL40S (AWS g6e) serving guide and IBM CodeEngine serverless-fleets inferencing logs"),
-    GpuModel(r"\ba10\b(?!g)", 22.06, "vllm-project/vllm#17327 (A10 24 GB, vLLM 0.8.5)"),
-    GpuModel(r"\brtx 3090\b(?! ti)", 23.58,
-             "vllm-project/vllm#10517 and #14447 logs: 'total_gpu_memory (23.58GiB)'"),
-    GpuModel(r"\brtx pro 6000\b", 95.6,
-             "vllm-project/recipes commit 22972927 'Verify Qwen3.8-27B on RTX Pro 6000' (Blackwell Max-Q)"),
-    GpuModel(r"\bmi300x\b", 191.98, "vllm-project/vllm#53961 (AMD Instinct MI300X)"),
-)
+from servekit.hardware import DEVICE_MEMORY, assumed_gib, measured_memory, profiles_for
 
 GPU_GENERATIONS: tuple[tuple[str, str], ...] = (
     (r"\b(?:g?b[1-3]00|rtx 50\d0|rtx pro \d000(?! ada)|5090|5080)\b", "blackwell"),
@@ -107,33 +75,33 @@ def generation_from_name(name: str) -> str:
 
 
 def _usable(nominal_gb: float, amd: bool) -> float:
-    return round(nominal_gb * (AMD_USABLE_FRACTION if amd else USABLE_FRACTION), 2)
+    return round(assumed_gib(nominal_gb, amd), 2)
 
 
 @lru_cache(maxsize=1)
-def _taxonomy_parts() -> tuple[tuple[re.Pattern[str], float, bool], ...]:
-    """(name pattern, nominal GB per device, AMD?) of the bundled taxonomy's GPU profiles,
+def _taxonomy_parts() -> tuple[tuple[re.Pattern[str], float], ...]:
+    """(name pattern, GiB the engine sees per device) of the bundled taxonomy's GPU profiles,
     longest display name first."""
     profiles = profiles_for(read_mapping(bundled_catalog_dir() / "taxonomy.yaml")).values()
     parts = {}
     for p in profiles:
         if p.kind == "gpu" and p.memory_gb:
             label = re.sub(r"\s+\d+x$", "", p.display_name.strip().lower())
-            parts.setdefault(label, (p.memory_gb, p.brand.lower() == "amd"))
+            parts.setdefault(label, p.memory_gib)
     ordered = sorted(parts.items(), key=lambda item: -len(item[0]))
-    return tuple((re.compile(rf"(?<![a-z0-9]){re.escape(label)}(?![a-z0-9])"), gb, amd) for label, (gb, amd) in ordered)
+    return tuple((re.compile(rf"(?<![a-z0-9]){re.escape(label)}(?![a-z0-9])"), gib) for label, gib in ordered)
 
 
 def memory_from_name(name: str) -> float | None:
     """Total memory (GiB) of the part a GPU name names, or None when the name does not tell."""
     lower = re.sub(r"\s+", " ", name.lower())
-    for model in GPU_MODELS:
-        if re.search(model.pattern, lower):
-            return model.memory_gib
+    row = measured_memory(lower)
+    if row is not None:
+        return row.memory_gib
     stated = _STATED_GB.search(lower)
     if stated:
         return _usable(float(stated.group(1)), is_amd(lower))
-    for pattern, nominal, part_amd in _taxonomy_parts():
+    for pattern, gib in _taxonomy_parts():
         if pattern.search(lower) and not _OTHER_MEMORY_VARIANT.search(lower):
-            return _usable(nominal, part_amd)
+            return round(gib, 2)
     return None

@@ -116,6 +116,10 @@ class FitReport:
     num_blocks: int = 0
     buffers_gib: float = 0.0
     """The runner's and drafter's persistent buffers (``servekit.fit.memory.buffers_gib``)."""
+    device_memory_gib: float = 0.0
+    """One device's memory as the engine sees it; the budget is this times the utilization."""
+    device_memory_source: str = ""
+    """Where ``device_memory_gib`` comes from (the device table's log, or an assumption)."""
 
     @property
     def fits(self) -> bool:
@@ -201,6 +205,8 @@ def _report(
         max_model_len=mml,
         kv_cache_dtype=kv_dtype,
         budget_gib=budget,
+        device_memory_gib=req.device.memory_gib,
+        device_memory_source=req.device.profile.memory_source,
         weights_gib_per_rank=mem.weights,
         activation_gib=mem.activation,
         runtime_gib=mem.runtime,

@@ -5,23 +5,29 @@
 - ``precision``: which number formats a device runs natively, and the rules that follow;
 - ``container``: the ``docker run`` device flags of each platform;
 - ``device_plugins``: the Kubernetes device-plugin resource (and TPU node labels) of each platform;
+- ``device_memory``: the one device table: the memory the engine sees per GPU model, from logs;
 - ``lookup``: profiles built once per taxonomy, and the profile behind one taxonomy entry.
 """
 
 from servekit.hardware.container import ContainerDevices
+from servekit.hardware.device_memory import DEVICE_MEMORY, DeviceMemory, assumed_gib, measured_memory
 from servekit.hardware.lookup import build_profiles, profile_of, profiles_for
 from servekit.hardware.precision import PrecisionGap, precision_gap, variant_precision_supported
 from servekit.hardware.profile import USABLE_FRACTION, HardwareProfile, SocLayout, build_profile, custom_profile
 
 __all__ = [
+    "DEVICE_MEMORY",
     "USABLE_FRACTION",
     "ContainerDevices",
+    "DeviceMemory",
     "HardwareProfile",
     "PrecisionGap",
     "SocLayout",
+    "assumed_gib",
     "build_profile",
     "build_profiles",
     "custom_profile",
+    "measured_memory",
     "precision_gap",
     "profile_of",
     "profiles_for",

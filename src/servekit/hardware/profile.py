@@ -16,11 +16,9 @@ from typing import Any
 
 from servekit.hardware.container import ContainerDevices, container_devices
 from servekit.hardware.device_plugins import DevicePlugin, derive_device_plugin
+from servekit.hardware.device_memory import USABLE_FRACTION, assumed_gib, measured_memory
 from servekit.hardware.precision import derive_precisions
 
-USABLE_FRACTION = 31.4 / 32
-"""Share of a device's nominal memory its driver leaves usable: a 32 GB RTX 5090 reports
-31.4 GiB, an 80 GB H100 79.2 GiB, a 24 GB RTX 3090 23.6 GiB."""
 
 KINDS = ("gpu", "cpu", "npu", "tpu", "accelerator")
 PLATFORMS = ("cuda", "rocm", "xpu", "cpu", "tpu", "ascend", "qaic")
@@ -79,7 +77,7 @@ class HardwareProfile:
     memory_gb: float
     """Nominal memory of one device, GB."""
     memory_gib: float
-    """Usable memory of one device, GiB."""
+    """Memory of one device as the engine sees it (``torch.cuda.mem_get_info``'s total), GiB."""
     compute_arch: str | None
     """The taxonomy's ``compute_arch``: what ``arch:<compute_arch>`` selectors match."""
     compute_target: str | None
@@ -95,6 +93,9 @@ class HardwareProfile:
     container: ContainerDevices
     device_plugin: DevicePlugin | None
     """The Kubernetes device plugin's resource for one device (None: CPU hardware asks for none)."""
+    memory_source: str = ""
+    """Where ``memory_gib`` comes from: the device table's log (``measured: ...``), or
+    ``assumed: ...`` when no log of the part is in the table."""
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """The taxonomy entry as written (output that copies the taxonomy reads this)."""
 
@@ -224,8 +225,31 @@ def device_memory_gb(node_memory_gb: float, devices: int) -> float:
 
 
 def usable_gib(node_memory_gb: float, devices: int) -> float:
-    """Usable memory of one device (``USABLE_FRACTION`` of its nominal GB), GiB."""
-    return round(node_memory_gb / devices * USABLE_FRACTION, 3)
+    """Memory of one device assumed from its nominal GB (``USABLE_FRACTION``), GiB."""
+    return assumed_gib(node_memory_gb / devices)
+
+
+MEASURED_SPAN = (0.85, 1.0)
+"""A table row applies to a profile only when its measured GiB lie within this share of the
+profile's nominal GB per device: a row of another memory variant of the same name (an H100 NVL's
+94 GB against an 80 GB H100 row) is not taken. An assumption: every measured row lies within it
+(L40S 0.925, A10 0.92, H100 0.99, MI300X 1.0)."""
+
+
+def derive_device_memory(hw_id: str, raw: Mapping[str, Any], platform: str, brand: str,
+                         memory_gb: float) -> tuple[float, str]:
+    """(GiB the engine sees on one device, where the figure comes from): the device table's row for
+    the GPU model (``servekit.hardware.device_memory``), else assumed from the nominal size."""
+    if platform in TARGET_APIS and memory_gb:
+        display = _text(raw, "display_name") or ""
+        for name in (display, re.sub(r"_\d+x$", "", hw_id).replace("_", " ")):
+            row = measured_memory(re.sub(r"\s+\d+x$", "", name)) if name else None
+            if row and MEASURED_SPAN[0] <= row.memory_gib / memory_gb <= MEASURED_SPAN[1]:
+                return row.memory_gib, f"measured: {row.source}"
+    amd = brand.lower() == "amd"
+    share = "191.98/192 (AMD Instinct)" if amd else "31.4/32"
+    note = f"assumed: {share} of the nominal {memory_gb:g} GB (no start-up log of this part in the device table)"
+    return assumed_gib(memory_gb, amd), note
 
 
 def derive_socs(raw: Mapping[str, Any], platform: str) -> SocLayout | None:
@@ -254,6 +278,8 @@ def build_profile(hw_id: str, raw: Mapping[str, Any]) -> HardwareProfile:
     node_memory = _number(raw.get("vram_gb")) or 0.0
     target = derive_compute_target(raw, hw_id, platform, generations)
     socs = derive_socs(raw, platform)
+    memory_gb = device_memory_gb(node_memory, device_count or 1)
+    memory_gib, memory_source = derive_device_memory(hw_id, raw, platform, brand, memory_gb)
     return HardwareProfile(
         id=hw_id,
         kind=derive_kind(raw, platform),
@@ -263,8 +289,8 @@ def build_profile(hw_id: str, raw: Mapping[str, Any]) -> HardwareProfile:
         display_name=_text(raw, "display_name") or hw_id,
         device_count=device_count,
         node_memory_gb=node_memory,
-        memory_gb=device_memory_gb(node_memory, device_count or 1),
-        memory_gib=usable_gib(node_memory, device_count or 1),
+        memory_gb=memory_gb,
+        memory_gib=memory_gib,
         compute_arch=_text(raw, "compute_arch"),
         compute_target=target,
         interconnect=derive_interconnect(raw),
@@ -275,6 +301,7 @@ def build_profile(hw_id: str, raw: Mapping[str, Any]) -> HardwareProfile:
         socs=socs,
         container=container_devices(platform, container_device_count(device_count, socs)),
         device_plugin=derive_device_plugin(device_model_names(hw_id, raw), platform),
+        memory_source=memory_source,
         raw=raw,
     )
 
@@ -284,4 +311,5 @@ def custom_profile(memory_gib: float, devices: int = 1, *, brand: str = "NVIDIA"
     """An ad-hoc device known only by its usable memory (GiB) and count, e.g. from a measurement."""
     raw = {"brand": brand, "generation": generation, "gpu_count": devices,
            "vram_gb": memory_gib / USABLE_FRACTION * devices}
-    return replace(build_profile(hw_id, raw), memory_gib=memory_gib, memory_gb=memory_gib / USABLE_FRACTION)
+    return replace(build_profile(hw_id, raw), memory_gib=memory_gib, memory_gb=memory_gib / USABLE_FRACTION,
+                   memory_source="stated")

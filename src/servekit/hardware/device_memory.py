@@ -1,0 +1,76 @@
+"""The one device table: the memory vLLM sees on each GPU model, from public start-up logs.
+
+vLLM budgets ``--gpu-memory-utilization`` times the total that ``torch.cuda.mem_get_info``
+reports, which is less than the nominal size on the box (an "80 GB" H100 reports 79.19 GiB,
+a "48 GB" L40S 44.42 GiB). Each row gives that total for one GPU model with the public log it
+was read from. The planner's hardware profiles (``servekit.hardware.profile``) and the measured
+points (``servekit.fit.gpu_models``) both read this table, so a plan and a point on the same part
+budget the same memory.
+
+A part with no row is priced from its nominal size: ``USABLE_FRACTION`` of it (NVIDIA and other
+parts) or ``AMD_USABLE_FRACTION`` (AMD Instinct), and its profile says the figure is assumed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+USABLE_FRACTION = 31.4 / 32
+"""Share of a device's nominal memory assumed usable when no row of the table names the part:
+a 32 GB RTX 5090 reports 31.4 GiB (seed 003's guide); an assumption for parts never measured."""
+
+AMD_USABLE_FRACTION = 191.98 / 192
+"""Share of an AMD Instinct part's nominal memory the engine sees: an MI300X (192 GB) prints
+191.98 GiB (vllm-project/vllm#53961); assumed for the other Instinct parts."""
+
+
+@dataclass(frozen=True)
+class DeviceMemory:
+    """The total memory one GPU model reports to the engine."""
+
+    pattern: str
+    """Regular expression over the lower-cased model name (a log's GPU name or a profile's
+    display name)."""
+    memory_gib: float
+    source: str
+    """The public log the figure was read from."""
+
+
+DEVICE_MEMORY: tuple[DeviceMemory, ...] = (
+    DeviceMemory(r"\bh200\b", 139.8,
+                 "Kimi-K2-Thinking start-up log on H200 (vllm-project/recipes Kimi-K2-Think.md)"),
+    DeviceMemory(r"\bh100\b(?!.*\bnvl\b)", 79.19,
+                 "llm-d-incubation/llm-d-planner accuracy logs, vLLM 0.19.0 on H100-80GB-HBM3 ('79.19 GiB')"),
+    DeviceMemory(r"\ba100\b.*\b40 ?gb\b|\ba100-(?:sxm4|pcie)-40gb\b", 39.39,
+                 "vLLM 0.7.1 log on ml.p4d.24xlarge (A100-SXM4-40GB), SageMaker LMI DeepSeek-Coder-V2 "
+                 "walkthrough: 'total_gpu_memory (39.39GiB)'"),
+    DeviceMemory(r"\ba100\b", 79.15, "dennislee22/vLLM-benchmarking vllm-7B-1gpuA10080GB logs (vLLM 0.10.1.1)"),
+    DeviceMemory(r"\bl40s?\b", 44.42,
+                 "4xL40S (AWS g6e) serving guide and IBM CodeEngine serverless-fleets inferencing logs"),
+    DeviceMemory(r"\ba10\b(?!g)", 22.06, "vllm-project/vllm#17327 (A10 24 GB, vLLM 0.8.5)"),
+    DeviceMemory(r"\brtx 3090\b(?! ti)", 23.58,
+                 "vllm-project/vllm#10517 and #14447 logs: 'total_gpu_memory (23.58GiB)'"),
+    DeviceMemory(r"\brtx 5090\b", 31.4, "seed 003 (Qwen3.8-27B recipe guide): 'One card has 31.4 GiB usable'"),
+    DeviceMemory(r"\brtx pro 6000\b", 95.6,
+                 "vllm-project/recipes commit 22972927 'Verify Qwen3.8-27B on RTX Pro 6000' (Blackwell Max-Q)"),
+    DeviceMemory(r"\bmi300x\b", 191.98, "vllm-project/vllm#53961 (AMD Instinct MI300X)"),
+)
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[\s_]+", " ", name.strip().lower())
+
+
+def measured_memory(name: str) -> DeviceMemory | None:
+    """The table's row for the GPU model a name names, first match wins; None when no row does."""
+    lower = _normal(name)
+    for row in DEVICE_MEMORY:
+        if re.search(row.pattern, lower):
+            return row
+    return None
+
+
+def assumed_gib(nominal_gb: float, amd: bool = False) -> float:
+    """Usable memory of a part no row names, from its nominal size (an assumption)."""
+    return round(nominal_gb * (AMD_USABLE_FRACTION if amd else USABLE_FRACTION), 3)
