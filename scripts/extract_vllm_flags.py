@@ -25,7 +25,6 @@ import json
 import logging
 import os
 import sys
-import typing
 from typing import Any
 
 from extract_source import environment_facts, installed_distribution
@@ -130,7 +129,8 @@ def classify_by_probe(func: Any) -> dict[str, Any]:
 
 
 def dataclass_facts(cls: Any) -> dict[str, Any]:
-    """Field names of a config dataclass and whether unknown keys are refused."""
+    """Field names of a config dataclass and whether unknown keys are refused (what each field takes
+    is in the config-fields tree, scripts/extract_vllm_config_fields.py)."""
     if cls is None or not hasattr(cls, "__dataclass_fields__"):
         return {}
     from pydantic import TypeAdapter, ValidationError
@@ -144,80 +144,7 @@ def dataclass_facts(cls: Any) -> dict[str, Any]:
         facts["json_extra_forbidden"] = any(e.get("type") in refusals for e in exc.errors())
     except Exception:  # noqa: BLE001 - a class that cannot validate an empty-ish object
         facts["json_extra_forbidden"] = False
-    kinds, strings = field_acceptance(cls)
-    facts["json_field_kinds"] = kinds
-    if strings:
-        facts["json_field_strings"] = strings
     return facts
-
-
-# One or two JSON values of each kind; what a config field accepts is measured with them.
-KIND_SAMPLES: dict[str, list[Any]] = {
-    "null": [None], "bool": [True, False], "int": [3, 0, 1], "float": [1.5], "str": ["x"], "numstr": ["3"],
-    "list": [[]], "dict": [{}],
-}
-SPECIAL_STRINGS = ["auto", "none", "None", "all", "", "true", "false", "True", "False", "yes", "no", "on", "off"]
-
-
-def _accepts(adapter: Any, name: str, value: Any) -> bool | None:
-    """True/False when validating {name: value} alone passes/fails on that field; None if unclear."""
-    from pydantic import ValidationError
-
-    try:
-        adapter.validate_json(json.dumps({name: value}))
-    except ValidationError as exc:
-        locs = [tuple(e.get("loc", ())) for e in exc.errors()]
-        return False if locs and all(loc[:1] == (name,) for loc in locs) else None
-    except (TypeError, ValueError):  # vLLM's argparse type function lets these through: a refusal too
-        return False
-    except Exception:  # noqa: BLE001 - a validator that fails for another reason tells nothing
-        return None
-    return True
-
-
-def _string_candidates(hint: Any) -> list[str]:
-    """Strings a field's annotation names: Literal values, Enum member names and values."""
-    out: list[str] = []
-    stack = [hint]
-    while stack:
-        item = stack.pop()
-        args = typing.get_args(item)
-        if typing.get_origin(item) is typing.Literal:
-            out += [a for a in args if isinstance(a, str)]
-        elif isinstance(item, type) and issubclass(item, enum.Enum):
-            for member in item:
-                out += [member.name, str(member.value)]
-        else:
-            stack.extend(args)
-    return list(dict.fromkeys(out))
-
-
-def field_acceptance(cls: Any) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
-    """Per field: which JSON kinds the real config accepts, and (for string-choice fields) which strings."""
-    from pydantic import TypeAdapter
-
-    adapter = TypeAdapter(cls)
-    try:
-        hints = typing.get_type_hints(cls)
-    except Exception:  # noqa: BLE001 - unresolvable annotations: no string candidates then
-        hints = {}
-    kinds: dict[str, list[str]] = {}
-    strings: dict[str, list[str]] = {}
-    for name in sorted(cls.__dataclass_fields__):
-        if name.startswith("_"):
-            continue
-        verdicts = {kind: [_accepts(adapter, name, v) for v in samples] for kind, samples in KIND_SAMPLES.items()}
-        if all(v is None for results in verdicts.values() for v in results):
-            continue  # nothing measurable about this field alone
-        accepted = [k for k, results in verdicts.items() if any(v is not False for v in results)]
-        kinds[name] = accepted
-        if "str" not in accepted:
-            candidates = _string_candidates(hints.get(name)) + SPECIAL_STRINGS
-            variants = [c for base in candidates for c in (base, base.lower(), base.upper())]
-            good = [c for c in dict.fromkeys(variants) if _accepts(adapter, name, c) is not False]
-            if good:
-                strings[name] = good
-    return kinds, strings
 
 
 def flag_entry(action: argparse.Action, group: str, deprecated: bool) -> dict[str, Any]:

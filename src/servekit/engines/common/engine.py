@@ -71,11 +71,16 @@ class Engine(ABC):
     def plan_fields(self, launch: EngineLaunch) -> dict[str, Any]:
         """Keys this engine adds to a plan's rendering object (e.g. its warm-up argv)."""
 
+    def other_release_spelling(self, catalog: FlagCatalog, option: str) -> tuple[str, str] | None:
+        """(``catalog``'s spelling, the release that writes ``option``) when another stored release of
+        this engine names one of ``catalog``'s flags ``option``; None by default."""
+        return None
+
     def lint(self, argv: Sequence[str], version: str | None = None) -> LintResult:
         """The catalog's checks, then the engine's own rules."""
         command = self.split_command(argv)
         catalog = self.flag_catalog(version, command.command)
-        findings = check_args(catalog, command.args)
+        findings = check_args(catalog, command.args, lambda option: self.other_release_spelling(catalog, option))
         findings += self.extra_findings(command, catalog)
         return LintResult(self.id, catalog.version, tuple(argv), tuple(findings))
 

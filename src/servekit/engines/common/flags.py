@@ -46,21 +46,11 @@ class FlagSpec:
     const: Any = None  # value of a bare ``--flag`` when nargs is "?"
     json_fields: tuple[str, ...] | None = None  # keys a JSON object value may hold
     json_extra_forbidden: bool = False  # unknown keys in the JSON object are refused
-    # per key of a config object: the JSON kinds the engine accepts (null, bool, int, float, str,
-    # numstr, list, dict) and, for string-choice keys, the strings it accepts (measured on the engine)
-    json_field_kinds: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    json_field_strings: tuple[tuple[str, tuple[str, ...]], ...] = ()
     multiple: bool = False  # may repeat, values accumulate (click multiple / argparse append)
     required: bool = False
     hidden: bool = False
     case_sensitive: bool = True  # choices compared case-sensitively
     must_exist: bool = False  # a path that must exist when parsed
-
-    def field_kinds(self, key: str) -> tuple[str, ...] | None:
-        return dict(self.json_field_kinds).get(key)
-
-    def field_strings(self, key: str) -> tuple[str, ...]:
-        return dict(self.json_field_strings).get(key, ())
 
     def option_strings(self) -> tuple[str, ...]:
         extra = (self.negation,) if self.negation else ()
@@ -94,18 +84,12 @@ class FlagSpec:
             const=data.get("const"),
             json_fields=_strings(data.get("json_fields")),
             json_extra_forbidden=bool(data.get("json_extra_forbidden", False)),
-            json_field_kinds=_pairs(data.get("json_field_kinds")),
-            json_field_strings=_pairs(data.get("json_field_strings")),
             multiple=bool(data.get("multiple", False)) or data.get("action") == "append",
             required=bool(data.get("required", False)),
             hidden=bool(data.get("hidden", False)),
             case_sensitive=bool(data.get("case_sensitive", True)),
             must_exist=bool(data.get("must_exist", False)),
         )
-
-
-def _pairs(value: dict[str, list[str]] | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    return tuple((k, tuple(v)) for k, v in sorted((value or {}).items()))
 
 
 def _strings(value: Any) -> tuple[str, ...] | None:

@@ -8,7 +8,7 @@ parser or its startup would refuse; warnings are what works but is fragile or su
 from __future__ import annotations
 
 import difflib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from servekit.engines.common.findings import Finding
 from servekit.engines.common.flags import FlagCatalog, FlagSpec
@@ -16,10 +16,15 @@ from servekit.engines.common.scan import HELP, Occurrence, Scan, scan
 from servekit.engines.common.startup import is_shell_reference, startup_findings
 from servekit.engines.common.valuecheck import check_value
 
-def check_args(catalog: FlagCatalog, args: Sequence[str]) -> list[Finding]:
-    """Every finding for an option list (program and sub-command already removed)."""
+Respell = Callable[[str], "tuple[str, str] | None"]
+
+
+def check_args(catalog: FlagCatalog, args: Sequence[str], respell: Respell | None = None) -> list[Finding]:
+    """Every finding for an option list (program and sub-command already removed). ``respell(option)``
+    gives (this release's spelling, the release that writes ``option``) for an option another stored
+    release of the engine spells differently; its spelling is the fix before any near match."""
     result = scan(catalog, list(args))
-    findings = [_with_hint(catalog, f) for f in result.findings]
+    findings = [_with_hint(catalog, f, respell) for f in result.findings]
     findings += _occurrence_findings(catalog, result.occurrences)
     findings += _positional_findings(result)
     findings += _duplicate_findings(result.occurrences)
@@ -44,10 +49,16 @@ def closest_option(catalog: FlagCatalog, written: str) -> str | None:
     return f"{option} ({spec.name})" if spec and spec.name != option and not spec.is_negation(option) else option
 
 
-def _with_hint(catalog: FlagCatalog, finding: Finding) -> Finding:
+def _with_hint(catalog: FlagCatalog, finding: Finding, respell: Respell | None = None) -> Finding:
     if finding.code != "unknown-option" or finding.option is None:
         return finding
     name = finding.option.split("=", 1)[0]
+    elsewhere = respell(name) if respell is not None else None
+    if elsewhere is not None:
+        here, release = elsewhere
+        return Finding("error", "unknown-option",
+                       f"{finding.message} ({name} is the {catalog.engine} {release} spelling; "
+                       f"{catalog.version} writes {here})", f"write {here}", location=name)
     if name in catalog.renamed:
         new = catalog.renamed[name]
         return Finding("error", "renamed-option",
@@ -105,8 +116,6 @@ def _occurrence_findings(catalog: FlagCatalog, occurrences: Sequence[Occurrence]
 
 
 def _value_fix(spec: FlagSpec, problem: str) -> str | None:
-    if " does not take " in problem:
-        return "give the key a value of a kind it takes (listed above)"
     if problem.startswith("unknown key"):
         return f"{spec.name} takes these keys: {', '.join(k for k in spec.json_fields or () if not k.startswith('_'))}"
     if spec.choices:

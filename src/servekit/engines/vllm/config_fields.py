@@ -1,11 +1,12 @@
 """The fields of vLLM's config classes behind its JSON-valued options, and the check of a value against them.
 
 ``data/vllm-<version>-config-fields.json`` (written by scripts/extract_vllm_config_fields.py) names,
-per option, the config class its JSON becomes and, per class, its fields: the JSON kinds each takes,
-the nested class a field holds, whether unknown keys are refused, the fields without a default and
-the fields one field needs beside it. The flag catalog already checks an option's top-level keys
-when it lists them; this check covers every level below, and the top level of the options whose
-JSON the engine turns into a config class only at startup.
+per option, the config class its JSON becomes and, per class, its fields: what each takes (type,
+kinds, choices, bounds: see :mod:`servekit.engines.vllm.config_values`), the nested class a field
+holds, whether unknown keys are refused, the fields without a default and the fields one field
+needs beside it. Every key's value is checked here, at every level. The flag catalog already
+reports unknown top-level keys when it lists them; this check reports them at every level below,
+and at the top level of the options whose JSON the engine turns into a config class only at startup.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from servekit.engines.common.flags import FlagCatalog
 from servekit.engines.common.scan import HELP, Occurrence
 from servekit.engines.common.startup import is_shell_reference
 from servekit.engines.common.valuecheck import expand_json_numbers, json_kind
+from servekit.engines.vllm.config_values import value_problem
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 _ANY_OF_KIND = ("x", 1, 1.5, [], {})  # a requirement measured with these holds for any value of their kind
@@ -82,6 +84,8 @@ def config_field_findings(tree: ConfigFields, catalog: FlagCatalog, occurrences:
             obj = _json_object(value)
             if obj is not None:
                 place = _Place(occ.option, (), entry["stage"])
+                if entry.get("dashed_keys"):  # the engine writes key-name dashes as underscores first
+                    obj = {key.replace("-", "_"): item for key, item in obj.items()}
                 out += check_object(tree, entry["class"], obj, place, top_checked)
     return out
 
@@ -104,7 +108,7 @@ def check_object(tree: ConfigFields, class_name: str, obj: dict[str, Any], place
     if cls is None:
         return []
     fields: dict[str, dict[str, Any]] = cls["fields"]
-    shallow = top_checked and not place.path
+    shallow = top_checked and not place.path  # the flag catalog reports unknown top-level keys
     out: list[Finding] = []
     for key, item in obj.items():
         field = fields.get(key)
@@ -112,8 +116,7 @@ def check_object(tree: ConfigFields, class_name: str, obj: dict[str, Any], place
             if cls["extra_forbidden"] and not shallow:
                 out.append(_unknown_key(place, class_name, key, fields))
             continue
-        if not shallow:
-            out += _kind_findings(place, key, item, field)
+        out += _value_findings(place, key, item, field)
         if isinstance(item, dict) and "class" in field:
             out += check_object(tree, field["class"], item, place.inside(key))
     out += _missing_findings(place, class_name, obj, cls)
@@ -130,20 +133,12 @@ def _unknown_key(place: _Place, class_name: str, key: str, fields: dict[str, Any
                    fix, location=place.option)
 
 
-def _kind_findings(place: _Place, key: str, item: Any, field: dict[str, Any]) -> list[Finding]:
-    kinds = field.get("kinds")
-    if kinds is None:
+def _value_findings(place: _Place, key: str, item: Any, field: dict[str, Any]) -> list[Finding]:
+    problem = value_problem(place.key(key), item, field)
+    if problem is None:
         return []
-    kind = json_kind(item)
-    strings = field.get("strings", [])
-    if (kind in kinds or (kind == "numstr" and "str" in kinds) or (isinstance(item, str) and item in strings)
-            or (kind == "float" and float(item).is_integer() and "int" in kinds)):
-        return []
-    wanted = list(kinds) + ([f"one of {', '.join(strings[:12])}"] if strings else [])
-    return [Finding("error", "bad-config-value",
-                    f"{place.option}: {place.key(key)} does not take {json.dumps(item)}; {place.refusal}",
-                    f"give a value of a kind it takes: {'; '.join(wanted) or 'nothing here'}",
-                    location=place.option)]
+    return [Finding("error", "bad-config-value", f"{place.option}: {place.key(key)} {problem.what}; {place.refusal}",
+                    problem.fix, location=place.option)]
 
 
 def _missing_findings(place: _Place, class_name: str, obj: dict[str, Any], cls: dict[str, Any]) -> list[Finding]:

@@ -27,6 +27,7 @@ from servekit.engines.vllm.catalog import CATALOGS, DEFAULT_VERSION, ID
 from servekit.engines.vllm.config_fields import nested_config_findings
 from servekit.engines.vllm.rules import serve_rule_findings
 from servekit.engines.vllm.specs import INSTALL, LAUNCH, MEMORY, PRECOMPILE
+from servekit.engines.vllm.versions import other_release_spelling
 
 _MODEL_OPTION = re.compile(r"^--model(=.+|$)")
 _SERVED_NAME = re.compile(r"^--served[-_]model[-_]name(=.+|$)")
@@ -104,6 +105,9 @@ class VllmEngine(Engine):
     def adjust_catalog(self, catalog: FlagCatalog) -> FlagCatalog:
         """A platform plugin's view of vLLM's catalog; vLLM itself takes it as stored."""
         return catalog
+
+    def other_release_spelling(self, catalog: FlagCatalog, option: str) -> tuple[str, str] | None:
+        return other_release_spelling(catalog, option) if catalog.command == "serve" else None
 
     def translate(self, vllm_argv: Sequence[str], context: DialectContext | None = None) -> EngineLaunch:
         context = context or DialectContext()

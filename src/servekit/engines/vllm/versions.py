@@ -81,6 +81,23 @@ def _renamed_later(version: str, occ: Occurrence) -> Finding | None:
     return None
 
 
+def other_release_spelling(catalog: FlagCatalog, option: str) -> tuple[str, str] | None:
+    """(this release's spelling, the release that writes ``option``) for an option ``catalog`` does not
+    know that another stored release spells for a flag this one has (0.33's ``--disable-prefix-caching``
+    is ``--no-enable-prefix-caching`` in 0.32); None when no stored release knows it."""
+    others = sorted((v for v in stored_versions() if v != catalog.version),
+                    key=lambda v: (version_key(v) < version_key(catalog.version), version_key(v)))
+    for version in others:
+        spec = CATALOGS.load(version).get(option)
+        here = catalog.by_dest(spec.dest) if spec is not None and spec.dest else None
+        if here is None:
+            continue
+        spelled = here.negation if spec.is_negation(option) else here.name
+        if spelled and spelled != option and catalog.get(spelled) is not None:
+            return spelled, version
+    return None
+
+
 def renamed_spelling_findings(catalog: FlagCatalog, occurrences: Sequence[Occurrence]) -> list[Finding]:
     """Each option written in a spelling this or a newer stored release renamed, once."""
     out: list[Finding] = []
