@@ -53,17 +53,17 @@ def _with_hint(catalog: FlagCatalog, finding: Finding, respell: Respell | None =
     if finding.code != "unknown-option" or finding.option is None:
         return finding
     name = finding.option.split("=", 1)[0]
+    if name in catalog.renamed:
+        new = catalog.renamed[name]
+        return Finding("error", "renamed-option",
+                       f"{name} is not an option of {catalog.engine} {catalog.version}; it became {new}",
+                       f"use {new}", location=name)
     elsewhere = respell(name) if respell is not None else None
     if elsewhere is not None:
         here, release = elsewhere
         return Finding("error", "unknown-option",
                        f"{finding.message} ({name} is the {catalog.engine} {release} spelling; "
                        f"{catalog.version} writes {here})", f"write {here}", location=name)
-    if name in catalog.renamed:
-        new = catalog.renamed[name]
-        return Finding("error", "renamed-option",
-                       f"{name} is not an option of {catalog.engine} {catalog.version}; it became {new}",
-                       f"use {new}", location=name)
     near = closest_option(catalog, name)
     fix = f"did you mean {near}?" if near else "remove it; see the engine's --help for valid options"
     return Finding("error", "unknown-option", finding.message, fix, location=name)
