@@ -223,14 +223,21 @@ def load_checked_catalog(root: str | Path) -> CheckedCatalog:
     return checked
 
 
-def catalog_cause(root: str | Path, recipe_file: Path | None) -> CatalogError | None:
+def catalog_errors(root: str | Path) -> list[Finding]:
+    """Every error of the catalog at ``root`` (the whole validation; keep the list, not the catalog)."""
+    return check_catalog(root).errors
+
+
+def catalog_cause(root: str | Path, recipe_file: Path | None,
+                  errors: list[Finding] | None = None) -> CatalogError | None:
     """Why planning from this catalog failed, when the catalog explains it: the first error in
-    the recipe's file (any recipe's when None) or in the shared documents; else None."""
+    the recipe's file (any recipe's when None) or in the shared documents; else None. ``errors``:
+    the catalog's errors when already found (:func:`catalog_errors`), else it is validated now."""
     models = (Path(root) / "models").resolve()
 
     def relevant(finding: Finding) -> bool:
         file = Path(finding.location.file).resolve()
         return recipe_file is None or file == Path(recipe_file).resolve() or models not in file.parents
 
-    errors = [f for f in check_catalog(root).errors if relevant(f)]
-    return _first_error(errors) if errors else None
+    found = [f for f in (catalog_errors(root) if errors is None else errors) if relevant(f)]
+    return _first_error(found) if found else None
