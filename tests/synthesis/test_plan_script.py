@@ -20,6 +20,11 @@ from servekit.synthesis.script import posix_script
 
 BASH = shutil.which("bash")
 SH = shutil.which("dash") or shutil.which("sh")
+SHELLCHECK = shutil.which("shellcheck")
+NO_SHELLCHECK = "shellcheck is not installed (scripts/install_system_tools.sh installs it)"
+REFERENCE_SAMPLE = 300
+"""--format sh scripts of the reference catalog that shellcheck reads (of about 9,000: every
+deploy type is among them; all of them take shellcheck some ten minutes)."""
 
 
 def catalog_plans(root: Path, limit: int | None = None):
@@ -91,6 +96,47 @@ def test_reference_catalog_plans_pass_bash_n(reference_catalog, tmp_path):
     _check_syntax(SH or BASH, sh, tmp_path)
 
 
+def shellcheck_findings(scripts: dict[str, str], tmp_path: Path) -> list[str]:
+    """shellcheck's findings (all severities, info included) on each script, as ``name: line``."""
+    folder = tmp_path / "shellcheck"
+    folder.mkdir(exist_ok=True)
+    names = {}
+    for i, (name, text) in enumerate(scripts.items()):
+        (folder / f"{i}.sh").write_text(text, encoding="utf-8")
+        names[f"{i}.sh"] = name
+    files = sorted(names, key=lambda f: int(f.split(".")[0]))
+    found = []
+    for start in range(0, len(files), 200):
+        done = subprocess.run([SHELLCHECK, "-f", "gcc", *files[start:start + 200]], cwd=folder,
+                              capture_output=True, text=True)
+        assert done.returncode in (0, 1), done.stderr
+        for line in done.stdout.splitlines():
+            file, _, rest = line.partition(":")
+            found.append(f"{names.get(file, file)}: {rest}")
+    return found
+
+
+@pytest.mark.skipif(SHELLCHECK is None, reason=NO_SHELLCHECK)
+def test_every_sh_script_of_the_bundled_catalog_passes_shellcheck(tmp_path):
+    _, sh = _scripts(catalog_plans(bundled_catalog_dir()))
+    assert len(sh) > 100
+    assert shellcheck_findings(sh, tmp_path) == []
+
+
+@pytest.mark.skipif(SHELLCHECK is None, reason=NO_SHELLCHECK)
+def test_reference_catalog_sh_scripts_pass_shellcheck(reference_catalog, tmp_path):
+    plans = catalog_plans(reference_catalog, limit=40)
+    by_type: dict[str, list] = {}
+    for key, plan in plans.items():
+        by_type.setdefault(plan.deploy_type, []).append((key, plan))
+    assert {"single_node", "multi_node", "pd_cluster"} <= set(by_type)
+    share = REFERENCE_SAMPLE // 2 // len(by_type)  # each script has a docker form too
+    sample = {key: plan for group in by_type.values() for key, plan in group[::max(1, len(group) // share)]}
+    _, sh = _scripts(sample)
+    assert len(sh) >= REFERENCE_SAMPLE // 2
+    assert shellcheck_findings(sh, tmp_path) == []
+
+
 def _function_body(script: str, name: str) -> str:
     after = script.split(f"\n{name}() {{\n", 1)[1]
     return re.split(r"^\w+\(\) \{$", after, maxsplit=1, flags=re.M)[0]
@@ -121,8 +167,8 @@ def test_placeholders_are_explained_and_guarded(reference_catalog):
     assert "## machine 1 of 2: head, node rank 0" in text and "## machine 2 of 2: worker, node rank 1" in text
     script = posix_script(plan_script(result.plan))
     assert script.startswith("#!/bin/sh\n") and "\nset -eu\n" in script
-    assert ': "${HEAD_IP:?set HEAD_IP first' in _function_body(script, "part_1")
-    assert '  1) part_1 ;;' in script and 'case "${1:-}" in' in script
+    assert ': "${HEAD_IP:?set HEAD_IP to the address of the head node' in _function_body(script, "part_1")
+    assert '  1) part_1 "$@" ;;' in script and 'part="${1:-}"' in script
 
 
 @pytest.mark.skipif(SH is None, reason="no POSIX shell")

@@ -12,27 +12,47 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from servekit.synthesis.shell import quote_expansions
+
 _PLACEHOLDER = re.compile(r"\$\{?([A-Z][A-Z0-9_]*)")
 
-PLACEHOLDERS: tuple[tuple[str, str], ...] = (
-    ("HEAD_IP", "the head node's IP address that every other node can reach; on the head node: "
-                "hostname -I | awk '{print $1}'"),
-    ("IFACE_NAME", "the network interface that carries that address (eth0, ens5, ib0); on each node: "
-                   "ip -o -4 addr show | awk '{print $2, $4}'"),
-    ("MOONCAKE_MASTER_IP", "the IP address of the machine that runs mooncake_master (hostname -I there)"),
-    ("MOONCAKE_CONFIG_PATH", "where to write the Mooncake config file, e.g. /tmp/mooncake.json"),
-    ("MOONCAKE_STORE_CONFIG_PATH", "where to write the Mooncake store config file, e.g. /tmp/mooncake_store.json"),
-    ("MOONCAKE_DEVICE_NAME", "the RDMA device for transfers (ibv_devices lists them), e.g. mlx5_0"),
-    ("MOONCAKE_STORE_DEVICE_NAME", "the RDMA device of the store (ibv_devices lists them), e.g. mlx5_0"),
-    ("ROUTER_HOST", "the address the router listens on, e.g. 0.0.0.0"),
-    ("ROUTER_PORT", "the port the router listens on, e.g. 8000"),
-    ("PREFILL_NODE_N", "the IP address of prefill node N (hostname -I on that node)"),
-    ("DECODE_NODE_N", "the IP address of decode node N (hostname -I on that node)"),
-    ("VLLM_INSTANCE_N", "the IP address of vLLM instance N (hostname -I on that machine)"),
-    ("PREFILL_DP_RPC_PORT", "a free TCP port on the first prefill node for data-parallel RPC, e.g. 13345"),
-    ("DECODE_DP_RPC_PORT", "a free TCP port on the first decode node for data-parallel RPC, e.g. 13345"),
-    ("HF_TOKEN", "a Hugging Face access token for gated models (https://huggingface.co/settings/tokens)"),
+PLACEHOLDERS: tuple[tuple[str, str, str], ...] = (
+    ("HEAD_IP", "the address of the head node",
+     "the head node's IP address that every other node can reach; on the head node: hostname -I | awk '{print $1}'"),
+    ("NODE_IP", "the address of this node",
+     "the IP address of the node this part runs on, on the network the nodes share (on that node: hostname -I)"),
+    ("IFACE_NAME", "the network interface that carries the address of this node",
+     "the network interface that carries that address (eth0, ens5, ib0); on each node: "
+     "ip -o -4 addr show | awk '{print $2, $4}'"),
+    ("MOONCAKE_MASTER_IP", "the address of the Mooncake master",
+     "the IP address of the machine that runs mooncake_master (hostname -I there)"),
+    ("MOONCAKE_CONFIG_PATH", "a path for the Mooncake config file",
+     "where to write the Mooncake config file, e.g. /tmp/mooncake.json"),
+    ("MOONCAKE_STORE_CONFIG_PATH", "a path for the Mooncake store config file",
+     "where to write the Mooncake store config file, e.g. /tmp/mooncake_store.json"),
+    ("MOONCAKE_DEVICE_NAME", "an RDMA device", "the RDMA device for transfers (ibv_devices lists them), e.g. mlx5_0"),
+    ("MOONCAKE_STORE_DEVICE_NAME", "an RDMA device",
+     "the RDMA device of the store (ibv_devices lists them), e.g. mlx5_0"),
+    ("ROUTER_HOST", "the address the router listens on", "the address the router listens on, e.g. 0.0.0.0"),
+    ("ROUTER_PORT", "the port of the router", "the port the router listens on, e.g. 8000"),
+    ("PREFILL_NODE_N", "the address of prefill node N", "the IP address of prefill node N (hostname -I on that node)"),
+    ("DECODE_NODE_N", "the address of decode node N", "the IP address of decode node N (hostname -I on that node)"),
+    ("VLLM_INSTANCE_N", "the address of vLLM instance N",
+     "the IP address of vLLM instance N (hostname -I on that machine)"),
+    ("PREFILL_DP_RPC_PORT", "a free TCP port",
+     "a free TCP port on the first prefill node for data-parallel RPC, e.g. 13345"),
+    ("DECODE_DP_RPC_PORT", "a free TCP port",
+     "a free TCP port on the first decode node for data-parallel RPC, e.g. 13345"),
+    ("HF_TOKEN", "a Hugging Face access token",
+     "a Hugging Face access token for gated models (https://huggingface.co/settings/tokens)"),
 )
+"""(name, what to set it to, how to find it) of each ``$NAME`` a plan leaves to the person. What to
+set it to is said inside ``"${NAME:?...}"``, so it holds no quote, ``$``, backquote or brace."""
+SOURCE_DIRECTIVE = "# shellcheck source=/dev/null"
+"""Put before ``. .venv/bin/activate``: the install step makes that file, so shellcheck cannot read it."""
+EXTRA_ARGS = '"$@"'
+"""Closes each part's command in ``posix_script``: words after the part's name go to the command
+(``sh plan.sh 1 --enforce-eager``)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +62,8 @@ class Step:
     title: str
     command: str
     background: bool = False
+    with_env: bool = False
+    """Run after the part's exports, so it starts with the part's env (Ray's head does)."""
 
 
 @dataclass(frozen=True)
@@ -89,12 +111,21 @@ def placeholder_names(texts: list[str], exported: set[str] = frozenset()) -> lis
     return names
 
 
-def explain_placeholder(name: str) -> str:
+def _placeholder(name: str) -> tuple[str, str] | None:
+    """(what to set ``name`` to, how to find it); ``PREFILL_NODE_2`` reads the ``_N`` entry."""
     generic = re.sub(r"_[0-9]+$", "_N", name)
-    for known, how in PLACEHOLDERS:
-        if known in (name, generic):
-            return how.replace(" N ", f" {name.rsplit('_', 1)[-1]} ") if generic != name else how
-    return "set it before running the commands below"
+    for known, what, how in PLACEHOLDERS:
+        if known == name:
+            return what, how
+        if known == generic:
+            number = name.rsplit("_", 1)[-1]
+            return re.sub(r"\bN\b", number, what), re.sub(r"\bN\b", number, how)
+    return None
+
+
+def explain_placeholder(name: str) -> str:
+    found = _placeholder(name)
+    return found[1] if found else "set it before running the commands below"
 
 
 def _part_texts(part: Part) -> list[str]:
@@ -144,13 +175,11 @@ def _file_lines(title: str, path: str, content: str) -> list[str]:
 
 
 def _part_lines(part: Part) -> list[str]:
-    lines = [f"## {part.title}"]
-    for step in part.before:
-        lines += comment(step.title)
-        lines.append(step.command + (" &" if step.background else ""))
-    lines += [f"export {name}={value}" + (f"  # {why}" if why and "\n" not in why else "")
+    lines = [f"## {part.title}", *_step_lines(part, with_env=False)]
+    lines += [_export(name, value) + (f"  # {why}" if why and "\n" not in why else "")
               for name, value, why in part.env]
-    lines.append(part.command)
+    lines += _step_lines(part, with_env=True)
+    lines.append(quote_expansions(part.command))
     if part.why:
         lines.append("# why:")
         lines += [f"#   {line}" for why in part.why for line in why.splitlines()]
@@ -177,8 +206,14 @@ def _trailer_line(text: str) -> str:
     return text if text.startswith("#") else "\n".join(comment(text))
 
 
-def _posix(command: str) -> str:
-    return re.sub(r"(?m)^source ", ". ", command)
+def _posix(command: str) -> list[str]:
+    """An install command in POSIX form (``source`` -> ``.``), each sourced file marked for shellcheck."""
+    lines = []
+    for line in re.sub(r"(?m)^source ", ". ", command).splitlines():
+        if line.startswith(". "):
+            lines.append(SOURCE_DIRECTIVE)
+        lines.append(quote_expansions(line))
+    return lines
 
 
 def _function(name: str, body: list[str]) -> list[str]:
@@ -186,7 +221,13 @@ def _function(name: str, body: list[str]) -> list[str]:
 
 
 def _guard(names: list[str]) -> list[str]:
-    return [f': "${{{n}:?set {n} first (see the placeholders at the top of this script)}}"' for n in names]
+    """``: "${HEAD_IP:?set HEAD_IP to the address of the head node ...}"``: stop with that message when unset."""
+    lines = []
+    for name in names:
+        found = _placeholder(name)
+        what = f"to {found[0]}" if found else "first"
+        lines.append(f': "${{{name}:?set {name} {what} (see the placeholders at the top of this script)}}"')
+    return lines
 
 
 def _part_body(script: Script, part: Part) -> list[str]:
@@ -194,13 +235,23 @@ def _part_body(script: Script, part: Part) -> list[str]:
     names = placeholder_names(_part_texts(part) + [text for f in files for text in (f[1], f[2])], _exported(part))
     body = _guard(names)
     if part.activate:
-        body += ["if [ -f .venv/bin/activate ]; then . .venv/bin/activate; fi"]
+        body += [SOURCE_DIRECTIVE, "if [ -f .venv/bin/activate ]; then . .venv/bin/activate; fi"]
     for _, path, content in files:
         body += heredoc(path, content)
-    for step in part.before:
-        body += comment(step.title) + [step.command + (" &" if step.background else "")]
-    body += [f"export {name}={value}" for name, value, _ in part.env]
-    return body + [part.command]
+    body += _step_lines(part, with_env=False)
+    body += [_export(name, value) for name, value, _ in part.env]
+    body += _step_lines(part, with_env=True)
+    return body + [f"{quote_expansions(part.command)} {EXTRA_ARGS}"]
+
+
+def _step_lines(part: Part, *, with_env: bool) -> list[str]:
+    """The part's steps that run before its exports (or, ``with_env``, after them)."""
+    return [line for step in part.before if step.with_env == with_env
+            for line in (*comment(step.title), quote_expansions(step.command) + (" &" if step.background else ""))]
+
+
+def _export(name: str, value: str) -> str:
+    return quote_expansions(f"export {name}={value}")
 
 
 def posix_script(script: Script) -> str:
@@ -213,13 +264,15 @@ def posix_script(script: Script) -> str:
         lines += [f"#   ${name}: {explain_placeholder(name)}" for name in names]
     usage = "install" + "".join(f" | {i} ({p.title})" for i, p in enumerate(script.parts))
     lines += ["set -eu", ""]
-    install = [_posix(step.command) for step in script.install if step.runs]
+    install = [line for step in script.install if step.runs for line in _posix(step.command)]
     lines += _function("install", install)
     for i, part in enumerate(script.parts):
         lines += _function(f"part_{i}", _part_body(script, part))
-    lines += ["usage() {", f"  echo \"usage: $0 {usage.replace(chr(34), '')}\" >&2", "  exit 2", "}"]
-    lines += [f'case "${{1:-{"" if many else "0"}}}" in', "  install) install ;;"]
-    lines += [f"  {i}) part_{i} ;;" for i in range(len(script.parts))]
+    lines += ["usage() {", f"  echo \"usage: $0 {usage.replace(chr(34), '')} [ARGS for its command]\" >&2",
+              "  exit 2", "}"]
+    lines += [f'part="${{1:-{"" if many else "0"}}}"', '[ "$#" -eq 0 ] || shift',
+              'case "$part" in', "  install) install ;;"]
+    lines += [f'  {i}) part_{i} "$@" ;;' for i in range(len(script.parts))]
     lines += ["  *) usage ;;", "esac"]
     lines += [_trailer_line(t) for t in script.trailer]
     return "\n".join(lines) + "\n"

@@ -8,7 +8,8 @@ from functools import lru_cache
 from typing import Any
 
 _SAFE = re.compile(r"[A-Za-z0-9_./=:@,+%-]+")
-_BARE_VAR = re.compile(r"\$[A-Z_][A-Z0-9_]*")
+_BARE_VAR = re.compile(r"\$[A-Z_][A-Z0-9_]*[A-Za-z0-9_./:@,+%=-]*")
+"""A placeholder, alone or with plain text after it (``$HEAD_IP``, ``$HEAD_IP:6379``)."""
 _SAFE_WORD = re.compile(r"[A-Za-z0-9_./=:@,+%$~-]+")
 
 
@@ -26,7 +27,8 @@ def text(value: Any) -> str:
 
 
 def quote(value: Any) -> str:
-    """Leave plain words and bare ``$VAR`` references alone; single-quote everything else."""
+    """Leave plain words and ``$VAR`` placeholders (with plain text after them) alone, so the shell
+    fills them in; single-quote everything else."""
     return _quote_text(text(value))
 
 
@@ -102,6 +104,68 @@ def join_continuations(script: str) -> str:
             in_double = not in_double
         out.append(ch)
         i += 1
+    return "".join(out)
+
+
+_EXPANDABLE_WORD = re.compile(r"[A-Za-z0-9_./=:@,+%~${}-]+")
+_WORD_END = " \t\n;|&)<>"
+_WORD_START = " \t\n;|&()<>"
+
+
+def _double_quoted(word: str) -> str:
+    """``$X`` -> ``"$X"``, ``NAME=$X`` -> ``NAME="$X"``; a word without ``$`` or one that starts
+    with ``~`` (tilde expansion happens only outside quotes) stays as it is."""
+    if "$" not in word or word.startswith("~"):
+        return word
+    name, eq, rest = word.partition("=")
+    if eq and "$" not in name:
+        return f'{name}="{rest}"'
+    return f'"{word}"'
+
+
+def quote_expansions(script: str) -> str:
+    """Shell text with every unquoted word that expands a variable double-quoted, so the value
+    is one word whatever it holds (what shellcheck's SC2086 asks). ``shlex.split`` reads the
+    result as it read the text: quoting changes how the shell splits, not the argv. Quoted
+    text, escapes and full-line comments are left alone."""
+    out: list[str] = []
+    i, n = 0, len(script)
+    quote = ""
+    while i < n:
+        ch = script[i]
+        if quote:
+            if ch == "\\" and quote == '"' and i + 1 < n:
+                out.append(script[i:i + 2])
+                i += 2
+                continue
+            quote = "" if ch == quote else quote
+            out.append(ch)
+            i += 1
+            continue
+        if ch == "#" and (i == 0 or script[i - 1] in " \t\n"):
+            end = script.find("\n", i)
+            end = n if end < 0 else end
+            out.append(script[i:end])
+            i = end
+            continue
+        if ch == "\\":
+            out.append(script[i:i + 2])
+            i += 2
+            continue
+        if ch in "'\"":
+            quote = ch
+            out.append(ch)
+            i += 1
+            continue
+        match = _EXPANDABLE_WORD.match(script, i)
+        if match is None:
+            out.append(ch)
+            i += 1
+            continue
+        word, end = match.group(), match.end()
+        whole = (i == 0 or script[i - 1] in _WORD_START) and (end == n or script[end] in _WORD_END)
+        out.append(_double_quoted(word) if whole else word)
+        i = end
     return "".join(out)
 
 
