@@ -14,6 +14,10 @@ NVL4_ONLY_ENV = ("VLLM_USE_NCCL_SYMM_MEM", "NCCL_CUMEM_ENABLE", "NCCL_MNNVL_ENAB
 """NCCL/UCX settings tuned for NVL4 trays (GB200/GB300, ``interconnect: nvl4``); dropped from PD
 roles elsewhere."""
 
+MACHINE_ENV = ("VLLM_CPU_KVCACHE_SPACE", "VLLM_CPU_OMP_THREADS_BIND")
+"""Settings whose right value depends on the machine a process runs on (its memory, its cores):
+a script keeps the value that machine's environment already gives them (``${NAME:-value}``)."""
+
 
 class EnvLayers:
     """An environment built layer by layer; each variable remembers the key that set it last."""

@@ -9,6 +9,8 @@ from typing import Any
 from servekit.errors import SelectionError
 from servekit.synthesis import shell
 from servekit.synthesis.docker import docker_command
+from servekit.synthesis.env import MACHINE_ENV
+from servekit.synthesis.nodes import node_env
 from servekit.synthesis.plan import Plan, Process
 from servekit.synthesis.script import Install, Part, Script, Step, text_lines
 
@@ -69,8 +71,9 @@ def _install(plan: Plan, docker: bool) -> tuple[Install, ...]:
 
 
 def _env(plan: Plan, proc: Process) -> dict[str, tuple[Any, str]]:
+    """The process's env: the plan's, its own, and the node's address where the plan spans nodes."""
     env = {var.name: (var.value, why(var.source)) for var in plan.env}
-    env.update({var.name: (var.value, why(var.source)) for var in proc.env})
+    env.update({var.name: (var.value, why(var.source)) for var in (*proc.env, *node_env(plan, proc))})
     return env
 
 
@@ -90,22 +93,36 @@ def _title(plan: Plan, proc: Process, index: int, count: int) -> str:
 
 
 def _companions(plan: Plan) -> tuple[Step, ...]:
-    return tuple(Step(f"{c['label']}: {c['description']}".rstrip(": "), c["command"], background=True)
-                 for c in plan.extra("companions") or ())
+    steps = tuple(Step(f"{c['label']}: {c['description']}".rstrip(": "), c["command"], background=True)
+                  for c in plan.extra("companions") or ())
+    ray_head = plan.extra("ray_head")
+    if ray_head:
+        steps += (Step("Ray's head, which the other nodes join (ray start returns once it runs)", ray_head,
+                       with_env=True),)
+    return steps
 
 
 def _process_part(plan: Plan, proc: Process, title: str, docker: bool) -> Part:
     env = _env(plan, proc)
-    flags = proc.argv()[len(proc.program) + 1:]
+    flags = proc.flags()
     before = _companions(plan) if proc is plan.processes[0] else ()
     if docker:
+        if proc.model is None:
+            raise SelectionError(f"the {proc.role} of this plan runs {' '.join(proc.program)}, which has no docker form "
+                                 "here", fix="leave out --docker, or install the engine on each node")
         command = docker_command(plan.docker, str(proc.model), shell.arg_lines(flags),
                                  {k: v for k, (v, _) in env.items()}, proc.port or 8000)
         return Part(title, command, (), before, _why_lines(proc))
-    words = tuple((k, shell.quote_word(shell.text(v)), reason) for k, (v, reason) in env.items())
-    command = shell.command(" ".join(shell.quote(t) for t in (*proc.program, proc.model)), flags)
+    words = tuple((k, _env_word(k, v), reason) for k, (v, reason) in env.items())
+    command = shell.command(" ".join(shell.quote(t) for t in proc.command_words()), flags)
     activate = any(s.kind == "pip" and "activate" in s.command for s in plan.install)
     return Part(title, command, words, before, _why_lines(proc), activate)
+
+
+def _env_word(name: str, value: Any) -> str:
+    """The shell word an export gives ``name``; a machine's own setting wins (``MACHINE_ENV``)."""
+    word = shell.quote_word(shell.text(value))
+    return f"${{{name}:-{word}}}" if name in MACHINE_ENV and shell.quote(word) == word else word
 
 
 def _service_parts(plan: Plan) -> list[tuple[str, str]]:

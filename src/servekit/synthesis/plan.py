@@ -71,7 +71,8 @@ class Process:
     """One ``vllm serve`` to start: which role, which node rank, its args and env."""
 
     role: str
-    model: str
+    model: str | None
+    """The model the program serves; None for a process that names none (a Ray worker's ``ray start``)."""
     args: tuple[Arg, ...]
     env: tuple[EnvVar, ...]
     rank: int = 0
@@ -79,11 +80,19 @@ class Process:
     meta: tuple[tuple[str, Any], ...] = ()
     program: tuple[str, ...] = ("vllm", "serve")
 
+    def command_words(self) -> list[Any]:
+        """The program and the model it serves: the words before the flags."""
+        return [*self.program] if self.model is None else [*self.program, self.model]
+
     def argv(self) -> list[Any]:
-        out: list[Any] = [*self.program, self.model]
+        out = self.command_words()
         for arg in self.args:
             out.extend(arg.tokens())
         return out
+
+    def flags(self) -> list[Any]:
+        """The argv after the program and the model."""
+        return [token for arg in self.args for token in arg.tokens()]
 
     def env_map(self) -> dict[str, Any]:
         return {var.name: var.value for var in self.env}

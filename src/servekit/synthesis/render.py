@@ -21,9 +21,9 @@ class _Rendered:
     def __init__(self, proc: Process) -> None:
         self.argv = proc.argv()
         self.model = proc.model
-        flags = self.argv[len(proc.program) + 1:]
+        flags = proc.flags()
         self.lines = shell.arg_lines(flags)
-        program = " ".join(shell.quote(t) for t in (*proc.program, proc.model))
+        program = " ".join(shell.quote(t) for t in proc.command_words())
         self.command = shell.command(program, flags, self.lines)
 
 
@@ -60,7 +60,7 @@ def _multi_node(plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
         "worker_commands": [w.command for w in workers],
         "head_argv": head.argv, "worker_argv": workers[0].argv, "worker_argvs": [w.argv for w in workers],
     })
-    if plan.docker.image is not None:
+    if plan.docker.image is not None and all(w.model is not None for w in workers):  # the Ray form has none
         head_docker = _docker(plan, head, env)
         worker_dockers = [_docker(plan, w, env) for w in workers]
         out.update({

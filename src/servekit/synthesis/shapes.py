@@ -14,6 +14,7 @@ from servekit.catalog.domain import KvStore, RoleOverride, StrategyRole, block_o
 from servekit.synthesis import selection as rules
 from servekit.synthesis.context import Context
 from servekit.synthesis.hardware import generation_key, layered_key
+from servekit.synthesis.nodes import placement
 
 KV_INSTALL_PLATFORMS = ("cuda", "rocm")
 """Platforms a brand-keyed kv-store install serves (under the profile's ``image_key``)."""
@@ -94,10 +95,7 @@ def multi_node_args(ctx: Context, worker: bool, rank: int) -> list[Chunk]:
                  f"{ctx.strategy_path}.parallelism")
     else:
         sizes = (["--tensor-parallel-size", str(gpus * nodes)], size_src)
-    place = ["--nnodes", str(nodes), "--node-rank", str(mp_rank), "--master-addr", addr]
-    if mp_rank > 0:
-        place.append("--headless")
-    return [sizes, (place, place_src)]
+    return [sizes, (placement(nodes, mp_rank, addr), place_src)]
 
 
 @dataclass(frozen=True)
@@ -171,9 +169,7 @@ def pd_role_args(ctx: Context, role: str, node: int = 0) -> list[Chunk]:
         tokens.append("--enable-expert-parallel")
     if nodes > 1:
         node = max(0, min(nodes - 1, node))
-        tokens += ["--nnodes", str(nodes), "--node-rank", str(node), "--master-addr", head]
-        if node > 0:
-            tokens.append("--headless")
+        tokens += placement(nodes, node, head)
     return [(tokens, src)]
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from servekit.catalog.domain import KvStore
-from servekit.synthesis import shapes
+from servekit.synthesis import nodes, shapes
 from servekit.synthesis.args import serve_args
 from servekit.synthesis.context import Context, build_context
 from servekit.synthesis.docker import docker_for
@@ -25,6 +25,8 @@ def _node_processes(ctx: Context) -> list[Process]:
     if ctx.deploy_type == "multi_node" and ctx.sel.node_count > 1:
         head = _process(ctx, "head", node="head")
         workers = [_process(ctx, "worker", node="worker", rank=r) for r in range(1, ctx.sel.node_count)]
+        if nodes.uses_ray(head):
+            return nodes.ray_form(head, workers, shapes.master_address(ctx))
         return [head, *workers]
     return [_process(ctx, "serve")]
 
@@ -111,5 +113,8 @@ def synthesize(docs, sel: Selection, *, lean: bool = False) -> Plan:
                     passthrough=(("omni_task", sel.omni_task),), **{**common, "model_id": proc.model})
     companions = _companions(ctx)
     extra = {"companions": companions} if companions else {}
+    if any(p.program == nodes.RAY_PROGRAM for p in processes):
+        extra["ray_head"] = nodes.ray_head_command(shapes.master_address(ctx))
+        common["notes"] = (*sel.notes, nodes.RAY_NOTE)
     return Plan(deploy_type=ctx.deploy_type, processes=processes, env=processes[0].env,
                 passthrough=tuple(extra.items()), **common)
