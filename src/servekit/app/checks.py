@@ -9,9 +9,11 @@ free, so it is imported when checks are asked for (a plan with ``--no-checks`` d
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from servekit.app.flag_checks import flag_checks, flag_lines, flags_pass
+from servekit.app.local_hardware import hardware_entry
 from servekit.hardware.lookup import profile_of
 from servekit.synthesis.plan import Plan
 
@@ -25,13 +27,14 @@ def has_facts(model_id: str) -> bool:
 
 
 def known_facts(model_id: str):
-    """The checkpoint's shipped facts, else its cached ones, else None (never the network)."""
+    """The checkpoint's shipped facts, else its cached ones or its own directory's, else None
+    (never the network)."""
     from servekit.facts import shipped_facts
     from servekit.facts.locate import facts_from_path_or_cache
     from servekit.facts.missing import has_cached_facts
 
     facts = shipped_facts(model_id)
-    if facts is None and has_cached_facts(model_id):
+    if facts is None and (has_cached_facts(model_id) or (Path(model_id).expanduser() / "config.json").is_file()):
         facts = facts_from_path_or_cache(model_id)
     return facts
 
@@ -46,7 +49,7 @@ def plan_checks(docs, plan: Plan, *, flags: bool = False, vllm_version: str | No
         checks = process_checks(docs, plan, facts, vllm_version=vllm_version)
         out = {"fit": [{"role": role, **check.to_dict()} for role, check in checks]}
     if flags:
-        raw = (docs.taxonomy.get("hardware_profiles") or {}).get(plan.selection.hardware)
+        raw = hardware_entry(docs, plan.selection.hardware)
         profile = profile_of(raw, plan.selection.hardware) if raw else None
         out["flags"] = flag_checks(plan, vllm_version, profile)
     return out
@@ -62,8 +65,9 @@ def process_checks(docs, plan: Plan, facts, *, extra_argv: Sequence[str] = (), e
     from servekit.fit import check_plan_fit
 
     sel = plan.selection
-    profile = (docs.taxonomy.get("hardware_profiles") or {}).get(sel.hardware) or {}
-    precision = ((docs.recipes[sel.recipe_id].get("variants") or {}).get(sel.variant) or {}).get("precision")
+    profile = hardware_entry(docs, sel.hardware) or {}
+    recipe = docs.recipes.get(sel.recipe_id) or {}  # a plan without a recipe has no variant precision
+    precision = ((recipe.get("variants") or {}).get(sel.variant) or {}).get("precision")
     results = []
     for proc in plan.processes:
         if proc.rank:

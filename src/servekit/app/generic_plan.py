@@ -7,13 +7,16 @@ Each argument says which config key or fit result put it there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from servekit.app.flag_checks import flag_checks
+from servekit.app.generic_nodes import Topology, checked_topology, network_env, node_processes, size_args
 from servekit.app.generic_rules import (
     RECIPE_NOTE,
     Architecture,
     architecture_of,
+    cpu_env,
     heads_text,
     model_context,
     planned_context,
@@ -25,15 +28,14 @@ from servekit.app.generic_rules import (
 )
 from servekit.app.model_facts import GenericModel
 from servekit.catalog.domain import ModelSection
+from servekit.engines.registry import native_engine
 from servekit.engines.vllm.architectures import supported_architectures
 from servekit.fit import FitCheck, check_plan_fit, device_from_profile
 from servekit.fit.memory import GIB
 from servekit.hardware import profile_of
 from servekit.synthesis.docker import DEFAULT_IMAGES, XPU_IMAGE
 from servekit.synthesis.install import docker_step, pip_step
-from servekit.synthesis.plan import Arg, Docker, Plan, Process, Selection
-
-STRATEGY = "single_node_tp"
+from servekit.synthesis.plan import Arg, Docker, Plan, Selection
 
 
 @dataclass(frozen=True)
@@ -44,34 +46,62 @@ class Layout:
     max_model_len: int
     check: FitCheck
     fits: bool
+    kv_space_gib: int | None = None
+    """VLLM_CPU_KVCACHE_SPACE on a CPU: the KV pool the fit planned, in whole GiB."""
 
 
-def _argv(model: str, tp: int, max_model_len: int) -> list[str]:
-    return ["vllm", "serve", model, "--tensor-parallel-size", str(tp), "--max-model-len", str(max_model_len)]
+@dataclass(frozen=True)
+class _Target:
+    """What one fit check runs against: the hardware, the layout asked for, the CPU KV space."""
+
+    profile: dict[str, Any]
+    hardware: str
+    topology: Topology
+    kv_space_gib: int | None = None
 
 
-def _check(model: GenericModel, profile: dict[str, Any], hardware: str, tp: int, length: int) -> FitCheck:
-    return check_plan_fit(model.facts, profile, hardware_name=hardware,
-                          argv=_argv(model.ref.serve_name, tp, length))
+def _argv(model: str, tp: int, max_model_len: int, pp: int | None = None) -> list[str]:
+    argv = ["vllm", "serve", model, "--tensor-parallel-size", str(tp), "--max-model-len", str(max_model_len)]
+    return argv + (["--pipeline-parallel-size", str(pp)] if pp and pp > 1 else [])
 
 
-def choose_layout(model: GenericModel, profile: dict[str, Any], hardware: str) -> Layout:
-    """The smallest tensor parallel size that divides the heads and leaves one request at least
-    ``wanted_context`` tokens, with the longest context that fits at that size."""
+def _check(model: GenericModel, target: _Target, tp: int, length: int) -> FitCheck:
+    return check_plan_fit(model.facts, target.profile, hardware_name=target.hardware,
+                          argv=_argv(model.ref.serve_name, tp, length, target.topology.pp),
+                          node_count=target.topology.nodes, cpu_kvcache_space_gib=target.kv_space_gib)
+
+
+def _layout(model: GenericModel, target: _Target) -> Layout:
+    """The smallest tensor parallel size (the one asked for, when one is) that divides the heads
+    and leaves one request at least ``wanted_context`` tokens, with the longest context that fits."""
     facts = model.facts
-    devices = device_from_profile(hardware, profile).count
-    candidates = tp_candidates(facts, devices) or [1]
+    devices = device_from_profile(target.hardware, target.profile).count
+    asked = target.topology.tp
+    candidates = [asked] if asked else (tp_candidates(facts, devices) or [1])
     limit = model_context(facts)
     for tp in candidates:
-        check = _check(model, profile, hardware, tp, limit)
+        check = _check(model, target, tp, limit)
         report = check.report
         if report is None or report.available_kv_gib <= 0 or report.longest_context < wanted_context(facts):
             continue
         length = planned_context(report.longest_context, limit)
-        final = check if length == limit else _check(model, profile, hardware, tp, length)
-        return Layout(tp, length, final, final.ok)
+        final = check if length == limit else _check(model, target, tp, length)
+        return Layout(tp, length, final, final.ok, target.kv_space_gib)
     tp = candidates[-1]
-    return Layout(tp, limit, _check(model, profile, hardware, tp, limit), False)
+    return Layout(tp, limit, _check(model, target, tp, limit), False, target.kv_space_gib)
+
+
+def choose_layout(model: GenericModel, profile: dict[str, Any], hardware: str,
+                  topology: Topology = Topology()) -> Layout:
+    """The layout of ``topology`` (sizes it leaves open are planned); on a CPU the KV space is
+    the pool the fit planned at that layout, in whole GiB, and the context is planned for it."""
+    target = _Target(profile, hardware, topology)
+    layout = _layout(model, target)
+    report = layout.check.report
+    if profile_of(profile, hardware).kind != "cpu" or report is None or report.available_kv_gib <= 0:
+        return layout
+    space = max(1, int(report.available_kv_gib))
+    return _layout(model, replace(target, topology=replace(topology, tp=layout.tp), kv_space_gib=space))
 
 
 def _weights_text(model: GenericModel) -> str:
@@ -80,7 +110,19 @@ def _weights_text(model: GenericModel) -> str:
     return f"weights {gib:.1f} GiB ({model.weights_basis})"
 
 
-def _args(model: GenericModel, arch: Architecture, layout: Layout, hardware: str, devices: str) -> list[Arg]:
+def _tp_reason(model: GenericModel, layout: Layout, asked: Topology, hardware: str, devices: str) -> str:
+    heads = f"config.json: {heads_text(model.facts)}"
+    if asked.tp:
+        return f"--tp {layout.tp}; {heads}"
+    if asked.spans_nodes:
+        return (f"--nodes {asked.nodes} of {hardware} ({devices}) / --pp {asked.pp or 1} -> every device: "
+                f"--tensor-parallel-size {layout.tp}; {heads}")
+    return (f"{heads}; {_weights_text(model)} -> --tensor-parallel-size {layout.tp}, the smallest that fits "
+            f"{hardware} ({devices}) and divides the heads")
+
+
+def _args(model: GenericModel, arch: Architecture, layout: Layout, topology: Topology, tp_reason: str,
+          hardware: str) -> list[Arg]:
     args: list[Arg] = []
     ref, facts = model.ref, model.facts
     if ref.revision:
@@ -88,16 +130,14 @@ def _args(model: GenericModel, arch: Architecture, layout: Layout, hardware: str
     reason = remote_code_reason(model.config, arch)
     if reason:
         args.append(Arg("--trust-remote-code", None, reason))
-    if layout.tp > 1:
-        args.append(Arg("--tensor-parallel-size", layout.tp,
-                        f"config.json: {heads_text(facts)}; {_weights_text(model)} -> --tensor-parallel-size "
-                        f"{layout.tp}, the smallest that fits {hardware} ({devices}) and divides the heads"))
+    args += size_args(topology, layout.tp, tp_reason)
     limit = model_context(facts)
-    why = ("the model's whole context fits" if layout.max_model_len >= limit
-           else "the longest context one request fits")
+    fitted = ("the model's whole context fits" if layout.max_model_len >= limit
+              else "the longest context one request fits")
     args.append(Arg("--max-model-len", layout.max_model_len,
                     f"config.json: max_position_embeddings={facts.max_position_embeddings or 'unset'}; fit: "
-                    f"{why} at tensor parallel size {layout.tp} on {hardware} -> --max-model-len {layout.max_model_len}"))
+                    f"{fitted} at tensor parallel size {layout.tp} on {hardware} -> --max-model-len "
+                    f"{layout.max_model_len}"))
     return args
 
 
@@ -135,16 +175,20 @@ def _docker(profile: dict[str, Any], hardware: str) -> Docker:
 
 
 def generic_plan(model: GenericModel, profile: dict[str, Any], hardware: str, *,
-                 hardware_note: str | None = None, engine: str = "vllm") -> tuple[Plan, dict[str, Any]]:
-    """The plan for ``model`` on ``hardware`` and its checks (``{"fit": [...]}``)."""
+                 hardware_note: str | None = None, engine: str = "vllm",
+                 topology: Topology = Topology()) -> tuple[Plan, dict[str, Any]]:
+    """The plan for ``model`` on ``hardware`` (one node, or ``topology.nodes``) and its checks
+    (``{"fit": [...], "flags": [...], "facts": {...}}``)."""
     table = supported_architectures()
     arch = architecture_of(model.config, table.kinds, table.previously)
-    layout = choose_layout(model, profile, hardware)
+    hw = profile_of(profile, hardware)
     device = device_from_profile(hardware, profile)
-    devices = f"{device.count} x {device.memory_gib:.0f} GiB"
-    args = tuple(_args(model, arch, layout, hardware, devices))
-    process = Process(role="serve", model=model.ref.serve_name, args=args, env=())
-    from servekit.engines.registry import native_engine
+    asked, topology = topology, checked_topology(topology, device.count, cpu=hw.kind == "cpu")
+    layout = choose_layout(model, profile, hardware, topology)
+    why_tp = _tp_reason(model, layout, asked, hardware, f"{device.count} x {device.memory_gib:.0f} GiB")
+    args = tuple(_args(model, arch, layout, topology, why_tp, hardware))
+    env = (*cpu_env(layout.kv_space_gib), *(network_env() if topology.spans_nodes else ()))
+    processes = node_processes(model.ref.serve_name, args, env, topology)
 
     known_quant = native_engine().flag_catalog().registries.get("quantization_methods", ())
     notes = _notes(model, arch, table.version, tuple(known_quant))
@@ -152,11 +196,13 @@ def generic_plan(model: GenericModel, profile: dict[str, Any], hardware: str, *,
         notes.insert(0, hardware_note)
     docker = _docker(profile, hardware)
     steps = tuple(s for s in (pip_step(ModelSection.of({})), docker_step(ModelSection.of({}), docker.image)) if s is not None)
-    selection = Selection(recipe_id=model.ref.label, hardware=hardware, variant="default", strategy=STRATEGY,
-                          engine=engine)
-    plan = Plan(selection=selection, deploy_type="single_node", model_id=model.ref.serve_name,
-                processes=(process,), docker=docker, install=steps, notes=tuple(notes))
-    checks = {"fit": [{"role": "serve", **layout.check.to_dict()}], "facts": _facts_doc(model, arch)}
+    selection = Selection(recipe_id=model.ref.label, hardware=hardware, variant="default",
+                          strategy=topology.strategy, node_count=topology.nodes, engine=engine)
+    plan = Plan(selection=selection, deploy_type="multi_node" if topology.spans_nodes else "single_node",
+                model_id=model.ref.serve_name, processes=processes, docker=docker, env=env, install=steps,
+                notes=tuple(notes))
+    checks = {"fit": [{"role": processes[0].role, **layout.check.to_dict()}],
+              "flags": flag_checks(plan, None, hw), "facts": _facts_doc(model, arch)}
     return plan, checks
 
 

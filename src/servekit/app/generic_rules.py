@@ -6,7 +6,8 @@
   needed for a method it knows; one it does not know is flagged;
 - tensor parallel size: the sizes that divide the attention heads (and KV heads, and linear
   attention heads) on the node's devices, smallest first;
-- context: the longest ``--max-model-len`` that fits, in whole steps below the model's limit.
+- context: the longest ``--max-model-len`` that fits, in whole steps below the model's limit;
+- CPU: the KV pool in whole GiB (``VLLM_CPU_KVCACHE_SPACE``) and vLLM's own thread binding.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from servekit.engines.registry import native_engine
 from servekit.facts.config import language_config
 from servekit.facts.model import ModelFacts
 from servekit.fit.checks import check_divisibility
 from servekit.fit.launch import LaunchSettings
+from servekit.synthesis.plan import EnvVar
 
 CONTEXT_STEP = 1024
 MIN_USEFUL_CONTEXT = 4096
@@ -25,6 +28,11 @@ MIN_USEFUL_CONTEXT = 4096
 model's whole window, when that is shorter)."""
 DEFAULT_CONTEXT = 4096
 """The context planned for a config that states no ``max_position_embeddings``."""
+
+
+CPU_THREADS_BIND = ("VLLM_CPU_OMP_THREADS_BIND", "auto")
+"""vLLM's default binding of a CPU rank's OpenMP threads to cores (``vllm/envs.py``): each rank
+gets the cores of its own NUMA node; a machine's environment may name cores or ``nobind``."""
 
 
 @dataclass(frozen=True)
@@ -118,3 +126,14 @@ RECIPE_NOTE = (
     "tool-call parser (--enable-auto-tool-choice --tool-call-parser ...), its reasoning parser "
     "(--reasoning-parser ...) and settings tested per hardware; `servekit list` shows the recipes"
 )
+
+
+def cpu_env(kv_space_gib: int | None) -> tuple[EnvVar, ...]:
+    """The env of a vLLM CPU launch: the KV pool the fit planned and the thread binding (none
+    where the plan is not for a CPU)."""
+    if kv_space_gib is None:
+        return ()
+    space_env = native_engine().launch.kv_space_env or "VLLM_CPU_KVCACHE_SPACE"
+    name, bind = CPU_THREADS_BIND
+    return (EnvVar(space_env, str(kv_space_gib), f"fit: the KV pool planned for this machine, {kv_space_gib} GiB"),
+            EnvVar(name, bind, "vLLM's own binding of each rank's threads to its NUMA node's cores (vllm/envs.py)"))

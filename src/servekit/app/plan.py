@@ -35,6 +35,8 @@ class PlanResult:
     """The processes in the engine's form (``ProcessCommand``), when the engine is not the native one."""
     checks: dict[str, Any] | None = None
     """``{"fit": [...]}`` or ``{"fit": None, "note": ...}``; None when checks were not asked for."""
+    from_recipe: bool = True
+    """False for a plan built from a model's config alone (no recipe names the model)."""
 
     @property
     def engine(self) -> str:
@@ -152,4 +154,4 @@ def _plan_without_recipe(request: PlanRequest, ref: ModelRef | None) -> PlanResu
     except FactsNotFoundError as exc:
         raise _not_a_recipe_nor_cached(request, exc) from None
     commands = translated(docs, generic, request.engine_options.as_options())
-    return PlanResult(generic.selection, generic, commands, checks if request.checks else None)
+    return PlanResult(generic.selection, generic, commands, checks if request.checks else None, from_recipe=False)

@@ -45,6 +45,10 @@ class PlanRequest:
     variant: str | None = None
     strategy: str | None = None
     nodes: int | None = None
+    tp: int | None = None
+    pp: int | None = None
+    """Tensor and pipeline parallel sizes a plan without a recipe is laid out with (a recipe's
+    plan takes ``--tp`` and ``--pp`` as overrides, ``servekit.synthesis.overrides``)."""
     features: tuple[str, ...] = ()
     no_features: tuple[str, ...] = ()
     modes: Mapping[str, str] = field(default_factory=dict)

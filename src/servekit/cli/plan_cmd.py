@@ -47,6 +47,7 @@ class PlanOptions:
     gpu_memory_utilization: float | None = None
     image: str | None = None
     vllm_version: str | None = None
+    pp: int | None = None
 
 
 def batch_command(path: str, catalog: str | None) -> int:
@@ -77,7 +78,7 @@ def plan_overrides(opts: PlanOptions):
     from servekit.synthesis.overrides import Overrides
 
     return Overrides(opts.max_model_len, opts.tp, opts.port, opts.gpu_memory_utilization, opts.image,
-                     opts.vllm_version)
+                     opts.vllm_version, opts.pp)
 
 
 def _ignored_options(opts: PlanOptions) -> None:
@@ -189,7 +190,9 @@ _FORMAT_HELP = ("text (a script to read and paste), sh (one POSIX script: `sh pl
 
 OVERRIDE_OPTIONS = {
     "max_model_len": typer.Option(None, "--max-model-len", help="Override: context length (e.g. 8192)."),
-    "tp": typer.Option(None, "--tp", help="Override: tensor-parallel size."),
+    "tp": typer.Option(None, "--tp", help="Override: tensor-parallel size (all ranks; a model without a recipe "
+                                          "is laid out with it)."),
+    "pp": typer.Option(None, "--pp", help="Override: pipeline-parallel size (stages; with --nodes, across nodes)."),
     "port": typer.Option(None, "--port", help="Override: the port the server listens on."),
     "gpu_memory_utilization": typer.Option(
         None, "--gpu-memory-utilization", help="Override: fraction of GPU memory vLLM may use, above 0 and at most 1."),
@@ -206,10 +209,13 @@ def register(app: typer.Typer) -> None:
     @app.command("plan")
     def _plan(
         model: str | None = typer.Argument(None, help="Recipe id (e.g. Qwen/Qwen3.8-27B) or a variant's checkpoint id."),
-        hardware: str | None = typer.Option(None, "--hardware", help="Hardware profile id (`servekit list hardware`)."),
+        hardware: str | None = typer.Option(
+            None, "--hardware", help="Hardware profile id (`servekit list hardware`), or local (this machine) "
+                                     "for a model no recipe names."),
         variant: str | None = typer.Option(None, "--variant", help="Variant key (default: default)."),
         strategy: str | None = typer.Option(None, "--strategy", help="Serving strategy (default: recommended)."),
-        nodes: int | None = typer.Option(None, "--nodes", help="Node count (default: the strategy's)."),
+        nodes: int | None = typer.Option(None, "--nodes", help="Node count (default: the strategy's; 1 for a model "
+                                                               "no recipe names)."),
         feature: list[str] = typer.Option([], "--feature", help="Enable a feature (repeatable)."),
         no_feature: list[str] = typer.Option([], "--no-feature", help="Disable a feature (repeatable)."),
         mode: list[str] = typer.Option([], "--mode", help="FEATURE=MODE for a feature with modes (repeatable)."),
@@ -230,6 +236,7 @@ def register(app: typer.Typer) -> None:
         cache_size: str | None = typer.Option(None, "--cache-size", help="k8s: cache claim size (default: 500Gi)."),
         max_model_len: str | None = OVERRIDE_OPTIONS["max_model_len"],
         tp: int | None = OVERRIDE_OPTIONS["tp"],
+        pp: int | None = OVERRIDE_OPTIONS["pp"],
         port: int | None = OVERRIDE_OPTIONS["port"],
         gpu_memory_utilization: float | None = OVERRIDE_OPTIONS["gpu_memory_utilization"],
         image: str | None = OVERRIDE_OPTIONS["image"],
@@ -244,5 +251,5 @@ def register(app: typer.Typer) -> None:
         opts = PlanOptions(model, hardware, variant, strategy, nodes, list(feature), list(no_feature),
                            list(mode), kv_offload, engine, catalog, output_format, batch, task, checks,
                            target, qaic_mode, devices, namespace, name, storage_class, cache_size, docker,
-                           max_model_len, tp, port, gpu_memory_utilization, image, vllm_version)
+                           max_model_len, tp, port, gpu_memory_utilization, image, vllm_version, pp)
         raise typer.Exit(plan_command(opts))

@@ -1,4 +1,4 @@
-"""A person's own values over a recipe's: ``plan --tp 4 --max-model-len 8192 --image ...``.
+"""A person's own values over a recipe's: ``plan --tp 4 --pp 2 --max-model-len 8192 --image ...``.
 
 Each override replaces the recipe's value of one flag in every serve process (or adds the flag
 where the recipe has none) and says so in the provenance (``override: --tp``), so the checks and
@@ -29,11 +29,13 @@ class Overrides:
     gpu_memory_utilization: float | None = None
     image: str | None = None
     vllm_version: str | None = None
+    pp: int | None = None
 
     def flags(self) -> list[tuple[str, str, str]]:
         """(vLLM flag, value, the option that set it) for each override of an argument."""
         pairs = (("--max-model-len", self.max_model_len, "--max-model-len"),
                  ("--tensor-parallel-size", self.tp, "--tp"),
+                 ("--pipeline-parallel-size", self.pp, "--pp"),
                  ("--port", self.port, "--port"),
                  ("--gpu-memory-utilization", self.gpu_memory_utilization, "--gpu-memory-utilization"))
         return [(flag, str(value), option) for flag, value, option in pairs if value is not None]
@@ -44,8 +46,9 @@ class Overrides:
 
 def checked(overrides: Overrides) -> Overrides:
     """The overrides, or a SelectionError naming the first value that cannot be one."""
-    if overrides.tp is not None and overrides.tp < 1:
-        raise SelectionError(f"--tp must be 1 or more, got {overrides.tp}", fix="pass --tp 1, 2, 4 or 8")
+    for option, size in (("--tp", overrides.tp), ("--pp", overrides.pp)):
+        if size is not None and size < 1:
+            raise SelectionError(f"{option} must be 1 or more, got {size}", fix=f"pass {option} 1, 2, 4 or 8")
     if overrides.port is not None and not 1 <= overrides.port <= 65535:
         raise SelectionError(f"--port must be from 1 to 65535, got {overrides.port}", fix="pass --port 8000")
     util = overrides.gpu_memory_utilization
