@@ -79,6 +79,11 @@ def _spaced_argument(docs, selection) -> bool:
     return any(split_spaced_flag(t) for tokens, _ in serve_chunks(ctx) for t in (tokens or []))
 
 
+def _cpu(docs, selection) -> bool:
+    raw = (docs.taxonomy.get("hardware_profiles") or {}).get(selection.hardware) or {}
+    return profile_of(raw, selection.hardware).platform == "cpu"
+
+
 def _no_image(docs, selection) -> bool:
     from servekit.synthesis.context import build_context
     from servekit.synthesis.docker import docker_for
@@ -137,6 +142,17 @@ DIFFERENCES: tuple[Difference, ...] = (
         fields=_with_roles(*ARGV_FIELDS, *COMMAND_FIELDS, *DOCKER_FIELDS),
         test="tests/synthesis/test_shell_roundtrip.py::test_spaced_argument_is_split",
         applies=_spaced_argument,
+    ),
+    Difference(
+        id="cpu-container-options",
+        reason="The CPU image's container runs with vLLM's own options for it (--security-opt "
+        "seccomp=unconfined --cap-add SYS_NICE, vLLM's x86 CPU installation page) instead of "
+        "--privileged --ipc=host: --privileged asks for every capability, which hosts that withhold "
+        "some (CAP_SYS_RESOURCE) refuse, and the CPU backend needs none of them. The reference "
+        "renders the NVIDIA runtime flags for every brand.",
+        fields=_with_roles(*DOCKER_FIELDS),
+        test="tests/launch/test_container_options.py::test_the_cpu_form_asks_for_no_privileges",
+        applies=_cpu,
     ),
     Difference(
         id="no-image-no-docker",

@@ -27,7 +27,8 @@ class ContainerDevices:
     lines: tuple[str, ...]
     """The same flags grouped for a multi-line shell command."""
     runtime: str = "gpu"
-    """``gpu`` (IPC host, published port) or ``npu`` (host network, large shared memory)."""
+    """``gpu`` (IPC host, published port), ``npu`` (host network, large shared memory) or ``cpu``
+    (published port, the CPU backend's security options)."""
 
 
 def _device_nodes(nodes: list[str]) -> tuple[list[str], list[str]]:
@@ -75,7 +76,7 @@ def container_devices(platform: str, devices: int) -> ContainerDevices:
     if platform == "ascend":
         return _ascend(devices)
     if platform == "cpu":
-        return ContainerDevices(("--shm-size", "16g"), ("--shm-size 16g",))
+        return ContainerDevices(("--shm-size", "16g"), ("--shm-size 16g",), runtime="cpu")
     if platform == "qaic":
         return _qaic(devices)
     return ContainerDevices(("--gpus", "all"), ("--gpus all",))

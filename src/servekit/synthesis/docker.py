@@ -90,7 +90,15 @@ def _mounts(model: str, env: dict[str, Any]) -> list[str]:
     return local + [f"{text(v)}:{text(v)}:ro" for k, v in env.items() if k.endswith("_CONFIG_PATH")]
 
 
+CPU_RUNTIME = ("--security-opt", "seccomp=unconfined", "--cap-add", "SYS_NICE")
+"""The CPU backend's container options, without ``--privileged`` (which asks for every capability):
+vLLM's "Launching the OpenAI server" for x86 CPU images, docs/getting_started/installation/cpu.x86.inc.md
+(github.com/vllm-project/vllm)."""
+
+
 def _runtime(docker: Docker, port: int) -> tuple[list[str], str]:
+    if docker.runtime == "cpu":
+        return [*CPU_RUNTIME, "-p", f"{port}:{port}"], f"{' '.join(CPU_RUNTIME)} -p {port}:{port}"
     if docker.runtime == "npu":
         return ["--privileged", "--net=host", "--shm-size", "16g"], "--privileged --net=host --shm-size 16g"
     return ["--privileged", "--ipc=host", "-p", f"{port}:{port}"], f"--privileged --ipc=host -p {port}:{port}"
