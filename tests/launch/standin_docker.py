@@ -1,9 +1,10 @@
-"""A stand-in ``docker`` program for the test of ``up --docker`` with a Docker engine: no Docker
-engine runs on this machine (the CLI is installed, no daemon answers), so the daemon path can
-only be exercised with this. It implements the few commands ``up``/``down`` use (``info``,
-``run --detach``, ``logs --follow``, ``stop``, ``rm``); a "container" is ``standin_server.py``
-listening on the host port the command publishes. Each call is appended to ``calls.jsonl`` in
-``$STANDIN_DOCKER_STATE``.
+"""A stand-in ``docker`` program for the fast test of ``up --docker`` with a Docker engine: the
+fast suite must not need a Docker engine (``test_docker_engine.py`` runs the same path against
+Debian's docker.io, which ``scripts/install_docker.sh`` starts, and skips where none answers).
+It implements the few commands ``up``/``down`` use (``info``, ``run --detach``, ``logs
+--follow``, ``stop``, ``rm``); a "container" is ``standin_server.py`` listening on the host
+port the command publishes (``-p [HOST:]PORT:PORT``). Each call is appended to
+``calls.jsonl`` in ``$STANDIN_DOCKER_STATE``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def _alive(pid: int) -> bool:
 
 
 def run(args: list[str]) -> int:
-    port = next(args[i + 1].split(":")[0] for i, a in enumerate(args) if a == "-p")
+    port = next(args[i + 1].rsplit(":", 2)[-2] for i, a in enumerate(args) if a == "-p")
     cid = secrets.token_hex(32)
     log = (STATE / f"{cid}.log").open("ab")
     proc = subprocess.Popen([sys.executable, str(HERE / "standin_server.py"), "--role", "container", "--port", port,

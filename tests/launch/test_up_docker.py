@@ -38,11 +38,11 @@ def test_without_a_docker_engine_up_docker_exits_1_with_the_fix(monkeypatch, cap
 def test_the_command_run_is_the_printed_one_detached_and_named(tmp_path):
     command = "docker run --privileged -p 8123:8123 -v ~/.cache/huggingface:/root/.cache/huggingface img m --port 8123"
     words = run_words("/usr/bin/docker", command, "RUN", "serve")
-    assert words[:7] == ["/usr/bin/docker", "run", "--detach", "--name", "servekit-RUN-serve", "--label",
+    assert words[:8] == ["/usr/bin/docker", "run", "--detach", "--init", "--name", "servekit-RUN-serve", "--label",
                          "servekit.run=RUN"]
     expected = shlex.split(command)[2:]
     expected[4] = os.path.expanduser(expected[4])  # as the shell expands it
-    assert words[7:] == expected
+    assert words[8:] == expected
     assert published_port(words) == 8123
 
 

@@ -6,7 +6,9 @@ kind as this machine (a CPU profile on a machine without GPUs) also runs here. A
 several processes (prefill and decode servers with a router, companions) starts them all here.
 A plan that fails its checks does not start unless ``--force``; ``--dry-run`` prints the exact
 commands (``--docker``: the ``docker run`` form) and starts nothing; ``--docker`` runs the
-container form through the docker CLI.
+container form through the docker CLI. The container form of a local model directory is the one
+``servekit plan DIR --docker`` prints; ``--image``, ``--volume``, ``--pull`` and ``--host`` set it
+(``servekit.launch.docker_run.ContainerOptions``).
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ class UpCommand:
     ready_timeout: float = 1800.0
     extra: dict[str, Any] = field(default_factory=dict)
     kv_offload: str | None = None
+    image: str | None = None
+    volumes: tuple[str, ...] = ()
+    pull: str | None = None
 
 
 def _env_pairs(values: tuple[str, ...], kv_space: float | None) -> dict[str, str]:
@@ -73,11 +78,12 @@ def _engine_options(engine: str, machine: Any) -> dict[str, str]:
     return {} if get_engine(engine) is native_engine() or machine.gpus else {"devices": "cpu"}
 
 
-def _recipe_plan(opts: UpCommand, engine: str, machine: Any):
-    """(LaunchPlan, taxonomy profile or None) for a recipe or checkpoint id."""
-    from servekit.app.plan import plan
+def _recipe_plan(opts: UpCommand, engine: str, machine: Any, env: dict[str, str]):
+    """(LaunchPlan, taxonomy profile or None) for a recipe, a checkpoint id, or a model directory's container form."""
+    from servekit.app.overridden import plan_with_overrides
     from servekit.app.request import EngineOptions, PlanRequest
     from servekit.launch.recipe_plan import launch_plan_of
+    from servekit.synthesis.overrides import Overrides
     from servekit.synthesis.resolve import parse_mode_pairs
 
     options = _engine_options(engine, machine) if opts.hardware == LOCAL else {}
@@ -86,8 +92,9 @@ def _recipe_plan(opts: UpCommand, engine: str, machine: Any):
                           no_features=opts.no_features, modes=parse_mode_pairs(opts.modes), engine=engine,
                           engine_options=EngineOptions(devices=options.get("devices")), checks=False,
                           catalog=opts.catalog, kv_offload=opts.kv_offload)
-    result = plan(request)
-    launch = launch_plan_of(result.plan, result.commands, opts.port)
+    max_len = str(opts.max_model_len) if opts.max_model_len else None
+    result = plan_with_overrides(request, Overrides(max_model_len=max_len, image=opts.image))
+    launch = launch_plan_of(result.plan, result.commands, opts.port, env)
     from servekit.app.request import load_documents
 
     profiles = (load_documents(opts.catalog, result.selection.recipe_id).taxonomy or {}).get("hardware_profiles")
@@ -101,19 +108,43 @@ def build_plan(opts: UpCommand, machine: Any):
 
     engine = get_engine(opts.engine).id if opts.engine else native_engine().id
     env = _env_pairs(opts.env, opts.kv_cache_space)
-    if is_local_model(opts.model):
+    _check_form_options(opts)
+    if is_local_model(opts.model) and not opts.docker:
         local = LocalOptions(max_model_len=opts.max_model_len, served_name=opts.served_name,
                              extra_args=opts.extra_args, env=env, features=opts.features,
                              engine_options=_engine_options(engine, machine))
         return local_model_plan(opts.model, engine, local), LOCAL, machine.fit_profile()
-    launch, profile = _recipe_plan(opts, engine, machine)
-    if env:
-        from dataclasses import replace
-
-        launch = replace(launch, processes=tuple(replace(p, env={**p.env, **env}) for p in launch.processes))
+    launch, profile = _recipe_plan(opts, engine, machine, env)
+    if opts.docker:
+        launch = _with_container_options(launch, opts)
     if opts.hardware == LOCAL:
         return launch, LOCAL, machine.fit_profile()
     return launch, opts.hardware, profile or {}
+
+
+def _check_form_options(opts: UpCommand) -> None:
+    """Options the chosen form does not read: an error rather than silence."""
+    from servekit.launch.local_model import is_local_model
+
+    container = [n for n, v in (("--image", opts.image), ("--volume", opts.volumes), ("--pull", opts.pull)) if v]
+    local = [n for n, v in (("--served-model-name", opts.served_name), ("--arg", opts.extra_args)) if v]
+    if container and not opts.docker:
+        raise ServekitError(f"{', '.join(container)} {'set' if len(container) > 1 else 'sets'} the container form, "
+                            "which only --docker runs", fix="add --docker, or leave them out")
+    if local and (opts.docker or not is_local_model(opts.model)):
+        raise ServekitError(f"{', '.join(local)} {'apply' if len(local) > 1 else 'applies'} only to a local model "
+                            "directory run without --docker",
+                            fix="leave them out: a recipe and a container form set the server's arguments")
+
+
+def _with_container_options(launch: Any, opts: UpCommand) -> Any:
+    """The plan's ``docker run`` commands with ``--volume``, ``--pull`` and ``--host`` set."""
+    from dataclasses import replace
+
+    from servekit.launch.docker_run import ContainerOptions, container_command
+
+    options = ContainerOptions(tuple(opts.volumes), opts.pull, opts.host)
+    return replace(launch, docker_commands=tuple(container_command(c, options) for c in launch.docker_commands))
 
 
 def _print_dry_run(plan: Any, pre: Any, opts: UpCommand) -> None:
@@ -197,9 +228,12 @@ def _start(plan: Any, opts: UpCommand, described: dict[str, Any]) -> Any:
         if not opts.docker:
             return start_run(plan, described, options, on_phase)
         from servekit.engines.registry import get_engine
-        from servekit.launch.docker_run import start_docker
+        from servekit.launch.docker_run import ContainerOptions, missing_volume_sources, start_docker
         from servekit.launch.up import new_record
 
+        if missing := missing_volume_sources(ContainerOptions(tuple(opts.volumes))):
+            raise ServekitError(f"--volume source {missing[0]} does not exist on this machine",
+                                fix="create it or correct the path (Docker would mount an empty folder)")
         record = new_record(plan, described, get_engine(plan.engine).default_version)
         return start_docker(plan, record, opts.ready_timeout, on_phase)
 
@@ -262,13 +296,13 @@ def register(app: typer.Typer) -> None:
         mode: list[str] = typer.Option([], "--mode", help="FEATURE=MODE (repeatable)."),
         engine: str = typer.Option(None, "--engine", help=engine_help()),
         catalog: str = typer.Option(None, "--catalog", help="Catalog directory (default: bundled)."),
-        max_model_len: int = typer.Option(None, "--max-model-len", help="Local model: --max-model-len."),
+        max_model_len: int = typer.Option(None, "--max-model-len", help="The server's --max-model-len (over the recipe's)."),
         served_name: str = typer.Option(None, "--served-model-name", help="Local model: the served name."),
         arg: list[str] = typer.Option([], "--arg", help="Local model: one more engine argument (--arg=--flag)."),
         env: list[str] = typer.Option([], "--env", help="NAME=VALUE for the server (repeatable)."),
         kv_cache_space: float = typer.Option(None, "--kv-cache-space", help="CPU KV pool, GiB."),
         docker: bool = typer.Option(False, "--docker", help="The container form: run it through the docker CLI."),
-        host: str = typer.Option("127.0.0.1", "--host", help="Address the server listens on."),
+        host: str = typer.Option("127.0.0.1", "--host", help="Address the server listens on (--docker: its port is published on)."),
         port: int = typer.Option(None, "--port", help="Port to serve on (default: a free one)."),
         detach: bool = typer.Option(False, "--detach", help="Return once ready; leave the server running."),
         force: bool = typer.Option(False, "--force", help="Start even when the pre-launch checks fail."),
@@ -276,11 +310,15 @@ def register(app: typer.Typer) -> None:
         output_format: str = typer.Option("text", "--format", help="text or json"),
         ready_timeout: float = typer.Option(1800.0, "--ready-timeout", help="Seconds to wait for readiness."),
         kv_offload: str = typer.Option(None, "--kv-offload", help="KV offload or KV-store option (see `servekit show MODEL`)."),
+        image: str = typer.Option(None, "--image", help="--docker: run this image (same family) instead of the plan's."),
+        volume: list[str] = typer.Option([], "--volume", help="--docker: one more bind mount SRC:DST[:ro] (repeatable)."),
+        pull: str = typer.Option(None, "--pull", help="--docker: Docker's pull policy: missing, always or never."),
     ) -> None:
         """Start a model's server here and wait until it answers; print its endpoint."""
         code = up_command(UpCommand(
             model, hardware, variant, strategy, tuple(feature), tuple(no_feature), tuple(mode), engine, catalog,
             max_model_len, served_name, tuple(arg), tuple(env), kv_cache_space, docker, host, port, detach,
-            force, dry_run, output_format, ready_timeout, kv_offload=kv_offload))
+            force, dry_run, output_format, ready_timeout, kv_offload=kv_offload, image=image, volumes=tuple(volume),
+            pull=pull))
         if code:
             raise SystemExit(code)

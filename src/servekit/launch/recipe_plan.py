@@ -33,9 +33,12 @@ def _docker_command(plan: Plan, argv: Sequence[str], env: Mapping[str, str], ima
     return " ".join(quote_word(w) for w in words)
 
 
-def launch_plan_of(plan: Plan, commands: Sequence[Any] | None, port: int | None = None) -> LaunchPlan:
+def launch_plan_of(plan: Plan, commands: Sequence[Any] | None, port: int | None = None,
+                   env: Mapping[str, str] | None = None) -> LaunchPlan:
     """``commands`` are the plan's processes translated into a non-native engine (None: native);
-    ``port`` is where a single server's container serves (default: the port the plan gives it)."""
+    ``port`` is where a single server's container serves (default: the port the plan gives it);
+    ``env`` is set for every process over the plan's own (``up --env``), in the container form too."""
+    extra = dict(env or {})
     shared = {var.name: str(var.value) for var in plan.env}
     processes, dockers, findings = [], [], []
     for index, proc in enumerate(plan.processes):
@@ -47,15 +50,18 @@ def launch_plan_of(plan: Plan, commands: Sequence[Any] | None, port: int | None 
             argv, image = tuple(str(w) for w in launch.argv), launch.image or image
             env = {**env, **dict(launch.env)}
             findings += _finding_dicts(launch)
+        env = {**env, **extra}
         processes.append(LaunchProcess(proc.role, tuple(argv), env, vllm_argv, ENGINE, proc.port))
         served = port if port is not None and len(plan.processes) == 1 else proc.port or DEFAULT_PORT
         dockers.append(_docker_command(plan, argv, env, image, served))
     sel = plan.selection
     first = processes[0]
     router = router_process(plan)
+    companions = tuple(replace(p, env={**p.env, **extra}) for p in companion_processes(plan))
+    routers = (replace(router, env={**router.env, **extra}),) if router else ()
     return LaunchPlan(
         engine=sel.engine, model=plan.model_id, served_name=served_name_of(first.vllm_argv, plan.model_id),
-        processes=(*companion_processes(plan), *processes, *([router] if router else [])), hardware=sel.hardware,
+        processes=(*companions, *processes, *routers), hardware=sel.hardware,
         source=f"recipe {sel.recipe_id} ({sel.variant}, {sel.strategy}) for {sel.hardware}",
         image=plan.docker.image, features=tuple(dict.fromkeys((*sel.features, *features_of(first.vllm_argv)))),
         docker_commands=tuple(d for d in dockers if d), findings=tuple(findings), files=plan_files(plan),
