@@ -3,8 +3,10 @@
 #   1. servekit and its test dependencies in .venv
 #   2. the layer contract (import-linter, [tool.importlinter] in pyproject.toml), then the
 #      fast suite (no engine needed)
-#   3. the real engines (vLLM CPU, MAX), each in its own pinned environment, then the
-#      slow tests that drive them (marker `engine`).
+#   3. the real engines (vLLM CPU, MAX), each in its own pinned environment, and a Docker
+#      engine with a base image built without any registry (scripts/install_docker.sh; a
+#      dockerd it starts is stopped when this script ends), then the slow tests that drive
+#      them (marker `engine`).
 # Extra arguments go to both pytest runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +34,9 @@ run_pytest -m "not engine" -n 2 "$@"
 if [ "${SERVEKIT_SKIP_ENGINES:-0}" != "1" ]; then
   echo "== engine environments"
   bash scripts/install_engines.sh
+  echo "== Docker engine and base image"
+  trap 'bash scripts/install_docker.sh stop' EXIT
+  bash scripts/install_docker.sh
   echo "== engine tests"
   run_pytest -m engine "$@"
 fi

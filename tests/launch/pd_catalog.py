@@ -1,11 +1,13 @@
 """A catalog for prefill/decode plans on one CPU host: the bundled catalog plus a ``cpu_host``
 hardware profile (two NUMA nodes), a ``pd_cpu`` strategy (prefill and decode servers behind
 vllm-router, without a KV connector: none works on this machine's CPU) and a recipe serving a
-model directory the test made."""
+model directory the test made (``recipe_text``, which other test catalogs use too)."""
 
 from __future__ import annotations
 
+import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 BUNDLED = Path(__file__).resolve().parents[2] / "src" / "servekit" / "catalog_data"
@@ -44,8 +46,8 @@ PROFILE = """  cpu_host:
 """
 
 RECIPE = """meta:
-  title: "tiny-pd"
-  slug: "tiny-pd"
+  title: "{slug}"
+  slug: "{slug}"
   provider: "servekit tests"
   description: "A two-layer Llama the tests write"
   date_added: 2026-01-01
@@ -53,7 +55,7 @@ RECIPE = """meta:
   difficulty: beginner
   tasks: [text]
   hardware:
-    cpu_host: verified
+    {hardware}: verified
 model:
   model_id: "{model}"
   min_vllm_version: "0.6.0"
@@ -61,15 +63,15 @@ model:
   parameter_count: "1M"
   active_parameters: "1M"
   context_length: 2048
-  base_args: ["--served-model-name", "tiny", "--max-model-len", "{max_model_len}"]
+  base_args: {base_args}
   base_env: {{VLLM_CPU_KVCACHE_SPACE: "{kv_space}"}}
 variants:
   default:
     precision: bf16
     vram_minimum_gb: 1
     description: "as written"
-compatible_strategies: [pd_cpu]
-default_strategy: pd_cpu
+compatible_strategies: [{strategy}]
+default_strategy: {strategy}
 strategy_overrides: {{}}
 """
 
@@ -84,5 +86,13 @@ def pd_catalog(root: Path, model: Path, max_model_len: int = 1024, kv_space: int
     taxonomy.write_text(text.replace("\n  xeon5:\n", "\n" + PROFILE + "  xeon5:\n", 1), encoding="utf-8")
     recipe = root / "models" / f"{RECIPE_ID}.yaml"
     recipe.parent.mkdir(parents=True)
-    recipe.write_text(RECIPE.format(model=model, max_model_len=max_model_len, kv_space=kv_space), encoding="utf-8")
+    recipe.write_text(recipe_text(RECIPE_ID, model, HARDWARE, "pd_cpu", max_model_len, kv_space), encoding="utf-8")
     return root
+
+
+def recipe_text(recipe_id: str, model: Path, hardware: str, strategy: str, max_model_len: int, kv_space: int,
+                extra_args: Sequence[str] = ()) -> str:
+    """Recipe ``recipe_id`` serving the model directory ``model`` as ``tiny`` on ``hardware`` with ``strategy``."""
+    base_args = ["--served-model-name", "tiny", "--max-model-len", str(max_model_len), *extra_args]
+    return RECIPE.format(slug=recipe_id.rsplit("/", 1)[-1], model=model, hardware=hardware, strategy=strategy,
+                         base_args=json.dumps(base_args), kv_space=kv_space)
