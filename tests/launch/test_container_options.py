@@ -92,6 +92,19 @@ def test_a_local_model_directory_has_the_container_form_of_its_plan(tmp_path, ca
     assert words[image + 1:] == planned[planned.index("vllm/vllm-openai-cpu:latest-x86_64") + 1:]
 
 
+def test_on_this_machine_a_model_directory_s_container_form_is_this_machine_s(tmp_path, capsys):
+    from servekit.launch.machine import detect
+
+    model = write_tiny_llama(tmp_path / "tiny")
+    assert main(["plan", str(model), "--hardware", "local", "--format", "json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["docker_image"]
+    assert main(["up", str(model), "--docker", "--dry-run"]) == 0
+    words = shlex.split(capsys.readouterr().out.splitlines()[1])
+    assert planned in words
+    if not detect().gpus:
+        assert "--gpus" not in words and planned.startswith("vllm/vllm-openai-cpu")
+
+
 @pytest.mark.parametrize("args, says", [
     (["--image", "x:1"], "--image sets the container form, which only --docker runs"),
     (["--volume", "/a:/b", "--pull", "never"], "--volume, --pull set the container form"),

@@ -86,8 +86,12 @@ def _recipe_plan(opts: UpCommand, engine: str, machine: Any, env: dict[str, str]
     from servekit.synthesis.overrides import Overrides
     from servekit.synthesis.resolve import parse_mode_pairs
 
+    from servekit.launch.local_model import is_local_model
+
     options = _engine_options(engine, machine) if opts.hardware == LOCAL else {}
-    request = PlanRequest(opts.model, hardware=None if opts.hardware == LOCAL else opts.hardware,
+    # hardware local: a recipe's own default hardware; a model directory (its container form) this machine
+    hardware = opts.hardware if opts.hardware != LOCAL or is_local_model(opts.model) else None
+    request = PlanRequest(opts.model, hardware=hardware,
                           variant=opts.variant, strategy=opts.strategy, features=opts.features,
                           no_features=opts.no_features, modes=parse_mode_pairs(opts.modes), engine=engine,
                           engine_options=EngineOptions(devices=options.get("devices")), checks=False,
