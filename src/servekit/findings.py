@@ -13,6 +13,9 @@ Each output surface has its own explicit renderer, so each keeps its shape:
 ``option`` or ``fix`` key when unset), ``to_json`` (catalog validation: file, line, column, key
 path and its parts), ``render`` (one ``file:line:col: key: message (fix: ...)`` line) and
 ``str()`` (``severity: message (fix: ...)``).
+
+``release`` names what a finding was checked against (``vllm 0.32.0``: the flag catalog of that
+release), when a release decides it; every renderer above shows it when it is set.
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ class Finding:
     message: str
     fix: str | None = None
     location: str | KeyPathLocation | Location | None = None
+    release: str | None = None
+    """The engine release the finding was checked against (``vllm 0.32.0``), when one decides it."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity(self.severity))
@@ -79,8 +84,11 @@ class Finding:
         return f"{where}{prefix}{self.message} (fix: {self.fix})"
 
     def to_dict(self) -> dict[str, Any]:
-        """Severity, code, message and fix (null when there is none)."""
-        return {"severity": self.severity.value, "code": self.code, "message": self.message, "fix": self.fix}
+        """Severity, code, message and fix (null when there is none); ``release`` when set."""
+        out = {"severity": self.severity.value, "code": self.code, "message": self.message, "fix": self.fix}
+        if self.release is not None:
+            out["release"] = self.release
+        return out
 
     def lint_dict(self) -> dict[str, Any]:
         """Severity, code and message; ``option`` and ``fix`` only when set."""
@@ -89,6 +97,8 @@ class Finding:
             out["option"] = self.option
         if self.fix is not None:
             out["fix"] = self.fix
+        if self.release is not None:
+            out["release"] = self.release
         return out
 
     def to_json(self) -> dict[str, Any]:

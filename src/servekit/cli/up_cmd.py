@@ -269,7 +269,7 @@ def up_command(opts: UpCommand) -> int:
         raise ServekitError(f"--format {opts.output_format!r} is not text or json")
     machine = detect()
     plan, hardware, profile = build_plan(opts, machine)
-    pre = prelaunch(plan, predict(plan, profile, hardware))
+    pre = prelaunch(plan, predict(plan, profile, hardware), docker=opts.docker)
     if opts.dry_run:
         _print_dry_run(plan, pre, opts)
         return 0 if pre.ok or opts.force else 1

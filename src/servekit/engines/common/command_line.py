@@ -54,6 +54,20 @@ class DockerRun:
     args: tuple[str, ...]
     env: tuple[tuple[str, str], ...]
 
+    def bind_mounts(self) -> dict[str, str]:
+        """Container path -> host path of each ``-v HOST:CONTAINER[:MODE]``."""
+        out: dict[str, str] = {}
+        for i, word in enumerate(self.options):
+            value = None
+            if word in ("-v", "--volume") and i + 1 < len(self.options):
+                value = self.options[i + 1]
+            elif word.startswith(("-v=", "--volume=")):
+                value = word.partition("=")[2]
+            parts = (value or "").split(":")
+            if len(parts) >= 2 and parts[1].startswith("/"):
+                out[parts[1]] = parts[0]
+        return out
+
 
 def split_docker_run(argv: Sequence[str]) -> DockerRun | None:
     """None unless ``argv`` is a ``docker run`` command with an image."""

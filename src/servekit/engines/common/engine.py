@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from servekit.engines.common.artifacts import Artifact
 from servekit.engines.common.command_line import EngineCommand
+from servekit.engines.common.files import HERE, FilePlace, NamedFile, file_findings, plugin_files
 from servekit.engines.common.findings import Finding, LintResult
 from servekit.engines.common.flags import FlagCatalog
 from servekit.engines.common.install import InstallRecipe
 from servekit.engines.common.lint import check_args
+from servekit.engines.common.scan import scan
 from servekit.engines.common.specs import LaunchSpec, MemoryHooks, PrecompileSpec
 from servekit.engines.common.translation import DialectContext, EngineLaunch
 from servekit.engines.common.user_install import UserInstall
@@ -76,13 +79,25 @@ class Engine(ABC):
         this engine names one of ``catalog``'s flags ``option``; None by default."""
         return None
 
-    def lint(self, argv: Sequence[str], version: str | None = None) -> LintResult:
-        """The catalog's checks, then the engine's own rules."""
+    def named_files(self, command: EngineCommand, catalog: FlagCatalog) -> list[NamedFile]:
+        """The files the command names and needs at startup (by default: parser plugin files)."""
+        return plugin_files(catalog, scan(catalog, list(command.args)).occurrences, self.id)
+
+    def lint(self, argv: Sequence[str], version: str | None = None, files: FilePlace = HERE) -> LintResult:
+        """The catalog's checks, the engine's own rules, and the files the command names, looked
+        for at ``files`` (where the command runs: this machine unless told otherwise)."""
         command = self.split_command(argv)
         catalog = self.flag_catalog(version, command.command)
         findings = check_args(catalog, command.args, lambda option: self.other_release_spelling(catalog, option))
         findings += self.extra_findings(command, catalog)
-        return LintResult(self.id, catalog.version, tuple(argv), tuple(findings))
+        findings += file_findings(self.named_files(command, catalog), files)
+        return self.result(argv, catalog, findings)
+
+    def result(self, argv: Sequence[str], catalog: FlagCatalog, findings: Sequence[Finding]) -> LintResult:
+        """The lint result, each finding carrying the release it was checked against (``vllm 0.32.0``)."""
+        release = f"{catalog.engine} {catalog.version}"
+        stamped = tuple(f if f.release else replace(f, release=release) for f in findings)
+        return LintResult(self.id, catalog.version, tuple(argv), stamped)
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 from servekit.engines.common.findings import Finding
 from servekit.engines.common.flags import FlagCatalog
@@ -40,11 +39,6 @@ def is_shell_reference(value: str) -> bool:
     return bool(_SHELL_REFERENCE.match(value))
 
 
-def plugin_available(value: str) -> bool:
-    """A plugin is a Python file (it must exist here) or an importable module name (assumed present)."""
-    if value.endswith(".py") or "/" in value:
-        return Path(value).is_file()
-    return bool(value)
 
 
 def _truthy(occ: Occurrence | None) -> bool:
@@ -106,7 +100,9 @@ def _registry_findings(catalog: FlagCatalog, final: dict[str, Occurrence]) -> li
         fix = f"did you mean {' or '.join(near)}?" if near else f"known: {', '.join(names)}"
         active = check.only_with is None or _truthy(_by_option(catalog, final, check.only_with))
         plugin_occ = _by_option(catalog, final, check.plugin_flag) if check.plugin_flag else None
-        plugin = _truthy(plugin_occ) and plugin_available(plugin_occ.values[-1] if plugin_occ.values else "")
+        # a plugin file or module is given; whether the file exists where the command runs is
+        # the named-file check's (``servekit.engines.common.files``)
+        plugin = _truthy(plugin_occ) and bool(plugin_occ.values and plugin_occ.values[-1])
         if active and plugin:
             out.append(Finding("warning", "plugin-name",
                                f"{check.flag} {value!r} is not built in; it must come from the {check.plugin_flag} "

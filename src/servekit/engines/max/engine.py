@@ -8,6 +8,7 @@ from typing import Any
 from servekit.engines.common.artifacts import Artifact
 from servekit.engines.common.command_line import EngineCommand, split_program_command, strip_env
 from servekit.engines.common.engine import Engine
+from servekit.engines.common.files import HERE, FilePlace, file_findings
 from servekit.engines.common.findings import Finding, LintResult
 from servekit.engines.common.flags import FlagCatalog
 from servekit.engines.common.lint import check_args
@@ -64,7 +65,7 @@ class MaxEngine(Engine):
     def extra_findings(self, command: EngineCommand, catalog: FlagCatalog) -> list[Finding]:
         return max_rule_findings(option_pairs(list(command.args)), command.command)
 
-    def lint(self, argv: Sequence[str], version: str | None = None) -> LintResult:
+    def lint(self, argv: Sequence[str], version: str | None = None, files: FilePlace = HERE) -> LintResult:
         """The catalog's checks and MAX's rules, an old spelling named by its current one, each problem once."""
         command = self.split_command(argv)
         catalog = self.flag_catalog(version, command.command)
@@ -72,7 +73,8 @@ class MaxEngine(Engine):
         if catalog.source.get("ignore_unknown_options"):
             found = [f for f in found if f.code not in _PASSED_THROUGH]
         findings = combined(found, self.extra_findings(command, catalog), catalog.version, parser_first=True)
-        return LintResult(self.id, catalog.version, tuple(argv), tuple(findings))
+        findings += file_findings(self.named_files(command, catalog), files)
+        return self.result(argv, catalog, findings)
 
     def translate(self, vllm_argv: Sequence[str], context: DialectContext | None = None) -> EngineLaunch:
         context = context or DialectContext()

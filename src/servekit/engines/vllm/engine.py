@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import Path
-
 from typing import Any
 
 from servekit.engines.common.artifacts import Artifact
@@ -18,6 +16,7 @@ from servekit.engines.common.command_line import (
     strip_env,
 )
 from servekit.engines.common.engine import Engine
+from servekit.engines.common.files import NamedFile
 from servekit.engines.common.findings import Finding
 from servekit.engines.common.flags import FlagCatalog
 from servekit.engines.common.scan import scan
@@ -48,35 +47,39 @@ def move_model_option(args: list[str]) -> list[str]:
 
 
 def _config_file_findings(args: Sequence[str]) -> list[Finding]:
-    """vLLM reads the --config YAML while parsing: it must exist and end in .yaml / .yml."""
+    """vLLM reads the --config YAML while parsing: it must end in .yaml / .yml (whether it exists
+    where the command runs is asked in ``_named_files``)."""
     path = option_value(args, "--config")
     if path is None:
         return []
     if path.rsplit(".", 1)[-1] not in ("yaml", "yml"):
         return [Finding("error", "bad-config-file", f"--config {path}: vLLM reads only .yaml / .yml files",
                         "rename the file to .yaml", location="--config")]
-    if not Path(path).is_file():
-        return [Finding("error", "missing-config-file", f"--config {path}: no such file here; vLLM reads it "
-                        "while parsing the command line", "create it or drop --config", location="--config")]
     return [Finding("note", "config-file-not-checked",
                     "options inside the --config YAML file are not checked", location="--config")]
 
 
 _JINJA_CHARS = "{}\n"
+EXAMPLES_HINT = ("vLLM's examples/ are in its source tree and its docker images, not in a pip install: "
+                 "download the file from https://github.com/vllm-project/vllm/tree/main/examples to that path, "
+                 "or run the docker form")
 
 
-def _chat_template_findings(args: Sequence[str], catalog: FlagCatalog) -> list[Finding]:
-    """vLLM checks --chat-template before starting: inline Jinja, an existing file, or a built-in name."""
-    value = option_value(args, "--chat-template")
-    if value is None or any(c in value for c in _JINJA_CHARS) or Path(value).exists():
-        return []
-    if value in catalog.registries.get("builtin_chat_templates", ()):
-        return []
-    return [Finding("error", "missing-chat-template",
-                    f"--chat-template {value}: looks like a path but no such file is here, and it is not one "
-                    "of vLLM's built-in templates; vLLM refuses to start",
-                    "give an existing file (vLLM's examples/ exist inside its docker image, not in a pip install)",
-                    location="--chat-template")]
+def _named_files(args: Sequence[str], catalog: FlagCatalog) -> list[NamedFile]:
+    """--config (read while parsing) and a --chat-template that is a path: not inline Jinja and
+    not one of vLLM's built-in template names."""
+    out = []
+    config = option_value(args, "--config")
+    if config is not None and config.rsplit(".", 1)[-1] in ("yaml", "yml"):
+        out.append(NamedFile("--config", config, "missing-config-file",
+                             "vLLM fails while parsing the command line", "create it or drop --config"))
+    template = option_value(args, "--chat-template")
+    if (template is not None and not any(c in template for c in _JINJA_CHARS)
+            and template not in catalog.registries.get("builtin_chat_templates", ())):
+        hint = EXAMPLES_HINT if template.startswith("examples/") else None
+        out.append(NamedFile("--chat-template", template, "missing-chat-template",
+                             "vLLM refuses to start (it is not one of its built-in template names either)", hint))
+    return out
 
 
 class VllmEngine(Engine):
@@ -141,11 +144,13 @@ class VllmEngine(Engine):
             return split_program_command(rest, "vllm", self.commands)
         return EngineCommand("serve", tuple(rest), "bare", env)
 
+    def named_files(self, command: EngineCommand, catalog: FlagCatalog) -> list[NamedFile]:
+        return _named_files(command.args, catalog) + super().named_files(command, catalog)
+
     def extra_findings(self, command: EngineCommand, catalog: FlagCatalog) -> list[Finding]:
         out: list[Finding] = []
         args = command.args
         out += _config_file_findings(args)
-        out += _chat_template_findings(args, catalog)
         read = scan(catalog, list(args))
         out += serve_rule_findings(catalog, read.occurrences, dict(command.env))
         out += nested_config_findings(catalog, read.occurrences)
