@@ -72,3 +72,69 @@ def test_an_engine_with_its_own_form_is_not_linted_as_vllm(capsys):
     code, payload, err = _plan(capsys, "google/gemma-3-12b-it", "--engine", "max", "--target", "cuda:sm_90")
     assert payload["servekit"]["checks"]["flags"] == []
     assert code == 0, err
+
+
+def _catalog_with_model_keys(tmp_path: Path, args: list[str], model_lines: str) -> Path:
+    """The bundled catalog whose Llama recipe has ``args`` and extra ``model:`` keys."""
+    root = _catalog_with_base_args(tmp_path, args)
+    path = root / RECIPE
+    text = path.read_text(encoding="utf-8")
+    anchor = '  min_vllm_version: "0.6.0"\n'
+    assert anchor in text
+    path.write_text(text.replace(anchor, model_lines, 1), encoding="utf-8")
+    return root
+
+
+def _findings(payload: dict) -> list[dict]:
+    return [f for entry in payload["servekit"]["checks"]["flags"] for f in entry["findings"]]
+
+
+def test_findings_carry_the_release_they_were_checked_against(tmp_path, capsys):
+    root = _catalog_with_base_args(tmp_path, ["--no-such-flag-anywhere"])
+    _, payload, _ = _plan(capsys, "meta-llama/Llama-3.1-8B-Instruct", "--hardware", "h100", "--catalog", str(root))
+    assert {f["release"] for f in _findings(payload)} == {"vllm 0.32.0"}
+
+
+@pytest.mark.parametrize(("model_lines", "runs"), [
+    ('  min_vllm_version: "0.25.0"\n  nightly_required: true\n', "nightly"),
+    ('  min_vllm_version: "0.40.0"\n', "vLLM 0.40.0 or newer"),
+])
+def test_a_name_unknown_to_the_pinned_catalog_in_a_recipe_beyond_it_is_a_warning(tmp_path, capsys, model_lines, runs):
+    """A recipe that needs a release newer than any stored catalog may use options that release
+    added: the plan starts, and the warning says which release runs and which catalog would settle it."""
+    root = _catalog_with_model_keys(tmp_path, ["--brand-new-option", "--compilation-config", '{"brand_new_key": 1}'],
+                                    model_lines)
+    code, payload, err = _plan(capsys, "meta-llama/Llama-3.1-8B-Instruct", "--hardware", "h100", "--catalog", str(root))
+    entry = payload["servekit"]["checks"]["flags"][0]
+    assert entry["valid"] and not entry["exact"] and runs in entry["runs"]
+    found = {f["code"]: f for f in entry["findings"] if f["code"] in ("unknown-option", "unknown-key")}
+    assert set(found) == {"unknown-option", "unknown-key"}
+    for f in found.values():
+        assert f["severity"] == "warning" and f["release"] == "vllm 0.32.0"
+        assert runs in f["message"] and "would settle it" in f["fix"] and "scripts/extract_vllm_flags.py" in f["fix"]
+    assert code == 0, err
+
+
+def test_the_container_form_is_checked_against_the_release_its_image_carries(tmp_path, capsys):
+    """An image pinned to a release with no stored catalog: the docker form warns, the native
+    form (which installs the newest release) refuses and names the docker form as a fix."""
+    root = _catalog_with_model_keys(tmp_path, ["--no-such-flag-anywhere"],
+                                    '  min_vllm_version: "0.6.0"\n  docker_image: "vllm/vllm-openai:v0.25.0"\n')
+    args = ("meta-llama/Llama-3.1-8B-Instruct", "--hardware", "h100", "--catalog", str(root))
+    assert main(["plan", *args, "--docker"]) == 0
+    docker_text = capsys.readouterr().out
+    assert "runs vLLM 0.25.0 (the tag of vllm/vllm-openai:v0.25.0)" in docker_text
+    assert "warning unknown-option" in docker_text
+    code, payload, err = _plan(capsys, *args)
+    native = [f for f in _findings(payload) if f["code"] == "unknown-option"]
+    assert code == 1 and native[0]["severity"] == "error"
+    assert "docker form (plan --docker), which runs vLLM 0.25.0" in native[0]["fix"]
+
+
+def test_a_stored_release_in_the_image_tag_is_checked_exactly(tmp_path, capsys):
+    root = _catalog_with_model_keys(tmp_path, ["--no-enable-prefix-caching"],
+                                    '  min_vllm_version: "0.6.0"\n  docker_image: "vllm/vllm-openai:v0.33.0"\n')
+    assert main(["plan", "meta-llama/Llama-3.1-8B-Instruct", "--hardware", "h100", "--catalog", str(root),
+                 "--docker"]) == 0
+    text = capsys.readouterr().out
+    assert "# flags (serve, vLLM 0.33.0): valid" in text and "--disable-prefix-caching" in text

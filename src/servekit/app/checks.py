@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from servekit.app.deploy_checks import deploy_checks, deploy_lines, deploy_passes
 from servekit.app.flag_checks import flag_checks, flag_lines, flags_pass
 from servekit.app.local_hardware import hardware_entry
+from servekit.app.run_site import RunSite
 from servekit.hardware.lookup import profile_of
 from servekit.synthesis.plan import Plan
 
@@ -39,9 +41,11 @@ def known_facts(model_id: str):
     return facts
 
 
-def plan_checks(docs, plan: Plan, *, flags: bool = False, vllm_version: str | None = None) -> dict[str, Any]:
+def plan_checks(docs, plan: Plan, *, flags: bool = False, vllm_version: str | None = None,
+                site: RunSite = RunSite()) -> dict[str, Any]:
     """``{"fit": [per-process check dicts]}`` or ``{"fit": None, "note": why not}``; with ``flags``
-    also ``"flags"``: every process argv linted against the vLLM release the plan targets."""
+    also ``"flags"``: every process argv linted against the release it runs in the form ``site``
+    names (native install or container, this machine or another)."""
     facts = known_facts(plan.model_id)
     if facts is None:
         out: dict[str, Any] = {"fit": None, "note": _no_facts_note(plan.model_id)}
@@ -51,8 +55,16 @@ def plan_checks(docs, plan: Plan, *, flags: bool = False, vllm_version: str | No
     if flags:
         raw = hardware_entry(docs, plan.selection.hardware)
         profile = profile_of(raw, plan.selection.hardware) if raw else None
-        out["flags"] = flag_checks(plan, vllm_version, profile)
+        out["flags"] = flag_checks(plan, vllm_version, profile, site=site, nightly=_nightly(docs, plan))
+        out["deploy"] = deploy_checks(plan, profile, site)
     return out
+
+
+def _nightly(docs, plan: Plan) -> bool:
+    """The recipe needs a nightly vLLM build (``model.nightly_required``)."""
+    recipe = docs.recipes.get(plan.selection.recipe_id) if isinstance(docs.recipes, dict) else None
+    model = recipe.get("model") if isinstance(recipe, dict) else None
+    return isinstance(model, dict) and model.get("nightly_required") is True
 
 
 def process_checks(docs, plan: Plan, facts, *, extra_argv: Sequence[str] = (), engine: str | None = None,
@@ -91,14 +103,16 @@ def _no_facts_note(model_id: str) -> str:
 
 def checks_pass(checks: dict[str, Any]) -> bool:
     """False when any process has an error finding (the launch would not start)."""
-    return all(result.get("ok", True) for result in checks.get("fit") or []) and flags_pass(checks.get("flags"))
+    return (all(result.get("ok", True) for result in checks.get("fit") or []) and flags_pass(checks.get("flags"))
+            and deploy_passes(checks.get("deploy")))
 
 
 def check_lines(checks: dict[str, Any]) -> list[str]:
     """Text lines for the checks block of a plan."""
     if checks.get("fit") is None:
-        return [f"fit: {checks.get('note', 'not checked')}", *flag_lines(checks.get("flags"))]
-    lines = flag_lines(checks.get("flags"))
+        return [f"fit: {checks.get('note', 'not checked')}", *flag_lines(checks.get("flags")),
+                *deploy_lines(checks.get("deploy"))]
+    lines = flag_lines(checks.get("flags")) + deploy_lines(checks.get("deploy"))
     for result in checks["fit"]:
         verdict = result.get("verdict") or ("fits" if result.get("ok") else "DOES NOT FIT")
         lines.append(f"fit ({result['role']}): {verdict}")

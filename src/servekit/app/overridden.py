@@ -40,5 +40,6 @@ def plan_with_overrides(request: PlanRequest, overrides: Overrides) -> PlanResul
         commands = tuple(translate_plan(changed, changed.selection.engine, hardware=profile,
                                         options=request.engine_options.as_options(),
                                         engine_version=overrides.vllm_version))
-    checks = plan_checks(docs, changed, flags=True, vllm_version=overrides.vllm_version) if request.checks else None
+    checks = (plan_checks(docs, changed, flags=True, vllm_version=overrides.vllm_version, site=request.site)
+              if request.checks else None)
     return PlanResult(base.selection, changed, commands, checks, from_recipe=base.from_recipe)

@@ -15,6 +15,7 @@ from servekit.app.checks import checks_pass, plan_checks
 from servekit.app.engine_choice import checked_engine, translates
 from servekit.app.model_ref import ModelRef, hub_url_parts, model_ref
 from servekit.app.request import PlanRequest, find_model, load_documents
+from servekit.app.run_site import RunSite
 from servekit.catalog.documents import CatalogDocuments
 from servekit.catalog.faults import catalog_faults
 from servekit.catalog.ids import UnknownIdError
@@ -90,11 +91,13 @@ def plan_from_selection(
     translate: bool = True,
     checks: bool = True,
     engine_options: Mapping[str, Any] | None = None,
+    site: RunSite = RunSite(),
 ) -> PlanResult:
-    """Synthesize, translate (``translate``) and check (``checks``) one complete selection."""
+    """Synthesize, translate (``translate``) and check (``checks``, in the form ``site`` names)
+    one complete selection."""
     plan = synthesized(docs, selection, lean=lean)
     commands = translated(docs, plan, engine_options) if translate else None
-    return PlanResult(selection, plan, commands, plan_checks(docs, plan, flags=not lean) if checks else None)
+    return PlanResult(selection, plan, commands, plan_checks(docs, plan, flags=not lean, site=site) if checks else None)
 
 
 def plan(request: PlanRequest) -> PlanResult:
@@ -110,7 +113,7 @@ def plan(request: PlanRequest) -> PlanResult:
     with catalog_faults(docs.root, docs.sources.get(f"models/{recipe_id}")):
         selection = resolve(docs, request, recipe_id, variant)
         return plan_from_selection(docs, selection, checks=request.checks,
-                                   engine_options=request.engine_options.as_options())
+                                   engine_options=request.engine_options.as_options(), site=request.site)
 
 
 def _recipe_request(request: PlanRequest) -> tuple[PlanRequest, ModelRef | None]:

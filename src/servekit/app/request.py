@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from servekit.app.run_site import RunSite
 from servekit.catalog.documents import CatalogDocuments, read_documents, recipe_paths, resolve_catalog_dir
 from servekit.catalog.ids import canonical_id, recipe_for_model, unknown_model
 from servekit.errors import SelectionError
@@ -62,6 +63,8 @@ class PlanRequest:
     """Catalog directory (unset: ``$SERVEKIT_CATALOG`` or the bundled one)."""
     documents: CatalogDocuments | None = None
     """Documents already read (the Python API); ``catalog`` is then not read again."""
+    site: RunSite = RunSite()
+    """How and where the plan runs (its container form; this machine), for the checks."""
 
 
 def parse_devices(text: str) -> str | list[int]:

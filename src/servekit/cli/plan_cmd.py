@@ -64,6 +64,7 @@ def batch_command(path: str, catalog: str | None) -> int:
 def plan_request(opts: PlanOptions):
     """The options as the planning pipeline's request."""
     from servekit.app.request import EngineOptions, PlanRequest
+    from servekit.app.run_site import RunSite
     from servekit.synthesis.resolve import parse_mode_pairs
 
     return PlanRequest(
@@ -71,6 +72,7 @@ def plan_request(opts: PlanOptions):
         features=tuple(opts.features), no_features=tuple(opts.no_features), modes=parse_mode_pairs(opts.modes),
         kv_offload=opts.kv_offload, engine=opts.engine, task=opts.task, checks=opts.checks is not False,
         engine_options=EngineOptions(opts.target, opts.qaic_mode, opts.devices), catalog=opts.catalog,
+        site=RunSite(container=opts.docker or opts.output_format == "k8s"),
     )
 
 

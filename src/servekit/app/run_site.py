@@ -1,0 +1,61 @@
+"""Where and how a plan's commands run: its container form or its native install, on this
+machine (``up``) or on another one (a plan). The checks ask it which release runs (for the flag
+catalog) and where the files a command names must be.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from servekit.app.run_release import RunRelease, image_release, native_release, omni_release
+from servekit.engines.common.command_line import split_docker_run
+from servekit.engines.common.files import ELSEWHERE, HERE, FilePlace
+from servekit.engines.common.flags import version_key
+from servekit.synthesis.docker import docker_argv
+from servekit.synthesis.image_files import ImagePlace
+from servekit.synthesis.plan import Plan, Process
+
+
+@dataclass(frozen=True)
+class RunSite:
+    """``container``: the plan's ``docker run`` form (else its native install); ``here``: this
+    machine runs it (``up``), so its files can be looked at."""
+
+    container: bool = False
+    here: bool = False
+
+    @property
+    def host(self) -> FilePlace:
+        return HERE if self.here else ELSEWHERE
+
+    def in_container(self, plan: Plan) -> bool:
+        return self.container and plan.docker.image is not None
+
+    def files(self, plan: Plan, proc: Process) -> FilePlace:
+        """Where ``proc``'s files must be: in its image (with its bind mounts), or on its host."""
+        if not self.in_container(plan):
+            return self.host
+        run = split_docker_run(container_argv(plan, proc))
+        return ImagePlace(str(plan.docker.image), self.host, run.bind_mounts() if run else {})
+
+    def release(self, plan: Plan, proc: Process, *, nightly: bool, default: str,
+                pinned: str | None = None) -> RunRelease:
+        """The release ``proc`` runs in this form (``pinned``: the release the plan or its engine names)."""
+        omni = omni_release(proc)
+        if omni is not None:
+            return omni
+        if self.in_container(plan):
+            return image_release(str(plan.docker.image), default=default)
+        return native_release(plan, nightly=nightly, default=default, pinned=pinned)
+
+
+def container_argv(plan: Plan, proc: Process) -> list[str]:
+    """The ``docker run`` argv of one process, as the docker form renders it."""
+    env: dict[str, Any] = {**plan.env_map(), **proc.env_map()}
+    return [str(w) for w in docker_argv(plan.docker, proc.argv(), env, proc.port or 8000)]
+
+
+def engine_release(version: str | None) -> str | None:
+    """A release an engine pins for its install (``UserInstall.default_version``), when it is one."""
+    return version if version and version_key(version)[0] else None
