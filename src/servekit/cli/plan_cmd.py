@@ -61,8 +61,8 @@ def batch_command(path: str, catalog: str | None) -> int:
     return written.exit_code
 
 
-def plan_request(opts: PlanOptions):
-    """The options as the planning pipeline's request."""
+def plan_request(opts: PlanOptions, documents=None):
+    """The options as the planning pipeline's request (``documents``: a catalog already read)."""
     from servekit.app.request import EngineOptions, PlanRequest
     from servekit.app.run_site import RunSite
     from servekit.synthesis.resolve import parse_mode_pairs
@@ -72,7 +72,7 @@ def plan_request(opts: PlanOptions):
         features=tuple(opts.features), no_features=tuple(opts.no_features), modes=parse_mode_pairs(opts.modes),
         kv_offload=opts.kv_offload, engine=opts.engine, task=opts.task, checks=opts.checks is not False,
         engine_options=EngineOptions(opts.target, opts.qaic_mode, opts.devices), catalog=opts.catalog,
-        site=RunSite(container=opts.docker or opts.output_format == "k8s"),
+        site=RunSite(container=opts.docker or opts.output_format == "k8s"), documents=documents,
     )
 
 
@@ -122,8 +122,6 @@ def _engine_error(result) -> int:
 
 def plan_command(opts: PlanOptions) -> int:
     """Plan and print one plan (or a batch); returns the exit code."""
-    import dataclasses
-
     from servekit.errors import SelectionError
 
     _ignored_options(opts)
@@ -132,9 +130,16 @@ def plan_command(opts: PlanOptions) -> int:
     if not opts.model:
         raise SelectionError("name a MODEL (a recipe id such as Qwen/Qwen3.8-27B) or pass --batch FILE")
     from servekit.app.overridden import plan_with_overrides
+
+    return print_plan(plan_with_overrides(plan_request(opts), plan_overrides(opts)), opts)
+
+
+def print_plan(result, opts: PlanOptions) -> int:
+    """Print one planned result in the form ``opts`` asks for; the exit code of ``servekit plan``."""
+    import dataclasses
+
     from servekit.app.plan_view import CANNOT_START, engine_errors, plan_lines, plan_payload, plan_sh
 
-    result = plan_with_overrides(plan_request(opts), plan_overrides(opts))
     if engine_errors(result):
         result = dataclasses.replace(result, checks=None)  # a plan that cannot run has no fit to show
     if opts.output_format == "k8s":
