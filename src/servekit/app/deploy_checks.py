@@ -38,7 +38,7 @@ def _process_findings(plan: Plan, proc: Process, argv: list[str], profile: Hardw
     share = node_share(argv)
     env = {name: str(value) for name, value in {**plan.env_map(), **proc.env_map()}.items()}
     found = visible_findings(share, env, profile) if profile is not None else []
-    if site.in_container(plan):
+    if site.in_container(plan) and site.runs_docker:
         docker = container_argv(plan, proc)
         found += container_findings(share, docker)
         found += network_findings(docker)

@@ -19,11 +19,17 @@ from servekit.synthesis.plan import Plan, Process
 
 @dataclass(frozen=True)
 class RunSite:
-    """``container``: the plan's ``docker run`` form (else its native install); ``here``: this
-    machine runs it (``up``), so its files can be looked at."""
+    """``container``: the plan runs in its image (else from its native install); ``docker``: as
+    its ``docker run`` form (else as Kubernetes pods, which bring their own network and devices);
+    ``here``: this machine runs it (``up``), so its files can be looked at."""
 
     container: bool = False
     here: bool = False
+    docker: bool = True
+
+    @property
+    def runs_docker(self) -> bool:
+        return self.container and self.docker
 
     @property
     def host(self) -> FilePlace:

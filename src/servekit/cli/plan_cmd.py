@@ -72,7 +72,8 @@ def plan_request(opts: PlanOptions, documents=None):
         features=tuple(opts.features), no_features=tuple(opts.no_features), modes=parse_mode_pairs(opts.modes),
         kv_offload=opts.kv_offload, engine=opts.engine, task=opts.task, checks=opts.checks is not False,
         engine_options=EngineOptions(opts.target, opts.qaic_mode, opts.devices), catalog=opts.catalog,
-        site=RunSite(container=opts.docker or opts.output_format == "k8s"), documents=documents,
+        site=RunSite(container=opts.docker or opts.output_format == "k8s", docker=opts.output_format != "k8s"),
+        documents=documents,
     )
 
 
