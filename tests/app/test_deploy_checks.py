@@ -19,7 +19,7 @@ def test_visible_devices_cover_dp_local_times_tp_times_pp():
     assert share.per_node == 8
     (finding,) = visible_findings(share, {"CUDA_VISIBLE_DEVICES": "0,1,2,3"}, H200)
     assert finding.code == "visible-devices" and finding.is_error
-    assert "shows 4 device(s)" in finding.message and "uses 8 on this node" in finding.message
+    assert "shows 4 device(s)" in finding.message and "DP-local 8 x TP 1 uses 8 on this node" in finding.message
     assert "lower --data-parallel-size-local to 4" in (finding.fix or "")
     assert visible_findings(share, {"CUDA_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7"}, H200) == []
 

@@ -1,9 +1,8 @@
 """Deployment check: the devices a server may use on its node cover what its command line asks
 for there.
 
-A vLLM server uses ``DP-local x TP x PP / nodes`` devices on each node (``--data-parallel-size-local``,
-else ``--data-parallel-size``; one when it serves a single ``--data-parallel-rank``; the TP x PP
-world is spread over ``--nnodes``). Its environment's visible-devices variable
+A vLLM server uses ``DP-local x TP x PP`` devices on its node, or its share of the world over
+``--nnodes`` (``servekit.engines.vllm.layout``, vLLM's own rules). Its environment's visible-devices variable
 (``servekit.hardware.visible``) and, in the container form, the ``docker run`` device flags
 (``--gpus``, ``--device /dev/davinciN``) must show it at least that many, all of them devices the
 node has. A placement Ray makes (``--distributed-executor-backend ray``) is Ray's, not checked here.
@@ -11,12 +10,12 @@ node has. A placement Ray makes (``--distributed-executor-backend ray``) is Ray'
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from servekit.engines.common.command_line import split_docker_run
-from servekit.engines.vllm.launch import VllmLaunch, parse_vllm_argv
+from servekit.engines.vllm.launch import parse_vllm_argv
+from servekit.engines.vllm.layout import ParallelLayout, parallel_layout
 from servekit.errors import ServekitError
 from servekit.findings import Finding
 from servekit.hardware.profile import HardwareProfile
@@ -28,43 +27,29 @@ CONTAINER_CODE = "container-devices"
 
 @dataclass(frozen=True)
 class NodeShare:
-    """The parallel layout of one server, as far as one node goes."""
+    """One server's parallel layout (``servekit.engines.vllm.layout``) and whether Ray places its ranks."""
 
-    tp: int = 1
-    pp: int = 1
-    dp_local: int = 1
-    nodes: int = 1
+    layout: ParallelLayout
     ray: bool = False
 
     @property
     def per_node(self) -> int | None:
         """Devices the server uses on its node; None when Ray places the ranks."""
-        if self.ray:
-            return None
-        return self.dp_local * math.ceil(self.tp * self.pp / max(1, self.nodes))
+        return None if self.ray else self.layout.devices_per_node
 
-    def layout(self) -> str:
-        parts = [f"--data-parallel-size-local {self.dp_local}"] if self.dp_local > 1 else []
-        parts += [f"--tensor-parallel-size {self.tp}", f"--pipeline-parallel-size {self.pp}"]
-        spread = f" over --nnodes {self.nodes}" if self.nodes > 1 else ""
-        return " x ".join(parts) + spread
-
-
-def _int(launch: VllmLaunch, flag: str, default: int) -> int:
-    try:
-        value = launch.get_int(flag, default)
-    except ServekitError:
-        return default  # a value the shell fills in ($N), or one lint reports
-    return value if value is not None and value > 0 else default
+    def describe(self) -> str:
+        return self.layout.describe()
 
 
 def node_share(argv: Sequence[str]) -> NodeShare:
-    launch = parse_vllm_argv([str(w) for w in argv], strict=False)
-    dp = _int(launch, "--data-parallel-size", 1)
-    dp_local = 1 if launch.has("--data-parallel-rank") else _int(launch, "--data-parallel-size-local", dp)
-    return NodeShare(_int(launch, "--tensor-parallel-size", 1), _int(launch, "--pipeline-parallel-size", 1),
-                     dp_local, _int(launch, "--nnodes", 1),
-                     launch.get("--distributed-executor-backend") == "ray")
+    """The layout of a vLLM launch; a size the shell fills in (``$N``) leaves it unknown (Ray-like)."""
+    words = [str(w) for w in argv]
+    try:
+        layout = parallel_layout(words)
+    except ServekitError:
+        return NodeShare(ParallelLayout(), ray=True)
+    ray = parse_vllm_argv(words, strict=False).get("--distributed-executor-backend") == "ray"
+    return NodeShare(layout, ray)
 
 
 def visible_findings(share: NodeShare, env: dict[str, str], profile: HardwareProfile) -> list[Finding]:
@@ -77,12 +62,12 @@ def visible_findings(share: NodeShare, env: dict[str, str], profile: HardwarePro
         return []
     out = []
     if count < need:
-        per_rank = share.tp * share.pp // max(1, share.nodes) or 1
-        fewer = (f"lower --data-parallel-size-local to {count // per_rank}, or " if share.dp_local > 1
-                 and count >= per_rank else "")
+        per_replica = share.layout.replica_ranks
+        fewer = (f"lower --data-parallel-size-local to {count // per_replica}, or "
+                 if share.layout.local_replicas > 1 and share.layout.nnodes == 1 and count >= per_replica else "")
         out.append(Finding(
             "error", CODE,
-            f"{name}={value} shows {count} device(s), but {share.layout()} uses {need} on this node",
+            f"{name}={value} shows {count} device(s), but {share.describe()} uses {need} on this node",
             f"{fewer}list {need} devices in {name} ({','.join(map(str, range(need)))} on a node of its own)"))
     ids = [int(float(part)) for part in str(value).split(",")]
     if profile.device_count and max(ids) >= profile.device_count:
@@ -121,5 +106,5 @@ def container_findings(share: NodeShare, docker_argv: Sequence[str]) -> list[Fin
     if exposed is None or need is None or exposed >= need:
         return []
     return [Finding("error", CONTAINER_CODE,
-                    f"the container is given {exposed} device(s), but {share.layout()} uses {need} on this node",
+                    f"the container is given {exposed} device(s), but {share.describe()} uses {need} on this node",
                     f"give the container {need} devices (or all of the node's)")]
