@@ -64,4 +64,5 @@ def plan_any_model(docs: CatalogDocuments, request: PlanRequest, ref: ModelRef, 
     hardware, profile, note = hardware_for(docs, request)
     model = generic_model(ref, fetch=fetch)
     topology = Topology(1 if request.nodes is None else request.nodes, request.tp, request.pp)
-    return generic_plan(model, profile, hardware, hardware_note=note, engine=engine, topology=topology)
+    return generic_plan(model, profile, hardware, hardware_note=note, engine=engine, topology=topology,
+                        site=request.site)

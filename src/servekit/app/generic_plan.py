@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from servekit.app.deploy_checks import deploy_checks
 from servekit.app.flag_checks import flag_checks
 from servekit.app.generic_nodes import Topology, checked_topology, network_env, node_processes, size_args
 from servekit.app.generic_rules import (
@@ -27,6 +28,7 @@ from servekit.app.generic_rules import (
     wanted_context,
 )
 from servekit.app.model_facts import GenericModel
+from servekit.app.run_site import RunSite
 from servekit.catalog.domain import ModelSection
 from servekit.engines.registry import native_engine
 from servekit.engines.vllm.architectures import supported_architectures
@@ -176,7 +178,7 @@ def _docker(profile: dict[str, Any], hardware: str) -> Docker:
 
 def generic_plan(model: GenericModel, profile: dict[str, Any], hardware: str, *,
                  hardware_note: str | None = None, engine: str = "vllm",
-                 topology: Topology = Topology()) -> tuple[Plan, dict[str, Any]]:
+                 topology: Topology = Topology(), site: RunSite = RunSite()) -> tuple[Plan, dict[str, Any]]:
     """The plan for ``model`` on ``hardware`` (one node, or ``topology.nodes``) and its checks
     (``{"fit": [...], "flags": [...], "facts": {...}}``)."""
     table = supported_architectures()
@@ -202,7 +204,8 @@ def generic_plan(model: GenericModel, profile: dict[str, Any], hardware: str, *,
                 model_id=model.ref.serve_name, processes=processes, docker=docker, env=env, install=steps,
                 notes=tuple(notes))
     checks = {"fit": [{"role": processes[0].role, **layout.check.to_dict()}],
-              "flags": flag_checks(plan, None, hw), "facts": _facts_doc(model, arch)}
+              "flags": flag_checks(plan, None, hw, site=site), "deploy": deploy_checks(plan, hw, site),
+              "facts": _facts_doc(model, arch)}
     return plan, checks
 
 
