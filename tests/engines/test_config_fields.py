@@ -74,7 +74,7 @@ def test_issue_values_are_errors_naming_key_value_and_what_it_takes(version: str
         """vllm serve m --speculative-config '{"method": "ngram", "num_speculative_tokens": "three"}' """
         """--compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLYY"}'"""))
     tokens, mode = result.errors
-    assert (tokens.code, mode.code) == ("bad-config-value", "bad-config-value")
+    assert (tokens.code, mode.code) == ("bad-config-value", "bad-config-choice")
     assert "num_speculative_tokens" in tokens.message and '"three"' in tokens.message and "takes int" in tokens.message
     assert "cudagraph_mode" in mode.message and '"FULL_DECODE_ONLYY"' in mode.message
     assert mode.fix is not None and mode.fix.startswith("use one of: FULL_DECODE_ONLY, ")
@@ -84,7 +84,7 @@ def test_issue_values_are_errors_naming_key_value_and_what_it_takes(version: str
 @pytest.mark.parametrize(("config", "codes"), [
     ('{"cudagraph_mode": "full_decode_only"}', []),  # the enum's names in any case, as vLLM upper-cases them
     ('{"cudagraph_mode": 2}', []),
-    ('{"cudagraph_mode": 7}', ["bad-config-value"]),  # not a value of the enum
+    ('{"cudagraph_mode": 7}', ["bad-config-choice"]),  # not a value of the enum
     ('{"cudagraph_mode": [2]}', ["bad-config-value"]),
     ('{"mode": "VLLM_COMPILE"}', []),
     ('{"cudagraph_capture_sizes": [1, 2, 4]}', []),
@@ -92,7 +92,7 @@ def test_issue_values_are_errors_naming_key_value_and_what_it_takes(version: str
     ('{"cudagraph_capture_sizes": 4}', ["bad-config-value"]),
     ('{"max_cudagraph_capture_size": 1k}', []),
     ('{"compile_cache_save_format": "binary"}', []),
-    ('{"compile_cache_save_format": "binry"}', ["bad-config-value"]),
+    ('{"compile_cache_save_format": "binry"}', ["bad-config-choice"]),
 ])
 def test_compilation_config_values(config: str, codes: list[str]) -> None:
     assert _codes(f"vllm serve m --compilation-config '{config}'") == codes
@@ -104,7 +104,7 @@ def test_compilation_config_values(config: str, codes: list[str]) -> None:
     ('{"method": "ngram", "num_speculative_tokens": 2.5}', ["bad-config-value"]),
     ('{"method": "ngram", "num_speculative_tokens": 0}', ["bad-config-value"]),  # gt 0
     ('{"method": "ngram", "num-speculative-tokens": 2}', []),  # the engine writes key dashes as underscores
-    ('{"method": "ngrm", "num_speculative_tokens": 3}', ["bad-config-value"]),
+    ('{"method": "ngrm", "num_speculative_tokens": 3}', ["bad-config-choice"]),
     ('{"method": "ngram", "prompt_lookup_max": "four"}', ["bad-config-value"]),
     ('{"method": "ngram", "synthetic_acceptance_rates": [0.5, "x"]}', ["bad-config-value"]),
     ('{"method": "eagle", "model": "org/drafter", "num_speculative_tokens": 2, "draft_tensor_parallel_size": 1}', []),

@@ -10,13 +10,14 @@ from servekit.findings import Finding, Severity
 
 __all__ = ["Finding", "LintResult", "Severity", "names_unknown_to_catalog"]
 
-_CATALOG_NAME_CODES = frozenset({"renamed-option", "bad-choice"})
+_CATALOG_NAME_CODES = frozenset({"renamed-option", "bad-choice", "bad-config-choice"})
 """Codes (besides ``unknown-*``) of findings that say a name is missing from the catalog checked."""
 
 
 def names_unknown_to_catalog(finding: Finding) -> bool:
     """The finding says the catalog checked lacks a name: an option (``unknown-option``, or one it
-    renamed), a JSON key (``unknown-key``, ``unknown-config-key``), a choice (``bad-choice``) or a
+    renamed), a JSON key (``unknown-key``, ``unknown-config-key``), a choice (``bad-choice``,
+    ``bad-config-choice``) or a
     name startup looks up (``unknown-reasoning-parser``, ``unknown-attention-backend`` ...). Another
     release of the engine may well have it."""
     return finding.code.startswith("unknown-") or finding.code in _CATALOG_NAME_CODES

@@ -137,7 +137,8 @@ def _value_findings(place: _Place, key: str, item: Any, field: dict[str, Any]) -
     problem = value_problem(place.key(key), item, field)
     if problem is None:
         return []
-    return [Finding("error", "bad-config-value", f"{place.option}: {place.key(key)} {problem.what}; {place.refusal}",
+    code = "bad-config-choice" if problem.choice else "bad-config-value"
+    return [Finding("error", code, f"{place.option}: {place.key(key)} {problem.what}; {place.refusal}",
                     problem.fix, location=place.option)]
 
 

@@ -1,4 +1,5 @@
-"""Does a JSON value fit one field of a vLLM config class? The rule behind ``bad-config-value``.
+"""Does a JSON value fit one field of a vLLM config class? The rule behind ``bad-config-value`` (and
+``bad-config-choice`` when the value is not among the field's choices).
 
 A field entry (``data/vllm-<version>-config-fields.json``, measured by scripts/config_field_facts.py
 with the field's own pydantic validator) says what the field takes: ``type`` (the annotation in
@@ -29,6 +30,8 @@ class Problem:
 
     what: str
     fix: str
+    choice: bool = False
+    """The value is not among the field's choices (names a release may add: ``bad-config-choice``)."""
 
 
 def _takes_kind(kinds: list[str], strings: list[str], item: Any) -> bool:
@@ -50,7 +53,7 @@ def ranked_choices(given: Any, choices: list[Any]) -> list[str]:
 def _choice_problem(item: Any, choices: list[Any]) -> Problem:
     ranked = ranked_choices(item, choices)
     shown = ", ".join(ranked[:_SHOWN_CHOICES]) + (" ..." if len(ranked) > _SHOWN_CHOICES else "")
-    return Problem(f"{json.dumps(item)} is not one of its choices", f"use one of: {shown}")
+    return Problem(f"{json.dumps(item)} is not one of its choices", f"use one of: {shown}", choice=True)
 
 
 def _number(item: Any) -> float | None:
