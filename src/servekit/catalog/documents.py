@@ -15,6 +15,8 @@ Layout of a catalog directory::
 
 With no catalog named, ``resolve_catalog_dir`` returns the bundled directory marked as the
 default, and reading it layers the synced catalog underneath (``servekit.catalog.layers``).
+Documents parsed once are kept as JSON until their files change (``servekit.catalog.parsed_cache``):
+the shared documents of a directory always, a recipe when it is read on its own (a single plan).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from servekit.catalog import parsed_cache
 from servekit.errors import CatalogError, Location
 
 CATALOG_ENV = "SERVEKIT_CATALOG"
@@ -183,16 +186,18 @@ class CatalogDocuments:
     """Typed domain objects built from these documents, once each (``servekit.catalog.domain``)."""
 
 
-def _named_documents(folder: Path, kind: str, sources: dict[str, Path]) -> dict[str, dict[str, Any]]:
+def _named_documents(paths: list[Path], kind: str, sources: dict[str, Path]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
-    if not folder.is_dir():
-        return out
-    for path in sorted(folder.glob("*.yaml")):
+    for path in paths:
         doc = read_mapping(path)
         name = doc.get("name") or path.stem
         out[str(name)] = doc
         sources[f"{kind}/{name}"] = path
     return out
+
+
+def _yaml_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.yaml")) if folder.is_dir() else []
 
 
 def recipe_paths(root: Path) -> dict[str, Path]:
@@ -223,37 +228,72 @@ def read_documents(root: Path, *, only_recipes: list[str] | None = None) -> Cata
     return read_single(root, only_recipes)
 
 
-def read_single(root: Path, only_recipes: list[str] | None = None) -> CatalogDocuments:
-    """One catalog directory alone."""
-    sources: dict[str, Path] = {}
-    taxonomy_path = root / "taxonomy.yaml"
+def _shared_files(root: Path) -> tuple[Path, Path | None, list[Path], list[Path]]:
+    """taxonomy.yaml, platforms.yaml (None when absent), the strategy and kv_store files."""
+    platforms = root / "platforms.yaml"
+    return (root / "taxonomy.yaml", platforms if platforms.is_file() else None,
+            _yaml_files(root / "strategies"), _yaml_files(root / "kv_store"))
+
+
+def _read_shared(root: Path) -> dict[str, Any]:
+    """The shared documents of one directory and the files they came from (as relative paths)."""
+    taxonomy_path, platforms_path, strategy_files, kv_files = _shared_files(root)
     if not taxonomy_path.is_file():
         raise CatalogError(
             "catalog has no taxonomy.yaml",
             location=Location(str(taxonomy_path)),
             fix="point --catalog at a directory laid out like the recipes catalog",
         )
+    files = [taxonomy_path, *([platforms_path] if platforms_path else []), *strategy_files, *kv_files]
+    stamp = parsed_cache.stamp(files)
+    cached = parsed_cache.load(root, stamp)
+    if cached is not None:
+        return cached
     taxonomy = read_mapping(taxonomy_path, empty_ok=True)
     _check_hardware_profiles(taxonomy_path, taxonomy)
-    sources["taxonomy"] = taxonomy_path
-    platforms_path = root / "platforms.yaml"
-    platforms = read_mapping(platforms_path, empty_ok=True) if platforms_path.is_file() else {}
-    if platforms_path.is_file():
+    sources: dict[str, Path] = {"taxonomy": taxonomy_path}
+    platforms = read_mapping(platforms_path, empty_ok=True) if platforms_path else {}
+    if platforms_path:
         sources["platforms"] = platforms_path
-    strategies = _named_documents(root / "strategies", "strategies", sources)
-    kv_store = _named_documents(root / "kv_store", "kv_store", sources)
+    shared = {
+        "taxonomy": taxonomy,
+        "platforms": platforms,
+        "strategies": _named_documents(strategy_files, "strategies", sources),
+        "kv_store": _named_documents(kv_files, "kv_store", sources),
+        "sources": {key: path.relative_to(root).as_posix() for key, path in sources.items()},
+    }
+    parsed_cache.save(root, stamp, shared)
+    return shared
+
+
+def _read_recipe(path: Path, keep: bool) -> dict[str, Any]:
+    """A recipe file's document, from the parsed cache when it is current; ``keep``: store a parse."""
+    stamp = parsed_cache.stamp([path])
+    cached = parsed_cache.load(path, stamp)
+    if cached is not None:
+        return cached
+    doc = read_mapping(path)
+    if keep:
+        parsed_cache.save(path, stamp, doc)
+    return doc
+
+
+def read_single(root: Path, only_recipes: list[str] | None = None) -> CatalogDocuments:
+    """One catalog directory alone."""
+    shared = _read_shared(root)
+    sources = {key: root / rel for key, rel in shared["sources"].items()}
     recipes: dict[str, dict[str, Any]] = {}
     paths = single_recipe_paths(root)
     wanted = paths if only_recipes is None else {k: paths[k] for k in only_recipes if k in paths}
     for rid, path in wanted.items():
-        recipes[rid] = read_mapping(path)
+        recipes[rid] = _read_recipe(path, keep=only_recipes is not None)
         sources[f"models/{rid}"] = path
     return CatalogDocuments(
         root=root,
-        taxonomy=taxonomy,
-        platforms=platforms,
-        strategies=strategies,
-        kv_store=kv_store,
+        taxonomy=shared["taxonomy"],
+        platforms=shared["platforms"],
+        strategies=shared["strategies"],
+        kv_store=shared["kv_store"],
         recipes=recipes,
         sources=sources,
     )

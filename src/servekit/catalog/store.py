@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import hashlib
 import json
 import os
 import shutil
@@ -104,6 +103,8 @@ def catalog_files(root: Path) -> list[Path]:
 
 def content_hash(root: Path) -> tuple[str, int]:
     """sha256 over every file's relative path and bytes, and the file count."""
+    import hashlib  # only a sync hashes: loading OpenSSL is not free for every plan that reads the store
+
     digest = hashlib.sha256()
     files = catalog_files(root)
     for path in files:
