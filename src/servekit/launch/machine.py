@@ -13,8 +13,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 LOCAL = "local"
 GIB = 1024**3
 
@@ -88,6 +86,8 @@ def parse_nvidia_smi(text: str) -> list[Gpu]:
 
 
 def detect() -> LocalMachine:
+    import psutil  # only a plan for this machine asks; importing psutil costs every other plan ~25 ms
+
     return LocalMachine(
         cpu_model=cpu_model(),
         cores=psutil.cpu_count(logical=False) or psutil.cpu_count() or 1,
