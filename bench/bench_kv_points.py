@@ -1,9 +1,11 @@
 """Accuracy of servekit's KV-pool predictions against measured vLLM start-up logs.
 
-Usage: python bench/bench_kv_points.py [POINTS.jsonl ...] [--all] [--verbose] [--sensitivity]
+Usage: python bench/bench_kv_points.py [POINTS.jsonl ...] [--table FILE] [--all] [--verbose] [--sensitivity]
 
-Reads kv-points lines (default: ../shared/reference/kv-points-visible.jsonl beside the repo) and
-scores ``kv_tokens`` from ``servekit.fit.predict_point`` two ways, per architecture kind:
+Reads kv-points lines (default: ../shared/reference/kv-points-visible.jsonl beside the repo), lays
+over each the structured fields the table keeps for its free text (default:
+tests/fit/data/kv_points_structured.yaml, each value with its reason: ``servekit.fit.point_table``)
+and scores ``kv_tokens`` from ``servekit.fit.predict_point`` two ways, per architecture kind:
 
 * ``logged``: the logged available KV memory is used where the line has it (this scores the KV
   bytes per token and the block layout only);
@@ -12,7 +14,7 @@ scores ``kv_tokens`` from ``servekit.fit.predict_point`` two ways, per architect
 
 Each score gives the median |relative error|, the share of points within 10% and the worst case;
 ``predicted`` counts points that state their device memory (or a CPU KV space), or name a GPU
-whose memory servekit knows, and got a prediction. High- and medium-confidence points are scored (``--all`` adds low-confidence ones).
+of the device table (``gpu_model``), and got a prediction. High- and medium-confidence points are scored (``--all`` adds low-confidence ones).
 ``--sensitivity`` re-scores the model with each constant of ``servekit.fit.constants`` halved and
 doubled. Data notes name points whose structured fields contradict each other (they are scored
 as written; see ``data_notes``). Exit status 1 when the model's overall median exceeds the target.
@@ -21,7 +23,6 @@ as written; see ``data_notes``). Exit status 1 when the model's overall median e
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from collections import defaultdict
@@ -29,6 +30,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_POINTS = REPO.parent / "shared" / "reference" / "kv-points-visible.jsonl"
+DEFAULT_TABLE = REPO / "tests" / "fit" / "data" / "kv_points_structured.yaml"
 TARGET = 0.03
 WITHIN = 0.10
 
@@ -38,15 +40,13 @@ def architecture_kind(arch_type: str) -> str:
     return arch_type.split("(")[0].strip() or "unknown"
 
 
-def read_points(paths: list[Path], confidences: set[str]) -> list[tuple[str, dict]]:
-    out = []
-    for path in paths:
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if line.strip():
-                point = json.loads(line)
-                if point.get("confidence") in confidences:
-                    out.append((f"{path.name}:{number}", point))
-    return out
+def read_points(paths: list[Path], table_path: Path, confidences: set[str]) -> list[tuple[str, dict]]:
+    """(point id, line with its structured fields) of every line of the wanted confidence."""
+    from servekit.fit.point_table import load_table, read_points as read_lines, structured
+
+    table = load_table(table_path)
+    return [(pid, structured(pid, point, table)) for path in paths for pid, point in read_lines(path)
+            if point.get("confidence") in confidences]
 
 
 def states_memory(point: dict) -> bool:
@@ -55,11 +55,11 @@ def states_memory(point: dict) -> bool:
 
 
 def names_known_memory(point: dict) -> bool:
-    """A point that does not state its device memory but names a GPU whose memory servekit knows
-    (``servekit.fit.gpu_models``)."""
-    from servekit.fit.gpu_models import memory_from_name
+    """A point that does not state its device memory but names a device of the device table
+    (``gpu_model``: ``servekit.hardware.device_memory``)."""
+    from servekit.hardware.device_memory import memory_row
 
-    return not states_memory(point) and memory_from_name(str(point.get("gpu") or "")) is not None
+    return not states_memory(point) and memory_row(str(point.get("gpu_model") or "")) is not None
 
 
 def errors(points: list[tuple[str, dict]], use_logged: bool, verbose: bool = False) -> tuple[dict, int, int]:
@@ -131,8 +131,8 @@ def report(points: list[tuple[str, dict]], verbose: bool) -> float:
     every_model = [e for v in model.values() for e in v]
     print(f"{'all':<44} {len(every_model):>3} | {'':>6}{summary(every_logged)} | {'':>6}{summary(every_model)}")
     named = sum(names_known_memory(p) for _, p in points)
-    print(f"predictions for {predicted} of {stating} points that state their device memory or name a GPU "
-          f"whose memory is known ({named} by name only); target: model median <= {TARGET:.0%}")
+    print(f"predictions for {predicted} of {stating} points that state their device memory or name a device "
+          f"of the device table ({named} by id only); target: model median <= {TARGET:.0%}")
     for note in data_notes(points):
         print(f"data note: {note}")
     return statistics.median(abs(e) for e in every_model) if every_model else 1.0
@@ -159,11 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO / "src"))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("points", nargs="*", type=Path, default=[DEFAULT_POINTS])
+    parser.add_argument("--table", type=Path, default=DEFAULT_TABLE, help="structured fields per point id")
     parser.add_argument("--all", action="store_true", help="include low-confidence points")
     parser.add_argument("--verbose", "-v", action="store_true", help="one line per point")
     parser.add_argument("--sensitivity", action="store_true", help="halve and double each constant")
     args = parser.parse_args(argv)
-    points = read_points(args.points, {"high", "medium", "low"} if args.all else {"high", "medium"})
+    points = read_points(args.points, args.table, {"high", "medium", "low"} if args.all else {"high", "medium"})
     if not points:
         print("no points")
         return 1

@@ -15,7 +15,7 @@ from servekit.fit.launch import LaunchSettings, launch_settings
 from servekit.fit.memory import activation_gib, forward_gib, moe_forward_elements, runtime_gib, sampler_gib
 from servekit.fit.planner import FitRequest, plan_fit
 from servekit.fit.scheduler import scheduler_limits
-from servekit.fit.versions import VllmRun, release
+from servekit.fit.versions import VersionTextError, VllmRun, read_version, rule
 
 LLAMA = shipped_facts("meta-llama/Llama-3.1-8B-Instruct")
 # DeepSeek-V2-Lite / DeepSeek-Coder-V2-Lite config.json shapes (public): MLA without a query down
@@ -41,9 +41,22 @@ MI300X = _gpu(191.98, "amd instinct mi300x", brand="AMD")
 
 
 def test_releases_read_with_their_patch_number():
-    assert release("0.8.5") == (0, 8, 5) and release("0.10.1.1") == (0, 10, 1)
-    assert release("0.1.dev19754+g3a0914114") is None  # untagged: the newest rules
-    assert release("0.9.1.dev705+g01220ce89") == (0, 9, 1)
+    assert read_version("0.8.5").version.release == (0, 8, 5)
+    assert read_version("0.10.1.1").version.release == (0, 10, 1, 1)
+    assert read_version("v0.19.0").form == "release" and str(read_version("v0.19.0")) == "0.19.0"
+    assert read_version("0.9.1.dev705+g01220ce89").form == "development build"
+
+
+@pytest.mark.parametrize("text", [
+    "cuda 12.8 vllm 0.9.0",                 # no first dotted number anywhere: 12.8 is not a vLLM release
+    "V0 engine (~0.6.x, Dec 2024)",         # the engine is a field of its own (engine: v0)
+    "0.19.0 (vllm/vllm-openai:v0.19.0)",    # an image tag beside the version is free text
+    "0.1.dev19754+g3a0914114",              # an untagged build names no release
+    "muse-glimmer image", "",
+])
+def test_version_text_in_no_known_form_is_refused(text):
+    with pytest.raises(VersionTextError):
+        read_version(text)
 
 
 @pytest.mark.parametrize("version,platform,env,v0", [
@@ -54,12 +67,17 @@ def test_releases_read_with_their_patch_number():
     ("0.9.2", "rocm", {}, False),                     # vllm-project/vllm#19440
     ("0.10.1.1", "cuda", {"VLLM_USE_V1": "0"}, True),
     ("0.11.0", "cuda", {"VLLM_USE_V1": "0"}, False),  # V0 removed
-    ("V0 engine (~0.6.x, Dec 2024)", "cuda", {}, True),
+    ("~0.6", "cuda", {}, True),
     ("V0.8.5", "cuda", {}, False),                    # a 'V' before the version number names no engine
     (None, "cuda", {}, False),
 ])
 def test_which_engine_ran(version, platform, env, v0):
     assert VllmRun(version, env, platform).v0 is v0
+
+
+def test_a_stated_engine_wins_over_the_release_default():
+    assert VllmRun("0.8.5", engine="v0").v0 and not VllmRun("0.7.3", engine="v1").v0
+    assert not VllmRun("0.19.0", engine="v0").v0  # V0 is gone from 0.11 (the points reader refuses the pair)
 
 
 @pytest.mark.parametrize("device,version,expected", [
@@ -126,12 +144,13 @@ def test_sampler_path_follows_platform_and_flashinfer_switch():
     assert VllmRun("0.7.3").sampler_constant() == "sampler_bytes_per_logit_v0"
 
 
-def test_approximate_versions_read_as_the_last_patch_of_their_minor_release():
-    assert release("~0.11.0") == (0, 11, 2) and release("~v0.11.x (Nov 2025)") == (0, 11, 2)
-    assert release("vllm/vllm-openai:latest late 2025 (~0.11.0)") == (0, 11, 2)
-    assert release("0.8") == (0, 8, 5) and release("0.12") == (0, 12, 0)
-    assert release("0.11.0") == (0, 11, 0) and release("v0.19.0") == (0, 19, 0)
-    assert release("V0 engine (~0.6.x, Dec 2024)") == (0, 6, 6)
+def test_approximate_versions_read_as_written_and_say_so():
+    """~0.11.0 is 0.11.0, not the last 0.11 patch: the rules that changed at 0.11.1 do not apply."""
+    for text, release in (("~0.11.0", (0, 11, 0)), ("~v0.11.x", (0, 11)), ("0.11.x", (0, 11)), ("0.8", (0, 8))):
+        found = read_version(text)
+        assert found.approximate and found.form == "approximate" and found.version.release == release
+    assert rule("sampler", "~0.11.0") == rule("sampler", "0.11.0") == "sampler_bytes_per_logit_flashinfer"
+    assert not read_version("0.11.0").approximate
 
 
 def test_fused_moe_layer_sets_the_forward_peak_of_an_moe_model():
@@ -249,14 +268,14 @@ def test_rocm_ranks_keep_more_non_torch_memory():
     assert runtime_gib(one, H100, "0.21.0") == pytest.approx(0.25)
 
 
-def test_development_builds_read_by_how_far_past_their_base_they_are():
-    # N commits past the release a build grew from, named for the next release
-    assert release("0.11.1.dev12") == (0, 11, 0) and release("0.20.1rc1.dev16+g7a1eb8ac2") == (0, 20, 0)
-    assert release("0.28.0rc1.dev5") == (0, 27, 1)  # the base of a new minor is the last patch before it
-    assert release("0.9.2.dev364+gb432b7a28") == (0, 9, 2) and release("0.26.1rc1.dev608") == (0, 26, 1)
-    # 0.11.1.dev12 still samples with FlashInfer; 0.20.1rc1.dev16 still logs the pool as blocks
+def test_development_builds_order_before_the_release_they_name():
+    """PEP 440 (setuptools-scm's N commits past the last tag, named for the next release): however
+    many commits a build is past its base, the rules of the release it names do not apply yet."""
     assert VllmRun("0.11.1.dev12").sampler_constant() == "sampler_bytes_per_logit_flashinfer"
-    assert not VllmRun("0.20.1rc1.dev16").reports_concurrency_tokens
+    assert not VllmRun("0.20.1rc1.dev16+g7a1eb8ac2").reports_concurrency_tokens
+    assert VllmRun("0.20.1").reports_concurrency_tokens and VllmRun("0.20.1rc1").reports_concurrency_tokens is False
+    assert rule("v1_default", "0.9.2.dev364+gb432b7a28") == "cuda"  # a ROCm launch that ran V1 says engine: v1
+    assert rule("v1_batch_defaults", "0.28.0rc1.dev5") == "memory_70_not_a100"
 
 
 def test_offline_llm_class_batches_more_tokens():

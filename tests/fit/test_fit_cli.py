@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from testing.shared import REFERENCE
 from servekit.cli.app import main
 from testing.tiny_model import TinyLlamaShape, write_tiny_llama
 
@@ -72,15 +71,20 @@ def test_local_checkpoint_directory(capsys, tmp_path):
     assert report["kv_tokens"] == (1 << 30) // (2 * 2 * 2 * 64 * 2 * 128) * 128
 
 
-def test_points_file_one_line_out_per_line_in(capsys):
-    points = REFERENCE / "kv-points-visible.jsonl"
-    if not points.is_file():
-        pytest.skip("kv-points reference is not present")
-    code, out, _ = _run(capsys, "fit", "--points", str(points))
-    assert code == 0
-    lines = out.splitlines()
-    assert len(lines) == len(points.read_text().splitlines())
-    first = json.loads(lines[0])
+def test_points_file_one_line_out_per_line_in(capsys, tmp_path, raw_points, structured_points):
+    """The reference lines as written hold free text (an error line naming the field for each such
+    line); with their structured fields every line is predicted."""
+    raw = tmp_path / "raw.jsonl"
+    raw.write_text("".join(json.dumps(p) + "\n" for _, p in raw_points), encoding="utf-8")
+    code, out, _ = _run(capsys, "fit", "--points", str(raw))
+    assert code == 0 and len(out.splitlines()) == len(raw_points)
+    assert "vllm_version" in json.loads(out.splitlines()[0])["error"]
+    path = tmp_path / "structured.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for _, p in structured_points), encoding="utf-8")
+    code, out, _ = _run(capsys, "fit", "--points", str(path))
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(lines) == len(structured_points) and not [r for r in lines if "error" in r]
+    first = lines[0]
     assert first["kv_bytes_per_token"] == 70272 and first["kv_tokens"] == pytest.approx(715_072, rel=0.001)
 
 

@@ -1,60 +1,68 @@
-"""GPU names in kv-points: memory, platform and links of the part a name names (servekit.fit.gpu_models)."""
+"""The device of a kv-points line: its ``gpu_model`` id of the device table gives the memory,
+vendor, generation and link (servekit.fit.gpu_models, servekit.fit.point_device); the ``gpu``
+text is never read."""
 
 from __future__ import annotations
 
 import pytest
 
-from servekit.fit.gpu_models import interconnect_from_name, memory_from_name
-from servekit.hardware import DEVICE_MEMORY
+from servekit.fit.gpu_models import GPU_PARTS, gpu_part
 from servekit.fit.point_device import point_device
+from servekit.fit.point_fields import PointError
 from servekit.fit.points import predict_point
+from servekit.hardware import DEVICE_MEMORY
+
+POINT = {"config_facts": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+                          "head_dim": 128, "hidden_size": 4096, "vocab_size": 128256},
+         "tp": 1, "gpu_memory_utilization": 0.9, "max_model_len": 8192, "weights_gib": 14.99,
+         "vllm_version": "0.19.0"}
 
 
-@pytest.mark.parametrize("name,gib", [
-    ("NVIDIA H100 80GB HBM3", 79.19),
-    ("NVIDIA H200", 139.8),
-    ("NVIDIA A100-SXM4-40GB", 39.39),
-    ("NVIDIA A100 80GB PCIe", 79.15),
-    ("NVIDIA L40S", 44.42),
-    ("NVIDIA A10 (24 GB)", 22.06),
-    ("NVIDIA GeForce RTX 3090", 23.58),
-    ("AMD Instinct MI300X", 191.98),
-    ("NVIDIA H100 NVL 94GB", round(94 * 31.4 / 32, 2)),    # a size in the name
-    ("NVIDIA GeForce RTX 4090", round(24 * 31.4 / 32, 2)),  # the taxonomy's part
-    ("AMD Instinct MI325X", round(256 * 191.98 / 192, 2)),  # Instinct parts expose their nominal memory
-    ("NVIDIA H100 NVL", None),                              # a variant whose memory the taxonomy does not hold
-    ("unknown Ampere GPU", None),
+def test_every_device_table_id_has_one_part_row():
+    assert sorted(p.id for p in GPU_PARTS) == sorted(m.id for m in DEVICE_MEMORY)
+    assert all(p.source and p.brand in ("NVIDIA", "AMD") and p.interconnect in ("nvlink", "pcie", "xgmi")
+               for p in GPU_PARTS)
+
+
+@pytest.mark.parametrize("model,gib,link,generation,platform", [
+    ("h100", 79.19, "nvlink", "hopper", "cuda"), ("h200", 139.8, "nvlink", "hopper", "cuda"),
+    ("a100_40gb", 39.39, "nvlink", "ampere", "cuda"), ("l40s", 44.42, "pcie", "ada", "cuda"),
+    ("a10", 22.06, "pcie", "ampere", "cuda"), ("rtx_3090", 23.58, "pcie", "ampere", "cuda"),
+    ("rtx_5090", 31.4, "pcie", "blackwell", "cuda"), ("mi300x", 191.98, "xgmi", "", "rocm"),
 ])
-def test_memory_of_a_named_part(name, gib):
-    assert memory_from_name(name) == gib
+def test_a_device_id_gives_memory_link_generation_and_platform(model, gib, link, generation, platform):
+    device, engine, _ = point_device({"gpu_model": model}, {}, 2)
+    profile = device.profile
+    assert (device.memory_gib, profile.interconnect, device.generation, profile.platform, engine) == (
+        gib, link, generation, platform, "vllm")
+    assert gpu_part(model).generation == generation
 
 
-def test_every_measured_part_names_its_source():
-    assert all(m.source and m.memory_gib > 0 for m in DEVICE_MEMORY)
+def test_stated_memory_and_link_win_over_the_parts_usual_ones():
+    device, _, _ = point_device({"gpu_model": "h100", "gpu_mem_gib": 79.18, "interconnect": "pcie"}, {}, 2)
+    assert device.memory_gib == 79.18 and device.profile.interconnect == "pcie"
 
 
-@pytest.mark.parametrize("name,link", [
-    ("NVIDIA H100 80GB HBM3", "nvlink"), ("NVIDIA A100-SXM4-40GB", "nvlink"), ("NVIDIA A100 80GB PCIe", "pcie"),
-    ("NVIDIA L40S (AWS g6e, PCIe, no NVLink)", "pcie"), ("NVIDIA GeForce RTX 5090", "pcie"),
-    ("AMD Instinct MI300X", "xgmi"), ("NVIDIA B200", "nvlink"),
-])
-def test_links_of_a_node_of_named_parts(name, link):
-    assert interconnect_from_name(name) == link
+def test_a_line_without_a_device_id_is_a_gpu_of_its_stated_memory_only():
+    device, engine, _ = point_device({"gpu_mem_gib": 80.0}, {}, 1)
+    assert (device.memory_gib, device.generation, device.profile.interconnect, engine) == (80.0, "", "pcie", "vllm")
+    assert point_device({}, {}, 1)[0].memory_gib == 0.0
 
 
-def test_amd_parts_run_rocm():
-    device, engine, _ = point_device({"gpu": "AMD Instinct MI300X", "gpu_mem_gib": 191.98}, {}, 2)
-    assert (device.profile.platform, device.brand, engine) == ("rocm", "AMD", "vllm")
-    device, _, _ = point_device({"gpu": "NVIDIA L40S"}, {}, 1)
-    assert device.profile.platform == "cuda" and device.memory_gib == 44.42
+def test_cpu_backend_by_id_or_by_its_kv_space():
+    assert point_device({"gpu_model": "cpu"}, {}, 1)[1] == "vllm-cpu"
+    assert point_device({}, {"VLLM_CPU_KVCACHE_SPACE": "8"}, 1)[1:] == ("vllm-cpu", 8.0)
 
 
-def test_a_gpu_named_without_its_memory_still_gets_a_prediction():
-    point = {"config_facts": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
-                              "head_dim": 128, "hidden_size": 4096, "vocab_size": 128256},
-             "gpu": "NVIDIA L40S", "tp": 1, "gpu_memory_utilization": 0.9, "max_model_len": 8192,
-             "weights_gib": 14.99, "vllm_version": "0.19.0"}
-    named = predict_point(point, use_logged_memory=False)
-    stated = predict_point({**point, "gpu_mem_gib": 44.42}, use_logged_memory=False)
+def test_a_device_named_by_id_without_its_memory_still_gets_a_prediction():
+    named = predict_point({**POINT, "gpu_model": "l40s"}, use_logged_memory=False)
+    stated = predict_point({**POINT, "gpu_mem_gib": 44.42}, use_logged_memory=False)
     assert named["kv_tokens"] == stated["kv_tokens"] > 0
-    assert predict_point({**point, "gpu": "some GPU"}, use_logged_memory=False)["kv_tokens"] is None
+    assert predict_point({**POINT, "gpu": "NVIDIA L40S"}, use_logged_memory=False)["kv_tokens"] is None
+
+
+@pytest.mark.parametrize("field,bad", [("gpu_model", "NVIDIA L40S"), ("gpu_model", "gb300"),
+                                       ("interconnect", "NVLink 4")])
+def test_a_device_field_in_free_text_is_refused_by_name(field, bad):
+    with pytest.raises(PointError, match=field):
+        predict_point({**POINT, field: bad})

@@ -1,5 +1,5 @@
 """FP8 checkpoints on GPUs without FP8 tensor cores: the Marlin re-layout of the scales
-(servekit.fit.marlin), the GPU generation a name gives, and the format a kv-points line states."""
+(servekit.fit.marlin), the GPU generation a device id gives, and the format a kv-points line states."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from servekit.facts import shipped_facts
 from servekit.facts.model import QuantFacts
 from servekit.fit.hardware import custom_device
-from servekit.fit.gpu_models import generation_from_name
+from servekit.fit.gpu_models import gpu_part
 from servekit.fit.launch import LaunchSettings
 from servekit.fit.marlin import fp8_weight_only, marlin_scale_gib
 from servekit.fit.planner import FitRequest, plan_fit
@@ -22,15 +22,12 @@ FP8_CHANNEL = replace(LLAMA, quantization=QuantFacts(method="compressed-tensors"
 PER_ELEMENT = 2 / 128 - 4 / (128 * 128)
 
 
-@pytest.mark.parametrize("name,generation", [
-    ("NVIDIA GeForce RTX 3090", "ampere"), ("NVIDIA A100-SXM4-40GB", "ampere"), ("NVIDIA A10 (24 GB)", "ampere"),
-    ("NVIDIA RTX A6000", "ampere"), ("NVIDIA L40S", "ada"), ("NVIDIA GeForce RTX 4090", "ada"), ("NVIDIA L4", "ada"),
-    ("NVIDIA H100 80GB HBM3", "hopper"), ("NVIDIA GeForce RTX 5090", "blackwell"),
-    ("NVIDIA RTX PRO 6000 Blackwell Max-Q", "blackwell"), ("NVIDIA GB300", "blackwell"), ("Tesla T4", "turing"),
-    ("unknown Ampere GPU", "ampere"), ("AMD Instinct MI300X", ""), ("some accelerator", ""),
+@pytest.mark.parametrize("model,generation", [
+    ("rtx_3090", "ampere"), ("a100_40gb", "ampere"), ("a10", "ampere"), ("l40s", "ada"), ("h100", "hopper"),
+    ("rtx_5090", "blackwell"), ("rtx_pro_6000", "blackwell"), ("mi300x", ""),
 ])
-def test_generation_of_a_named_part(name, generation):
-    assert generation_from_name(name) == generation
+def test_generation_of_a_device_id(model, generation):
+    assert gpu_part(model).generation == generation
 
 
 def test_only_known_generations_without_fp8_run_it_weight_only():
@@ -63,19 +60,20 @@ def test_a_plan_counts_the_relaid_scales_in_the_weights_on_ampere_only():
     assert logged.weights_gib_per_rank == 8.0  # the engine's own figure already holds them
 
 
-@pytest.mark.parametrize("dtype,block", [
-    ("FP8 (Marlin W8A16 on Ampere)", (128, 128)), ("FP8 block-scaled", (128, 128)),
-    ("FP8 dynamic (compressed-tensors)", None), ("FP8 per-channel", None),
+@pytest.mark.parametrize("quantization,block", [
+    ({"method": "fp8", "bits": 8, "weight_block_size": [128, 128]}, (128, 128)),
+    ({"method": "fp8", "bits": 8}, None),  # per-channel or per-tensor scales: no blocks
 ])
-def test_fp8_format_of_a_point(dtype, block):
-    quant = quant_from_point({"weights_dtype": dtype, "config_facts": {}})
+def test_fp8_format_of_a_point(quantization, block):
+    quant = quant_from_point({"quantization": quantization, "config_facts": {}})
     assert quant is not None and quant.method == "fp8" and quant.weight_block_size == block
 
 
 def test_other_formats_and_a_stated_quantization_config():
-    assert quant_from_point({"weights_dtype": "BF16", "config_facts": {}}) is None
-    assert quant_from_point({"weights_dtype": "NVFP4 mixed with FP8 channel-wise", "config_facts": {}}) is None
-    stated = quant_from_point({"weights_dtype": "FP8", "config_facts": {
+    assert quant_from_point({"weights_dtype": "FP8 block-scaled", "config_facts": {}}) is None  # free text
+    nvfp4 = quant_from_point({"quantization": {"method": "nvfp4", "bits": 4}, "config_facts": {}})
+    assert nvfp4 is not None and nvfp4.method == "nvfp4" and nvfp4.weight_block_size is None
+    stated = quant_from_point({"quantization": {"method": "fp8", "bits": 8}, "config_facts": {
         "quantization_config": {"quant_method": "fp8", "weight_block_size": [64, 64]}}})
     assert stated is not None and stated.weight_block_size == (64, 64)
 
@@ -83,17 +81,17 @@ def test_other_formats_and_a_stated_quantization_config():
 POINT = {
     "model": "an FP8 27B-class dense model", "config_facts": {
         "num_hidden_layers": 64, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128},
-    "weights_dtype": "FP8", "weights_gib": 28.0, "gpu_mem_gib": 23.58, "tp": 2, "gpu_memory_utilization": 0.92,
+    "quantization": {"method": "fp8", "bits": 8, "weight_block_size": [128, 128]}, "weights_gib": 28.0, "gpu_mem_gib": 23.58, "tp": 2, "gpu_memory_utilization": 0.92,
     "max_model_len": 32768, "kv_cache_dtype": "fp8", "vllm_version": "0.24.0", "extra_flags": ["--max-num-seqs 2"],
 }
 
 
 def test_a_point_on_an_ampere_card_loads_more_than_on_an_ada_card_of_the_same_memory():
-    ampere = predict_point({**POINT, "gpu": "NVIDIA GeForce RTX 3090"}, use_logged_memory=False)
-    ada = predict_point({**POINT, "gpu": "NVIDIA GeForce RTX 4090"}, use_logged_memory=False)
+    ampere = predict_point({**POINT, "gpu_model": "rtx_3090"}, use_logged_memory=False)
+    ada = predict_point({**POINT, "gpu_model": "l40s"}, use_logged_memory=False)  # its memory: gpu_mem_gib
     assert ampere["available_kv_gib"] == pytest.approx(ada["available_kv_gib"] - 14.0 * PER_ELEMENT, abs=1e-3)
-    logged = predict_point({**POINT, "gpu": "NVIDIA GeForce RTX 3090", "weights_gib_per_rank": 14.68},
+    logged = predict_point({**POINT, "gpu_model": "rtx_3090", "weights_gib_per_rank": 14.68},
                            use_logged_memory=False)
-    as_if_ada = predict_point({**POINT, "gpu": "NVIDIA GeForce RTX 4090", "weights_gib_per_rank": 14.68},
+    as_if_ada = predict_point({**POINT, "gpu_model": "l40s", "weights_gib_per_rank": 14.68},
                               use_logged_memory=False)
     assert logged["available_kv_gib"] == as_if_ada["available_kv_gib"]

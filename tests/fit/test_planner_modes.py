@@ -44,7 +44,7 @@ def test_enforce_eager_and_version_decide_the_cuda_graph_reserve():
     old = plan_fit(FitRequest(LLAMA, H100, LaunchSettings(max_model_len=8192), engine_version="0.19.1"))
     assert graphs.cudagraph_gib > 0 and eager.cudagraph_gib == 0 and old.cudagraph_gib == 0
     assert eager.available_kv_gib > graphs.available_kv_gib
-    assert counts_cudagraphs("0.27.1") and not counts_cudagraphs("0.11.0") and counts_cudagraphs("0.1.dev19754")
+    assert counts_cudagraphs("0.27.1") and not counts_cudagraphs("0.11.0") and counts_cudagraphs(None)
 
 
 def test_language_model_only_drops_the_vision_tower_and_mtp_loads_only_when_drafting():
@@ -102,7 +102,7 @@ def test_older_releases_logged_the_pool_split_evenly_over_groups():
     assert new.kv_tokens == 302_921
     assert old.kv_tokens == new.num_blocks // 4 * 1568
     assert reports_concurrency_tokens("0.20.1") and not reports_concurrency_tokens("0.20.0")
-    assert reports_concurrency_tokens(None) and reports_concurrency_tokens("0.1.dev19754+g3a0914114")
+    assert reports_concurrency_tokens(None) and not reports_concurrency_tokens("0.20.1rc1.dev16")
 
 
 def test_cuda_graph_sizes_follow_vllm_capture_rules():

@@ -1,7 +1,9 @@
-"""Predictions against measured vLLM KV pools (../shared/reference/kv-points-visible.jsonl).
+"""Predictions against measured vLLM KV pools (../shared/reference/kv-points-visible.jsonl, with the
+structured fields of tests/fit/data/kv_points_structured.yaml laid over their free text).
 
 This is an accuracy assertion over public measurements, not a timing test: the median
-relative error of ``kv_tokens`` over high- and medium-confidence points must stay <= 5%.
+relative error of ``kv_tokens`` (with the logged available KV memory: the KV bytes per token and
+the block layout) over high- and medium-confidence points must stay <= 5%.
 """
 
 from __future__ import annotations
@@ -13,17 +15,13 @@ import pytest
 
 from servekit.app.fit import predict_points
 from servekit.fit.points import facts_from_point, launch_from_point, predict_point, weights_per_rank_from_point
-from testing.shared import REFERENCE
 
-POINTS = REFERENCE / "kv-points-visible.jsonl"
 TARGET_MEDIAN = 0.05
 
 
 @pytest.fixture(scope="module")
-def points() -> list[dict]:
-    if not POINTS.is_file():
-        pytest.skip(f"{POINTS} is not present")
-    return [json.loads(line) for line in POINTS.read_text(encoding="utf-8").splitlines() if line.strip()]
+def points(structured_points) -> list[dict]:
+    return [point for _, point in structured_points]
 
 
 def _errors(points, kinds=None):
@@ -66,8 +64,9 @@ def test_point_parsing_rules(points):
     facts, assumed = facts_from_point(kimi["config_facts"])
     assert facts.layer_counts() == {"mla": 61} and not assumed
     assert predict_point(kimi)["kv_bytes_per_token"] == 61 * 576 * 2
-    flags = {"extra_flags": ["--speculative-config mtp n=3", "--max-num-seqs 8", "--max-num-batched-tokens (compose)"],
-             "tp": 2, "kv_cache_dtype": "fp8 (e4m3)", "max_model_len": 1024, "gpu_memory_utilization": 0.9}
+    flags = {"extra_flags": ["--speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 3}'",
+                             "--max-num-seqs 8", "VLLM_USE_V1=1"],
+             "tp": 2, "kv_cache_dtype": "fp8", "max_model_len": 1024, "gpu_memory_utilization": 0.9}
     launch = launch_from_point(flags)
     assert (launch.spec_method, launch.spec_tokens, launch.max_num_seqs) == ("mtp", 3, 8)
     assert launch.kv_cache_dtype == "fp8" and launch.max_num_batched_tokens is None
@@ -79,7 +78,9 @@ def test_point_parsing_rules(points):
 HYBRID_VL = {"num_hidden_layers": 64, "full_attention_interval": 4, "num_attention_heads": 24,
              "num_key_value_heads": 4, "head_dim": 256, "hidden_size": 5120, "intermediate_size": 17408,
              "linear_num_key_heads": 16, "linear_num_value_heads": 48, "linear_key_head_dim": 128,
-             "linear_value_head_dim": 128, "mtp_num_hidden_layers": 1, "multimodal": "vision tower in checkpoint"}
+             "linear_value_head_dim": 128, "mtp_num_hidden_layers": 1, "multimodal": True}
+MTP_3 = "--speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 3}'"
+MTP_1 = "--speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 1}'"
 
 
 def test_a_points_vision_config_is_read_and_otherwise_the_tower_is_assumed():
@@ -98,7 +99,7 @@ def test_checkpoint_weights_less_what_the_launch_does_not_load():
     point = {"config_facts": HYBRID_VL, "weights_gib": 30.0, "tp": 2}
     facts, _ = facts_from_point(HYBRID_VL)
     gib = 1 << 30
-    drafting = launch_from_point({**point, "extra_flags": ["--speculative-config mtp n=3"]})
+    drafting = launch_from_point({**point, "extra_flags": [MTP_3]})
     assert weights_per_rank_from_point(point, facts, drafting) == (15.0, False)
     mtp = estimated_weight_bytes(HYBRID_VL, facts).mtp
     plain = launch_from_point(point)
@@ -113,7 +114,7 @@ def test_estimated_weights_of_a_multimodal_point_include_its_tower():
     from servekit.facts.vision import vision_params
     from servekit.fit.encoder import fallback_tower
 
-    point = {"config_facts": HYBRID_VL, "tp": 1, "extra_flags": ["--speculative-config mtp n=1"]}
+    point = {"config_facts": HYBRID_VL, "tp": 1, "extra_flags": [MTP_1]}
     facts, _ = facts_from_point(HYBRID_VL)
     weights, estimated = weights_per_rank_from_point(point, facts, launch_from_point(point))
     text = estimated_weight_bytes(HYBRID_VL, facts).total

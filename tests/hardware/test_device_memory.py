@@ -8,7 +8,7 @@ import json
 import pytest
 
 from servekit.cli.app import main
-from servekit.fit.gpu_models import memory_from_name
+from servekit.fit.point_device import point_device
 from servekit.hardware import DEVICE_MEMORY, build_profile, measured_memory
 
 
@@ -54,7 +54,7 @@ def test_planner_and_points_read_the_same_table():
         assert row.source and row.memory_gib > 0
     for name in ("NVIDIA H100 80GB HBM3", "NVIDIA L40S", "NVIDIA GeForce RTX 5090", "AMD Instinct MI300X"):
         row = measured_memory(name)
-        assert row is not None and memory_from_name(name) == row.memory_gib
+        assert row is not None and point_device({"gpu_model": row.id}, {}, 1)[0].memory_gib == row.memory_gib
 
 
 def test_non_gpu_profiles_take_no_gpu_row():

@@ -86,10 +86,12 @@ class FitRequest:
     """vLLM version whose memory accounting to follow; None means the newest."""
     engine_env: Mapping[str, str] = field(default_factory=dict)
     """Environment of the launch (``VLLM_USE_V1``, ``VLLM_USE_FLASHINFER_SAMPLER``)."""
+    engine_generation: str | None = None
+    """``v0`` or ``v1`` when the launch states which vLLM engine ran; None: the release's default."""
 
     @property
     def run(self) -> VllmRun:
-        return VllmRun(self.engine_version, self.engine_env, self.device.profile.platform)
+        return VllmRun(self.engine_version, self.engine_env, self.device.profile.platform, self.engine_generation)
 
 
 @dataclass(frozen=True)

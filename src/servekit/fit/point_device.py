@@ -1,11 +1,14 @@
-"""The device of a kv-points line, from its structured ``gpu`` name, ``gpu_mem_gib`` and env.
+"""The device of a kv-points line, from its structured ``gpu_model``, ``gpu_mem_gib``,
+``interconnect`` and environment (the ``gpu`` text is never read).
 
-* A ``gpu`` name that starts with ``CPU``, or a ``VLLM_CPU_KVCACHE_SPACE`` in the launch's
-  environment, is the vLLM CPU backend: its pool is that many GiB (``vllm-cpu`` memory rule).
-* Otherwise the device is a GPU of ``gpu_mem_gib`` total memory; without it, the memory of the
-  part the name names (``servekit.fit.gpu_models``), else 0 (no prediction from the memory
-  model). The name also gives the platform (AMD parts run ROCm), the interconnect and, for
-  NVIDIA parts, the generation (which formats run natively).
+* ``gpu_model: cpu``, or a ``VLLM_CPU_KVCACHE_SPACE`` in the launch's environment, is the vLLM
+  CPU backend: its pool is that many GiB (``vllm-cpu`` memory rule).
+* Otherwise the device is a GPU of ``gpu_mem_gib`` total memory; without it, the memory the
+  device table gives for ``gpu_model`` (``servekit.hardware.device_memory``), else 0 (no
+  prediction from the memory model). The id also gives the vendor (AMD parts run ROCm), the
+  NVIDIA generation and the node's usual link (``servekit.fit.gpu_models``); ``interconnect``
+  states another link. A line without ``gpu_model`` is an NVIDIA GPU of unknown generation on
+  PCIe.
 """
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from servekit.fit.gpu_models import generation_from_name, interconnect_from_name, is_amd, memory_from_name
+from servekit.fit.gpu_models import gpu_part
 from servekit.fit.hardware import Device
+from servekit.fit.point_fields import CPU_MODEL
 from servekit.hardware import build_profile, custom_profile
+from servekit.hardware.device_memory import memory_row
 
-__all__ = ["CPU_SPACE_ENV", "interconnect_from_name", "point_device"]
+__all__ = ["CPU_SPACE_ENV", "point_device"]
 
 CPU_SPACE_ENV = "VLLM_CPU_KVCACHE_SPACE"
 
@@ -29,13 +34,16 @@ def _cpu_device(memory_gib: float) -> Device:
 
 def point_device(point: dict[str, Any], env: dict[str, str], tp: int) -> tuple[Device, str, float | None]:
     """(device, engine, VLLM_CPU_KVCACHE_SPACE GiB or None) of one kv-points line."""
-    name = str(point.get("gpu") or "")
+    model = point.get("gpu_model")
     memory = float(point.get("gpu_mem_gib") or 0.0)
     space = env.get(CPU_SPACE_ENV)
-    if name.upper().startswith("CPU") or space is not None:
+    if model == CPU_MODEL or space is not None:
         return _cpu_device(memory), "vllm-cpu", float(space) if space else None
-    if not memory:
-        memory = memory_from_name(name) or 0.0
-    profile = custom_profile(memory, tp, brand="AMD" if is_amd(name) else "NVIDIA", generation=generation_from_name(name))
-    profile = replace(profile, id=name.lower() or profile.id, interconnect=interconnect_from_name(name))
-    return Device(profile), "vllm", None
+    row = memory_row(model) if model else None
+    part = gpu_part(model) if model else None
+    if not memory and row is not None:
+        memory = row.memory_gib
+    profile = custom_profile(memory, tp, brand=part.brand if part else "NVIDIA",
+                             generation=part.generation if part else "")
+    link = point.get("interconnect") or (part.interconnect if part else "pcie")
+    return Device(replace(profile, id=model or profile.id, interconnect=link)), "vllm", None

@@ -1,26 +1,58 @@
-"""The numeric fields of a kv-points line, read as numbers whatever JSON type they arrive in.
+"""The fields of a kv-points line, read as structured values or refused with the field's name.
 
-Lines are written by hand from logs: a number may come as ``"0.9"``, a length as ``"32k"``, a
-version as ``19``. The reader turns such values into numbers (lengths through vLLM's own token
-count reading) before anything uses them, and says which field is wrong when one is not a number
-(``PointError``), so one odd line is one clear error, never a crash.
+Lines are written by hand from logs. Numbers may arrive as text (``"0.9"``, a length as
+``"32k"``): they are read as the numbers they spell (lengths through vLLM's own token count
+reading). Every other field the memory model reads has one structured form, and a value in none
+of them is one ``PointError`` naming the field, never a guess:
+
+* ``vllm_version``: a release, a development build or release candidate in PEP 440 form, or an
+  approximate release (``servekit.fit.versions.read_version``);
+* ``engine``: ``v0`` or ``v1`` (the engine that ran, when the line states it);
+* ``gpu_model``: an id of the device table (``servekit.hardware.device_memory``) or ``cpu``;
+  ``interconnect``: ``nvlink``, ``pcie`` or ``xgmi`` (how the node's GPUs are linked, when it is
+  not the part's usual form);
+* ``kv_cache_dtype``: one of vLLM's ``--kv-cache-dtype`` choices; ``entrypoint``: ``server`` or
+  ``offline``; ``enforce_eager``: true or false;
+* ``quantization``: ``{"method": FORMAT, "bits": N}`` with the number format of the quantized
+  linears and their bits, plus ``weight_block_size: [n, k]`` for block-scaled FP8;
+* ``extra_flags``: vLLM arguments as a shell would pass them (each entry starts with a ``--``
+  flag; a ``--speculative-config`` value is the JSON vLLM reads) or ``NAME=VALUE`` environment
+  entries; ``env``: an object of environment variables;
+* ``config_facts``: config.json keys (numbers, lists, objects), with ``multimodal`` (true or false)
+  and ``attention_layers`` (``{"full": n, "sliding": n, "linear": n}``, summing to
+  ``num_hidden_layers``) as the points' own structured keys.
+
+Free text (``notes``, ``source``, ``config_source``, ``gpu``, ``weights_dtype``, ``arch_type``, a
+``config_facts`` description such as ``attention`` or ``moe``) is never read.
 """
 
 from __future__ import annotations
 
+import re
+import shlex
 from typing import Any
 
 from servekit.engines.vllm.launch import parse_length
 from servekit.errors import ServekitError
+from servekit.fit.dtypes import KV_CACHE_DTYPES
+from servekit.fit.versions import ENGINES, VersionTextError, read_version
+from servekit.hardware.device_memory import DEVICE_MEMORY
 
 LENGTH_FIELDS = ("max_model_len",)
 NUMBER_FIELDS = ("tp", "pp", "gpu_mem_gib", "gpu_memory_utilization", "weights_gib", "weights_gib_per_rank",
                  "available_kv_gib_per_gpu", "block_size", "measured_kv_tokens")
-TEXT_FIELDS = ("vllm_version", "gpu", "kv_cache_dtype", "weights_dtype", "entrypoint")
+CPU_MODEL = "cpu"
+"""The ``gpu_model`` of a launch on vLLM's CPU backend (not a row of the device table)."""
+INTERCONNECTS = ("nvlink", "pcie", "xgmi")
+ENTRYPOINTS = ("server", "offline")
+QUANT_BITS: dict[str, int] = {"fp8": 8, "int8": 8, "int4": 4, "nvfp4": 4, "mxfp4": 4}
+"""Number formats of quantized linears a point may state, with their bits."""
+LAYER_KINDS = ("full", "sliding", "linear")
+ENV_ENTRY = re.compile(r"^([A-Z][A-Z0-9_]*)=(\S*)$")
 
 
 class PointError(ServekitError):
-    """A kv-points line lacks what a prediction needs."""
+    """A kv-points line lacks what a prediction needs, or states it in a form servekit does not read."""
 
 
 def _number(text: str) -> float | None:
@@ -49,21 +81,118 @@ def _as_number(key: str, value: Any, length: bool = False) -> Any:
     raise PointError(f"{key}: {value!r} is not a number", fix=f"write {key} as a JSON number")
 
 
+def _choice(key: str, value: Any, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise PointError(f"{key}: {value!r} is not one of {', '.join(choices)}",
+                         fix=f"write {key} as one of: {', '.join(choices)}")
+    return value
+
+
+def _switch(key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise PointError(f"{key}: {value!r} is not true or false", fix=f"write {key} as true or false")
+    return value
+
+
+def _version(value: Any) -> str:
+    if not isinstance(value, str):
+        raise PointError(f"vllm_version: {value!r} is not a version text", fix="write the version as a string")
+    try:
+        read_version(value)
+    except VersionTextError as exc:
+        raise PointError(f"vllm_version: {exc.message}", fix=exc.fix) from None
+    return value.strip()
+
+
+def _quantization(value: Any) -> dict[str, Any]:
+    formats = ", ".join(QUANT_BITS)
+    fix = f'write {{"method": FORMAT, "bits": N}} with FORMAT one of {formats} (and weight_block_size [n, k])'
+    if not isinstance(value, dict) or set(value) - {"method", "bits", "weight_block_size"}:
+        raise PointError(f"quantization: {value!r} is not a quantization object", fix=fix)
+    method, bits = value.get("method"), value.get("bits")
+    if method not in QUANT_BITS or bits != QUANT_BITS[method] or isinstance(bits, bool):
+        raise PointError(f"quantization: method {method!r} with bits {bits!r} is not a known format", fix=fix)
+    block = value.get("weight_block_size")
+    if block is not None and not (method == "fp8" and isinstance(block, list) and len(block) == 2
+                                  and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in block)):
+        raise PointError(f"quantization.weight_block_size: {block!r} is not an FP8 scale block [n, k]", fix=fix)
+    return dict(value)
+
+
+def _flags(value: Any) -> list[str]:
+    if not isinstance(value, list):
+        raise PointError("extra_flags must be a list of argument strings", fix='write ["--flag value", ...]')
+    for index, entry in enumerate(value):
+        where = f"extra_flags[{index}]"
+        if not isinstance(entry, str):
+            raise PointError(f"{where}: {entry!r} is not an argument string")
+        if ENV_ENTRY.match(entry.strip()):
+            continue
+        try:
+            words = shlex.split(entry)
+        except ValueError:
+            words = []
+        if not words or not words[0].startswith("--"):
+            raise PointError(f"{where}: {entry!r} is not a vLLM argument or a NAME=VALUE environment entry",
+                             fix="write the flag as vLLM takes it (--name value), or leave the entry out")
+    return list(value)
+
+
+def _env(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str | int | float) for v in value.values()):
+        raise PointError("env must be an object of environment variables", fix='write {"NAME": "value"}')
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def _attention_layers(value: Any, layers: Any) -> dict[str, int]:
+    fix = f'write {{"full": n, "sliding": n, "linear": n}} (kinds: {", ".join(LAYER_KINDS)}) summing to the layers'
+    if (not isinstance(value, dict) or set(value) - set(LAYER_KINDS)
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value.values())):
+        raise PointError(f"config_facts.attention_layers: {value!r} is not a count per layer kind", fix=fix)
+    if isinstance(layers, int) and sum(value.values()) != layers:
+        raise PointError(f"config_facts.attention_layers: {value!r} does not add up to {layers} layers", fix=fix)
+    return dict(value)
+
+
+def _config_facts(facts: dict[str, Any]) -> dict[str, Any]:
+    out = {k: _config_value(v) for k, v in facts.items()}
+    if "multimodal" in out and not isinstance(out["multimodal"], bool):
+        raise PointError(f"config_facts.multimodal: {out['multimodal']!r} is not true or false",
+                         fix="write multimodal: true when the checkpoint holds a vision tower, else false")
+    if "attention_layers" in out:
+        out["attention_layers"] = _attention_layers(out["attention_layers"], out.get("num_hidden_layers"))
+    return out
+
+
+_CHECKS = {
+    "vllm_version": _version,
+    "engine": lambda v: _choice("engine", v, ENGINES),
+    "gpu_model": lambda v: _choice("gpu_model", v, (*(row.id for row in DEVICE_MEMORY), CPU_MODEL)),
+    "interconnect": lambda v: _choice("interconnect", v, INTERCONNECTS),
+    "kv_cache_dtype": lambda v: _choice("kv_cache_dtype", v, KV_CACHE_DTYPES),
+    "entrypoint": lambda v: _choice("entrypoint", v, ENTRYPOINTS),
+    "enforce_eager": lambda v: _switch("enforce_eager", v),
+    "quantization": _quantization,
+    "extra_flags": _flags,
+    "env": _env,
+}
+
+
 def normalized_point(point: dict[str, Any]) -> dict[str, Any]:
-    """The line with its numeric fields (and numeric ``config_facts`` values) as numbers and its
-    text fields as text."""
+    """The line with its numeric fields as numbers and every other field it reads checked
+    against its structured form (``PointError`` naming the field otherwise)."""
     if not isinstance(point, dict):
         raise PointError("a kv-points line must be a JSON object")
     out = dict(point)
     for key in NUMBER_FIELDS + LENGTH_FIELDS:
         if key in out:
             out[key] = _as_number(key, out[key], length=key in LENGTH_FIELDS)
-    for key in TEXT_FIELDS:
-        if out.get(key) is not None and not isinstance(out[key], str):
-            out[key] = str(out[key])
+    for key, check in _CHECKS.items():
+        if out.get(key) is not None:
+            out[key] = check(out[key])
     facts = out.get("config_facts")
     if isinstance(facts, dict):
-        out["config_facts"] = {k: _config_value(v) for k, v in facts.items()}
+        out["config_facts"] = _config_facts(facts)
     return out
 
 

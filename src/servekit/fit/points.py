@@ -1,18 +1,24 @@
 """Predict measured KV pools: one line of the kv-points schema -> the planner's figures.
 
-A kv-points line describes a real launch and what its start-up log said. Structured fields only
-are read (free text such as ``notes`` or ``source`` never is):
+A kv-points line describes a real launch and what its start-up log said. Only structured fields
+are read, each in the one form ``servekit.fit.point_fields`` checks (anything else is a
+``PointError`` naming the field); free text such as ``notes``, ``source``, ``config_source``,
+``gpu``, ``weights_dtype`` or a description in ``config_facts`` never is:
 
 * ``config_facts``: a subset of config.json keys (``vocab_size``, ``intermediate_size``,
   ``hidden_size``, ``torch_dtype``, MLA's ``q_lora_rank``, MoE's ``num_experts`` /
   ``n_routed_experts``, ``num_experts_per_tok``, ``moe_intermediate_size``,
-  ``first_k_dense_replace`` ... when known), plus ``mla``, the layer counts of hybrid stacks and
-  ``draft_layers`` (decoder layers of a separate draft network, whose KV shares the pool);
-* ``gpu`` (the device name; ``CPU`` names the CPU backend; it also gives the platform and, without
-  ``gpu_mem_gib``, the memory of the part it names: ``servekit.fit.gpu_models``), ``gpu_mem_gib``
-  (total memory of one device as the engine sees it), ``tp``, ``pp``, ``gpu_memory_utilization``, ``max_model_len``,
-  ``kv_cache_dtype`` (its first word is the value), ``enforce_eager``, ``vllm_version``;
-* ``extra_flags``: flag strings; an entry ``NAME=VALUE`` is an environment variable;
+  ``first_k_dense_replace`` ... when known), plus ``mla``, ``multimodal`` (true: the checkpoint
+  holds a vision tower), the layer counts of hybrid stacks (``attention_layers`` per kind, or
+  ``linear_attention_layers`` / ``sliding_layers`` / ``global_layers``) and ``draft_layers``
+  (decoder layers of a separate draft network, whose KV shares the pool);
+* ``gpu_model`` (an id of the device table; ``servekit.fit.point_device``), ``gpu_mem_gib``
+  (total memory of one device as the engine sees it; without it the table's figure for
+  ``gpu_model``), ``interconnect``, ``tp``, ``pp``, ``gpu_memory_utilization``,
+  ``max_model_len``, ``kv_cache_dtype``, ``enforce_eager``;
+* ``vllm_version`` (a release, a development build, or an approximate release, reported as such
+  in the output's ``version``; absent: the newest rules) and ``engine`` (``v0`` / ``v1``);
+* ``extra_flags``: vLLM arguments; an entry ``NAME=VALUE`` is an environment variable;
 * ``env`` (optional): environment variables of the launch, e.g. ``{"VLLM_CPU_KVCACHE_SPACE": "8"}``;
   ``VLLM_USE_V1`` and ``VLLM_USE_FLASHINFER_SAMPLER`` select the engine's accounting
   (``servekit.fit.versions.VllmRun``);
@@ -22,11 +28,9 @@ are read (free text such as ``notes`` or ``source`` never is):
   from ``config_facts`` (``config_facts.vision_config`` or the assumed tower for the first);
   ``weights_gib_per_rank`` (optional) the logged ``Model loading took`` figure, which wins when
   present; with neither, weights are estimated from ``config_facts`` and the output says so;
-* ``weights_dtype``: the checkpoint's number format; its first word says whether the linears are
-  FP8, and an FP8 checkpoint is read as block-scaled 128 x 128 (the layout of the Qwen, DeepSeek
-  and MiniMax FP8 releases) unless the text says ``channel``, ``tensor`` or ``dynamic``
-  (per-channel scales); a ``quantization_config`` in ``config_facts`` wins. The format matters
-  where a GPU without FP8 re-lays the scales (``servekit.fit.marlin``);
+* ``quantization``: the number format and bits of the quantized linears, with the FP8 scale
+  block when block-scaled (a ``quantization_config`` in ``config_facts`` wins). The format
+  matters where a GPU without FP8 re-lays the scales (``servekit.fit.marlin``);
 * ``entrypoint`` (optional): ``server`` (the default, ``vllm serve``) or ``offline`` (an ``LLM()``
   run, whose scheduler defaults batch more tokens: ``servekit.fit.scheduler``);
 * ``available_kv_gib_per_gpu``: the logged available KV memory, when the log has it.
@@ -34,7 +38,6 @@ are read (free text such as ``notes`` or ``source`` never is):
 
 from __future__ import annotations
 
-import re
 import shlex
 from dataclasses import replace
 from typing import Any
@@ -46,18 +49,15 @@ from servekit.facts.model import LayerKind, ModelFacts, QuantFacts
 from servekit.facts.vision import vision_from_config, vision_params
 from servekit.fit.dtypes import dtype_bytes
 from servekit.fit.encoder import tower
-from servekit.fit.launch import LaunchSettings, launch_settings
+from servekit.fit.launch import LaunchArgsError, LaunchSettings, launch_settings
 from servekit.fit.planner import FitRequest, plan_fit
 from servekit.fit.point_device import point_device
-from servekit.fit.point_fields import PointError, normalized_point
+from servekit.fit.point_fields import ENV_ENTRY, PointError, normalized_point
 from servekit.fit.sharding import GIB, per_rank_bytes
+from servekit.fit.versions import VllmRun, read_version
 
-ASSUMED_FP8_BLOCK = (128, 128)
-"""Scale blocks of an FP8 checkpoint whose point does not say how it is scaled."""
-PER_CHANNEL_WORDS = ("channel", "tensor", "dynamic")
 ASSUMED_KV_HEADS = 8
 ASSUMED_HEAD_DIM = 128
-_ENV_ENTRY = re.compile(r"^([A-Z][A-Z0-9_]*)=(\S*)$")
 
 
 def _every(n: int, special: int) -> int:
@@ -71,6 +71,11 @@ def _layers(cf: dict[str, Any]) -> list[LayerKind]:
         return ["mla"] * n
     if cf.get("layer_types") or cf.get("full_attention_interval") or cf.get("sliding_window_pattern"):
         return layer_kinds(cf, n, "config_facts")
+    if cf.get("attention_layers"):
+        counts = cf["attention_layers"]
+        every = _every(n, counts.get("full", 0))
+        other = "linear" if counts.get("linear") else "sliding"
+        return ["full" if (i + 1) % every == 0 else other for i in range(n)] if counts.get("full") else [other] * n
     if cf.get("linear_attention_layers"):
         every = _every(n, n - int(cf["linear_attention_layers"]))
         return ["full" if (i + 1) % every == 0 else "linear" for i in range(n)]
@@ -78,7 +83,7 @@ def _layers(cf: dict[str, Any]) -> list[LayerKind]:
         sliding = int(cf.get("sliding_layers") or n - int(cf["global_layers"]))
         every = _every(n, n - sliding)
         return ["full" if (i + 1) % every == 0 else "sliding" for i in range(n)]
-    if cf.get("sliding_window") and cf.get("use_sliding_window", True) and "global" not in str(cf.get("attention", "")):
+    if cf.get("sliding_window") and cf.get("use_sliding_window", True):
         return ["sliding"] * n
     return ["full"] * n
 
@@ -119,7 +124,7 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
         linear=linear,
         mla=mla,
         mtp_layers=int(cf.get("mtp_num_hidden_layers") or 0),
-        has_vision=bool(cf.get("multimodal") or cf.get("vision_config")),
+        has_vision=cf.get("multimodal") is True or bool(cf.get("vision_config")),
         vision=vision_from_config(cf),
         moe=moe_from_config(cf),
         dtype=str(cf.get("torch_dtype") or cf.get("dtype") or "bfloat16"),
@@ -128,42 +133,28 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
 
 
 def quant_from_point(point: dict[str, Any]) -> QuantFacts | None:
-    """The checkpoint's quantization: ``config_facts.quantization_config``, else FP8 from the first
-    word of ``weights_dtype`` (see the module text), else None."""
+    """The checkpoint's quantization: ``config_facts.quantization_config``, else the line's
+    structured ``quantization`` (its format and, for block-scaled FP8, its scale block), else None."""
     stated = quant_from_config(dict(point.get("config_facts") or {}))
     if stated is not None:
         return stated
-    text = str(point.get("weights_dtype") or "").lower()
-    if not text.split() or not text.split()[0].startswith("fp8"):
+    quant = point.get("quantization")
+    if not quant:
         return None
-    per_channel = any(word in text for word in PER_CHANNEL_WORDS)
-    return QuantFacts(method="fp8", weight_block_size=None if per_channel else ASSUMED_FP8_BLOCK)
+    block = quant.get("weight_block_size")
+    return QuantFacts(method=quant["method"], weight_block_size=tuple(block) if block else None)
 
 
 def _flag_argv(flags: list[str]) -> list[str]:
-    argv: list[str] = []
-    for flag in flags:
-        if _ENV_ENTRY.match(flag.strip()):
-            continue
-        text = re.sub(r"\(.*?\)", "", flag).strip()
-        if text.startswith("--speculative-config") and not text.rstrip().endswith("}"):
-            words = text.split()
-            method = words[1] if len(words) > 1 else "unknown"
-            count = next((int(w[2:]) for w in words if re.fullmatch(r"n=\d+", w)), 1)
-            argv += ["--speculative-config", f'{{"method": "{method}", "num_speculative_tokens": {count}}}']
-            continue
-        try:
-            argv += shlex.split(text)
-        except ValueError:
-            argv += text.split()
-    return argv
+    """The argv of the line's flag entries (environment entries left out)."""
+    return [word for flag in flags if not ENV_ENTRY.match(flag.strip()) for word in shlex.split(flag)]
 
 
 def point_env(point: dict[str, Any]) -> dict[str, str]:
     """Environment of the launch: ``env`` plus ``NAME=VALUE`` entries of ``extra_flags``."""
     env = {str(k): str(v) for k, v in (point.get("env") or {}).items()}
     for flag in point.get("extra_flags") or []:
-        match = _ENV_ENTRY.match(str(flag).strip())
+        match = ENV_ENTRY.match(str(flag).strip())
         if match:
             env.setdefault(match.group(1), match.group(2))
     return env
@@ -176,8 +167,11 @@ def _draft_layers(point: dict[str, Any]) -> int | None:
 
 
 def launch_from_point(point: dict[str, Any]) -> LaunchSettings:
-    launch = launch_settings(_flag_argv(list(point.get("extra_flags") or [])))
-    kv = str(point.get("kv_cache_dtype") or "auto").split()[0].strip("(),;")
+    try:
+        launch = launch_settings(_flag_argv(list(point.get("extra_flags") or [])))
+    except LaunchArgsError as exc:
+        raise PointError(f"extra_flags: {exc.message}", fix=exc.fix) from None
+    kv = point.get("kv_cache_dtype") or "auto"
     return replace(
         launch,
         tp=int(point.get("tp") or launch.tp or 1),
@@ -187,7 +181,7 @@ def launch_from_point(point: dict[str, Any]) -> LaunchSettings:
         kv_cache_dtype=kv,
         gpu_memory_utilization=point.get("gpu_memory_utilization") or launch.gpu_memory_utilization,
         enforce_eager=bool(point.get("enforce_eager")) or launch.enforce_eager,
-        offline=str(point.get("entrypoint") or "server").lower() == "offline",
+        offline=point.get("entrypoint") == "offline",
         draft_layers=_draft_layers(point),
     )
 
@@ -232,6 +226,24 @@ def weights_per_rank_from_point(
     return (per_rank_bytes(loaded, facts, launch) if launch else loaded / ranks) / GIB, True
 
 
+def version_read(point: dict[str, Any]) -> dict[str, Any]:
+    """How the line's ``vllm_version`` was read: the release whose rules apply, its form, and
+    whether it is only approximate (no version: the newest rules)."""
+    text = point.get("vllm_version")
+    if text is None:
+        return {"read_as": None, "form": "not stated: the newest release's rules", "approximate": False}
+    found = read_version(text)
+    return {"read_as": str(found.version), "form": found.form, "approximate": found.approximate}
+
+
+def _check_engine(point: dict[str, Any]) -> None:
+    """A line may state the V0 engine only for a release that still had it (before 0.11)."""
+    if point.get("engine") == "v0" and point.get("vllm_version") is not None:
+        if VllmRun(point["vllm_version"], engine="v0").rule("v1_default") == "only":
+            raise PointError(f"engine: v0 with vllm_version {point['vllm_version']}: the V0 engine was removed in 0.11",
+                             fix="write engine: v1, or the release that ran V0")
+
+
 def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True) -> dict[str, Any]:
     """``{kv_tokens, kv_bytes_per_token, weights_gib_per_rank}`` for one kv-points line; without
     ``use_logged_memory`` the logged available KV memory is ignored (the whole memory model)."""
@@ -242,6 +254,7 @@ def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True) -> d
         raise PointError("config_facts must be a JSON object of config.json keys")
     if not point["config_facts"].get("num_hidden_layers"):
         raise PointError("config_facts lacks 'num_hidden_layers'", fix="state the model's decoder layer count")
+    _check_engine(point)
     facts, assumed = facts_from_point(point["config_facts"])
     facts = replace(facts, quantization=quant_from_point(point))
     launch = launch_from_point(point)
@@ -253,10 +266,10 @@ def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True) -> d
         facts=facts, device=device, launch=launch, engine=engine, cpu_kvcache_space_gib=cpu_space,
         available_kv_gib=available, weights_gib_per_rank=weights if weights is not None else 0.0,
         weights_as_loaded=point.get("weights_gib_per_rank") is not None,
-        engine_version=point.get("vllm_version"), engine_env=env,
+        engine_version=point.get("vllm_version"), engine_env=env, engine_generation=point.get("engine"),
     ))
     out: dict[str, Any] = {"kv_tokens": None, "kv_bytes_per_token": report.kv_bytes_per_token,
-                           "weights_gib_per_rank": weights}
+                           "weights_gib_per_rank": weights, "version": version_read(point)}
     if available is not None or cpu_space is not None or (device.memory_gib and weights is not None):
         out["kv_tokens"] = report.kv_tokens
         out["available_kv_gib"] = round(report.available_kv_gib, 4)

@@ -215,8 +215,8 @@ RULES: tuple[VersionRule, ...] = (
     VersionRule(
         "hybrid_prefix_caching", (0, 28), "default",
         "hybrid models get prefix caching by default, in 'align' mamba cache mode (main-branch development "
-        "builds named after an earlier release may carry it already: the recipe's RTX 5090 pools of "
-        "0.26.1rc1.dev608 are laid out with it; such a build reads as the release it names)",
+        "builds before 0.28 may carry it already, but a build reads as PEP 440 orders it: before the "
+        "release it names)",
         "vllm-project/vllm#50991 '[Mamba] enable prefix cache by default' (merged 2026-08-04); "
         "vllm/model_executor/models/config.py MambaModelConfig at v0.32.0",
     ),

@@ -1,16 +1,26 @@
 """vLLM releases changed how they account memory and report the pool: a launch's version selects
 the rules it ran under from the table in ``servekit.fit.release_rules``.
 
-A version that cannot be read, or an untagged development build (``0.1.devN``), counts as the
-newest release; a development build of a release (``0.9.1.dev705``) as that release; a release
-given only approximately (``~0.11.0``, ``0.11.x``) as the last patch of its minor release. A
-release is (major, minor, patch): some defaults changed between patch releases (0.8.4, 0.8.5,
-0.11.1, 0.20.1).
+A version text is read in one of three forms, and any other text is refused
+(``VersionTextError``), never guessed:
+
+* a release: ``0.19.0``, ``v0.19.0``, ``0.10.1.1``, a post release ``0.8.5.post1``;
+* a development build or release candidate, in the PEP 440 form vLLM's builds carry
+  (setuptools-scm: ``0.9.1.dev705+g01220ce89`` is 705 commits past the last tag, named for the
+  next release): ``0.20.1rc1.dev16+g7a1eb8ac2``, ``0.11.1rc2``. It is ordered as PEP 440 orders
+  it: before the release it names, so that release's rules do not apply yet
+  (``packaging.version``). An untagged build (``0.1.devN``, setuptools-scm's fallback when no tag
+  is found) names no release and is refused;
+* an approximate release: ``~0.11.0``, ``~v0.11``, ``0.11.x`` or ``0.11`` (no patch): read as
+  written (``0.11`` as ``0.11.0``) and flagged ``approximate`` wherever it is reported.
+
+No version (None) means the newest release, as for a plan.
 
 Besides the version, the engine generation matters: releases before 0.11 still carry the V0
 engine, which sizes the pool with its own scheduler defaults (``servekit.fit.scheduler``), its
-own sampler and no CUDA graphs in the budget; which engine ran follows the release's default on
-the launch's platform and ``VLLM_USE_V1`` (``VllmRun``).
+own sampler and no CUDA graphs in the budget; which engine ran is what the launch states
+(``engine``), else the release's default on the launch's platform and ``VLLM_USE_V1``
+(``VllmRun``).
 """
 
 from __future__ import annotations
@@ -19,88 +29,84 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from packaging.version import InvalidVersion, Version
+
+from servekit.errors import ServekitError
 from servekit.fit.release_rules import RULES, VersionRule
 
-__all__ = ["RULES", "VersionRule", "VllmRun", "release", "rule"]
+__all__ = ["ENGINES", "RULES", "EngineVersion", "VersionRule", "VersionTextError", "VllmRun", "read_version",
+           "rule"]
 
-
-UNTAGGED = (0, 1)
-"""major.minor of a development build made without vLLM's release tags (``0.1.devN``)."""
+ENGINES = ("v0", "v1")
+"""The engine generations a launch may state."""
 TRITON_SAMPLER_MIN_ROWS = 8
 """Rows from which the Triton top-k/top-p kernel replaces the sort (v0.17.0 apply_top_k_top_p)."""
-_ENGINE_WORD = re.compile(r"\bV([01])(?![.\w])")
-"""A version text that names the engine (``V0 engine (~0.6.x)``)."""
-_VERSION = re.compile(r"(~)?\s*v?(\d+)\.(\d+)(?:\.(\d+|x))?(?:rc(\d+))?(?:\.?dev(\d+))?", re.IGNORECASE)
-NEWEST_PATCH: dict[tuple[int, int], int] = {
-    (0, 6): 6, (0, 7): 3, (0, 8): 5, (0, 9): 2, (0, 10): 2, (0, 11): 2, (0, 14): 1, (0, 15): 1,
-    (0, 17): 1, (0, 18): 1, (0, 19): 1, (0, 20): 2, (0, 22): 1, (0, 25): 1, (0, 27): 1,
-}
-"""The last patch release of each vLLM minor release that had more than one (the PyPI release
-history of ``vllm``, 0.6 to 0.33); other minors had only ``.0``."""
-DEV_BUILD_NEAR_BASE = 200
-"""Commits past its base below which a development build reads as its base release (a stated
-assumption): vLLM's main branch moves some 35-40 commits a day and cuts a release about every two
-weeks (0.24.0 to 0.33.0: nine releases in four months), so a build under 200 commits past the
-release it grew from carries little of the next one. The public logs agree: 0.11.1.dev12 still
-samples with FlashInfer (0.22 GiB peak on 4x A30, vLLM issue 'OPT-2.7B OOM'), 0.20.1rc1.dev16
-still logs its pool as blocks (noonghunna/club-3090), while 0.9.2.dev364 already runs V1 on ROCm
-(AMD's Ray-on-ROCm blog) and 0.26.1rc1.dev608 lays hybrid pools out with prefix caching (the
-Qwen3.8-27B recipe guide)."""
+_RELEASE = re.compile(r"v?\d+(?:\.\d+){2,3}(?:\.post\d+)?", re.IGNORECASE)
+_BUILD = re.compile(r"v?\d+(?:\.\d+){2,3}(?:(?:a|b|rc)\d+)?(?:\.post\d+)?(?:\.dev\d+)?(?:\+[a-z0-9.]+)?",
+                    re.IGNORECASE)
+_APPROXIMATE = re.compile(r"~\s*v?(\d+\.\d+(?:\.\d+)?)(?:\.x)?|v?(\d+\.\d+)(?:\.x)?", re.IGNORECASE)
+_UNTAGGED = re.compile(r"v?0\.1\.dev\d+(?:\+[a-z0-9.]+)?", re.IGNORECASE)
+FORMS = "a release (0.19.0), a development build or release candidate (0.20.1rc1.dev16+g7a1eb8ac2) " \
+        "or an approximate release (~0.11.0, 0.11.x)"
 
 
-def _approximate(match: re.Match[str]) -> bool:
-    """Whether a version text gives its release only approximately: ``~0.11.0``, ``0.11.x``, or
-    no patch number at all (``0.11``)."""
-    return bool(match.group(1)) or match.group(4) is None or match.group(4).lower() == "x"
+class VersionTextError(ServekitError):
+    """A version text in none of the forms servekit reads."""
 
 
-def _previous(found: tuple[int, int, int]) -> tuple[int, int, int]:
-    """The release before ``found``: the patch before it, else the last patch of the minor before."""
-    major, minor, patch = found
-    if patch > 0:
-        return major, minor, patch - 1
-    if minor > 0:
-        return major, minor - 1, NEWEST_PATCH.get((major, minor - 1), 0)
-    return found
+@dataclass(frozen=True)
+class EngineVersion:
+    """A version text as read: the release it orders as, and whether it is only approximate."""
+
+    text: str
+    version: Version
+    approximate: bool = False
+
+    @property
+    def form(self) -> str:
+        if self.approximate:
+            return "approximate"
+        return "development build" if self.version.is_prerelease or self.version.local else "release"
+
+    def at_least(self, since: tuple[int, ...]) -> bool:
+        return self.version >= Version(".".join(str(n) for n in since) or "0")
+
+    def __str__(self) -> str:
+        return f"~{self.version}" if self.approximate else str(self.version)
 
 
-def release(engine_version: str | None) -> tuple[int, int, int] | None:
-    """(major, minor, patch) of a version text, or None for unknown versions and untagged
-    development builds (``0.1.devN``: built without the release tags).
-
-    A development build (``0.9.1.dev705``, ``0.26.1rc1.dev608``: N commits past the release it
-    grew from, named for the next one) reads as the release it names, or as the release before
-    that when it is fewer than ``DEV_BUILD_NEAR_BASE`` commits past its base. A release given only
-    approximately (``~0.11.0``, ``0.11.x``, ``0.11``) reads as the last patch of that minor release
-    (``NEWEST_PATCH``): such labels come from launches of whatever image of that series was
-    current, and the rules that changed between patches (0.8.4, 0.8.5, 0.11.1) follow the later
-    patch."""
-    match = _VERSION.search(engine_version or "")
-    if match is None:
-        return None
-    major, minor = int(match.group(2)), int(match.group(3))
-    dev = match.group(6)
-    if dev is not None and (major, minor) == UNTAGGED:
-        return None
-    if dev is None and _approximate(match):
-        return major, minor, NEWEST_PATCH.get((major, minor), 0)
-    patch = match.group(4)
-    named = (major, minor, int(patch) if patch and patch.isdigit() else 0)
-    if dev is not None and int(dev) < DEV_BUILD_NEAR_BASE:
-        return _previous(named)
-    return named
+def read_version(text: str) -> EngineVersion:
+    """The release a version text names, in one of the forms of the module text."""
+    stripped = str(text).strip()
+    approximate = _APPROXIMATE.fullmatch(stripped)
+    if approximate:
+        return EngineVersion(stripped, Version(approximate.group(1) or approximate.group(2)), approximate=True)
+    if _UNTAGGED.fullmatch(stripped):
+        raise VersionTextError(
+            f"{stripped!r} is an untagged build (setuptools-scm's 0.1.devN): it names no release",
+            fix="write the release it was built from, or leave the version out (the newest rules apply)")
+    if not (_RELEASE.fullmatch(stripped) or _BUILD.fullmatch(stripped)):
+        raise VersionTextError(f"{stripped!r} is not a vLLM version", fix=f"write {FORMS}")
+    try:
+        return EngineVersion(stripped, Version(stripped))
+    except InvalidVersion:
+        raise VersionTextError(f"{stripped!r} is not a vLLM version", fix=f"write {FORMS}") from None
 
 
-def rule(rule_id: str, engine_version: str | None) -> str:
-    """The value of one rule for this version: the latest entry whose release is not newer."""
-    found = release(engine_version)
-    entries = sorted((r for r in RULES if r.id == rule_id), key=lambda r: r.since)
+def _entries(rule_id: str) -> list[tuple[tuple[int, ...], str]]:
+    return sorted((r.since, r.value) for r in RULES if r.id == rule_id)
+
+
+def rule(rule_id: str, engine_version: str | EngineVersion | None) -> str:
+    """The value of one rule for this version: the latest entry whose release is not newer (the
+    newest entry when no version is given)."""
+    entries = _entries(rule_id)
     if not entries:
         raise KeyError(f"unknown version rule {rule_id!r}")
-    chosen = entries[-1]
-    if found is not None:
-        chosen = [r for r in entries if r.since <= found][-1]
-    return chosen.value
+    if engine_version is None:
+        return entries[-1][1]
+    found = engine_version if isinstance(engine_version, EngineVersion) else read_version(engine_version)
+    return [value for since, value in entries if found.at_least(since)][-1]
 
 
 @dataclass(frozen=True)
@@ -111,21 +117,21 @@ class VllmRun:
     version: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     platform: str = "cuda"
+    engine: str | None = None
+    """``v0`` or ``v1`` when the launch states which engine ran; None: the release's default."""
 
     def rule(self, rule_id: str) -> str:
         return rule(rule_id, self.version)
 
     @property
     def v0(self) -> bool:
-        """Whether the V0 engine sized the pool: the engine the version text names, else the
-        release's default on this platform unless ``VLLM_USE_V1`` says otherwise (before V0 was
-        removed)."""
+        """Whether the V0 engine sized the pool: the engine the launch states, else the release's
+        default on this platform unless ``VLLM_USE_V1`` says otherwise (before V0 was removed)."""
         default = self.rule("v1_default")
         if default == "only":
             return False
-        stated = _ENGINE_WORD.search(self.version or "")
-        if stated:
-            return stated.group(1) == "0"
+        if self.engine in ENGINES:
+            return self.engine == "v0"
         chosen = str(self.env.get("VLLM_USE_V1", "")).strip()
         if chosen in ("0", "1"):
             return chosen == "0"

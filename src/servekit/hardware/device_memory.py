@@ -29,6 +29,8 @@ AMD_USABLE_FRACTION = 191.98 / 192
 class DeviceMemory:
     """The total memory one GPU model reports to the engine."""
 
+    id: str
+    """The GPU model's id, as kv-points name it (``gpu_model``)."""
     pattern: str
     """Regular expression over the lower-cased model name (a log's GPU name or a profile's
     display name)."""
@@ -38,23 +40,25 @@ class DeviceMemory:
 
 
 DEVICE_MEMORY: tuple[DeviceMemory, ...] = (
-    DeviceMemory(r"\bh200\b", 139.8,
+    DeviceMemory("h200", r"\bh200\b", 139.8,
                  "Kimi-K2-Thinking start-up log on H200 (vllm-project/recipes Kimi-K2-Think.md)"),
-    DeviceMemory(r"\bh100\b(?!.*\bnvl\b)", 79.19,
+    DeviceMemory("h100", r"\bh100\b(?!.*\bnvl\b)", 79.19,
                  "llm-d-incubation/llm-d-planner accuracy logs, vLLM 0.19.0 on H100-80GB-HBM3 ('79.19 GiB')"),
-    DeviceMemory(r"\ba100\b.*\b40 ?gb\b|\ba100-(?:sxm4|pcie)-40gb\b", 39.39,
+    DeviceMemory("a100_40gb", r"\ba100\b.*\b40 ?gb\b|\ba100-(?:sxm4|pcie)-40gb\b", 39.39,
                  "vLLM 0.7.1 log on ml.p4d.24xlarge (A100-SXM4-40GB), SageMaker LMI DeepSeek-Coder-V2 "
                  "walkthrough: 'total_gpu_memory (39.39GiB)'"),
-    DeviceMemory(r"\ba100\b", 79.15, "dennislee22/vLLM-benchmarking vllm-7B-1gpuA10080GB logs (vLLM 0.10.1.1)"),
-    DeviceMemory(r"\bl40s?\b", 44.42,
+    DeviceMemory("a100_80gb", r"\ba100\b", 79.15,
+                 "dennislee22/vLLM-benchmarking vllm-7B-1gpuA10080GB logs (vLLM 0.10.1.1)"),
+    DeviceMemory("l40s", r"\bl40s?\b", 44.42,
                  "4xL40S (AWS g6e) serving guide and IBM CodeEngine serverless-fleets inferencing logs"),
-    DeviceMemory(r"\ba10\b(?!g)", 22.06, "vllm-project/vllm#17327 (A10 24 GB, vLLM 0.8.5)"),
-    DeviceMemory(r"\brtx 3090\b(?! ti)", 23.58,
+    DeviceMemory("a10", r"\ba10\b(?!g)", 22.06, "vllm-project/vllm#17327 (A10 24 GB, vLLM 0.8.5)"),
+    DeviceMemory("rtx_3090", r"\brtx 3090\b(?! ti)", 23.58,
                  "vllm-project/vllm#10517 and #14447 logs: 'total_gpu_memory (23.58GiB)'"),
-    DeviceMemory(r"\brtx 5090\b", 31.4, "seed 003 (Qwen3.8-27B recipe guide): 'One card has 31.4 GiB usable'"),
-    DeviceMemory(r"\brtx pro 6000\b", 95.6,
+    DeviceMemory("rtx_5090", r"\brtx 5090\b", 31.4,
+                 "seed 003 (Qwen3.8-27B recipe guide): 'One card has 31.4 GiB usable'"),
+    DeviceMemory("rtx_pro_6000", r"\brtx pro 6000\b", 95.6,
                  "vllm-project/recipes commit 22972927 'Verify Qwen3.8-27B on RTX Pro 6000' (Blackwell Max-Q)"),
-    DeviceMemory(r"\bmi300x\b", 191.98, "vllm-project/vllm#53961 (AMD Instinct MI300X)"),
+    DeviceMemory("mi300x", r"\bmi300x\b", 191.98, "vllm-project/vllm#53961 (AMD Instinct MI300X)"),
 )
 
 
@@ -69,6 +73,11 @@ def measured_memory(name: str) -> DeviceMemory | None:
         if re.search(row.pattern, lower):
             return row
     return None
+
+
+def memory_row(device_id: str) -> DeviceMemory | None:
+    """The table's row with this id; None when no row has it."""
+    return next((row for row in DEVICE_MEMORY if row.id == device_id), None)
 
 
 def assumed_gib(nominal_gb: float, amd: bool = False) -> float:
