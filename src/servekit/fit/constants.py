@@ -4,8 +4,11 @@ the value comes from (an engine code path, a named public measurement, or a stat
 Code paths name files of vLLM 0.32.0 (``vllm/...``), except those of the V0 engine, which name
 the files of the releases that still carried it (0.7-0.10: ``vllm/worker/``,
 ``vllm/model_executor/layers/sampler.py``). Measurements name the public start-up logs
-the value is read from; none is fitted to a single launch. ``bench/bench_kv_points.py
---sensitivity`` shows how much each one moves the benchmark.
+the value is read from; none is fitted to a single launch. The launches each measured (or
+checked) constant was fitted on, with the per-launch values and the rule that fits them, are
+``servekit.fit.calibration_data``; ``bench/bench_kv_points.py`` scores the points outside them
+apart and refits each constant without each of its points, and ``--sensitivity`` shows how
+much each one moves the benchmark.
 """
 
 from __future__ import annotations
@@ -91,7 +94,7 @@ CONSTANTS: tuple[Constant, ...] = (
         "logged activation peaks on H100 with 1024 sequences divided by 1024 x vocab: Llama-3.1-8B 4.76, "
         "Qwen3-0.6B 5.56, Qwen3-32B 5.64, gpt-oss-20b and gpt-oss-120b 7.38 GiB (late-2025 images, llm-d "
         "empirical-vllm-memory-results), Qwen3-14B 5.64 GiB at 0.15 and 0.16 (llm-d-planner "
-        "sweep-versions): 38.4-39.0 B, median 38.9",
+        "sweep-versions): 38.4-38.9 B, median 38.92, to one decimal 38.9 (servekit.fit.calibration_data)",
     ),
     Constant(
         "sampler_bytes_per_logit_triton", 15.3,
@@ -100,8 +103,8 @@ CONSTANTS: tuple[Constant, ...] = (
         "vllm/v1/sample/ops/topk_topp_triton.py (v0.17.0); logged activation peaks of dense text models "
         "on H100 at 0.17-0.19 with 1024 sequences over 1024 x vocab (llm-d-planner accuracy report "
         "v0.19.0 and sweep-versions): Qwen2.5-7B 2.21, Qwen3-8B 2.21, Qwen3-14B 2.23, Llama-3.1-8B "
-        "1.89, phi-4 1.52, gemma-7b 3.63, gemma-2-9b 3.62-3.66, granite-3.1-2b 0.75 GiB: 14.8-16.0 B, "
-        "median 15.3",
+        "1.89, phi-4 1.52, gemma-7b 3.63, gemma-2-9b 3.65, granite-3.1-2b 0.75 GiB: 14.9-16.0 B, "
+        "median 15.32, to one decimal 15.3 (servekit.fit.calibration_data)",
     ),
     Constant(
         "sampler_bytes_per_logit_v0", 40.0,
@@ -162,8 +165,9 @@ CONSTANTS: tuple[Constant, ...] = (
         "non_torch_gib", 0.25,
         "memory outside PyTorch's allocator on one rank: CUDA context, cuBLAS/cuDNN workspaces, where the "
         "release counts the set-up around the start-up snapshot (before 0.11 and from 0.18)", MEASURED,
-        "logged non-torch memory of 11 single-GPU H100 launches at 0.18-0.19: 0.24-0.27 GiB (llm-d-planner "
-        "accuracy report v0.19.0); Qwen2-7B on A100 at 0.10.1.1 fits 0.25 within 0.05 GiB",
+        "logged non-torch memory of 11 single-GPU H100 launches at 0.18-0.19: 0.24-0.27 GiB, median 0.25 "
+        "(llm-d-planner accuracy logs v0.19.0 and version sweep; servekit.fit.calibration_data); Qwen2-7B "
+        "on A100 at 0.10.1.1 fits 0.25 within 0.05 GiB",
     ),
     Constant(
         "non_torch_gib_after_setup", 0.13,
@@ -171,13 +175,14 @@ CONSTANTS: tuple[Constant, ...] = (
         MEASURED,
         "Qwen3-14B on H100 at 0.15, 0.16 and 0.17: 0.13 GiB (llm-d-planner sweep-versions); Llama-3.1-8B, "
         "Qwen3-0.6B, Qwen3-32B 0.13-0.14 GiB (late-2025 images) and Mistral-Small-3.2 0.14 GiB at 0.11.0 "
-        "(llm-d empirical-vllm-memory-results)",
+        "(llm-d empirical-vllm-memory-results): median 0.13",
     ),
     Constant(
         "non_torch_gib_rocm", 0.6,
         "non-torch memory of one ROCm rank (HIP context, hipBLASLt and RCCL workspaces)", MEASURED,
         "V0 logs on ROCm: MI300X 0.66 GiB (rocm/vllm 0.9.2.dev364 image, cmontemuino/amd-mi300x-ml-benchmarks), "
-        "24 GiB Radeon 0.53 and 0.62 GiB (0.6.6 and a fork), MI50 0.46 GiB (0.8.5 fork); V1 MI300X launches "
+        "24 GiB Radeon 0.53 and 0.62 GiB (0.6.6 and a fork), MI50 0.46 GiB (0.8.5 fork): median 0.575, to one "
+        "decimal 0.6; V1 MI300X launches "
         "(Qwen-14B TP2 at 0.9.2.dev364 and 0.11.1rc2 in AMD's Ray-on-ROCm blog, Llama-3.1-8B at 0.21.1rc1 in "
         "NCHC disaggregation notes) land within 0.1 GiB of their logged KV memory with it",
     ),
@@ -200,26 +205,28 @@ CONSTANTS: tuple[Constant, ...] = (
         "NCCL/RCCL channel buffers and vLLM's custom all-reduce / symmetric-memory buffers, where the "
         "release counts them (before 0.11 and from 0.17; for xGMI an assumption: no MI300X log states its "
         "non-torch memory)", MEASURED,
-        "logged non-torch memory of multi-GPU H100 launches at 0.19 (TP2 2.06-2.07, TP4 2.13-2.21 GiB; "
-        "llm-d-planner accuracy report v0.19.0) less the single-GPU figure; 2.10 GiB at TP8 on A100-SXM4 "
-        "NVSwitch nodes under vLLM 0.7.1 V0 (SageMaker LMI DeepSeek-Coder-V2 walkthrough log on "
-        "ml.p4d.24xlarge)",
+        "logged non-torch memory of multi-GPU H100 launches at 0.19 (TP2 2.07-2.10, TP4 2.17-2.21 GiB; "
+        "llm-d-planner accuracy logs v0.19.0) and 2.10 GiB at TP8 on A100-SXM4 NVSwitch nodes under vLLM "
+        "0.7.1 V0 (SageMaker LMI DeepSeek-Coder-V2 walkthrough log on ml.p4d.24xlarge), each less the "
+        "single-GPU 0.25 GiB: 1.82-1.96, median 1.85, to one decimal 1.9 (servekit.fit.calibration_data)",
     ),
     Constant(
         "comm_nvswitch_gib_after_setup", 0.42,
         "extra non-torch memory per rank when TP > 1 over NVLink/NVSwitch from 0.11 to 0.16: what the "
         "collectives allocate while profiling, their set-up being outside the snapshot", MEASURED,
         "H100 TP2 launches of late-2025 images: Llama-3.3-70B-FP8 0.55 GiB and Qwen3-32B 0.54 GiB "
-        "non-torch, less the single-GPU 0.13 GiB (llm-d empirical-vllm-memory-results)",
+        "non-torch, less the single-GPU 0.13 GiB (llm-d empirical-vllm-memory-results): median 0.415, to two "
+        "decimals 0.42",
     ),
     Constant(
         "cudagraph_gib_per_layer_graph", 0.5 / 1024,
         "CUDA-graph memory vLLM estimates per decoder layer per captured batch size (the first capture "
         "of each mode plus one per-graph increment per further size)", MEASURED,
         "vllm/v1/worker/gpu_model_runner.py profile_cudagraph_memory; the 'Estimated CUDA graph memory' "
-        "lines of the 23 successful H100 launches of the llm-d-planner v0.19.0 accuracy logs (51 sizes up "
-        "to 512, PIECEWISE and FULL; gpt-oss-20b 83 sizes) over layers x sizes: 0.33-0.78 MiB, median "
-        "0.49; the graph-capture memory the same launches log afterwards is 0.021-0.031 GiB per layer",
+        "lines of 23 successful H100 launches of the llm-d-planner v0.19.0 accuracy logs (51 sizes up "
+        "to 512, PIECEWISE and FULL; gpt-oss-20b 83 sizes) over layers x sizes: 0.34-0.80 MiB, median "
+        "0.50, to one decimal 0.5 (servekit.fit.calibration_data); the graph-capture memory the same "
+        "launches log afterwards is 0.021-0.031 GiB per layer",
     ),
     Constant(
         "cudagraph_max_capture", 512.0, "largest batch size captured in a CUDA graph by default", CODE,

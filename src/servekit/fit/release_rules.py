@@ -120,7 +120,8 @@ RULES: tuple[VersionRule, ...] = (
     VersionRule(
         "non_torch", (0, 18), "non_torch_gib",
         "non-torch memory of a single rank rises again",
-        "llm-d-planner sweep-versions (Qwen3-14B on H100): 0.13 GiB at 0.15-0.17, 0.25 GiB at 0.18",
+        "no engine code path cited: placed where llm-d-planner sweep-versions (Qwen3-14B on H100) logs "
+        "0.13 GiB at 0.15-0.17 and 0.25 GiB at 0.18 (a fitted rule: servekit.fit.calibration_data)",
     ),
     VersionRule(
         "tp_comm", (0, 0), "setup_counted",

@@ -26,7 +26,9 @@ own sampler and no CUDA graphs in the budget; which engine ran is what the launc
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
@@ -34,8 +36,8 @@ from packaging.version import InvalidVersion, Version
 from servekit.errors import ServekitError
 from servekit.fit.release_rules import RULES, VersionRule
 
-__all__ = ["ENGINES", "RULES", "EngineVersion", "VersionRule", "VersionTextError", "VllmRun", "read_version",
-           "rule"]
+__all__ = ["ENGINES", "RULES", "EngineVersion", "VersionRule", "VersionTextError", "VllmRun",
+           "overridden_rules", "read_version", "rule"]
 
 ENGINES = ("v0", "v1")
 """The engine generations a launch may state."""
@@ -93,8 +95,35 @@ def read_version(text: str) -> EngineVersion:
         raise VersionTextError(f"{stripped!r} is not a vLLM version", fix=f"write {FORMS}") from None
 
 
+_RULE_OVERRIDES: ContextVar[dict[tuple[str, tuple[int, ...]], tuple[int, ...] | None]] = ContextVar(
+    "release_rule_overrides", default={})
+
+
+@contextmanager
+def overridden_rules(changes: Mapping[tuple[str, tuple[int, ...]], tuple[int, ...] | None]) -> Iterator[None]:
+    """Inside the block, the rule entry ``(id, since)`` starts at another release, or (None) is
+    left out of the table: how a leave-one-out run refits a release boundary."""
+    known = {(r.id, r.since) for r in RULES}
+    unknown = set(changes) - known
+    if unknown:
+        raise KeyError(f"unknown release rule(s): {sorted(unknown)}")
+    token = _RULE_OVERRIDES.set({**_RULE_OVERRIDES.get(), **changes})
+    try:
+        yield
+    finally:
+        _RULE_OVERRIDES.reset(token)
+
+
 def _entries(rule_id: str) -> list[tuple[tuple[int, ...], str]]:
-    return sorted((r.since, r.value) for r in RULES if r.id == rule_id)
+    overrides = _RULE_OVERRIDES.get()
+    out = []
+    for r in RULES:
+        if r.id != rule_id:
+            continue
+        since = overrides[(r.id, r.since)] if (r.id, r.since) in overrides else r.since
+        if since is not None:
+            out.append((since, r.value))
+    return sorted(out)
 
 
 def rule(rule_id: str, engine_version: str | EngineVersion | None) -> str:
