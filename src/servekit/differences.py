@@ -91,6 +91,28 @@ def _no_image(docs, selection) -> bool:
     return docker_for(build_context(docs, selection)).image is None
 
 
+def _several_nodes(docs, selection) -> bool:
+    from servekit.synthesis.context import build_context
+    from servekit.synthesis.docker import docker_for
+
+    docker = docker_for(build_context(docs, selection))
+    return docker.image is not None and docker.several_nodes
+
+
+def _container_rules(docs, selection) -> bool:
+    raw = (docs.taxonomy.get("hardware_profiles") or {}).get(selection.hardware) or {}
+    return profile_of(raw, selection.hardware).platform in ("tpu", "xpu", "cpu")
+
+
+def _entrypoint(docs, selection) -> bool:
+    from servekit.synthesis.context import build_context
+    from servekit.synthesis.docker import docker_for
+    from servekit.synthesis.images import container_command
+
+    docker = docker_for(build_context(docs, selection))
+    return docker.image is not None and container_command(docker.image, ["vllm", "serve", "M"], 2).words[:1] != ("M",)
+
+
 DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         id="feature-env",
@@ -157,14 +179,53 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         id="no-image-no-docker",
         reason="Where no image exists for the hardware (a nightly-only recipe on Intel Xeon, whose "
-        "CPU image has no nightly tag; Qualcomm Cloud AI without a pinned image) the plan has no "
+        "CPU image has no nightly tag; Qualcomm Cloud AI without a pinned image; a recipe whose "
+        "docker_image is no image reference, such as 'docker pull IMAGE') the plan has no "
         "docker form. The reference renders 'docker run ... undefined MODEL' and a null in "
         "docker_argv; servekit omits docker_command / docker_argv (docker_image is absent in both).",
         fields=_with_roles(*DOCKER_FIELDS),
         test="tests/synthesis/test_plan_rules.py::test_no_image_means_no_docker_form",
         applies=_no_image,
     ),
+    Difference(
+        id="host-network-for-several-nodes",
+        reason="A plan whose servers run on several machines (multi-node ranks, prefill/decode pools, "
+        "the instances behind a Mooncake store) runs its containers on the host network with no "
+        "published ports: NCCL_SOCKET_IFNAME/GLOO_SOCKET_IFNAME=$IFACE_NAME name a host interface, "
+        "which a container on Docker's bridge network does not have, and the ranks reach each "
+        "other on ports no -p publishes. The reference keeps the bridge network and -p 8000:8000 "
+        "on every node.",
+        fields=_with_roles(*DOCKER_FIELDS),
+        test="tests/synthesis/test_docker_forms.py::test_several_nodes_use_the_host_network",
+        applies=_several_nodes,
+    ),
+    Difference(
+        id="one-flag-per-container-setting",
+        reason="Each container setting is written once, as the platform's docs give it: the TPU "
+        "form had --privileged twice and -p beside --network host (Docker drops the ports); Intel "
+        "XPU and CPU forms gave shared memory twice (--shm-size beside --ipc=host, which ignores "
+        "it): XPU keeps --ipc=host, CPU --shm-size 16g; a CPU server gets --cap-add SYS_NICE "
+        "--security-opt seccomp=unconfined (vLLM's CPU docs) instead of --privileged.",
+        fields=_with_roles(*DOCKER_FIELDS),
+        test="tests/synthesis/test_docker_forms.py::test_no_container_flag_is_written_twice",
+        applies=_container_rules,
+    ),
+    Difference(
+        id="image-entrypoint",
+        reason="The command is placed for the image's entrypoint (servekit.synthesis.images): "
+        "vllm/vllm-tpu's entrypoint script runs the command it is given and vllm-ascend has none, "
+        "so they get the whole `vllm serve MODEL ...`; an image servekit has no facts about gets "
+        "--entrypoint vllm. The reference passes MODEL and flags to every image, which on those "
+        "images tries to execute the model id.",
+        fields=_with_roles(*DOCKER_FIELDS),
+        test="tests/synthesis/test_docker_forms.py::test_the_command_matches_the_image_entrypoint",
+        applies=_entrypoint,
+    ),
 )
+
+
+CONTAINER_FORM = ("host-network-for-several-nodes", "one-flag-per-container-setting", "image-entrypoint")
+"""Differences in the ``docker run`` wrapping alone (the command inside it is the reference's)."""
 
 
 def explaining(docs, selection) -> list[Difference]:

@@ -42,7 +42,9 @@ def test_an_override_that_cannot_be_is_one_error(capsys):
 def test_image_override_and_the_docker_form(capsys):
     code, out, err = run(capsys, "plan", LLAMA, "--docker", "--image", "example.org/vllm:1")
     assert code == 0, err
-    assert "\ndocker pull example.org/vllm:1\n" in out and "example.org/vllm:1 meta-llama/Llama-3.1-8B-Instruct" in out
+    assert "\ndocker pull example.org/vllm:1\n" in out
+    # an image servekit has no facts about gets the serve program as its entrypoint
+    assert "--entrypoint vllm \\\n  example.org/vllm:1 serve meta-llama/Llama-3.1-8B-Instruct" in out
     assert "\nuv pip install" not in out  # the pip form is shown as comments only
     assert "<- override: --image" not in out
 

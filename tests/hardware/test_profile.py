@@ -125,9 +125,12 @@ def test_container_devices(bundled):
     assert bundled["mi300x"].container.argv[:2] == ("--device=/dev/kfd", "--device=/dev/dri")
     assert bundled["arc_pro_b60"].container.argv[:2] == ("--device", "/dev/dri")
     ascend = bundled["ascend_950pr"].container
-    assert ascend.runtime == "npu" and "/dev/davinci0" in ascend.argv and "/dev/davinci1" not in ascend.argv
-    assert bundled["trillium"].container.argv[0] == "--privileged"
-    assert bundled["xeon6"].container.argv == ("--shm-size", "16g")
+    assert ascend.host_network and "/dev/davinci0" in ascend.argv and "/dev/davinci1" not in ascend.argv
+    tpu = bundled["trillium"].container
+    assert tpu.security == ("--privileged",) and tpu.host_network and tpu.shared_memory == ("-v", "/dev/shm:/dev/shm")
+    cpu = bundled["xeon6"].container
+    assert cpu.argv == () and cpu.shared_memory == ("--shm-size", "16g") and "--privileged" not in cpu.security
+    assert all(p.container.source for p in bundled.values())
 
 
 def test_image_keys(bundled):

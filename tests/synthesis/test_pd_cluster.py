@@ -13,7 +13,11 @@ def test_colocated_pool_splits_the_node(reference_docs):
     out = render_plan(synthesize(reference_docs, sel))
     assert out["prefill"]["env"]["CUDA_VISIBLE_DEVICES"] == "0,1,2,3"
     assert out["decode"]["env"]["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"
-    assert "-p 8001:8001" in out["prefill"]["docker_command"] and "8002:8002" in out["decode"]["docker_argv"]
+    # the halves exchange KV over the engines' side channels: both on the host network, no -p;
+    # each serves on its own port (--port 8001 / 8002 in its command)
+    for role, port in (("prefill", "8001"), ("decode", "8002")):
+        argv = out[role]["docker_argv"]
+        assert "--network" in argv and "-p" not in argv and argv[argv.index("--port") + 1] == port
 
 
 def test_multi_node_pools_have_a_command_per_node(reference_docs):

@@ -7,9 +7,10 @@ import shlex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from servekit.hardware.container import container_devices
 from servekit.synthesis.docker import docker_argv, docker_command
 from servekit.synthesis.plan import Docker
-from servekit.synthesis.shell import arg_lines, join_continuations, quote, serve_command, text
+from servekit.synthesis.shell import join_continuations, quote, serve_command, text
 
 TOKEN = st.one_of(
     st.text(min_size=1, max_size=30),
@@ -18,9 +19,10 @@ TOKEN = st.one_of(
 )
 ENV_VALUE = st.one_of(st.text(min_size=0, max_size=20), st.integers(0, 99), st.sampled_from(["$IFACE_NAME"]))
 DOCKERS = [
-    Docker("vllm/vllm-openai:latest", ("--gpus", "all"), ("--gpus all",), "gpu", "test"),
-    Docker("quay.io/ascend/vllm-ascend:v0.23.0", ("--device", "/dev/davinci0", "-v", "/a:/a"),
-           ("--device /dev/davinci0", "-v /a:/a"), "npu", "test"),
+    Docker("vllm/vllm-openai:latest", container_devices("cuda", 8), "test"),
+    Docker("quay.io/ascend/vllm-ascend:v0.23.0", container_devices("ascend", 2), "test"),
+    Docker("vllm/vllm-tpu:latest", container_devices("tpu", 8), "test", several_nodes=True),
+    Docker("example.org/unknown:1", container_devices("cpu", 1), "test"),
 ]
 
 
@@ -42,7 +44,7 @@ def test_serve_command_round_trips(tokens):
 def test_docker_command_round_trips(tokens, env, docker):
     argv = ["vllm", "serve", "org/model", *tokens]
     expected = [text(t) for t in docker_argv(docker, argv, env)]
-    assert _split(docker_command(docker, "org/model", arg_lines(tokens), env)) == expected
+    assert _split(docker_command(docker, argv, env)) == expected
 
 
 def test_reference_spelling_is_kept_for_plain_tokens():

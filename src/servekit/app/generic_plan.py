@@ -35,8 +35,8 @@ from servekit.engines.vllm.architectures import supported_architectures
 from servekit.fit import FitCheck, check_plan_fit, device_from_profile
 from servekit.fit.memory import GIB
 from servekit.hardware import profile_of
-from servekit.synthesis.docker import DEFAULT_IMAGES, XPU_IMAGE
-from servekit.synthesis.install import docker_step, pip_step
+from servekit.synthesis.docker import default_image, docker_on
+from servekit.synthesis.install import platform_steps
 from servekit.synthesis.plan import Arg, Docker, Plan, Selection
 
 
@@ -166,14 +166,10 @@ def _notes(model: GenericModel, arch: Architecture, version: str, known_quant: t
     return notes
 
 
-def _docker(profile: dict[str, Any], hardware: str) -> Docker:
+def _docker(profile: dict[str, Any], hardware: str, nodes: int = 1) -> Docker:
+    """The platform's own image and container rules (several machines: the host network)."""
     hw = profile_of(profile, hardware)
-    if hw.platform == "xpu":
-        image, source = XPU_IMAGE, "default image (Intel XPU)"
-    else:
-        image, source = DEFAULT_IMAGES.get(hw.image_key), f"default image ({hw.image_key})"
-    devices = hw.container
-    return Docker(image, devices.argv, devices.lines, devices.runtime, source)
+    return docker_on(hw, *default_image(hw), nodes=nodes)
 
 
 def generic_plan(model: GenericModel, profile: dict[str, Any], hardware: str, *,
@@ -196,8 +192,8 @@ def generic_plan(model: GenericModel, profile: dict[str, Any], hardware: str, *,
     notes = _notes(model, arch, table.version, tuple(known_quant))
     if hardware_note:
         notes.insert(0, hardware_note)
-    docker = _docker(profile, hardware)
-    steps = tuple(s for s in (pip_step(ModelSection.of({})), docker_step(ModelSection.of({}), docker.image)) if s is not None)
+    docker = _docker(profile, hardware, topology.nodes)
+    steps = platform_steps(ModelSection.of({}), hw, docker.image, image_source=docker.source)
     selection = Selection(recipe_id=model.ref.label, hardware=hardware, variant="default",
                           strategy=topology.strategy, node_count=topology.nodes, engine=engine)
     plan = Plan(selection=selection, deploy_type="multi_node" if topology.spans_nodes else "single_node",

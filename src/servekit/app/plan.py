@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from servekit.app.checks import checks_pass, plan_checks
-from servekit.app.engine_choice import checked_engine, translates
+from servekit.app.engine_choice import checked_engine, engine_on, translates
 from servekit.app.model_ref import ModelRef, hub_url_parts, model_ref
 from servekit.app.request import PlanRequest, find_model, load_documents
 from servekit.app.run_site import RunSite
@@ -21,6 +21,7 @@ from servekit.catalog.faults import catalog_faults
 from servekit.catalog.ids import UnknownIdError
 from servekit.errors import SelectionError
 from servekit.facts.missing import FactsNotFoundError
+from servekit.hardware import profile_of
 from servekit.synthesis.plan import Plan, Selection
 from servekit.synthesis.resolve import resolve_selection
 from servekit.synthesis.synthesize import synthesize
@@ -55,13 +56,17 @@ class PlanResult:
 
 
 def resolve(docs: CatalogDocuments, request: PlanRequest, recipe_id: str, variant: str | None) -> Selection:
-    """The request's choices with every default rule applied."""
-    return resolve_selection(
+    """The request's choices with every default rule applied; the engine follows the hardware
+    where vLLM runs there as a plugin or fork (``engine_choice.engine_on``)."""
+    selection = resolve_selection(
         docs, recipe_id, hardware=request.hardware, variant=variant, strategy=request.strategy,
         node_count=request.nodes, enable=request.features, disable=request.no_features,
         modes=dict(request.modes), kv_offload=request.kv_offload, engine=checked_engine(request.engine),
         **({"omni_task": request.task} if request.task else {}),
     )
+    raw = (docs.taxonomy.get("hardware_profiles") or {}).get(selection.hardware)
+    engine = engine_on(selection.engine, profile_of(raw, selection.hardware).platform if raw else None)
+    return selection if engine == selection.engine else replace(selection, engine=engine)
 
 
 def synthesized(docs: CatalogDocuments, selection: Selection, *, lean: bool = False) -> Plan:

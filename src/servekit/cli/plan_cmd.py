@@ -147,7 +147,7 @@ def print_plan(result, opts: PlanOptions) -> int:
         if _k8s(result.plan, opts):
             return 1
     elif opts.output_format == "json":
-        sys.stdout.write(json.dumps(plan_payload(result), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(plan_payload(result, opts.vllm_version), indent=2, ensure_ascii=False) + "\n")
     elif opts.output_format == "sh":
         sys.stdout.write(plan_sh(result, docker=opts.docker, version=opts.vllm_version))
     else:

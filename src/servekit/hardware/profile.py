@@ -30,6 +30,10 @@ IMAGE_KEYS = {"cuda": "nvidia", "rocm": "amd", "xpu": "intel", "cpu": "intel", "
 TARGET_APIS = {"cuda": "cuda", "rocm": "hip"}
 """Compute-target API per platform: ``cuda:sm_90``, ``hip:gfx942``."""
 
+CPU_ARCHES = ("x86_64", "aarch64")
+ARM_BRANDS = ("arm", "ampere", "aws", "fujitsu", "huawei kunpeng", "nvidia grace")
+"""Brands of Arm server CPUs (Neoverse licensees), lower case."""
+
 NVIDIA_ORDER = ("ampere", "ada", "hopper", "blackwell")
 GENERATION_TARGETS = {"ampere": "cuda:sm_80", "ada": "cuda:sm_89", "hopper": "cuda:sm_90"}
 """Compute target of every device of a generation that has only one."""
@@ -98,6 +102,9 @@ class HardwareProfile:
     ``assumed: ...`` when no log of the part is in the table."""
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """The taxonomy entry as written (output that copies the taxonomy reads this)."""
+    cpu_arch: str | None = None
+    """x86_64 | aarch64 for a CPU platform (vLLM publishes a CPU wheel and image per
+    architecture); None for accelerators."""
 
     @property
     def generation(self) -> str | None:
@@ -261,6 +268,17 @@ def derive_socs(raw: Mapping[str, Any], platform: str) -> SocLayout | None:
     return SocLayout(**ints, memory_gb_per_soc=_number(raw.get("memory_gb_per_soc")))
 
 
+def derive_cpu_arch(raw: Mapping[str, Any], platform: str, brand: str) -> str | None:
+    """``cpu_arch`` (x86_64 or aarch64), else from the brand: Intel and AMD build x86_64 CPUs,
+    the Arm licensees (``ARM_BRANDS``) aarch64; only a CPU platform has one."""
+    if platform != "cpu":
+        return None
+    stated = _text(raw, "cpu_arch")
+    if stated in CPU_ARCHES:
+        return stated
+    return "aarch64" if brand.lower() in ARM_BRANDS else "x86_64"
+
+
 def container_device_count(device_count: int | None, socs: SocLayout | None) -> int:
     """Device nodes a container needs: one per SoC on Cloud AI 100, else one per device."""
     return (socs.soc_count if socs else None) or device_count or 1
@@ -303,6 +321,7 @@ def build_profile(hw_id: str, raw: Mapping[str, Any]) -> HardwareProfile:
         device_plugin=derive_device_plugin(device_model_names(hw_id, raw), platform),
         memory_source=memory_source,
         raw=raw,
+        cpu_arch=derive_cpu_arch(raw, platform, brand),
     )
 
 

@@ -47,8 +47,14 @@ class LocalMachine:
         if self.gpus:
             return {"brand": "NVIDIA", "display_name": self.gpus[0].name, "gpu_count": len(self.gpus),
                     "vram_gb": round(sum(g.memory_gib for g in self.gpus) * GIB / 1e9, 1)}
-        return {"brand": "Intel", "generation": "cpu", "kind": "cpu", "platform": "cpu",
+        return {"brand": "Intel", "generation": "cpu", "kind": "cpu", "platform": "cpu", "cpu_arch": cpu_arch(),
                 "display_name": self.cpu_model, "gpu_count": 1, "vram_gb": round(self.memory_gib * GIB / 1e9, 1)}
+
+
+def cpu_arch() -> str:
+    """This machine's instruction set as vLLM's CPU wheels name it (x86_64 or aarch64)."""
+    machine = platform.machine().lower()
+    return "aarch64" if machine in ("aarch64", "arm64") else "x86_64"
 
 
 def cpu_model() -> str:

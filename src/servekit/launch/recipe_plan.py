@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from servekit.engines.registry import get_engine
 from servekit.launch.companion_plan import companion_processes, plan_files, router_process
 from servekit.launch.launch_plan import ENGINE, LaunchPlan, LaunchProcess, served_name_of, without_host_port
 from servekit.launch.local_model import features_of
@@ -25,11 +26,15 @@ def _finding_dicts(command: Any) -> list[dict[str, Any]]:
             for f in command.findings]
 
 
-def _docker_command(plan: Plan, argv: Sequence[str], env: Mapping[str, str], image: str | None, port: int) -> str:
+def _docker_command(plan: Plan, argv: Sequence[str], env: Mapping[str, str], image: str | None, port: int,
+                    engine: str) -> str:
     docker = replace(plan.docker, image=image or plan.docker.image)
     if docker.image is None:
         return ""
-    words = [str(w) for w in docker_argv(docker, [*argv, "--port", str(port)], dict(env), port)]
+    chosen = get_engine(engine)
+    program = len(chosen.split_command(list(argv)).program)
+    words = [str(w) for w in docker_argv(docker, [*argv, "--port", str(port)], dict(env), port, program or 2,
+                                         chosen.images)]
     return " ".join(quote_word(w) for w in words)
 
 
@@ -53,7 +58,8 @@ def launch_plan_of(plan: Plan, commands: Sequence[Any] | None, port: int | None 
         env = {**env, **extra}
         processes.append(LaunchProcess(proc.role, tuple(argv), env, vllm_argv, ENGINE, proc.port))
         served = port if port is not None and len(plan.processes) == 1 else proc.port or DEFAULT_PORT
-        dockers.append(_docker_command(plan, argv, env, image, served))
+        engine = commands[index].command.engine if commands is not None else plan.selection.engine
+        dockers.append(_docker_command(plan, argv, env, image, served, engine))
     sel = plan.selection
     first = processes[0]
     router = router_process(plan)

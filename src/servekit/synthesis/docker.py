@@ -1,38 +1,54 @@
-"""Container image and ``docker run`` wrapping per hardware brand (the device flags are the
-profile's: ``HardwareProfile.container``).
+"""Container image and ``docker run`` form per hardware platform and image.
 
 Image precedence: the variant's exact-hardware ``docker_image``; the variant's, then the
 model's ``docker_image`` (a bare string pins NVIDIA only; a map is keyed by brand, and
 NVIDIA's value may be a ``{cu129, cu130}`` map); the brand's default image.
+
+A ``docker run`` form is built from three sources of rules, each flag written once:
+the hardware's container rules (``HardwareProfile.container``: devices, security, shared
+memory, whether the platform needs the host network), the plan's shape (a plan whose servers
+span several machines uses the host network, so the collective libraries' interface names
+(``NCCL_SOCKET_IFNAME``, ``GLOO_SOCKET_IFNAME``) name the node's own interfaces and the
+engines' ports are reachable without ``-p``), and the image's facts (``servekit.synthesis.images``:
+whether its entrypoint is the serve program, or the command must be passed whole).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from servekit.hardware import profile_of
+from servekit.hardware import HardwareProfile, profile_of
 from servekit.synthesis.context import Context
+from servekit.synthesis.images import ImageFacts, container_command, is_image_reference
+from servekit.synthesis.install_families import ASCEND
 from servekit.synthesis.plan import Docker
-from servekit.synthesis.shell import quote, quote_word, text
+from servekit.synthesis.shell import arg_lines, quote, quote_word, text
 
 DEFAULT_IMAGES = {
     "nvidia": "vllm/vllm-openai:latest",
     "amd": "vllm/vllm-openai-rocm:latest",
     "tpu": "vllm/vllm-tpu:latest",
     "intel": "vllm/vllm-openai-cpu:latest-x86_64",
-    "npu": "quay.io/ascend/vllm-ascend:v0.23.0",
+    "npu": f"quay.io/ascend/vllm-ascend:v{ASCEND.version_pinned}",
 }
 NIGHTLY_IMAGES = {
     "nvidia": "vllm/vllm-openai:nightly",
     "amd": "vllm/vllm-openai-rocm:nightly",
     "tpu": "vllm/vllm-tpu:nightly",
-    "npu": "quay.io/ascend/vllm-ascend:v0.23.0",
+    "npu": f"quay.io/ascend/vllm-ascend:v{ASCEND.version_pinned}",
 }
 XPU_IMAGE = "vllm/vllm-openai-xpu:latest"
+ARM_CPU_IMAGE = "vllm/vllm-openai-cpu:latest-arm64"
+"""vLLM's Arm CPU image (docs/getting_started/installation/cpu.arm.inc.md)."""
 HF_CACHE_MOUNT = "~/.cache/huggingface:/root/.cache/huggingface"
 BRAND_KEYS = ("nvidia", "amd", "tpu", "intel", "npu", "qaic")
 """Keys of a brand-keyed ``docker_image`` map (a profile's ``image_key``). ``qaic`` (Qualcomm
 Cloud AI) has no public default image: without a pin its plans carry no docker form."""
+HOST_NETWORK = ("--network", "host")
+MULTI_NODE_DEPLOYS = ("pd_cluster", "kv_store_lb")
+"""Deploy types whose servers run on machines of their own (prefill and decode pools; the
+instances behind a Mooncake store) even when the plan counts one node."""
 
 
 def brand_key(profile: dict[str, Any]) -> str:
@@ -58,6 +74,21 @@ def image_override(override: Any, key: str) -> tuple[str | None, dict | None]:
     return None, (override if key == "nvidia" and _is_cuda_map(override) else None)
 
 
+def default_image(hw: HardwareProfile, nightly: bool = False) -> tuple[str | None, str]:
+    """(image, why) of the platform's own image when nothing pins one."""
+    if hw.platform == "xpu":
+        return XPU_IMAGE, "default image (Intel XPU)"
+    if hw.platform == "cpu" and hw.cpu_arch == "aarch64":
+        return (None if nightly else ARM_CPU_IMAGE), "default image (Arm CPU)"
+    key = hw.image_key
+    return (NIGHTLY_IMAGES if nightly else DEFAULT_IMAGES).get(key), f"default image ({key}{', nightly' if nightly else ''})"
+
+
+def docker_on(hw: HardwareProfile, image: str | None, source: str, nodes: int = 1) -> Docker:
+    """The container form of ``image`` on ``hw`` for a plan spanning ``nodes`` machines."""
+    return Docker(image, hw.container, source, nodes > 1)
+
+
 def docker_for(ctx: Context) -> Docker:
     key = ctx.hw.image_key
     exact = block.docker_image if (block := ctx.variant.exact_block(ctx.sel.hardware)) is not None else None
@@ -71,18 +102,27 @@ def docker_for(ctx: Context) -> Docker:
         pinned, cuda_map = image_override(override, key)
         if pinned or cuda_map:
             source = path
-    nightly = ctx.recipe.model.nightly_required
-    if ctx.hw.platform == "xpu" and not pinned:
-        image, source = XPU_IMAGE, "default image (Intel XPU)"
+    if pinned and not is_image_reference(pinned):
+        image, source = None, f"{source} is not an image reference: {pinned!r} (fix: write the image name alone)"
     elif pinned:
         image = pinned
     elif cuda_map:
         image = cuda_map.get("cu130") or cuda_map.get("cu129")
     else:
-        image = (NIGHTLY_IMAGES if nightly else DEFAULT_IMAGES).get(key)
-        source = f"default image ({key}{', nightly' if nightly else ''})"
-    devices = ctx.hw.container
-    return Docker(image, devices.argv, devices.lines, devices.runtime, source)
+        image, source = default_image(ctx.hw, ctx.recipe.model.nightly_required)
+    several = ctx.sel.node_count > 1 or ctx.deploy_type in MULTI_NODE_DEPLOYS
+    return docker_on(ctx.hw, image, source, 2 if several else 1)
+
+
+def _model_word(argv: Sequence[Any], program_length: int) -> str:
+    """The model a command serves: its positional after the program, or its ``--model-path`` value."""
+    rest = [str(w) for w in argv[program_length:]]
+    if rest and not rest[0].startswith("-"):
+        return rest[0]
+    for flag in ("--model-path", "--model"):
+        if flag in rest[:-1]:
+            return rest[rest.index(flag) + 1]
+    return ""
 
 
 def _mounts(model: str, env: dict[str, Any]) -> list[str]:
@@ -90,43 +130,51 @@ def _mounts(model: str, env: dict[str, Any]) -> list[str]:
     return local + [f"{text(v)}:{text(v)}:ro" for k, v in env.items() if k.endswith("_CONFIG_PATH")]
 
 
-CPU_RUNTIME = ("--security-opt", "seccomp=unconfined", "--cap-add", "SYS_NICE")
-"""The CPU backend's container options, without ``--privileged`` (which asks for every capability):
-vLLM's "Launching the OpenAI server" for x86 CPU images, docs/getting_started/installation/cpu.x86.inc.md
-(github.com/vllm-project/vllm)."""
+def host_network(docker: Docker) -> bool:
+    """The container shares the host's network: the platform needs it, or the plan spans machines."""
+    return docker.devices.host_network or docker.several_nodes
 
 
-def _runtime(docker: Docker, port: int) -> tuple[list[str], str]:
-    if docker.runtime == "cpu":
-        return [*CPU_RUNTIME, "-p", f"{port}:{port}"], f"{' '.join(CPU_RUNTIME)} -p {port}:{port}"
-    if docker.runtime == "npu":
-        return ["--privileged", "--net=host", "--shm-size", "16g"], "--privileged --net=host --shm-size 16g"
-    return ["--privileged", "--ipc=host", "-p", f"{port}:{port}"], f"--privileged --ipc=host -p {port}:{port}"
+def runtime_flags(docker: Docker, port: int) -> list[str]:
+    """Security, shared memory and network flags, each once; ``-p`` only on Docker's own network."""
+    rules = docker.devices
+    network = list(HOST_NETWORK) if host_network(docker) else ["-p", f"{port}:{port}"]
+    return [*rules.security, *rules.shared_memory, *network]
 
 
-def docker_argv(docker: Docker, argv: list[Any], env: dict[str, Any], port: int = 8000) -> list[Any]:
-    """``docker run`` argv: the image's entrypoint is ``vllm serve``, so MODEL + flags follow."""
-    inner = argv[2:] if argv[:2] == ["vllm", "serve"] else argv  # the image's entrypoint is `vllm serve`
-    runtime, _ = _runtime(docker, port)
-    out: list[Any] = ["docker", "run", *docker.device_argv, *runtime, "-v", HF_CACHE_MOUNT]
-    for mount in _mounts(str(inner[0]) if inner else "", env):
+def docker_argv(docker: Docker, argv: Sequence[Any], env: dict[str, Any], port: int = 8000,
+                program_length: int = 2, images: Sequence[ImageFacts] = ()) -> list[Any]:
+    """``docker run`` argv for the command ``argv`` (its program is its first ``program_length``
+    words), placed for the image's entrypoint (``images``: an engine's own image facts)."""
+    placed = container_command(docker.image, argv, program_length, images)
+    out: list[Any] = ["docker", "run", *docker.devices.argv, *runtime_flags(docker, port), "-v", HF_CACHE_MOUNT]
+    for mount in _mounts(_model_word(argv, program_length), env):
         out += ["-v", mount]
     for name, value in env.items():
         out += ["-e", f"{name}={text(value)}"]
-    return [*out, docker.image, *inner]
+    if placed.entrypoint:
+        out += ["--entrypoint", placed.entrypoint]
+    return [*out, docker.image, *placed.words]
 
 
-def docker_command(docker: Docker, model: str, arg_lines: list[str], env: dict[str, Any], port: int = 8000) -> str:
-    """The shell form of ``docker_argv``, one group of flags per line."""
-    _, runtime = _runtime(docker, port)
+def docker_command(docker: Docker, argv: Sequence[Any], env: dict[str, Any], port: int = 8000,
+                   program_length: int = 2, images: Sequence[ImageFacts] = ()) -> str:
+    """The shell form of ``docker_argv``, one group of flags per line; it splits back to that argv."""
+    placed = container_command(docker.image, argv, program_length, images)
+    model = _model_word(argv, program_length)
     joiner = " \\\n  "
-    lines = ["docker run " + joiner.join(docker.device_lines), runtime, f"-v {HF_CACHE_MOUNT}"]
+    first = " ".join(["docker run", *docker.devices.lines[:1]])
+    lines = [first, *docker.devices.lines[1:], " ".join(runtime_flags(docker, port)), f"-v {HF_CACHE_MOUNT}"]
     lines += [f"-v {quote_word(m)}" for m in _mounts(model, env)]
     lines += [f"-e {quote_word(f'{k}={text(v)}')}" for k, v in env.items()]
+    if placed.entrypoint:
+        lines.append(f"--entrypoint {quote(placed.entrypoint)}")
+    positional = 1 if [str(w) for w in argv[program_length:program_length + 1]] == [model] and model else 0
+    flags = list(argv[program_length + positional:])
+    head = list(placed.words[:len(placed.words) - len(flags)])
     prereq = f"# {model} must already exist on the host — bind-mounted read-only below.\n" if model.startswith(
         "/") else ""
-    tail = f"{quote(docker.image or 'null')} {quote(model)}"
-    body = joiner.join([*lines, tail])
-    if arg_lines:
-        body += joiner + joiner.join(arg_lines)
+    body = joiner.join([*lines, " ".join(quote(w) for w in [docker.image or "null", *head])])
+    if flags:
+        body += joiner + joiner.join(arg_lines(flags))
     return prereq + body

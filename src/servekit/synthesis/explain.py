@@ -29,7 +29,7 @@ def why(source: str) -> str:
         if ".hardware_overrides." in source:
             return f"variant {parts[1]} on {parts[3]}"
         if source.endswith(".vram_minimum_gb"):
-            return f"variant {parts[1]} fits one GPU or needs the node (vram_minimum_gb)"
+            return f"variant {parts[1]}: one GPU when vram_minimum_gb allows, else the whole node"
         return f"variant {parts[1]}"
     if source.startswith("strategies/"):
         return f"strategy {source.split('/', 1)[1].split('.')[0]}"
@@ -65,8 +65,8 @@ def header_lines(plan: Plan, *, engine_neutral: bool = True) -> list[str]:
 def _install(plan: Plan, docker: bool) -> tuple[Install, ...]:
     steps = []
     for step in plan.install:
-        runs = (step.kind == "docker") == docker or (docker and step.kind == "kv_offload")
-        steps.append(Install(step.kind, step.command, step.note, runs))
+        runs = step.kind == "prerequisite" or (step.kind == "docker") == docker or (docker and step.kind == "kv_offload")
+        steps.append(Install(step.kind, step.command, step.note, runs, step.source or None))
     return tuple(steps)
 
 
@@ -77,7 +77,7 @@ def _env(plan: Plan, proc: Process) -> dict[str, tuple[Any, str]]:
     return env
 
 
-def _why_lines(proc: Process) -> tuple[str, ...]:
+def why_lines(proc: Process) -> tuple[str, ...]:
     out = []
     for arg in proc.args:
         shown = " ".join(shell.quote(t) for t in arg.tokens())
@@ -110,13 +110,13 @@ def _process_part(plan: Plan, proc: Process, title: str, docker: bool) -> Part:
         if proc.model is None:
             raise SelectionError(f"the {proc.role} of this plan runs {' '.join(proc.program)}, which has no docker form "
                                  "here", fix="leave out --docker, or install the engine on each node")
-        command = docker_command(plan.docker, str(proc.model), shell.arg_lines(flags),
-                                 {k: v for k, (v, _) in env.items()}, proc.port or 8000)
-        return Part(title, command, (), before, _why_lines(proc))
+        command = docker_command(plan.docker, proc.argv(), {k: v for k, (v, _) in env.items()}, proc.port or 8000,
+                                 len(proc.program))
+        return Part(title, command, (), before, why_lines(proc))
     words = tuple((k, _env_word(k, v), reason) for k, (v, reason) in env.items())
     command = shell.command(" ".join(shell.quote(t) for t in proc.command_words()), flags)
     activate = any(s.kind == "pip" and "activate" in s.command for s in plan.install)
-    return Part(title, command, words, before, _why_lines(proc), activate)
+    return Part(title, command, words, before, why_lines(proc), activate)
 
 
 def _env_word(name: str, value: Any) -> str:

@@ -1,54 +1,131 @@
-"""Install steps and the minimum engine version a plan needs."""
+"""Install steps and the minimum engine version a plan needs.
+
+The steps follow the plan's platform family (``servekit.synthesis.install_families``): the pip
+step of that family (or a comment saying it has none), the container pull, the recipe's extra
+dependencies and the KV-offload packages. Each step carries the page or recipe key it follows
+(``InstallStep.source``). A recipe's own ``model.install.pip`` command wins on every platform,
+as on the recipes site; ``model.install.pip: false`` drops the step.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
 from servekit.catalog.domain import ModelSection
+from servekit.hardware import HardwareProfile
 from servekit.synthesis import shapes
 from servekit.synthesis.context import Context
+from servekit.synthesis.images import image_facts
+from servekit.synthesis.install_families import (
+    BASE_CUDA,
+    CUDA,
+    FAMILIES,
+    PIP_DEFAULT,
+    PIP_NIGHTLY,
+    InstallFamily,
+    family_for,
+)
 from servekit.synthesis.plan import InstallStep
 
-BASE_CUDA = "cu130"
-PIP_DEFAULT = "uv venv\nsource .venv/bin/activate\nuv pip install -U vllm --torch-backend auto"
-PIP_NIGHTLY = (
-    "uv venv\nsource .venv/bin/activate\nuv pip install -U vllm --pre \\\n"
-    f"  --extra-index-url https://wheels.vllm.ai/nightly/{BASE_CUDA} \\\n"
-    f"  --extra-index-url https://download.pytorch.org/whl/{BASE_CUDA} \\\n"
-    "  --index-strategy unsafe-best-match"
-)
+__all__ = ["BASE_CUDA", "PIP_DEFAULT", "PIP_NIGHTLY", "docker_step", "install_steps", "min_version",
+           "pinned_steps", "pip_step", "platform_steps"]
+
+RECIPE_PIP = "model.install.pip"
+RECIPE_DOCKER = "model.install.docker"
+_UNPINNED = "uv pip install -U vllm "
 
 
-def pip_step(model: ModelSection) -> InstallStep | None:
-    """The pip install block (``model.install.pip: false`` drops it; a map overrides it)."""
+def _nightly_note(model: ModelSection) -> str | None:
+    return f"vLLM {model.min_vllm_version or ''} isn't released yet — nightly required." if model.nightly_required else None
+
+
+def pip_step(model: ModelSection, family: InstallFamily = CUDA, version: str | None = None) -> InstallStep | None:
+    """The pip install block of ``family`` (``model.install.pip: false`` drops it; its command wins)."""
     tab = model.pip
     if tab.dropped:
         return None
-    nightly = model.nightly_required
-    default_note = f"vLLM {model.min_vllm_version or ''} isn't released yet — nightly required." if nightly else None
-    return InstallStep("pip", tab.command or (PIP_NIGHTLY if nightly else PIP_DEFAULT), tab.note or default_note)
+    if tab.command:
+        return InstallStep("pip", tab.command, tab.note or _nightly_note(model), RECIPE_PIP, family.id)
+    command = family.pip_command(version, nightly=model.nightly_required)
+    if command is None:
+        reason = family.no_pip or (f"vLLM {version} has no {family.label} wheel (the first is {family.pip.since}); "
+                                   "use the container (the docker form) or build from source")
+        return InstallStep("pip", f"# {family.label} has no pip install: {reason}", tab.note, family.source, family.id)
+    notes = [n for n in (tab.note or (_nightly_note(model) if not version else None),
+                         family.pip.note if family.pip else None) if n]
+    return InstallStep("pip", command, "; ".join(notes) or None, family.source, family.id)
 
 
-def docker_step(model: ModelSection, image: str | None) -> InstallStep | None:
+def docker_step(model: ModelSection, image: str | None, source: str = "") -> InstallStep | None:
+    """``docker pull`` of the plan's image; its source is the image family's (its Dockerfile or
+    documented configuration), else ``source`` (where the plan took the image from)."""
     tab = model.docker
     if tab.dropped:
         return None
-    return InstallStep("docker", tab.command or f"docker pull {image}", tab.note or None)
+    if tab.command:
+        return InstallStep("docker", tab.command, tab.note or None, RECIPE_DOCKER)
+    if image is None:
+        return None  # no image on this hardware: no container form
+    facts = image_facts(image)
+    return InstallStep("docker", f"docker pull {image}", tab.note or None, facts.source if facts else source)
 
 
-def install_steps(ctx: Context, image: str | None) -> tuple[InstallStep, ...]:
-    steps = [pip_step(ctx.recipe.model), docker_step(ctx.recipe.model, image)]
-    for dep in ctx.recipe.dependencies:
+def _prerequisite(family: InstallFamily, version: str | None) -> InstallStep | None:
+    if family.prerequisite is None:
+        return None
+    chosen = (version or family.version_pinned or "").removeprefix("v")
+    note = family.prerequisite_note.replace("{version}", chosen) if family.prerequisite_note else None
+    return InstallStep("prerequisite", family.prerequisite, note, family.source, family.id)
+
+
+def platform_steps(model: ModelSection, hw: HardwareProfile, image: str | None, *, image_source: str = "",
+                   version: str | None = None) -> tuple[InstallStep, ...]:
+    """The prerequisite, pip and docker steps of ``hw``'s platform family."""
+    family = family_for(hw.platform, hw.cpu_arch)
+    steps = (_prerequisite(family, version), pip_step(model, family, version), docker_step(model, image, image_source))
+    return tuple(s for s in steps if s is not None)
+
+
+def install_steps(ctx: Context, image: str | None, image_source: str = "") -> tuple[InstallStep, ...]:
+    steps = list(platform_steps(ctx.recipe.model, ctx.hw, image, image_source=image_source))
+    for i, dep in enumerate(ctx.recipe.dependencies):
         if dep.command:
-            steps.append(InstallStep("extra", str(dep.command), dep.note))
+            steps.append(InstallStep("extra", str(dep.command), dep.note, f"dependencies[{i}]"))
     if ctx.kv_store is not None:
         command = shapes.brand_install(ctx, ctx.kv_store.vllm_install)
         if command:
-            steps.append(InstallStep("kv_store", command, f"for {ctx.sel.kv_offload}"))
+            steps.append(InstallStep("kv_store", command, f"for {ctx.sel.kv_offload}",
+                                     f"kv_store/{ctx.sel.kv_offload}.vllm.install"))
     if ctx.kv_option is not None and ctx.kv_option.install:
-        steps.append(InstallStep("kv_offload", str(ctx.kv_option.install), f"for {ctx.sel.kv_offload}"))
-    return tuple(s for s in steps if s is not None)
+        steps.append(InstallStep("kv_offload", str(ctx.kv_option.install), f"for {ctx.sel.kv_offload}",
+                                 f"taxonomy.kv_offload.{ctx.sel.kv_offload}.install"))
+    return tuple(steps)
+
+
+def pinned_steps(steps: tuple[InstallStep, ...], version: str, image: str | None) -> tuple[InstallStep, ...]:
+    """``steps`` for release ``version``: each family step re-rendered at it, a recipe's own pip
+    command with ``vllm`` pinned, the docker step pulling ``image``."""
+    out = []
+    for step in steps:
+        if step.kind == "docker" and image and step.source != RECIPE_DOCKER:
+            out.append(docker_step(ModelSection.of({}), image, step.source) or step)
+        elif step.kind in ("pip", "prerequisite") and step.family and step.source != RECIPE_PIP:
+            out.append(_family_step(step, version))
+        elif step.kind == "pip" and _UNPINNED in step.command:
+            out.append(replace(step, command=step.command.replace(
+                _UNPINNED, f'uv pip install "vllm=={version.removeprefix("v")}" ')))
+        else:
+            out.append(step)
+    return tuple(out)
+
+
+def _family_step(step: InstallStep, version: str) -> InstallStep:
+    family = FAMILIES[step.family]
+    if step.kind == "prerequisite":
+        return _prerequisite(family, version) or step
+    return pip_step(ModelSection.of({}), family, version) or step
 
 
 def min_version(ctx: Context) -> tuple[str | None, tuple[str, ...]]:

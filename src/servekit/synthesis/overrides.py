@@ -13,10 +13,10 @@ import re
 from dataclasses import dataclass
 
 from servekit.errors import SelectionError
-from servekit.synthesis.plan import Arg, Docker, InstallStep, Plan, Process
+from servekit.synthesis.install import pinned_steps
+from servekit.synthesis.plan import Arg, Docker, Plan, Process
 
 _VERSION = re.compile(r"[0-9]+(\.[0-9]+)*([a-z0-9.+-]*)")
-_UNPINNED_INSTALL = "uv pip install -U vllm "
 
 
 @dataclass(frozen=True)
@@ -92,15 +92,6 @@ def pinned_image(image: str | None, version: str) -> str | None:
     return image
 
 
-def _install(step: InstallStep, version: str, image: str | None) -> InstallStep:
-    if step.kind == "docker" and image:
-        return dataclasses.replace(step, command=f"docker pull {image}")
-    if step.kind == "pip" and _UNPINNED_INSTALL in step.command:
-        pinned = step.command.replace(_UNPINNED_INSTALL, f'uv pip install "vllm=={version.removeprefix("v")}" ')
-        return dataclasses.replace(step, command=pinned)
-    return step
-
-
 def _docker(plan: Plan, overrides: Overrides) -> Docker:
     if overrides.image:
         return dataclasses.replace(plan.docker, image=overrides.image, source="override: --image")
@@ -122,8 +113,9 @@ def apply_overrides(plan: Plan, overrides: Overrides) -> Plan:
     processes = tuple(_process(p, overrides) if p in vllm else p for p in plan.processes)
     docker = _docker(plan, overrides)
     install = plan.install
-    if overrides.vllm_version or overrides.image:
-        version = overrides.vllm_version or ""
-        install = tuple(_install(s, version, docker.image) if version or s.kind == "docker" else s
-                        for s in plan.install)
+    if overrides.vllm_version:
+        install = pinned_steps(plan.install, overrides.vllm_version, docker.image)
+    elif overrides.image:
+        install = tuple(dataclasses.replace(s, command=f"docker pull {docker.image}", source="override: --image")
+                        if s.kind == "docker" else s for s in plan.install)
     return dataclasses.replace(plan, processes=processes, docker=docker, install=install)

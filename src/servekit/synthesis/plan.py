@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from servekit.hardware.container import ContainerDevices
+
 
 @dataclass(frozen=True)
 class Selection:
@@ -103,20 +105,25 @@ class Process:
 
 @dataclass(frozen=True)
 class Docker:
-    """How a process runs in a container on this hardware."""
+    """How a plan's processes run in containers on this hardware."""
 
     image: str | None
-    device_argv: tuple[str, ...]
-    device_lines: tuple[str, ...]
-    runtime: str  # "gpu" or "npu"
+    devices: ContainerDevices
+    """The hardware's container rules (devices, security, shared memory, host network)."""
     source: str
+    several_nodes: bool = False
+    """The plan's servers run on several machines: host network, no published ports."""
 
 
 @dataclass(frozen=True)
 class InstallStep:
-    kind: str  # "pip", "docker", "extra", "kv_store"
+    kind: str  # "prerequisite", "pip", "docker", "extra", "kv_store", "kv_offload"
     command: str
     note: str | None = None
+    source: str = ""
+    """The page or recipe key the step follows."""
+    family: str | None = None
+    """The platform install family (``servekit.synthesis.install_families``) that wrote it."""
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,12 @@ from servekit.synthesis.plan import Plan, Process
 class _Rendered:
     """argv, shell lines and command of one process, computed once."""
 
-    __slots__ = ("argv", "lines", "command", "model")
+    __slots__ = ("argv", "lines", "command", "model", "program_length")
 
     def __init__(self, proc: Process) -> None:
         self.argv = proc.argv()
         self.model = proc.model
+        self.program_length = len(proc.program)
         flags = proc.flags()
         self.lines = shell.arg_lines(flags)
         program = " ".join(shell.quote(t) for t in proc.command_words())
@@ -36,8 +37,8 @@ def _docker(plan: Plan, proc: Process | _Rendered, env: dict[str, Any], port: in
         return {}
     done = proc if isinstance(proc, _Rendered) else _Rendered(proc)
     return {
-        "docker_command": docker_command(plan.docker, str(done.model), done.lines, env, port),
-        "docker_argv": docker_argv(plan.docker, done.argv, env, port),
+        "docker_command": docker_command(plan.docker, done.argv, env, port, done.program_length),
+        "docker_argv": docker_argv(plan.docker, done.argv, env, port, done.program_length),
     }
 
 
@@ -127,16 +128,24 @@ def render_plan(plan: Plan) -> dict[str, Any]:
     return out
 
 
+def install_json(steps) -> list[dict[str, Any]]:
+    """Install steps as JSON: kind, command, note, the page or key each follows, its family."""
+    return [{"kind": s.kind, "command": s.command, **({"note": s.note} if s.note else {}),
+             **({"source": s.source} if s.source else {}), **({"family": s.family} if s.family else {})}
+            for s in steps]
+
+
 def servekit_extras(plan: Plan) -> dict[str, Any]:
-    """servekit's additions: provenance per process, install steps, min version, notes."""
+    """servekit's additions: provenance per process (and of the install steps), install steps,
+    min version, notes."""
+    provenance: dict[str, Any] = {
+        f"{p.role}{'' if p.rank == 0 else f'[{p.rank}]'}": {"args": p.provenance(), "env": {v.name: v.source for v in p.env}}
+        for p in plan.processes}
+    provenance["install"] = {"steps": [{"kind": s.kind, "family": s.family, "source": s.source} for s in plan.install]}
     return {
-        "provenance": {
-            f"{p.role}{'' if p.rank == 0 else f'[{p.rank}]'}": {
-                "args": p.provenance(), "env": {v.name: v.source for v in p.env}}
-            for p in plan.processes},
+        "provenance": provenance,
         "docker_image_source": plan.docker.source,
-        "install": [{"kind": s.kind, "command": s.command, **({"note": s.note} if s.note else {})}
-                    for s in plan.install],
+        "install": install_json(plan.install),
         "min_vllm_version": plan.min_version,
         "min_vllm_version_source": list(plan.min_version_sources),
         "model_id": plan.model_id,

@@ -86,6 +86,8 @@ class Install:
     command: str
     note: str | None = None
     runs: bool = True
+    source: str | None = None
+    """The page or recipe key the step follows."""
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,8 @@ def _install_lines(script: Script) -> list[str]:
         lines += step.command.splitlines() if step.runs else comment(step.command)
         if step.note:
             lines += comment(f"note: {step.note}")
+        if step.source:
+            lines += comment(f"source: {step.source}")
     return lines
 
 
@@ -217,7 +221,9 @@ def _posix(command: str) -> list[str]:
 
 
 def _function(name: str, body: list[str]) -> list[str]:
-    return [f"{name}() {{", *(body or [":"]), "}"]
+    """A shell function; a body of comments alone gets ``:`` (sh refuses an empty function)."""
+    runs = any(line.strip() and not line.lstrip().startswith("#") for line in body)
+    return [f"{name}() {{", *body, *([] if runs else [":"]), "}"]
 
 
 def _guard(names: list[str]) -> list[str]:

@@ -77,7 +77,7 @@ def synthesize(docs, sel: Selection, *, lean: bool = False) -> Plan:
     docker = docker_for(ctx)
     version, version_sources = (None, ()) if lean else min_version(ctx)
     common = dict(selection=sel, model_id=ctx.model_id, docker=docker,
-                  install=() if lean else install_steps(ctx, docker.image),
+                  install=() if lean else install_steps(ctx, docker.image, docker.source),
                   min_version=version, min_version_sources=version_sources, notes=sel.notes)
     if ctx.is_pd:
         metas = {role: shapes.pool_meta(ctx, role) for role in ("prefill", "decode")}

@@ -10,6 +10,7 @@ from servekit.engines.common.specs import (
     PrecompileSpec,
 )
 from servekit.engines.common.user_install import UserInstall, UserInstallStep
+from servekit.synthesis.install_families import ASCEND
 
 ID = "vllm-ascend"
 ALIASES = ("ascend",)
@@ -22,13 +23,10 @@ PRECOMPILE = PrecompileSpec(
 )
 MEMORY = MemoryHooks(rule=MemoryRule(budget=BUDGET_UTILIZATION, concurrency_in_tokens=True))
 
-_VENV = "uv venv\nsource .venv/bin/activate\n"
-# How a person installs it where it serves (a plan shows these steps).
-USER_INSTALL = UserInstall("0.23.0", (
-    UserInstallStep("prerequisite", "# install the CANN toolkit and kernels for your NPU first "
-                                    "(https://vllm-ascend.readthedocs.io/en/latest/installation.html)",
-                    "vllm-ascend {version} needs the CANN release its documentation names"),
-    UserInstallStep("pip", _VENV + 'uv pip install "vllm=={version}" "vllm-ascend=={version}"',
-                    "vLLM and the Ascend plugin at the same version"),
-    UserInstallStep("docker", "docker pull quay.io/ascend/vllm-ascend:v{version}"),
+# How a person installs it where it serves: the Ascend install family's steps (one home).
+USER_INSTALL = UserInstall(ASCEND.version_pinned or "0.23.0", (
+    UserInstallStep("prerequisite", ASCEND.prerequisite or "", ASCEND.prerequisite_note, ASCEND.source),
+    UserInstallStep("pip", ASCEND.pip.pinned if ASCEND.pip else "", ASCEND.pip.note if ASCEND.pip else None,
+                    ASCEND.source),
+    UserInstallStep("docker", "docker pull quay.io/ascend/vllm-ascend:v{version}", None, ASCEND.source),
 ))

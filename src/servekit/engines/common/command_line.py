@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from servekit.errors import ServekitError
+from servekit.synthesis.images import image_facts
 
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -53,6 +54,19 @@ class DockerRun:
     image: str
     args: tuple[str, ...]
     env: tuple[tuple[str, str], ...]
+    entrypoint: str | None = None
+
+    def command(self, program: Sequence[str]) -> tuple[str, ...]:
+        """The command the container runs, where ``program`` is what the caller expects: an
+        ``--entrypoint`` with the arguments; the arguments alone when they start with
+        ``program`` or the image runs its command whole; else the image's entrypoint (an
+        image no entry of ``servekit.synthesis.images`` names is taken to start ``program``)."""
+        if self.entrypoint:
+            return (self.entrypoint, *self.args)
+        facts = image_facts(self.image)
+        if tuple(self.args[:len(program)]) == tuple(program) or (facts is not None and facts.passes_command):
+            return self.args
+        return (*(facts.entrypoint if facts is not None else program), *self.args)
 
     def bind_mounts(self) -> dict[str, str]:
         """Container path -> host path of each ``-v HOST:CONTAINER[:MODE]``."""
@@ -75,18 +89,22 @@ def split_docker_run(argv: Sequence[str]) -> DockerRun | None:
         return None
     words = list(argv[2:])
     env: list[tuple[str, str]] = []
+    entrypoint = None
     i = 0
     while i < len(words) and words[i].startswith("-"):
         word = words[i]
         takes_value = word in _DOCKER_VALUE_OPTIONS
         value = words[i + 1] if takes_value and i + 1 < len(words) else word.partition("=")[2]
-        if word.split("=", 1)[0] in ("-e", "--env") and "=" in value:
+        option = word.split("=", 1)[0]
+        if option in ("-e", "--env") and "=" in value:
             name, _, val = value.partition("=")
             env.append((name, val))
+        if option == "--entrypoint":
+            entrypoint = value
         i += 2 if takes_value else 1
     if i >= len(words):
         return None
-    return DockerRun(tuple(words[:i]), words[i], tuple(words[i + 1:]), tuple(env))
+    return DockerRun(tuple(words[:i]), words[i], tuple(words[i + 1:]), tuple(env), entrypoint)
 
 
 def option_value(args: Sequence[str], option: str) -> str | None:

@@ -25,6 +25,7 @@ from servekit.engines.common.scan import scan
 from servekit.engines.common.specs import LaunchSpec, MemoryHooks, PrecompileSpec
 from servekit.engines.common.translation import DialectContext, EngineLaunch
 from servekit.engines.common.user_install import UserInstall
+from servekit.synthesis.images import ImageFacts
 
 
 class Engine(ABC):
@@ -38,6 +39,7 @@ class Engine(ABC):
     user_install: UserInstall | None  # the steps a plan shows people; None: the plan's own install steps
     single_process: bool  # serves from one process: multi-process plans have no form in it
     vllm_platforms: tuple[str, ...] = ()  # hardware platforms where a plain vLLM launch runs as this engine
+    images: tuple[ImageFacts, ...] = ()  # facts of the engine's own images (entrypoint, platforms, source)
     precompile: PrecompileSpec
     launch: LaunchSpec
     memory: MemoryHooks

@@ -79,6 +79,8 @@ class LaunchSpec:
     metrics_port: int | None = None
     metrics_port_env: str | None = None
     kv_space_env: str | None = None
+    default_port: int = 8000
+    """The port the server listens on when its command names none (``--port``)."""
 
 
 # MemoryRule.budget

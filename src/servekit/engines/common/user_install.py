@@ -15,17 +15,24 @@ class UserInstallStep:
     kind: str  # "pip", "docker" or "prerequisite"
     command: str
     note: str | None = None
+    source: str = ""
+    """The page the step follows."""
 
 
 @dataclass(frozen=True)
 class UserInstall:
-    """An engine's install steps for people; ``default_version`` fills ``{version}`` when none is given."""
+    """An engine's install steps for people; ``default_version`` fills ``{version}`` when none is given.
+
+    ``by_family`` replaces ``steps`` on a platform install family
+    (``servekit.synthesis.install_families``: ``rocm``, ``cpu-x86_64`` ...) whose steps differ."""
 
     default_version: str
     steps: tuple[UserInstallStep, ...]
+    by_family: tuple[tuple[str, tuple[UserInstallStep, ...]], ...] = ()
 
-    def for_version(self, version: str | None = None) -> tuple[UserInstallStep, ...]:
+    def for_version(self, version: str | None = None, family: str | None = None) -> tuple[UserInstallStep, ...]:
         chosen = (version or self.default_version).removeprefix("v")
+        steps = dict(self.by_family).get(family or "", self.steps)
         return tuple(UserInstallStep(s.kind, s.command.replace("{version}", chosen),
-                                     None if s.note is None else s.note.replace("{version}", chosen))
-                     for s in self.steps)
+                                     None if s.note is None else s.note.replace("{version}", chosen), s.source)
+                     for s in steps)

@@ -28,7 +28,7 @@ from servekit.engines.max.specs import (
     PROGRAM,
     USER_INSTALL,
 )
-from servekit.engines.max.targets import image_for
+from servekit.engines.max.targets import IMAGES, image_for
 from servekit.engines.max.translate import translate_to_max
 
 WARM_CACHE = "warm-cache"
@@ -47,6 +47,7 @@ class MaxEngine(Engine):
     commands = COMMANDS
     install = INSTALL
     user_install = USER_INSTALL
+    images = IMAGES
     single_process = True
     precompile = PRECOMPILE
     launch = LAUNCH

@@ -91,8 +91,15 @@ MEMORY = MemoryHooks(
 
 _VENV = "uv venv\nsource .venv/bin/activate\n"
 # How a person installs it where it serves (a plan shows these steps).
+INSTALL_SOURCE = "https://docs.modular.com/max/packages"
+CONTAINER_SOURCE = "https://docs.modular.com/max/container"
 USER_INSTALL = UserInstall(DEFAULT_VERSION, (
     UserInstallStep("pip", _VENV + 'uv pip install "modular=={version}"',
-                    "Modular MAX {version} with its serving extras; it brings its own kernels, no vLLM"),
-    UserInstallStep("docker", "docker pull docker.modular.com/modular/max-nvidia-full:{version}"),
-))
+                    "Modular MAX {version} with its serving extras; it brings its own kernels, no vLLM", INSTALL_SOURCE),
+    UserInstallStep("docker", "docker pull docker.modular.com/modular/max-nvidia-full:{version}", None,
+                    CONTAINER_SOURCE),
+), by_family=(("rocm", (
+    UserInstallStep("pip", _VENV + 'uv pip install "modular=={version}"',
+                    "Modular MAX {version}; its AMD GPU kernels ship in the same package", INSTALL_SOURCE),
+    UserInstallStep("docker", "docker pull docker.modular.com/modular/max-amd:{version}", None, CONTAINER_SOURCE),
+)),))

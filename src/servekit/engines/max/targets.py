@@ -8,6 +8,7 @@ from servekit.engines.common.findings import Finding
 from servekit.engines.common.translation import ERROR, NOTE, DialectContext, engine_image, finding
 from servekit.engines.max.specs import DEFAULT_VERSION
 from servekit.hardware import HardwareProfile, profile_of
+from servekit.synthesis.images import ImageFacts
 
 TARGET_APIS = ("cuda", "hip", "metal")
 _TARGET = re.compile(r"^(cuda|hip|metal)(:[A-Za-z0-9_]+)?$")
@@ -20,6 +21,12 @@ IMAGE_REPOSITORIES = {
     "amd": "docker.modular.com/modular/max-amd",
 }
 """MAX images by the profile's ``image_key``."""
+IMAGES = tuple(
+    ImageFacts((repository, repository.removeprefix("docker.modular.com/")), ("max", "serve"), (), False, (platform,),
+               "https://docs.modular.com/max/container (the container runs max serve; its arguments are max serve "
+               "options)")
+    for repository, platform in ((IMAGE_REPOSITORIES["nvidia"], "cuda"), (IMAGE_REPOSITORIES["amd"], "rocm")))
+"""Facts of the MAX containers: their entrypoint serves, the arguments are ``max serve`` options."""
 
 
 def _profile(context: DialectContext) -> HardwareProfile | None:

@@ -11,6 +11,7 @@ from servekit.engines.common.specs import (
     PrecompileSpec,
 )
 from servekit.engines.common.user_install import UserInstall, UserInstallStep
+from servekit.synthesis.install_families import QAIC
 
 ID = "vllm-qaic"
 ALIASES = ("qaic",)
@@ -31,13 +32,9 @@ MEMORY = MemoryHooks(
     default_kv_dtype=KV_DTYPE,
 )
 
-_VENV = "uv venv\nsource .venv/bin/activate\n"
-# How a person installs it where it serves (a plan shows these steps).
+# How a person installs it where it serves: the Cloud AI 100 install family's steps (one home).
 USER_INSTALL = UserInstall("latest", (
-    UserInstallStep("prerequisite", "# install the Cloud AI 100 Platform and Apps SDKs from Qualcomm first "
-                                    "(https://quic.github.io/cloud-ai-sdk-pages/)",
-                    "the SDKs provide the qaic runtime and the compiler the QPC is built with"),
-    UserInstallStep("pip", _VENV + 'uv pip install "git+https://github.com/quic/efficient-transformers"',
-                    "QEfficient compiles the model into a QPC; vLLM's qaic build ships in the SDK image"),
-    UserInstallStep("docker", "docker pull ghcr.io/quic/cloud_ai_inference_vllm:{version}"),
+    UserInstallStep("prerequisite", QAIC.prerequisite or "", QAIC.prerequisite_note, QAIC.source),
+    UserInstallStep("pip", QAIC.pip.latest if QAIC.pip else "", QAIC.pip.note if QAIC.pip else None, QAIC.source),
+    UserInstallStep("docker", "docker pull ghcr.io/quic/cloud_ai_inference_vllm:{version}", None, QAIC.source),
 ))

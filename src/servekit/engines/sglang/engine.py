@@ -28,6 +28,7 @@ from servekit.engines.sglang.specs import (
     DEFAULT_VERSION,
     ID,
     IMAGE_REPOSITORY,
+    IMAGES,
     LAUNCH,
     MEMORY,
     MODULE,
@@ -37,6 +38,7 @@ from servekit.engines.sglang.specs import (
     image_tag,
 )
 from servekit.engines.sglang.translate import command, translate_to_sglang
+from servekit.hardware import profile_of
 
 _PYTHON = re.compile(r"(^|/)python[0-9.]*$")
 _MODEL = ("--model-path", "--model")
@@ -55,6 +57,7 @@ class SglangEngine(Engine):
     commands = ("serve",)
     install = None  # its server needs CUDA packages; only its parser is built here (install_parser_envs.sh)
     user_install = USER_INSTALL
+    images = IMAGES
     single_process = False
     precompile = PRECOMPILE
     launch = LAUNCH
@@ -64,7 +67,8 @@ class SglangEngine(Engine):
         _, rest = strip_env(argv)
         docker = split_docker_run(rest)
         if docker is not None:
-            return docker.image.split(":")[0].endswith(IMAGE_REPOSITORY) or self.recognizes(list(docker.args))
+            return docker.image.split(":")[0].endswith(IMAGE_REPOSITORY) or self.recognizes(
+                list(docker.command(LAUNCH.program)))
         return rest[:2] == ["sglang", "serve"] or (
             len(rest) >= 3 and bool(_PYTHON.search(rest[0])) and rest[1] == "-m" and rest[2] == MODULE)
 
@@ -75,7 +79,7 @@ class SglangEngine(Engine):
         env, rest = strip_env(argv)
         docker = split_docker_run(rest)
         if docker is not None:
-            inner = self.split_command(list(docker.args))
+            inner = self.split_command(list(docker.command(LAUNCH.program)))
             return EngineCommand("serve", inner.args, "docker", docker.env + inner.env, ("docker", "run", docker.image))
         if rest[:2] == ["sglang", "serve"]:
             return EngineCommand("serve", tuple(rest[2:]), "sglang", env, tuple(rest[:2]))
@@ -95,7 +99,9 @@ class SglangEngine(Engine):
         build = translate_to_sglang(vllm_argv, self.flag_catalog(version))
         argv = command(build)
         env, dropped = _env(context.env)
-        image, image_findings = engine_image(context, IMAGE_REPOSITORY, prefix=ID, tag=image_tag(version))
+        profile = profile_of(context.hardware, context.hardware_id) if context.hardware else None
+        tag = image_tag(version, profile.platform, profile.compute_target) if profile else image_tag(version)
+        image, image_findings = engine_image(context, IMAGE_REPOSITORY, prefix=ID, tag=tag)
         findings = [*build.findings, *image_findings, *self.validate(argv, context)]
         return EngineLaunch(engine=ID, argv=argv, env=env, image=image,
                             untranslated=(*build.untranslated, *dropped), findings=tuple(findings))

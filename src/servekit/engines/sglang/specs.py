@@ -19,6 +19,7 @@ from servekit.engines.common.specs import (
     PrecompileSpec,
 )
 from servekit.engines.common.user_install import UserInstall, UserInstallStep
+from servekit.synthesis.images import ImageFacts
 
 ID = "sglang"
 DEFAULT_VERSION = "0.5.23"
@@ -27,11 +28,24 @@ CATALOGS = CatalogStore(Path(__file__).resolve().parent / "data", ID, "scripts/e
 
 # Docker Hub lmsysorg/sglang tags stable releases as v<version>; since v0.5.20 the images ship
 # CUDA 13 only (v0.5.19-cu129 was the last CUDA 12 tag): sgl-project/sglang,
-# docs/docs/get-started/install.mdx.
+# docs/docs/get-started/install.mdx. The ROCm images of a release are tagged
+# v<version>-rocm700-mi30x (MI300X/MI325X, gfx942) and v<version>-rocm700-mi35x (MI350X/MI355X,
+# gfx950), built from docker/rocm.Dockerfile (docs/platforms/amd_gpu.md and the SGLang cookbook).
 IMAGE_REPOSITORY = "lmsysorg/sglang"
+INSTALL_SOURCE = "https://docs.sglang.io/get_started/install.html"
+AMD_SOURCE = "https://docs.sglang.io/platforms/amd_gpu.html"
+ROCM_IMAGE_SUFFIX = "rocm700"
+ROCM_GPU_FAMILIES = {"hip:gfx942": "mi30x", "hip:gfx950": "mi35x"}
+"""The GPU family an SGLang ROCm image is built for, by compute target."""
+IMAGES = (ImageFacts((IMAGE_REPOSITORY,), (), (), True, ("cuda", "rocm"),
+                     f"{INSTALL_SOURCE} and {AMD_SOURCE} (the image has no serve entrypoint: it is run with "
+                     "`python3 -m sglang.launch_server ...` as its command)"),)
 
 
-def image_tag(version: str) -> str:
+def image_tag(version: str, platform: str | None = None, compute_target: str | None = None) -> str:
+    """The release's image tag: the CUDA build, or on ROCm the build for the GPU family."""
+    if platform == "rocm":
+        return f"v{version}-{ROCM_IMAGE_SUFFIX}-{ROCM_GPU_FAMILIES.get(compute_target or '', 'mi30x')}"
     return f"v{version}"
 
 
@@ -50,6 +64,7 @@ LAUNCH = LaunchSpec(
     module_program=("-m", MODULE),
     model_option="--model-path",
     readiness_path="/health",
+    default_port=30000,  # sglang/srt/server_args.py: ServerArgs.port = 30000
     log_facts={"kv_cache_tokens": r"max_total_num_tokens=(\d+)"},
 )
 
@@ -64,6 +79,11 @@ MEMORY = MemoryHooks(
 
 USER_INSTALL = UserInstall(DEFAULT_VERSION, (
     UserInstallStep("pip", 'uv venv\nsource .venv/bin/activate\nuv pip install "sglang=={version}"',
-                    "SGLang {version} with its CUDA kernels (Linux with an NVIDIA GPU)"),
-    UserInstallStep("docker", f"docker pull {IMAGE_REPOSITORY}:v{{version}}"),
-))
+                    "SGLang {version} with its CUDA kernels (Linux with an NVIDIA GPU)", INSTALL_SOURCE),
+    UserInstallStep("docker", f"docker pull {IMAGE_REPOSITORY}:v{{version}}", None, INSTALL_SOURCE),
+), by_family=(("rocm", (
+    UserInstallStep("pip", "# SGLang publishes no ROCm wheel: run its ROCm image (the docker pull below), or build "
+                           f"sgl-kernel and sglang[all_hip] from source ({AMD_SOURCE})",
+                    "SGLang {version} on AMD GPUs: the ROCm image of the release", AMD_SOURCE),
+    UserInstallStep("docker", f"docker pull {IMAGE_REPOSITORY}:v{{version}}-{ROCM_IMAGE_SUFFIX}-mi30x", None, AMD_SOURCE),
+)),))

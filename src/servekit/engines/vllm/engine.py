@@ -129,10 +129,7 @@ class VllmEngine(Engine):
         docker = split_docker_run(argv)
         if docker is not None:
             # the vLLM images start `vllm serve` themselves; others are given the full command
-            inner = list(docker.args)
-            if inner[:2] != ["vllm", "serve"]:
-                inner = ["vllm", "serve", *inner]
-            command = self.split_command(inner)
+            command = self.split_command(list(docker.command(("vllm", "serve"))))
             return EngineCommand(command.command, command.args, "docker", docker.env + command.env,
                                  ("docker", "run", docker.image))
         env, rest = strip_env(argv)

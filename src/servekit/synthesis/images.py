@@ -1,0 +1,124 @@
+"""What each serving image is, as data: one entry per image family, with the file it was read from.
+
+A ``docker run`` form must match its image: ``vllm/vllm-openai`` starts ``vllm serve`` itself
+(its ENTRYPOINT), so the model and flags follow the image name; ``quay.io/ascend/vllm-ascend``
+has no entrypoint (its default command is a shell), so the whole ``vllm serve ...`` command
+must be passed; ``vllm/vllm-tpu``'s entrypoint script runs whatever command it is given.
+``container_command`` places a command for an image accordingly; an engine with images of its
+own declares their facts beside it (``Engine.images``). An image no entry names gets
+an explicit ``--entrypoint`` (the program's first word), which runs whatever the image's own
+entrypoint is. ``user`` and ``home`` say where the Hugging Face cache lives inside
+(``/root/.cache/huggingface`` for images that run as root).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+VLLM_DOCKER = "https://github.com/vllm-project/vllm/blob/main/docker/"
+VLLM_DOCS = "https://github.com/vllm-project/vllm/blob/main/docs/getting_started/installation/"
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    repositories: tuple[str, ...]
+    """Repository names of the family (a registry host included where the name has one)."""
+    entrypoint: tuple[str, ...]
+    """The image's ENTRYPOINT; () for none."""
+    command: tuple[str, ...]
+    """The image's default CMD."""
+    passes_command: bool
+    """The entrypoint runs the arguments it is given as a command (none, or an exec wrapper)."""
+    platforms: tuple[str, ...]
+    """Hardware platforms the image's builds serve (``HardwareProfile.platform``)."""
+    source: str
+    shell: str = "/bin/bash"
+    user: str = "root"
+    home: str = "/root"
+
+    def serves_with(self, program: Sequence[str]) -> bool:
+        """The entrypoint is ``program`` itself, so only its arguments follow the image."""
+        return bool(self.entrypoint) and tuple(program[:len(self.entrypoint)]) == self.entrypoint
+
+
+IMAGES: tuple[ImageFacts, ...] = (
+    ImageFacts(("vllm/vllm-openai",), ("vllm", "serve"), (), False, ("cuda",),
+               VLLM_DOCKER + "Dockerfile (target vllm-openai: ENTRYPOINT [\"vllm\", \"serve\"])"),
+    ImageFacts(("vllm/vllm-openai-rocm",), ("vllm", "serve"), (), False, ("rocm",),
+               VLLM_DOCS + "gpu.rocm.inc.md (docker/Dockerfile.rocm builds an image with vllm serve as entrypoint)"),
+    ImageFacts(("vllm/vllm-openai-cpu",), ("vllm", "serve"), (), False, ("cpu",),
+               VLLM_DOCKER + "Dockerfile.cpu (target vllm-openai: ENTRYPOINT [\"vllm\", \"serve\"])"),
+    ImageFacts(("vllm/vllm-openai-xpu",), ("vllm", "serve"), (), False, ("xpu",),
+               VLLM_DOCKER + "Dockerfile.xpu (target vllm-openai: ENTRYPOINT [\"vllm\", \"serve\"])"),
+    ImageFacts(("vllm/vllm-tpu",), ("/entrypoint.sh",), (), True, ("tpu",),
+               "https://github.com/vllm-project/tpu-inference/blob/main/docker/Dockerfile and docker/entrypoint.sh "
+               "(ENTRYPOINT /entrypoint.sh: exec \"$@\" when given a command, else the API server with $VLLM_ARGS)"),
+    ImageFacts(("quay.io/ascend/vllm-ascend",), (), ("/bin/bash",), True, ("ascend",),
+               "https://github.com/vllm-project/vllm-ascend/blob/main/Dockerfile (no ENTRYPOINT; CMD [\"/bin/bash\"])"),
+    ImageFacts(("vllm/vllm-omni",), (), (), True, ("cuda",),
+               "https://github.com/vllm-project/vllm-omni/blob/main/docker/Dockerfile.cuda (ENTRYPOINT [])"),
+    ImageFacts(("rocm/vllm", "rocm/vllm-dev"), (), ("/bin/bash",), True, ("rocm",),
+               VLLM_DOCS + "gpu.rocm.inc.md (AMD's images: \"The entrypoint of this docker image is /bin/bash\")"),
+)
+_BY_REPOSITORY = {repo: facts for facts in IMAGES for repo in facts.repositories}
+
+
+_DOMAIN = r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]+)?/)?"
+_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_REFERENCE = re.compile(_DOMAIN + _COMPONENT + r"(?:/" + _COMPONENT + r")*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
+                        r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?")
+"""An image reference as Docker reads one (github.com/distribution/reference, reference.go)."""
+
+
+def is_image_reference(text: str) -> bool:
+    """``repository[:tag][@digest]`` as ``docker run`` accepts it (not ``docker pull x``, not upper case)."""
+    return bool(_REFERENCE.fullmatch(text))
+
+
+def repository_of(image: str) -> str:
+    """``vllm/vllm-openai:v0.11.0`` -> ``vllm/vllm-openai`` (tag and digest dropped, ``docker.io/``
+    and ``library/`` prefixes as Docker reads them)."""
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)
+    if ":" in last[-1]:
+        name = name[: len(name) - len(last[-1]) + last[-1].index(":")]
+    for prefix in ("docker.io/", "index.docker.io/"):
+        name = name.removeprefix(prefix)
+    return name.removeprefix("library/")
+
+
+def image_facts(image: str | None, more: Sequence[ImageFacts] = ()) -> ImageFacts | None:
+    """The facts of ``image``'s family (``more``: an engine's own images, ``Engine.images``, first);
+    None for an image no entry names."""
+    if not image:
+        return None
+    repository = repository_of(image)
+    return next((f for f in more if repository in f.repositories), None) or _BY_REPOSITORY.get(repository)
+
+
+@dataclass(frozen=True)
+class ContainerCommand:
+    """What follows the ``docker run`` options: an ``--entrypoint`` override, then the words after the image."""
+
+    entrypoint: str | None
+    words: tuple[Any, ...]
+    reason: str
+
+
+def container_command(image: str | None, argv: Sequence[Any], program_length: int,
+                      more: Sequence[ImageFacts] = ()) -> ContainerCommand:
+    """Where ``argv`` (a program of ``program_length`` words, then its arguments) goes in a
+    ``docker run`` of ``image``: after the image without the program when the image's entrypoint
+    is that program; whole when the image runs the command it is given; else with the program's
+    first word as ``--entrypoint`` and the rest after the image."""
+    facts = image_facts(image, more)
+    program = [str(w) for w in argv[:program_length]]
+    if facts is not None and facts.serves_with(program):
+        return ContainerCommand(None, tuple(argv[len(facts.entrypoint):]), f"entrypoint {' '.join(facts.entrypoint)}")
+    if facts is not None and facts.passes_command:
+        return ContainerCommand(None, tuple(argv), "the image runs the command it is given")
+    why = "its entrypoint is another program" if facts is not None else "its entrypoint is not known"
+    return ContainerCommand(program[0] if program else None, tuple(argv[1:]), f"--entrypoint set: {why}")
