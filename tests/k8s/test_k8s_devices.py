@@ -136,7 +136,7 @@ def test_device_resource_override_is_used(bundled):
 
 
 def test_shared_memory_is_capped_at_the_plans_size(bundled):
-    plan = bundled.plan("meta-llama/Llama-3.1-8B-Instruct", hardware="arc_pro_b60")
+    plan = bundled.plan("meta-llama/Llama-3.1-8B-Instruct", hardware="xeon6")  # docker run --shm-size 16g
     (pod,) = _servers(_manifests(bundled, plan)).values()
     assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}} in pod["volumes"]
     server = pod["containers"][0]

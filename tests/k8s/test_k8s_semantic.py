@@ -112,7 +112,7 @@ def test_shared_memory_not_mounted_is_a_finding(catalog):
 
 
 def test_shared_memory_without_the_plans_size_is_a_finding(catalog):
-    plan, profile, options, docs = _build(catalog, hardware="arc_pro_b60")
+    plan, profile, options, docs = _build(catalog, hardware="xeon6")  # docker run --shm-size 16g
     for volume in _pod(docs)["volumes"]:
         volume.get("emptyDir", {}).pop("sizeLimit", None)
     (finding,) = _codes(plan, profile, options, docs)

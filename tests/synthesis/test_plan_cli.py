@@ -106,7 +106,9 @@ def test_max_engine_json_keeps_contract_keys_top_level(capsys):
     doc = json.loads(out)
     assert doc["engine"] == "max" and doc["argv"][:2] == ["max", "serve"]
     assert doc["warm_cache_argv"][:2] == ["max", "warm-cache"]
-    assert "docker_command" not in doc  # the vLLM docker wrapping does not apply to MAX
+    # the MAX container's entrypoint serves: its docker form passes max serve's options alone
+    image = doc["docker_argv"].index(doc["docker_image"])
+    assert "modular/max" in doc["docker_image"] and doc["docker_argv"][image + 1] == "--model-path"
     assert doc["servekit"]["engine_commands"][0]["engine"] == "max"
     assert doc["servekit"]["checks"]["fit"][0]["role"] == "serve"
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from servekit.errors import ServekitError
-from servekit.synthesis.images import image_facts
+from servekit.synthesis.images import ImageFacts, image_facts
 
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -56,14 +56,14 @@ class DockerRun:
     env: tuple[tuple[str, str], ...]
     entrypoint: str | None = None
 
-    def command(self, program: Sequence[str]) -> tuple[str, ...]:
+    def command(self, program: Sequence[str], images: Sequence[ImageFacts] = ()) -> tuple[str, ...]:
         """The command the container runs, where ``program`` is what the caller expects: an
         ``--entrypoint`` with the arguments; the arguments alone when they start with
         ``program`` or the image runs its command whole; else the image's entrypoint (an
-        image no entry of ``servekit.synthesis.images`` names is taken to start ``program``)."""
+        image no entry of ``servekit.synthesis.images`` or ``images`` names is taken to start ``program``)."""
         if self.entrypoint:
             return (self.entrypoint, *self.args)
-        facts = image_facts(self.image)
+        facts = image_facts(self.image, images)
         if tuple(self.args[:len(program)]) == tuple(program) or (facts is not None and facts.passes_command):
             return self.args
         return (*(facts.entrypoint if facts is not None else program), *self.args)

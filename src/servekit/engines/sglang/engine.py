@@ -68,7 +68,7 @@ class SglangEngine(Engine):
         docker = split_docker_run(rest)
         if docker is not None:
             return docker.image.split(":")[0].endswith(IMAGE_REPOSITORY) or self.recognizes(
-                list(docker.command(LAUNCH.program)))
+                list(docker.command(LAUNCH.program, IMAGES)))
         return rest[:2] == ["sglang", "serve"] or (
             len(rest) >= 3 and bool(_PYTHON.search(rest[0])) and rest[1] == "-m" and rest[2] == MODULE)
 
@@ -79,7 +79,7 @@ class SglangEngine(Engine):
         env, rest = strip_env(argv)
         docker = split_docker_run(rest)
         if docker is not None:
-            inner = self.split_command(list(docker.command(LAUNCH.program)))
+            inner = self.split_command(list(docker.command(LAUNCH.program, IMAGES)))
             return EngineCommand("serve", inner.args, "docker", docker.env + inner.env, ("docker", "run", docker.image))
         if rest[:2] == ["sglang", "serve"]:
             return EngineCommand("serve", tuple(rest[2:]), "sglang", env, tuple(rest[:2]))
