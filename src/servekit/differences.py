@@ -101,7 +101,7 @@ def _several_nodes(docs, selection) -> bool:
 
 def _container_rules(docs, selection) -> bool:
     raw = (docs.taxonomy.get("hardware_profiles") or {}).get(selection.hardware) or {}
-    return profile_of(raw, selection.hardware).platform in ("tpu", "xpu", "cpu")
+    return profile_of(raw, selection.hardware).platform in ("tpu", "xpu")
 
 
 def _entrypoint(docs, selection) -> bool:
@@ -202,10 +202,9 @@ DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         id="one-flag-per-container-setting",
         reason="Each container setting is written once, as the platform's docs give it: the TPU "
-        "form had --privileged twice and -p beside --network host (Docker drops the ports); Intel "
-        "XPU and CPU forms gave shared memory twice (--shm-size beside --ipc=host, which ignores "
-        "it): XPU keeps --ipc=host, CPU --shm-size 16g; a CPU server gets --cap-add SYS_NICE "
-        "--security-opt seccomp=unconfined (vLLM's CPU docs) instead of --privileged.",
+        "form had --privileged twice and -p beside --network host (Docker drops the ports); the "
+        "Intel XPU form gave shared memory twice (--shm-size beside --ipc=host, which ignores it) "
+        "and keeps --ipc=host, as vLLM's XPU page runs it. (The CPU form: cpu-container-options.)",
         fields=_with_roles(*DOCKER_FIELDS),
         test="tests/synthesis/test_docker_forms.py::test_no_container_flag_is_written_twice",
         applies=_container_rules,

@@ -89,7 +89,9 @@ def test_a_local_model_directory_has_the_container_form_of_its_plan(tmp_path, ca
     assert f"{model}:{model}:ro" in words and "127.0.0.1:8123:8123" in words
     assert "VLLM_CPU_KVCACHE_SPACE=1" in words  # --env and --kv-cache-space reach the container
     image = words.index("example.org/vllm-cpu:1")
-    assert words[image + 1:] == planned[planned.index("vllm/vllm-openai-cpu:latest-x86_64") + 1:]
+    # an image servekit has no facts about is given the serve program as its entrypoint
+    assert words[image - 2:image] == ["--entrypoint", "vllm"]
+    assert words[image + 1:] == ["serve", *planned[planned.index("vllm/vllm-openai-cpu:latest-x86_64") + 1:]]
 
 
 def test_on_this_machine_a_model_directory_s_container_form_is_this_machine_s(tmp_path, capsys):

@@ -82,9 +82,7 @@ def test_ascend_hardware_plans_for_vllm_ascend_and_checks_the_release_it_install
     assert any('"vllm-ascend==0.23.0"' in c for c in commands)
     assert not any("--torch-backend auto" in c for c in commands)
     flags = payload["servekit"]["checks"]["flags"][0]
-    assert flags["release"] == "0.23.0"
-    other = [f for f in flags["findings"] if f["code"] == "flags-other-release"]
-    assert other and "0.23.0" in other[0]["message"] and f"vLLM {flags['version']} instead" in other[0]["message"]
+    assert "0.23.0" in flags["runs"] and not flags["exact"]  # no catalog of 0.23.0: the check says which ran
 
 
 def test_ai100_hardware_plans_for_vllm_qaic():

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from servekit.app.checks import check_lines
-from servekit.app.flag_checks import installed_release
+from servekit.app.run_site import engine_release
 from servekit.app.plan import PlanResult
 from servekit.engines.plan_view import render_engine_plan
 from servekit.engines.registry import get_engine
@@ -77,7 +77,8 @@ def _runs_vllm(engine: str) -> bool:
 def _installs_vllm(engine: str) -> bool:
     """A vLLM plugin installed beside a vLLM release of its own (vllm-ascend), so vLLM's minimum applies."""
     chosen = get_engine(engine)
-    return bool(chosen.vllm_platforms) and installed_release(chosen, None) is not None
+    pinned = chosen.user_install.default_version if chosen.user_install else None
+    return bool(chosen.vllm_platforms) and engine_release(pinned) is not None
 
 
 def _engine_install(result: PlanResult, docker: bool, version: str | None) -> tuple[Install, ...]:

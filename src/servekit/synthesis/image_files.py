@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from servekit.synthesis.images import repository_of
+
 VLLM_DOCKERFILE = "https://github.com/vllm-project/vllm/blob/main/docker/"
 
 
@@ -44,9 +46,7 @@ def image_files(image: str | None) -> ImageFiles | None:
     """The family facts of ``image`` (any tag), or None for an image servekit has none for."""
     if not image:
         return None
-    name = image.partition("@")[0]
-    slash, colon = name.rfind("/"), name.rfind(":")
-    repository = name[:colon] if colon > slash else name
+    repository = repository_of(image)
     return next((f for f in FAMILIES if repository in f.repositories), None)
 
 
