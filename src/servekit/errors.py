@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 class ServekitError(Exception):
     """A problem the user can fix; ``str(err)`` is the one line to show."""
 
+    exit_code = 1
+    """The CLI's exit status for it."""
+
     def __init__(self, message: str, *, fix: str | None = None) -> None:
         super().__init__(message)
         self.message = message
@@ -23,6 +26,13 @@ class ServekitError(Exception):
 
 class SelectionError(ServekitError):
     """The user's choices name something the catalog does not have or cannot combine."""
+
+
+class ConflictError(SelectionError):
+    """Two of the user's own requests contradict each other (``--feature X --no-feature X``);
+    the CLI exits 2, as for any other misuse of its options."""
+
+    exit_code = 2
 
 
 @dataclass(frozen=True)

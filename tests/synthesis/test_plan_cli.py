@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import shlex
 
+from servekit.app.batch import plan_request
+from servekit.app.request import load_documents
 from servekit.cli.app import main
 from servekit.synthesis.shell import join_continuations
 
@@ -95,8 +97,13 @@ def test_bundled_catalog_declares_exclusions_explicitly(capsys):
     assert "--language-model-only" in doc["argv"] and "--mm-encoder-tp-mode" not in doc["argv"]
     code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--format", "json", "--feature", "text_only",
                          "--feature", "encoder_parallel")
-    doc = json.loads(out)
-    assert "--mm-encoder-tp-mode" in doc["argv"] and "--language-model-only" not in doc["argv"]
+    assert code == 2 and "mutually exclusive" in err, err
+    # a complete feature set (a batch line) keeps the later of the two, and says so
+    docs = load_documents(None)
+    line = {"recipe": "Qwen/Qwen3.8-27B", "hardware": "h200", "strategy": "single_node_tp",
+            "features": ["text_only", "encoder_parallel"]}
+    argv = plan_request(docs, line)["argv"]
+    assert "--mm-encoder-tp-mode" in argv and "--language-model-only" not in argv
 
 
 def test_max_engine_json_keeps_contract_keys_top_level(capsys):
@@ -317,3 +324,20 @@ def test_a_catalog_that_is_a_file_says_so(capsys, tmp_path):
     path.write_text("a: 1\n", encoding="utf-8")
     code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--catalog", str(path))
     assert code == 1 and f"{path}: catalog is not a directory" in err, err
+
+
+def test_contradicting_feature_requests_exit_2_naming_both(capsys):
+    cases = [
+        (["--no-feature", "tool_calling", "--feature", "tool_calling"],
+         ("--feature tool_calling", "--no-feature tool_calling")),
+        (["--feature", "text_only", "--feature", "encoder_parallel"],
+         ("--feature text_only", "--feature encoder_parallel", "mutually exclusive")),
+        (["--mode", "spec_decoding=mtp", "--no-feature", "spec_decoding"],
+         ("--mode spec_decoding=mtp", "--no-feature spec_decoding")),
+    ]
+    for extra, named in cases:
+        code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", *extra)
+        assert code == 2 and len(err.strip().splitlines()) == 1, (extra, err)
+        assert all(part in err for part in named), err
+    code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--feature", "text_only", "--no-checks")
+    assert code == 0 and "--language-model-only" in out and "--mm-encoder-tp-mode" not in out, err

@@ -3,7 +3,8 @@
 Each subcommand lives in its own module under ``servekit.cli`` and exposes
 ``register(app)``; adding a command is one module plus one entry in ``COMMAND_MODULES``.
 Expected errors exit 1 with one line on stderr (and, under ``--format json``, a JSON error
-object on stdout), Ctrl-C exits 130, bugs exit 3 with the traceback written to a log file
+object on stdout), options that contradict each other exit 2 (``ConflictError``, like click's
+usage errors), Ctrl-C exits 130, bugs exit 3 with the traceback written to a log file
 (``SERVEKIT_DEBUG=1`` prints it instead).
 """
 
@@ -108,7 +109,7 @@ def _servekit_error(exc, argv: list[str]) -> int:
     else:
         message = exc.message
     report_error(message, exc.fix, argv, type(exc).__name__)
-    return 1
+    return exc.exit_code
 
 
 def _click_error(exc, argv: list[str]) -> int:

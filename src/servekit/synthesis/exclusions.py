@@ -1,4 +1,6 @@
-"""Mutually exclusive features: never emitted together; the later choice wins.
+"""Mutually exclusive features: never emitted together. In a complete feature set (a default
+set, a batch line's ``features``) the later choice wins and the plan says so; among a person's
+own requests (``--feature``, ``--no-feature``, ``--mode``) a contradiction is an error naming both.
 
 A feature declares its exclusions with an explicit ``exclusive_with: [..]`` list (the bundled
 catalog does), or, in catalogs of the public schema, with a description saying "Mutually
@@ -8,6 +10,8 @@ exclusive with <feature>". Either side declaring it is enough.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+
 from servekit.catalog.domain import Recipe
 
 _EXCLUSIVE_PHRASE = re.compile(r"mutually exclusive with ([^.;\n]*)", re.IGNORECASE)
@@ -60,3 +64,25 @@ def apply_exclusions(recipe: Recipe, enabled: list[str]) -> tuple[list[str], lis
         if feature not in kept:
             kept.append(feature)
     return kept, notes
+
+
+def _asked_as(feature: str, modes: Mapping[str, str], enable: Sequence[str]) -> str:
+    return f"--feature {feature}" if feature in enable else f"--mode {feature}={modes[feature]}"
+
+
+def conflicting_requests(recipe: Recipe, enable: Sequence[str], disable: Sequence[str],
+                         modes: Mapping[str, str]) -> str | None:
+    """The first contradiction among explicit feature requests, naming both sides: a feature
+    both enabled (``--feature``, or a ``--mode`` for it) and disabled, or two enabled features
+    the recipe marks mutually exclusive. None when the requests agree."""
+    disabled = set(disable)
+    asked = list(dict.fromkeys([*enable, *modes]))
+    for feature in asked:
+        if feature in disabled:
+            return f"{_asked_as(feature, modes, enable)} and --no-feature {feature} contradict each other"
+    for i, first in enumerate(asked):
+        for second in asked[i + 1:]:
+            if second in exclusive_with(recipe, first):
+                return (f"{_asked_as(first, modes, enable)} and {_asked_as(second, modes, enable)} contradict "
+                        f"each other: the recipe marks {first} and {second} mutually exclusive")
+    return None

@@ -21,7 +21,7 @@ from servekit.catalog.domain import (
     strategy_of,
 )
 from servekit.catalog.ids import canonical_id, closest_ids, unknown_model
-from servekit.errors import SelectionError
+from servekit.errors import ConflictError, SelectionError
 from servekit.synthesis import selection as rules
 from servekit.synthesis.omni import is_omni, pick_task
 from servekit.synthesis.plan import Selection
@@ -281,6 +281,9 @@ def _choose_features(recipe: Recipe, recipe_id: str, hardware: str, variant: str
     base = list(features) if features is not None else rules.default_features(recipe, hardware, variant)
     for name in [*base, *enable, *disable]:
         _check("feature", name, keys, recipe_id)
+    conflict = rules.conflicting_requests(recipe, list(enable), list(disable), modes)
+    if conflict:
+        raise ConflictError(f"{recipe_id}: {conflict}", fix="keep one of the two")
     disabled = set(disable)
     enabled = [f for f in base if f not in disabled]
     for name in [*enable, *[m for m in modes if m not in enable]]:

@@ -29,7 +29,11 @@ from servekit.synthesis.hardware import (  # noqa: F401 - hardware predicates ar
     precision_compatible,
     variant_hardware_supported,
 )
-from servekit.synthesis.exclusions import apply_exclusions, exclusive_with  # noqa: F401 - part of this API
+from servekit.synthesis.exclusions import (  # noqa: F401 - part of this API
+    apply_exclusions,
+    conflicting_requests,
+    exclusive_with,
+)
 from servekit.synthesis.kv_offload import (  # noqa: F401 - part of this API
     kv_offload_allowed,
     kv_offload_supported,
