@@ -99,6 +99,21 @@ def test_batch_lines_are_the_pipeline_rendering():
     assert "unknown engine 'bogus'" in plan_request(docs, {**request, "engine": "bogus"})["error"]
 
 
+@pytest.mark.parametrize("recipe_id", sorted(load_documents(None).recipes))
+def test_a_batch_line_without_features_is_the_cli_plan(capsys, recipe_id):
+    """No ``features``: the recipe's defaults, as ``servekit plan`` runs them; ``[]``: none."""
+    code, cli = _cli_json(capsys, recipe_id, "--no-checks")
+    assert code == 0
+    docs = load_documents(None)
+    line = {"recipe": recipe_id, "hardware": cli["hardware"], "variant": cli["variant"],
+            "strategy": cli["strategy"], "node_count": cli["node_count"]}
+    assert plan_request(docs, line)["argv"] == cli["argv"]
+    bare = plan_request(docs, {**line, "features": []})
+    feature_args = [a for block in docs.recipes[recipe_id].get("features", {}).values()
+                    for a in (block or {}).get("args") or []]
+    assert feature_args and not any(a in bare["argv"] for a in feature_args if str(a).startswith("--"))
+
+
 def test_warm_targets_are_the_planned_processes_for_the_chosen_engine():
     other = next(name for name in engine_names() if name != native_engine().id)
     resolved = targets_from_plan(PlanRequest(SEED, hardware="h200", engine=other, checks=False))

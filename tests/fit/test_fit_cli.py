@@ -90,7 +90,7 @@ def test_points_file_one_line_out_per_line_in(capsys, tmp_path, raw_points, stru
 
 @pytest.mark.parametrize("argv,needle", [
     (["fit", "Qwen/Qwen3.8-27B", "--hardware", "no_such_gpu"], "unknown hardware"),
-    (["fit", "nobody/nothing", "--hardware", "h100"], "no model facts"),
+    (["fit", "nobody/nothing", "--hardware", "h100"], "no cached model facts"),
     (["fit", "Qwen/Qwen3.8-27B", "--hardware", "h100", "--variant", "nope"], "unknown variant 'nope'"),
     (["fit", "Qwen/Qwen3.8-27B"], "needs MODEL and --hardware"),
 ])

@@ -68,6 +68,16 @@ def test_plan_matches_the_cli_pipeline(client):
     assert got["servekit"]["checks"]["fit"][0]["ok"] is True
 
 
+def test_a_body_without_features_plans_the_recipe_defaults(client):
+    expected = plan_payload(plan(PlanRequest(MODEL, hardware="h200", checks=False)))
+    body = {"recipe": MODEL, "hardware": "h200", "strategy": expected["strategy"]}
+    response = client.post("/api/plan", json=body)
+    assert response.status_code == 200, response.text
+    assert response.json()["argv"] == expected["argv"] and "--tool-call-parser" in expected["argv"]
+    bare = client.post("/api/plan", json={**body, "features": []})
+    assert bare.status_code == 200 and "--tool-call-parser" not in bare.json()["argv"]
+
+
 def test_plan_and_fit_take_ids_in_any_case(client):
     body = {"recipe": MODEL.lower(), "hardware": "rtx_5090", "strategy": "single_node_tp"}
     response = client.post("/api/plan", json=body)

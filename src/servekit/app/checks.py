@@ -29,15 +29,22 @@ def has_facts(model_id: str) -> bool:
 
 
 def known_facts(model_id: str):
-    """The checkpoint's shipped facts, else its cached ones or its own directory's, else None
-    (never the network)."""
+    """The checkpoint's shipped facts, else the facts a plan without a recipe reads (a local
+    directory's, or the Hugging Face cache's, with weight bytes estimated from config.json when
+    no safetensors header is at hand: ``servekit.app.model_facts``), else None (never the network).
+    Every check of a model reads its facts here, so ``plan`` and ``fit`` weigh the same bytes."""
+    from servekit.app.model_facts import generic_model
+    from servekit.app.model_ref import model_ref
+    from servekit.errors import ServekitError
     from servekit.facts import shipped_facts
-    from servekit.facts.locate import facts_from_path_or_cache
     from servekit.facts.missing import has_cached_facts
 
     facts = shipped_facts(model_id)
     if facts is None and (has_cached_facts(model_id) or (Path(model_id).expanduser() / "config.json").is_file()):
-        facts = facts_from_path_or_cache(model_id)
+        try:
+            facts = generic_model(model_ref(model_id)).facts
+        except ServekitError:
+            return None
     return facts
 
 

@@ -1,8 +1,10 @@
 """``servekit fit`` as a function of plain values: resolve the model and hardware, plan, check.
 
-For a recipe, the selection checked is the one ``servekit plan`` makes (same variant, same
-argv, same checks, through ``servekit.app.checks.process_checks``), so both reach the same
-verdict; an explicit ``--tp`` describes the user's own launch instead.
+For a recipe or a checkpoint id, the selection checked is the one ``servekit plan`` makes (same
+variant, same argv, same checks, through ``servekit.app.checks.process_checks``); for a model
+without a recipe (a directory, a Hugging Face id or URL) it is the plan ``servekit plan`` builds
+from the model's config, with the same facts and weight estimate. So both reach the same
+verdict. An explicit ``--tp`` on a recipe describes the user's own launch instead.
 """
 
 from __future__ import annotations
@@ -12,7 +14,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from servekit.app.any_model import refuse_recipe_options
 from servekit.app.checks import known_facts, process_checks
+from servekit.app.generic_plan import generic_plan
+from servekit.app.model_facts import generic_model
+from servekit.app.model_ref import ModelRef, model_ref
 from servekit.app.plan import plan_from_selection, resolve
 from servekit.app.request import PlanRequest, load_documents
 from servekit.catalog.documents import CatalogDocuments
@@ -95,11 +101,40 @@ def _planned_check(docs: CatalogDocuments, opts: FitOptions, recipe_id: str,
     return check, _context(opts, facts, recipe_id, chosen, [str(t) for t in head.argv()] + _user_argv(opts))
 
 
+def _plannable(model: str) -> ModelRef | None:
+    """The model ``servekit plan`` would plan without a recipe (a directory, its config.json, a
+    Hugging Face id or URL); None for what only fit reads (a model facts file)."""
+    try:
+        return model_ref(model)
+    except SelectionError:
+        return None
+
+
+def _generic_check(docs: CatalogDocuments, profile: dict[str, Any], opts: FitOptions,
+                   ref: ModelRef) -> tuple[FitCheck, dict]:
+    """The check of the plan ``servekit plan`` makes for a model without a recipe (same facts,
+    weights estimated the same way, same layout), with the user's launch options added."""
+    request = PlanRequest(opts.model, hardware=opts.hardware, variant=opts.variant, strategy=opts.strategy,
+                          nodes=opts.nodes if opts.nodes > 1 else None, documents=docs)
+    refuse_recipe_options(request, ref)
+    model = generic_model(ref)
+    plan, _ = generic_plan(model, profile, opts.hardware)
+    extra = (["--tensor-parallel-size", str(opts.tp)] if opts.tp else []) + _user_argv(replace(opts, tp=None))
+    engine = opts.engine if opts.engine != "vllm" else None
+    role, check = process_checks(docs, plan, model.facts, extra_argv=extra, engine=engine,
+                                 cpu_kvcache_space_gib=opts.cpu_kvcache_space_gib)[0]
+    head = next(p for p in plan.processes if p.role == role and not p.rank)
+    return check, _context(opts, model.facts, None, None, [str(t) for t in head.argv()] + extra)
+
+
 def _check(docs: CatalogDocuments, profile: dict[str, Any], opts: FitOptions,
            variant: str | None) -> tuple[FitCheck, dict]:
     recipe_id = opts.model if opts.model in docs.recipes else None
     if recipe_id and opts.tp is None:
         return _planned_check(docs, opts, recipe_id, variant)
+    ref = None if recipe_id else _plannable(opts.model)
+    if ref is not None:
+        return _generic_check(docs, profile, opts, ref)
     if recipe_id and variant is None:
         try:
             variant = _plan_selection(docs, recipe_id, None, opts).variant

@@ -112,7 +112,10 @@ def _named(request: dict[str, Any], key: str) -> Any:
 
 
 def selection_from_request(docs, request: dict[str, Any]) -> Selection:
-    """A batch request: recipe, hardware, variant, strategy, node_count, features, modes."""
+    """A batch request: recipe, hardware, variant, strategy, node_count, features, modes.
+
+    ``features`` is the complete enabled set (``[]``: none); without it (or null) the recipe's
+    default features, as ``servekit plan`` runs them."""
     recipe_id = _named(request, "recipe")
     if not isinstance(recipe_id, str):
         raise SelectionError(f"request field 'recipe' must be a recipe id string, not {json.dumps(recipe_id)}")
@@ -124,7 +127,9 @@ def selection_from_request(docs, request: dict[str, Any]) -> Selection:
     node_count = request.get("node_count", 1)
     if not isinstance(node_count, int) or isinstance(node_count, bool) or not 1 <= node_count <= rules.MAX_NODES:
         raise SelectionError(f"node_count must be a whole number from 1 to {rules.MAX_NODES}, not {node_count!r}")
-    features = _typed(request, "features", list, str, [], "a list of feature names")
+    features = _typed(request, "features", list, str, None, "a list of feature names")
+    if features is None:  # no "features": the recipe's defaults; [] means none
+        features = rules.default_features(recipe, hardware, variant)
     modes = _typed(request, "modes", dict, str, {}, "an object of FEATURE: MODE names")
     pd_nodes = _typed(request, "pd_nodes", dict, int, None, "an object of role: node count")
     for feature in features:

@@ -48,7 +48,8 @@ class PlanBody(BaseModel):
     strategy: Name
     variant: Name | None = None
     node_count: StrictInt = 1
-    features: list[Name] = Field(default_factory=list, max_length=64)
+    features: list[Name] | None = Field(default=None, max_length=64)
+    """The complete enabled set (``[]``: none); left out, the recipe's default features."""
     modes: dict[Name, Name] = Field(default_factory=dict, max_length=64)
     pd_nodes: dict[Name, StrictInt] | None = None
     kv_offload: Name | None = None
