@@ -26,6 +26,12 @@ def test_renderings_carry_fit_checks(tmp_path):
     assert check.to_dict()["report"]["kv_tokens"] == fit["report"]["kv_tokens"] > 0
     headline = _read(out, "Qwen/Qwen3.8-27B.json")["recommended_command"]
     assert headline["servekit"]["checks"]["fit"][0]["ok"] is True
+    # a rendering keeps the reference's layout; when it does not fit, servekit's check names the one that does
+    h100 = _read(out, "Qwen/Qwen3.8-27B/hw/h100.json")
+    assert h100["argv"][h100["argv"].index("--tensor-parallel-size") + 1] == "1"
+    fit = h100["servekit"]["checks"]["fit"][0]
+    assert fit["fits"] is False
+    assert [f["fix"] for f in fit["findings"] if f["code"] == "fit-layout"] == ["--strategy single_node_tp --tp 2"]
 
 
 def test_a_strategy_that_cannot_start_is_reported_not_offered_silently(tmp_path):

@@ -37,13 +37,22 @@ def test_recipe_plan_argv_is_checked(capsys):
     assert code == 0
 
 
-def test_the_planned_tp1_launch_on_two_5090s_cannot_hold_its_default_context(capsys):
+def test_fit_plans_the_smallest_layout_that_holds_the_default_context(capsys):
+    """The recipe's rule puts nvfp4 on one of the two 5090s (TP 1), whose KV pool cannot hold one
+    request of its 262,144-token context; the plan, and so fit, takes TP 2 instead."""
     code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "rtx_5090_2x", "--variant", "nvfp4",
                         "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["report"]["tp"] == 2 and doc["report"]["max_model_len"] == 262144
+    assert doc["argv"][doc["argv"].index("--tensor-parallel-size") + 1] == "2"
+    code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "rtx_5090_2x", "--variant", "nvfp4",
+                        "--strategy", "single_node_tp", "--format", "json")
     doc = json.loads(out)
     assert code == 1 and doc["report"]["tp"] == 1 and doc["report"]["max_model_len"] == 262144
     finding = next(f for f in doc["findings"] if f["code"] == "fit-context")
     assert finding["fix"].startswith("--tensor-parallel-size 2")
+    layout = next(f for f in doc["findings"] if f["code"] == "fit-layout")
+    assert layout["fix"] == "--strategy single_node_tp --tp 2"
 
 
 def test_explicit_tp_keeps_the_recipe_memory_options(capsys):

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from servekit.app.fit import FitOptions, run_fit
-from servekit.app.plan import plan_from_selection, resolve
+from servekit.app.plan import plan, resolve
 from servekit.app.request import PlanRequest, load_documents
 from servekit.errors import ServekitError
 
@@ -22,8 +22,7 @@ SELECTIONS = [
 
 
 def _plan_verdict(recipe_id: str, variant: str, hardware: str):
-    request = PlanRequest(recipe_id, hardware=hardware, variant=variant, documents=DOCS)
-    result = plan_from_selection(DOCS, resolve(DOCS, request, recipe_id, variant), translate=False)
+    result = plan(PlanRequest(recipe_id, hardware=hardware, variant=variant, documents=DOCS))
     fit = (result.checks or {}).get("fit")
     return None if fit is None else (fit[0]["fits"], tuple(fit[0]["failed"]), result.plan.selection.variant)
 

@@ -75,7 +75,7 @@ def test_a_device_on_cpu_hardware_is_a_finding(catalog):
 
 
 def test_a_tpu_pod_on_too_small_a_host_is_a_finding(catalog):
-    plan, profile, options, docs = _build(catalog, hardware="trillium")
+    plan, profile, options, docs = _build(catalog, hardware="trillium", strategy="single_node_tp")  # TP 1
     server = _server(docs)
     server["resources"] = {"limits": {"google.com/tpu": 1}, "requests": {"google.com/tpu": 1}}
     _pod(docs)["nodeSelector"]["cloud.google.com/gke-tpu-topology"] = "bogus"

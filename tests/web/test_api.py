@@ -78,6 +78,16 @@ def test_a_body_without_features_plans_the_recipe_defaults(client):
     assert bare.status_code == 200 and "--tool-call-parser" not in bare.json()["argv"]
 
 
+def test_a_body_whose_layout_does_not_fit_is_told_the_one_that_does(client):
+    body = {"recipe": MODEL, "hardware": "h100", "strategy": "single_node_tp"}
+    response = client.post("/api/plan", json=body)
+    assert response.status_code == 200, response.text
+    fit = response.json()["servekit"]["checks"]["fit"][0]
+    assert fit["fits"] is False and "--tensor-parallel-size" in response.json()["argv"]
+    layout = next(f for f in fit["findings"] if f["code"] == "fit-layout")
+    assert layout["fix"] == "--strategy single_node_tp --tp 2"
+
+
 def test_plan_and_fit_take_ids_in_any_case(client):
     body = {"recipe": MODEL.lower(), "hardware": "rtx_5090", "strategy": "single_node_tp"}
     response = client.post("/api/plan", json=body)

@@ -30,6 +30,13 @@ def cli_payload(**choices) -> dict:
     return plan_payload(plan(PlanRequest(MODEL, **choices)))
 
 
+def test_builder_plans_the_layout_the_cli_plans(client):
+    """On h100 the recipe's TP 1 does not fit; the page, like the CLI, plans TP 2."""
+    page = client.get(f"/?model={MODEL}&hardware=h100").text
+    expected = cli_payload(hardware="h100")
+    assert block(page, "cmd-command") == expected["command"] and "--tensor-parallel-size 2" in expected["command"]
+
+
 def test_builder_shows_the_cli_command(client):
     page = client.get(f"/?model={MODEL}&hardware=rtx_5090").text
     expected = cli_payload(hardware="rtx_5090")

@@ -13,6 +13,7 @@ from typing import Any
 
 from servekit.api.matrix import RenderRequest
 from servekit.app.checks import has_facts, plan_checks
+from servekit.app.layout import Checker, complete_reselector, fit_checker, name_fitting_layout
 from servekit.app.plan import synthesized
 from servekit.catalog.documents import CatalogDocuments
 from servekit.differences import explaining
@@ -40,11 +41,17 @@ def selection_for(docs: CatalogDocuments, recipe_id: str, request: RenderRequest
     return selection_from_request(docs, batch_request(recipe_id, request))
 
 
-def with_checks(docs: CatalogDocuments, plan, rendered: dict[str, Any]) -> dict[str, Any]:
+def with_checks(docs: CatalogDocuments, plan, rendered: dict[str, Any], check: Checker | None = None) -> dict[str, Any]:
     """``rendered`` plus servekit's "can it start" checks under the ``servekit`` key, for
-    checkpoints whose model facts ship with servekit (others carry no such key)."""
+    checkpoints whose model facts ship with servekit (others carry no such key). The rendering
+    keeps the reference's layout; when it does not fit, its check names the smallest layout
+    that does (``fit-layout``; ``check`` judges the candidate layouts, shared by the renderings
+    of one recipe so that each launch is checked once)."""
     if has_facts(plan.model_id):
-        rendered["servekit"] = {"checks": plan_checks(docs, plan)}
+        checks = plan_checks(docs, plan)
+        selection = plan.selection
+        name_fitting_layout(docs, selection, checks, complete_reselector(docs, selection), check or fit_checker(docs))
+        rendered["servekit"] = {"checks": checks}
     return rendered
 
 
@@ -62,6 +69,7 @@ class SynthesisRenderer:
         self._recipe_id = recipe_id
         self._skipped = skipped
         self._done: dict[RenderRequest, tuple[Selection, dict[str, Any]] | None] = {}
+        self._check = fit_checker(docs)
 
     def _synthesized(self, request: RenderRequest) -> tuple[Selection, dict[str, Any]] | None:
         if request in self._done:
@@ -69,7 +77,7 @@ class SynthesisRenderer:
         try:
             selection = selection_for(self._docs, self._recipe_id, request)
             plan = synthesized(self._docs, selection, lean=True)
-            outcome = (selection, with_checks(self._docs, plan, render_plan(plan)))
+            outcome = (selection, with_checks(self._docs, plan, render_plan(plan), self._check))
         except ServekitError as exc:
             self._skip(request, str(exc))
             outcome = None

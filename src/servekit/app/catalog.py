@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from servekit.app.layout import fit_checker, fitted_layout
 from servekit.app.plan import synthesized
 from servekit.catalog.documents import CatalogDocuments, read_documents, resolve_catalog_dir
 from servekit.catalog.faults import catalog_faults
@@ -80,12 +81,22 @@ class Catalog:
         kv_offload: str | None = None,
         engine: str = "vllm",
     ) -> Selection:
-        """The user's choices with every default rule applied (a ``Selection``)."""
-        return resolve_selection(
-            self.documents, recipe_id, hardware=hardware, variant=variant, strategy=strategy,
-            node_count=nodes, features=features, enable=enable, disable=disable, modes=modes,
-            kv_offload=kv_offload, engine=engine,
-        )
+        """The user's choices with every default rule applied (a ``Selection``); with no
+        ``strategy`` and no ``nodes``, the smallest layout that fits when the default one does
+        not (``servekit.app.layout``), as ``servekit plan`` picks it."""
+        enable, disable = tuple(enable), tuple(disable)
+
+        def at(strategy: str | None, nodes: int | None) -> Selection:
+            return resolve_selection(
+                self.documents, recipe_id, hardware=hardware, variant=variant, strategy=strategy,
+                node_count=nodes, features=features, enable=enable, disable=disable, modes=modes,
+                kv_offload=kv_offload, engine=engine,
+            )
+
+        selection = at(strategy, nodes)
+        if strategy is not None or nodes is not None:
+            return selection
+        return fitted_layout(self.documents, selection, at, fit_checker(self.documents))
 
     def plan(self, recipe_id: str, **choices: Any) -> Plan:
         """Choices (as for ``select``) -> a frozen, engine-neutral ``Plan``."""

@@ -3,7 +3,8 @@
 Model facts ship for the bundled recipes' checkpoints; any other checkpoint's facts are read
 from the caches ``servekit facts fetch`` fills. A plan whose checkpoint has neither gets no fit
 check, and says what is missing and how to fetch it. The memory model lives in ``servekit.fit``; importing it is not
-free, so it is imported when checks are asked for (a plan with ``--no-checks`` does not pay).
+free, so it is imported when a check runs: for the checks a plan shows, and for the layout choice of
+a plan that names none (``servekit.app.layout``), so that ``--no-checks`` plans the same argv.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ from servekit.app.checks import known_facts, process_checks
 from servekit.app.generic_plan import generic_plan
 from servekit.app.model_facts import generic_model
 from servekit.app.model_ref import ModelRef, model_ref
-from servekit.app.plan import plan_from_selection, resolve
+from servekit.app.layout import Checker, fit_checker, layout_finding, verdicts
+from servekit.app.plan import plan_from_selection, reselector, resolve, select
 from servekit.app.request import PlanRequest, load_documents
 from servekit.catalog.documents import CatalogDocuments
 from servekit.catalog.ids import recipe_for_model
@@ -59,11 +60,39 @@ def _recipe_argv(recipe: dict[str, Any], variant: str, hardware: str) -> list[st
     return argv
 
 
+def _plan_request(docs: CatalogDocuments, recipe_id: str, variant: str | None, opts: FitOptions) -> PlanRequest:
+    return PlanRequest(recipe_id, hardware=opts.hardware, variant=variant, strategy=opts.strategy,
+                       nodes=opts.nodes if opts.nodes > 1 else None, checks=False, documents=docs)
+
+
+def _checker(docs: CatalogDocuments, opts: FitOptions) -> Checker:
+    """Fit checks of a plan with the user's launch options added, as fit reports them."""
+    return fit_checker(docs, extra_argv=_user_argv(replace(opts, tp=None)), engine=_engine(opts),
+                       cpu_kvcache_space_gib=opts.cpu_kvcache_space_gib)
+
+
+def _engine(opts: FitOptions) -> str | None:
+    return opts.engine if opts.engine != "vllm" else None
+
+
 def _plan_selection(docs: CatalogDocuments, recipe_id: str, variant: str | None, opts: FitOptions):
-    """The complete selection ``servekit plan`` makes for this recipe, hardware and variant."""
-    request = PlanRequest(recipe_id, hardware=opts.hardware, variant=variant, strategy=opts.strategy,
-                          nodes=opts.nodes if opts.nodes > 1 else None, checks=False, documents=docs)
-    return resolve(docs, request, recipe_id, variant)
+    """The complete selection ``servekit plan`` makes for this recipe, hardware and variant
+    (with the smallest layout that fits, judged with the user's launch options, when the user
+    names none)."""
+    request = _plan_request(docs, recipe_id, variant, opts)
+    return select(docs, request, recipe_id, variant, check=_checker(docs, opts))
+
+
+def _layout_note(docs: CatalogDocuments, opts: FitOptions, variant: str | None, check: FitCheck) -> Finding | None:
+    """For a layout the user named (``--strategy``, ``--nodes``, ``--tp``) that does not fit:
+    the smallest layout of the recipe that would, or None."""
+    request = _plan_request(docs, opts.model, variant, opts)
+    try:
+        selection = resolve(docs, request, opts.model, variant)
+    except ServekitError:
+        return None
+    return layout_finding(docs, selection, verdicts([check]), reselector(docs, request, opts.model, variant),
+                          _checker(docs, opts))
 
 
 def _user_argv(opts: FitOptions) -> list[str]:
@@ -94,8 +123,7 @@ def _planned_check(docs: CatalogDocuments, opts: FitOptions, recipe_id: str,
                                checks=False).plan
     chosen = plan.selection.variant
     facts = known_facts(plan.model_id) or resolve_model(recipe_id, variant=chosen, recipes=docs.recipes).facts
-    engine = opts.engine if opts.engine != "vllm" else None
-    role, check = process_checks(docs, plan, facts, extra_argv=_user_argv(opts), engine=engine,
+    role, check = process_checks(docs, plan, facts, extra_argv=_user_argv(opts), engine=_engine(opts),
                                  cpu_kvcache_space_gib=opts.cpu_kvcache_space_gib)[0]
     head = next(p for p in plan.processes if p.role == role and not p.rank)
     return check, _context(opts, facts, recipe_id, chosen, [str(t) for t in head.argv()] + _user_argv(opts))
@@ -120,8 +148,7 @@ def _generic_check(docs: CatalogDocuments, profile: dict[str, Any], opts: FitOpt
     model = generic_model(ref)
     plan, _ = generic_plan(model, profile, opts.hardware)
     extra = (["--tensor-parallel-size", str(opts.tp)] if opts.tp else []) + _user_argv(replace(opts, tp=None))
-    engine = opts.engine if opts.engine != "vllm" else None
-    role, check = process_checks(docs, plan, model.facts, extra_argv=extra, engine=engine,
+    role, check = process_checks(docs, plan, model.facts, extra_argv=extra, engine=_engine(opts),
                                  cpu_kvcache_space_gib=opts.cpu_kvcache_space_gib)[0]
     head = next(p for p in plan.processes if p.role == role and not p.rank)
     return check, _context(opts, model.facts, None, None, [str(t) for t in head.argv()] + extra)
@@ -137,7 +164,7 @@ def _check(docs: CatalogDocuments, profile: dict[str, Any], opts: FitOptions,
         return _generic_check(docs, profile, opts, ref)
     if recipe_id and variant is None:
         try:
-            variant = _plan_selection(docs, recipe_id, None, opts).variant
+            variant = resolve(docs, _plan_request(docs, recipe_id, None, opts), recipe_id, None).variant
         except ServekitError:  # no plan for this hardware: the user's own launch, default variant
             variant = None
     resolved = resolve_model(opts.model, variant=variant, recipes=docs.recipes)
@@ -178,7 +205,8 @@ def _hardware_profile(docs: CatalogDocuments, hardware: str) -> dict[str, Any]:
 
 def run_fit(opts: FitOptions) -> tuple[FitCheck, dict[str, Any]]:
     """The fit check for one model on one hardware profile, and what was resolved; when a
-    recipe's launch does not fit, other variants that do are offered."""
+    recipe's launch does not fit, the smallest layout that would (for a layout the user named)
+    and other variants that do are offered."""
     engines = engine_choices()
     if opts.engine not in engines:
         raise SelectionError(f"unknown engine {opts.engine!r}", fix=f"use one of: {', '.join(engines)}")
@@ -188,6 +216,10 @@ def run_fit(opts: FitOptions) -> tuple[FitCheck, dict[str, Any]]:
     if found is not None:  # the catalog's spelling of a recipe or checkpoint id
         opts = replace(opts, model=found[0], variant=found[1])
     check, context = _check(docs, profile, opts, opts.variant)
+    named = opts.tp is not None or opts.strategy is not None or opts.nodes > 1
+    if named and check.fits is False and context["recipe"] == opts.model:
+        layout = _layout_note(docs, opts, context["variant"], check)
+        check = replace(check, findings=check.findings + (layout,)) if layout else check
     if "memory" in check.failed and context["recipe"] == opts.model:
         others = variants_that_fit(docs, profile, opts, context["variant"] or "default")
         if others:

@@ -13,6 +13,7 @@ from typing import Any
 
 from servekit.app.checks import checks_pass, plan_checks
 from servekit.app.engine_choice import checked_engine, engine_on, translates
+from servekit.app.layout import Checker, Reselect, fit_checker, fitted_layout, name_fitting_layout
 from servekit.app.model_ref import ModelRef, hub_url_parts, model_ref
 from servekit.app.request import PlanRequest, find_model, load_documents
 from servekit.app.run_site import RunSite
@@ -22,6 +23,7 @@ from servekit.catalog.ids import UnknownIdError
 from servekit.errors import SelectionError
 from servekit.facts.missing import FactsNotFoundError
 from servekit.hardware import profile_of
+from servekit.synthesis.overrides import Overrides, apply_overrides
 from servekit.synthesis.plan import Plan, Selection
 from servekit.synthesis.resolve import resolve_selection
 from servekit.synthesis.synthesize import synthesize
@@ -69,6 +71,23 @@ def resolve(docs: CatalogDocuments, request: PlanRequest, recipe_id: str, varian
     return selection if engine == selection.engine else replace(selection, engine=engine)
 
 
+def reselector(docs: CatalogDocuments, request: PlanRequest, recipe_id: str, variant: str | None) -> Reselect:
+    """The request's selection at another (strategy, node count), every other choice kept."""
+    return lambda strategy, nodes: resolve(docs, replace(request, strategy=strategy, nodes=nodes), recipe_id, variant)
+
+
+def select(docs: CatalogDocuments, request: PlanRequest, recipe_id: str, variant: str | None, *,
+           check: Checker | None = None) -> Selection:
+    """The request's selection: the default rules, then, when the request names no layout and
+    the default one does not fit, the smallest layout that does (``servekit.app.layout``;
+    ``check`` judges a layout, by default the plan's own fit checks with the request's overrides)."""
+    selection = resolve(docs, request, recipe_id, variant)
+    if request.names_layout:
+        return selection
+    return fitted_layout(docs, selection, reselector(docs, request, recipe_id, variant),
+                         check or fit_checker(docs, overrides=request.overrides))
+
+
 def synthesized(docs: CatalogDocuments, selection: Selection, *, lean: bool = False) -> Plan:
     """The engine-neutral plan of a complete selection (its engine checked against the registry).
 
@@ -77,7 +96,8 @@ def synthesized(docs: CatalogDocuments, selection: Selection, *, lean: bool = Fa
     return synthesize(docs, selection, lean=lean)
 
 
-def translated(docs: CatalogDocuments, plan: Plan, options: Mapping[str, Any] | None = None) -> tuple[Any, ...] | None:
+def translated(docs: CatalogDocuments, plan: Plan, options: Mapping[str, Any] | None = None,
+               engine_version: str | None = None) -> tuple[Any, ...] | None:
     """The plan's processes in its engine's form (findings included); None for the native engine."""
     engine = plan.selection.engine
     if not translates(engine):
@@ -85,7 +105,8 @@ def translated(docs: CatalogDocuments, plan: Plan, options: Mapping[str, Any] | 
     from servekit.engines.plan_translate import translate_plan
 
     profile = (docs.taxonomy.get("hardware_profiles") or {}).get(plan.selection.hardware)
-    return tuple(translate_plan(plan, engine, hardware=profile, options=dict(options or {})))
+    return tuple(translate_plan(plan, engine, hardware=profile, options=dict(options or {}),
+                                engine_version=engine_version))
 
 
 def plan_from_selection(
@@ -96,13 +117,16 @@ def plan_from_selection(
     translate: bool = True,
     checks: bool = True,
     engine_options: Mapping[str, Any] | None = None,
+    overrides: Overrides = Overrides(),
     site: RunSite = RunSite(),
 ) -> PlanResult:
-    """Synthesize, translate (``translate``) and check (``checks``, in the form ``site`` names)
-    one complete selection."""
-    plan = synthesized(docs, selection, lean=lean)
-    commands = translated(docs, plan, engine_options) if translate else None
-    return PlanResult(selection, plan, commands, plan_checks(docs, plan, flags=not lean, site=site) if checks else None)
+    """Synthesize, apply the person's ``overrides``, translate (``translate``) and check
+    (``checks``, in the form ``site`` names) one complete selection."""
+    plan = apply_overrides(synthesized(docs, selection, lean=lean), overrides)
+    version = overrides.vllm_version
+    commands = translated(docs, plan, engine_options, version) if translate else None
+    found = plan_checks(docs, plan, flags=not lean, vllm_version=version, site=site) if checks else None
+    return PlanResult(selection, plan, commands, found)
 
 
 def plan(request: PlanRequest) -> PlanResult:
@@ -116,9 +140,13 @@ def plan(request: PlanRequest) -> PlanResult:
         return _plan_without_recipe(request, ref)
     docs, recipe_id, variant = found
     with catalog_faults(docs.root, docs.sources.get(f"models/{recipe_id}")):
-        selection = resolve(docs, request, recipe_id, variant)
-        return plan_from_selection(docs, selection, checks=request.checks,
-                                   engine_options=request.engine_options.as_options(), site=request.site)
+        selection = select(docs, request, recipe_id, variant)
+        result = plan_from_selection(docs, selection, checks=request.checks, overrides=request.overrides,
+                                     engine_options=request.engine_options.as_options(), site=request.site)
+        if request.names_layout and result.checks:  # judged without the person's --tp and --pp
+            name_fitting_layout(docs, result.selection, result.checks, reselector(docs, request, recipe_id, variant),
+                                fit_checker(docs, overrides=replace(request.overrides, tp=None, pp=None)))
+        return result
 
 
 def _recipe_request(request: PlanRequest) -> tuple[PlanRequest, ModelRef | None]:
@@ -161,5 +189,11 @@ def _plan_without_recipe(request: PlanRequest, ref: ModelRef | None) -> PlanResu
         generic, checks = plan_any_model(docs, request, ref, engine=checked_engine(request.engine))
     except FactsNotFoundError as exc:
         raise _not_a_recipe_nor_cached(request, exc) from None
-    commands = translated(docs, generic, request.engine_options.as_options())
+    version = request.overrides.vllm_version
+    rest = replace(request.overrides, tp=None, pp=None)  # the layout was built with --tp and --pp
+    if rest:  # the person's other values: checked as they will run
+        generic = apply_overrides(generic, rest)
+        checks = {**plan_checks(docs, generic, flags=True, vllm_version=version, site=request.site),
+                  "facts": checks.get("facts")}
+    commands = translated(docs, generic, request.engine_options.as_options(), version)
     return PlanResult(generic.selection, generic, commands, checks if request.checks else None, from_recipe=False)

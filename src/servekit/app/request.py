@@ -15,6 +15,7 @@ from servekit.app.run_site import RunSite
 from servekit.catalog.documents import CatalogDocuments, read_documents, recipe_paths, resolve_catalog_dir
 from servekit.catalog.ids import canonical_id, recipe_for_model, unknown_model
 from servekit.errors import SelectionError
+from servekit.synthesis.overrides import Overrides
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,15 @@ class PlanRequest:
     """Documents already read (the Python API); ``catalog`` is then not read again."""
     site: RunSite = RunSite()
     """How and where the plan runs (its container form; this machine), for the checks."""
+    overrides: Overrides = Overrides()
+    """The person's own values over the recipe's (``--tp``, ``--max-model-len``, ``--image`` ...)."""
+
+    @property
+    def names_layout(self) -> bool:
+        """The person chose the parallel layout (``--strategy``, ``--nodes``, ``--tp`` or ``--pp``);
+        else the plan takes the recipe's default, or the smallest layout that fits (``servekit.app.layout``)."""
+        sizes = (self.tp, self.pp, self.overrides.tp, self.overrides.pp)
+        return self.strategy is not None or self.nodes is not None or any(size is not None for size in sizes)
 
 
 def parse_devices(text: str) -> str | list[int]:

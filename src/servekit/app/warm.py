@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from servekit.app.engine_choice import checked_engine
-from servekit.app.plan import plan_from_selection, resolve
+from servekit.app.plan import plan_from_selection, select
 from servekit.app.request import PlanRequest, find_model
 from servekit.errors import ServekitError
 from servekit.synthesis.plan import Plan
@@ -44,7 +44,7 @@ def targets_from_plan(request: PlanRequest) -> ResolvedTargets:
     """The launches of the plan the request describes, each tagged with the request's engine."""
     engine = checked_engine(request.engine)
     docs, recipe_id, variant = find_model(request)
-    selection = resolve(docs, request, recipe_id, variant)
+    selection = select(docs, request, recipe_id, variant)
     plan = plan_from_selection(docs, selection, translate=False, checks=False).plan
     profile = (docs.taxonomy.get("hardware_profiles") or {}).get(selection.hardware)
     described = f"{selection.recipe_id} on {selection.hardware} ({selection.variant}, {selection.strategy})"

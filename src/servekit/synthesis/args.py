@@ -143,13 +143,16 @@ def _leading_chunks(ctx: Context, role: str | None) -> list[Chunk]:
 
 
 def _placement_chunks(ctx: Context, role: str | None, node: str | None, rank: int) -> list[Chunk]:
-    """The parallel layout of this one process (size, rendezvous, rank)."""
+    """The parallel layout of this one process (size, rendezvous, rank); a layout fit chose
+    says so in its provenance."""
     if ctx.deploy_type == "multi_node" and ctx.sel.node_count > 1:
-        return shapes.multi_node_args(ctx, node == "worker", rank)
-    if ctx.is_pd:
+        chunks = shapes.multi_node_args(ctx, node == "worker", rank)
+    elif ctx.is_pd:
         return shapes.pd_role_args(ctx, role or "prefill", rank if node == "pool" else 0)
-    size, source = shapes.single_node_size(ctx)
-    return [([ctx.strategy.parallel_flag or "--tensor-parallel-size", str(size)], source)]
+    else:
+        size, source = shapes.single_node_size(ctx)
+        chunks = [([ctx.strategy.parallel_flag or "--tensor-parallel-size", str(size)], source)]
+    return [(tokens, shapes.FIT_SOURCE) for tokens, _ in chunks] if ctx.sel.layout_by_fit else chunks
 
 
 def _trailing_chunks(ctx: Context, role: str | None) -> list[Chunk]:

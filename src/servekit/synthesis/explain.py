@@ -18,7 +18,7 @@ from servekit.synthesis.script import Install, Part, Script, Step, text_lines
 def why(source: str) -> str:
     """A short reason for a provenance key."""
     parts = source.split(".")
-    if source.startswith("override: "):
+    if source.startswith(("override: ", "fit: ")):
         return source
     if source.startswith("features."):
         if ".modes." in source:

@@ -34,6 +34,11 @@ class Selection:
     """Requested features left out because a later, mutually exclusive choice won."""
     omni_task: str | None = None
     """For vLLM-Omni recipes: which ``omni.tasks`` entry to serve (None = a plain serve plan)."""
+    tp: int | None = None
+    """``single_node_tp``'s tensor-parallel size when fit chose it; None: the recipe's rule."""
+    layout_by_fit: bool = False
+    """The strategy, node count and ``tp`` were chosen by servekit's fit check (the smallest
+    layout that fits, ``servekit.app.layout``), not by the recipe's default rules."""
 
     @property
     def mode_map(self) -> dict[str, str]:

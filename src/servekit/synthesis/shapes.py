@@ -20,6 +20,8 @@ KV_INSTALL_PLATFORMS = ("cuda", "rocm")
 """Platforms a brand-keyed kv-store install serves (under the profile's ``image_key``)."""
 Chunk = tuple[list[Any], str]
 """Tokens plus the catalog key that produced them."""
+FIT_SOURCE = "fit: the smallest layout of the recipe's strategies that fits this hardware's memory"
+"""Provenance of the parallel layout when servekit's fit check chose it (``Selection.layout_by_fit``)."""
 
 
 def _positive_number(value: Any) -> bool:
@@ -29,12 +31,15 @@ def _positive_number(value: Any) -> bool:
 def single_node_size(ctx: Context) -> tuple[int, str]:
     """Parallel size of a single-node strategy and the key that decided it.
 
-    single_node_tp: variant ``tp`` > ``strategy_overrides.single_node_tp.tp`` > auto-fit
-    (TP1 when the variant fits one GPU, else the whole node). Others use the whole node.
+    single_node_tp: the size fit chose (``Selection.tp``) > variant ``tp`` >
+    ``strategy_overrides.single_node_tp.tp`` > auto-fit (TP1 when the variant fits one GPU, else
+    the whole node). Others use the whole node.
     """
     gpus, is_cpu = ctx.gpus, ctx.hw.kind == "cpu"
     if ctx.sel.strategy != "single_node_tp":
         return gpus, f"taxonomy.hardware_profiles.{ctx.sel.hardware}.gpu_count"
+    if ctx.sel.tp is not None:
+        return ctx.sel.tp, FIT_SOURCE
     declared = [(ctx.variant.tp, f"{ctx.variant_path}.tp"),
                 (ctx.strategy_overrides.tp, f"{ctx.so_path}.tp")]
     for raw, path in declared:

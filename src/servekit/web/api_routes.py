@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from servekit.app.checks import has_facts
 from servekit.app.fit import FitOptions, run_fit
+from servekit.app.layout import complete_reselector, fit_checker, name_fitting_layout
 from servekit.app.plan import plan_from_selection
 from servekit.app.plan_view import plan_payload
 from servekit.catalog.faults import catalog_faults
@@ -93,7 +94,10 @@ def _plan(site: Site, body: PlanBody) -> dict[str, Any]:
     request = {**body.model_dump(exclude_none=True), "recipe": recipe_id}
     with catalog_faults(docs.root, docs.sources.get(f"models/{recipe_id}")):
         selection = selection_from_request(docs, request)
-        return plan_payload(plan_from_selection(docs, selection, checks=True))
+        result = plan_from_selection(docs, selection, checks=True)
+        if result.checks:  # the body names its layout: when it does not fit, say which would
+            name_fitting_layout(docs, selection, result.checks, complete_reselector(docs, selection), fit_checker(docs))
+        return plan_payload(result)
 
 
 def _lint(body: LintBody) -> dict[str, Any]:

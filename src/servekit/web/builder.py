@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from servekit.app.discovery import hardware_marks, runs_on
-from servekit.app.plan import resolve
+from servekit.app.plan import resolve, select
 from servekit.app.request import PlanRequest, find_model
 from servekit.catalog.documents import CatalogDocuments
 from servekit.catalog.domain import Recipe, kv_offload_keys
@@ -87,18 +87,25 @@ class _Trial:
             self.cache[key] = self._resolve(values, enable, disable, modes or {})
         return self.cache[key]
 
-    def _resolve(self, values, enable, disable, modes) -> Selection | None:
+    def _resolve(self, values, enable, disable, modes, *, fitted: bool = False) -> Selection | None:
         variant = values.get("variant")
         request = PlanRequest(
             self.recipe_id, hardware=values.get("hardware"), variant=variant, strategy=values.get("strategy"),
             nodes=values.get("nodes"), features=tuple(enable), no_features=tuple(disable), modes=dict(modes),
             kv_offload=values.get("kv_offload"), task=values.get("task"), documents=self.docs,
         )
+        choose = select if fitted else resolve
         try:
             with catalog_faults(self.docs.root, self.docs.sources.get(f"models/{self.recipe_id}")):
-                return resolve(self.docs, request, self.recipe_id, variant)
+                return choose(self.docs, request, self.recipe_id, variant)
         except ServekitError:
             return None
+
+    def fitted(self, values: Mapping[str, Any], enable: Sequence[str], disable: Sequence[str],
+               modes: Mapping[str, str]) -> Selection | None:
+        """The selection ``servekit plan`` makes for these choices: with the smallest layout that
+        fits when none is chosen (the trials above use the default rules alone: cheap)."""
+        return self._resolve(values, enable, disable, modes, fitted=True)
 
 
 def _candidates(docs: CatalogDocuments, recipe: dict[str, Any], dimension: str) -> list[str]:
@@ -235,7 +242,7 @@ def build_form(docs: CatalogDocuments, choices: Choices) -> Builder:
         return Builder(choices, recipe_id=recipe_id, error=f"{recipe_id} has no plan the default rules can make",
                        notes=tuple(notes))
     wanted = _accept_features(trial, recipe, choices, values, defaults, notes)
-    final = trial(values, *wanted) or defaults
+    final = trial.fitted(values, *wanted) or trial(values, *wanted) or defaults
     fields = tuple(f for d in DIMENSIONS if (f := _field(trial, recipe, d, values, final)) is not None)
     canonical = with_features(
         Choices(model=recipe_id, **{d: values.get(d) for d in DIMENSIONS}),
