@@ -16,6 +16,7 @@ from typing import Any
 
 from servekit.app.any_model import refuse_recipe_options
 from servekit.app.checks import known_facts, process_checks
+from servekit.app.generic_nodes import Topology
 from servekit.app.generic_plan import generic_plan
 from servekit.app.model_facts import generic_model
 from servekit.app.model_ref import ModelRef, model_ref
@@ -143,11 +144,12 @@ def _generic_check(docs: CatalogDocuments, profile: dict[str, Any], opts: FitOpt
     """The check of the plan ``servekit plan`` makes for a model without a recipe (same facts,
     weights estimated the same way, same layout), with the user's launch options added."""
     request = PlanRequest(opts.model, hardware=opts.hardware, variant=opts.variant, strategy=opts.strategy,
-                          nodes=opts.nodes if opts.nodes > 1 else None, documents=docs)
+                          nodes=opts.nodes if opts.nodes > 1 else None, tp=opts.tp, pp=opts.pp, documents=docs)
     refuse_recipe_options(request, ref)
     model = generic_model(ref)
-    plan, _ = generic_plan(model, profile, opts.hardware)
-    extra = (["--tensor-parallel-size", str(opts.tp)] if opts.tp else []) + _user_argv(replace(opts, tp=None))
+    topology = Topology(opts.nodes, opts.tp, opts.pp)  # laid out with --tp and --pp, as plan lays it out
+    plan, _ = generic_plan(model, profile, opts.hardware, topology=topology)
+    extra = _user_argv(replace(opts, tp=None, pp=None))
     role, check = process_checks(docs, plan, model.facts, extra_argv=extra, engine=_engine(opts),
                                  cpu_kvcache_space_gib=opts.cpu_kvcache_space_gib)[0]
     head = next(p for p in plan.processes if p.role == role and not p.rank)
