@@ -9,7 +9,8 @@ import pytest
 
 from servekit.engines.common.files import ELSEWHERE, HERE
 from servekit.engines.registry import native_engine
-from servekit.synthesis.image_files import ImagePlace, image_files
+from servekit.synthesis.image_files import ImagePlace
+from servekit.synthesis.images import image_facts
 
 TEMPLATE = "examples/tool_chat_template_gemma4.jinja"
 
@@ -79,6 +80,6 @@ def test_a_bind_mount_is_the_hosts(tmp_path):
 
 @pytest.mark.parametrize("image", ["vllm/vllm-openai:v0.25.0", "vllm/vllm-openai-rocm:nightly"])
 def test_each_image_family_names_its_source(image):
-    facts = image_files(image)
-    assert facts is not None and facts.source.startswith("https://github.com/vllm-project/vllm/blob/main/docker/")
-    assert Path(facts.examples or "").is_absolute()
+    facts = image_facts(image)
+    assert facts is not None and "https://github.com/vllm-project/vllm/blob/main/docker/Dockerfile" in facts.source
+    assert Path(facts.workdir or "").is_absolute() and Path(facts.examples or "").is_absolute()

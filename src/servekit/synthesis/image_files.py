@@ -1,10 +1,10 @@
-"""What a container image carries on its file system, per image family, and whether a path a
-command names is there when the command runs in that image.
+"""Whether a path a command names is there when the command runs in a container image.
 
-A relative path is read from the image's working directory. A path under a bind mount of the
-``docker run`` command is the host's (asked of the host's place); one under a directory the image
-holds whole (vLLM's ``examples/``) is there; anything else cannot be told from outside the image.
-Each family's facts come from the Dockerfile that builds it (``source``).
+A relative path is read from the image's working directory (``ImageFacts.workdir``). A path under
+a bind mount of the ``docker run`` command is the host's (asked of the host's place); one under a
+directory the image holds whole (vLLM's ``examples/``, ``ImageFacts.examples``) is there; anything
+else cannot be told from outside the image. The facts are the image family's
+(``servekit.synthesis.images``), each with the Dockerfile it was read from.
 """
 
 from __future__ import annotations
@@ -14,40 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from servekit.synthesis.images import repository_of
-
-VLLM_DOCKERFILE = "https://github.com/vllm-project/vllm/blob/main/docker/"
-
-
-@dataclass(frozen=True)
-class ImageFiles:
-    """One image family's working directory and the directories it holds whole."""
-
-    family: str
-    repositories: tuple[str, ...]
-    """Image names (registry and repository, no tag) of the family."""
-    workdir: str
-    examples: str | None
-    """Where vLLM's ``examples/`` directory is in the image (None: not carried)."""
-    source: str
-
-
-FAMILIES: tuple[ImageFiles, ...] = (
-    ImageFiles("vllm-cuda", ("vllm/vllm-openai",), "/vllm-workspace", "/vllm-workspace/examples",
-               VLLM_DOCKERFILE + "Dockerfile (stage vllm-base: WORKDIR /vllm-workspace, COPY examples examples; "
-               "vllm-openai builds on it)"),
-    ImageFiles("vllm-rocm", ("vllm/vllm-openai-rocm",), "/app", "/app/vllm/examples",
-               VLLM_DOCKERFILE + "Dockerfile.rocm (ARG COMMON_WORKDIR=/app, WORKDIR ${COMMON_WORKDIR}; stage final: "
-               "COPY --from=export_vllm /examples ${COMMON_WORKDIR}/vllm/examples; vllm-openai builds on it)"),
-)
-
-
-def image_files(image: str | None) -> ImageFiles | None:
-    """The family facts of ``image`` (any tag), or None for an image servekit has none for."""
-    if not image:
-        return None
-    repository = repository_of(image)
-    return next((f for f in FAMILIES if repository in f.repositories), None)
+from servekit.synthesis.images import ImageFacts, image_facts
 
 
 class HostPlace(Protocol):
@@ -69,15 +36,15 @@ class ImagePlace:
     """Container path -> host path of each bind mount."""
 
     @property
-    def facts(self) -> ImageFiles | None:
-        return image_files(self.image)
+    def facts(self) -> ImageFacts | None:
+        return image_facts(self.image)
 
     @property
     def where(self) -> str:
         return f"inside {self.image}"
 
     def resolved(self, path: str) -> str:
-        workdir = self.facts.workdir if self.facts else "/"
+        workdir = (self.facts.workdir if self.facts else None) or "/"
         return posixpath.normpath(posixpath.join(workdir, path))
 
     def has(self, path: str) -> bool | None:
@@ -99,7 +66,7 @@ class ImagePlace:
             return None
         rest = path.removeprefix("examples/")
         return (f"{self.image} keeps vLLM's examples at {facts.examples} (its working directory is "
-                f"{facts.workdir}): write {facts.examples}/{rest}")
+                f"{facts.workdir or '/'}): write {facts.examples}/{rest}")
 
 
 def _under(path: str, directory: str) -> bool:

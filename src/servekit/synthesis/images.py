@@ -38,6 +38,10 @@ class ImageFacts:
     shell: str = "/bin/bash"
     user: str = "root"
     home: str = "/root"
+    workdir: str | None = None
+    """The image's WORKDIR, where a relative path a command names is read from (None: not known)."""
+    examples: str | None = None
+    """Where the image keeps vLLM's ``examples/`` directory (chat templates), None: not carried or not known."""
 
     def serves_with(self, program: Sequence[str]) -> bool:
         """The entrypoint is ``program`` itself, so only its arguments follow the image."""
@@ -46,9 +50,14 @@ class ImageFacts:
 
 IMAGES: tuple[ImageFacts, ...] = (
     ImageFacts(("vllm/vllm-openai",), ("vllm", "serve"), (), False, ("cuda",),
-               VLLM_DOCKER + "Dockerfile (target vllm-openai: ENTRYPOINT [\"vllm\", \"serve\"])"),
+               VLLM_DOCKER + "Dockerfile (target vllm-openai: ENTRYPOINT [\"vllm\", \"serve\"]; it builds on "
+               "stage vllm-base: WORKDIR /vllm-workspace, COPY examples examples)",
+               workdir="/vllm-workspace", examples="/vllm-workspace/examples"),
     ImageFacts(("vllm/vllm-openai-rocm",), ("vllm", "serve"), (), False, ("rocm",),
-               VLLM_DOCS + "gpu.rocm.inc.md (docker/Dockerfile.rocm builds an image with vllm serve as entrypoint)"),
+               VLLM_DOCS + "gpu.rocm.inc.md (docker/Dockerfile.rocm builds an image with vllm serve as entrypoint); "
+               + VLLM_DOCKER + "Dockerfile.rocm (ARG COMMON_WORKDIR=/app, WORKDIR ${COMMON_WORKDIR}; stage final: "
+               "COPY --from=export_vllm /examples ${COMMON_WORKDIR}/vllm/examples)",
+               workdir="/app", examples="/app/vllm/examples"),
     ImageFacts(("vllm/vllm-openai-cpu",), ("vllm", "serve"), (), False, ("cpu",),
                VLLM_DOCKER + "Dockerfile.cpu (target vllm-openai: ENTRYPOINT [\"vllm\", \"serve\"])"),
     ImageFacts(("vllm/vllm-openai-xpu",), ("vllm", "serve"), (), False, ("xpu",),
