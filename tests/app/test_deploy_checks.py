@@ -47,16 +47,33 @@ def test_the_container_devices_given_to_docker_run():
                             "--device", "/dev/davinci_manager", "img"]) == 2
 
 
+def test_a_container_of_a_several_machine_plan_needs_the_host_network():
+    bridge = ["docker", "run", "--gpus", "all", "-p", "8000:8000", "-e", "NCCL_SOCKET_IFNAME=$IFACE_NAME", "img"]
+    (finding,) = network_findings(bridge, several_machines=True)
+    assert finding.code == "container-network" and finding.is_error
+    assert "NCCL_SOCKET_IFNAME" in finding.message and "--network host" in (finding.fix or "")
+    assert network_findings(bridge, several_machines=False) == []
+
+
 def test_docker_run_gets_no_ignored_port_and_no_repeated_switch():
     host = ["docker", "run", "--privileged", "--network", "host", "--privileged", "-p", "8000:8000", "img"]
-    codes = {f.code: f.severity for f in network_findings(host)}
+    codes = {f.code: f.severity for f in network_findings(host, several_machines=True)}
     assert codes == {"published-ports-ignored": "warning", "repeated-docker-flag": "warning"}
-    assert network_findings(["docker", "run", "--network=host", "--init", "img"]) == []
+    assert network_findings(["docker", "run", "--network=host", "--init", "img"], several_machines=True) == []
 
 
 def _checks(capsys, *argv: str) -> tuple[int, dict]:
     code = main(["plan", *argv, "--format", "json"])
     return code, json.loads(capsys.readouterr().out)["servekit"]["checks"]
+
+
+def test_a_two_node_docker_form_runs_on_the_host_network_and_passes(capsys):
+    args = ("meta-llama/Llama-3.1-8B-Instruct", "--hardware", "h100", "--strategy", "multi_node_tp", "--nodes", "2")
+    code, checks = _checks(capsys, *args)
+    assert checks["deploy"] == [] and code == 0
+    assert main(["plan", *args, "--docker"]) == 0, capsys.readouterr().err
+    out = capsys.readouterr().out
+    assert "--network host" in out and "deploy (" not in out
 
 
 def test_pd_cluster_on_one_node_shows_half_the_node_to_a_pool_of_eight(reference_catalog, capsys):

@@ -1,6 +1,6 @@
 """Deployment checks over the whole artifact, beside the flag and fit checks: for each server of
 a plan, in the form it runs (``RunSite``), the devices its environment and container let it see
-(``device_checks``) and its ``docker run`` flags (``network_checks``). Each finding has a stable
+(``device_checks``) and its container's network and ``docker run`` flags (``network_checks``). Each finding has a stable
 code and names its fix; ``deploy_passes`` is False when one is an error.
 """
 
@@ -41,8 +41,13 @@ def _process_findings(plan: Plan, proc: Process, argv: list[str], profile: Hardw
     if site.in_container(plan) and site.runs_docker:
         docker = container_argv(plan, proc)
         found += container_findings(share, docker)
-        found += network_findings(docker)
+        found += network_findings(docker, several_machines=spans_machines(plan))
     return found
+
+
+def spans_machines(plan: Plan) -> bool:
+    """The plan's servers run on several machines (``Docker.several_nodes``, or more than one node)."""
+    return plan.docker.several_nodes or plan.selection.node_count > 1
 
 
 def deploy_passes(findings: list[dict[str, Any]] | None) -> bool:
