@@ -84,3 +84,14 @@ def test_pd_cluster_on_one_node_shows_half_the_node_to_a_pool_of_eight(reference
     found = {(f["role"], f["code"]) for f in checks["deploy"]}
     assert found == {("prefill", "visible-devices"), ("decode", "visible-devices")}
     assert code == 1
+
+
+def test_a_cuda_image_on_rocm_hardware_is_refused_in_the_container_form(capsys):
+    args = ("Qwen/Qwen3.8-27B", "--hardware", "mi300x", "--image", "vllm/vllm-openai:v0.30.0")
+    code, checks = _checks(capsys, *args)
+    assert code == 0 and checks["deploy"] == []  # the native form does not run the image
+    assert main(["plan", *args, "--docker"]) == 1
+    out = capsys.readouterr().out
+    assert "deploy (container): error image-platform: vllm/vllm-openai:v0.30.0 is built for cuda, but mi300x runs rocm" in out
+    assert main(["plan", "Qwen/Qwen3.8-27B", "--hardware", "mi300x", "--docker"]) == 0
+    assert "image-platform" not in capsys.readouterr().out

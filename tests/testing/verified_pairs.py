@@ -34,6 +34,8 @@ class Outcome:
     """Codes of the error findings that refused it (``error:<message>`` for a refusal that is no finding)."""
     fixes: tuple[str | None, ...]
     """The fix of each error finding."""
+    releases: tuple[str | None, ...] = ()
+    """The release each error finding was checked against (None for a finding no release decides)."""
 
 
 def verified_pairs(docs: CatalogDocuments) -> list[tuple[str, str]]:
@@ -68,7 +70,8 @@ def outcome(docs: CatalogDocuments, recipe: str, hardware: str, form: str) -> Ou
     except ServekitError as exc:
         return Outcome(recipe, hardware, form, 1, (f"error:{exc.message}",), (exc.fix,))
     errors = _errors(result) if code else []
-    return Outcome(recipe, hardware, form, code, tuple(f["code"] for f in errors), tuple(f.get("fix") for f in errors))
+    return Outcome(recipe, hardware, form, code, tuple(f["code"] for f in errors), tuple(f.get("fix") for f in errors),
+                   tuple(f.get("release") for f in errors))
 
 
 def outcomes(docs: CatalogDocuments, forms: Iterable[str] = FORMS) -> Iterator[Outcome]:

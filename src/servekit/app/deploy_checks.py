@@ -1,6 +1,7 @@
-"""Deployment checks over the whole artifact, beside the flag and fit checks: for each server of
-a plan, in the form it runs (``RunSite``), the devices its environment and container let it see
-(``device_checks``) and its container's network and ``docker run`` flags (``network_checks``). Each finding has a stable
+"""Deployment checks over the whole artifact, beside the flag and fit checks: the container image
+against the hardware's platform (``image_checks``), and for each server of a plan, in the form it
+runs (``RunSite``), the devices its environment and container let it see (``device_checks``) and
+its container's network and ``docker run`` flags (``network_checks``). Each finding has a stable
 code and names its fix; ``deploy_passes`` is False when one is an error.
 """
 
@@ -9,9 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from servekit.app.device_checks import container_findings, node_share, visible_findings
+from servekit.app.image_checks import image_platform_findings
 from servekit.app.network_checks import network_findings
 from servekit.app.run_site import RunSite, container_argv
-from servekit.engines.registry import native_engine
+from servekit.engines.registry import get_engine, native_engine
 from servekit.findings import Finding
 from servekit.hardware.profile import HardwareProfile
 from servekit.synthesis.plan import Plan, Process
@@ -20,6 +22,9 @@ from servekit.synthesis.plan import Plan, Process
 def deploy_checks(plan: Plan, profile: HardwareProfile | None, site: RunSite = RunSite()) -> list[dict[str, Any]]:
     """One dict per finding (role, rank, severity, code, message, fix), each problem once."""
     out: list[dict[str, Any]] = []
+    if site.in_container(plan):
+        out += [{"role": "container", "rank": 0, **f.to_dict()}
+                for f in image_platform_findings(plan.docker.image, profile, get_engine(plan.selection.engine).images)]
     seen: set[tuple[str, str]] = set()
     for proc in plan.processes:
         argv = [str(w) for w in proc.argv()]
