@@ -24,14 +24,13 @@ import asyncio
 import json
 import os
 import shutil
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
+
+from servekit.processes import free_port, stop_group, wait_http_ok
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE_CATALOG = ROOT.parent / "shared" / "reference" / "catalog"
@@ -41,28 +40,16 @@ PLAN_BODY = {"recipe": MODEL, "hardware": "rtx_5090", "variant": "nvfp4", "strat
 PAGE = f"/?model={MODEL}&hardware=rtx_5090&feature=spec_decoding"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def start_server(port: int, catalog: str | None) -> subprocess.Popen:
     args = [sys.executable, "-c", "from servekit.cli import run; run()", "web", "--port", str(port)]
     if catalog:
         args += ["--catalog", catalog]
-    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/openapi.json", timeout=2).read()
-            return server
-        except OSError:
-            if server.poll() is not None:
-                raise SystemExit(f"servekit web exited: {server.stderr.read().decode()[-2000:]}")
-            time.sleep(0.2)
-    server.kill()
-    raise SystemExit("servekit web did not answer within 60 s")
+    server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    problem = wait_http_ok(f"http://127.0.0.1:{port}/openapi.json", server.poll, timeout=60, interval=0.2)
+    if problem is not None:
+        stop_group(server.pid, grace=5.0)
+        raise SystemExit(f"servekit web: {problem}: {server.stderr.read().decode()[-2000:]}")
+    return server
 
 
 async def _client(http, method: str, url: str, body, stop_at: float, budget: list[int], out: list[float]) -> None:
@@ -113,11 +100,7 @@ def bench_server(args) -> dict:
             latencies = asyncio.run(load(base, method, path, body, args.clients, args.requests, args.seconds))
             out[name] = report_latency(name, latencies, time.perf_counter() - start)
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_group(server.pid, grace=10.0)
     return out
 
 

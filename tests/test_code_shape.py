@@ -2,7 +2,10 @@
 
 - no module over 400 lines, no function over 80 lines;
 - engine ids are spelled only inside their own engine package (``servekit/engines/<engine>/``)
-  and the registry: everything else asks ``servekit.engines.registry``.
+  and the registry: everything else asks ``servekit.engines.registry``;
+- no module but ``servekit.atomic`` writes a file: none opens one for writing (``open`` or
+  ``Path.open`` with a write mode, ``os.open`` with write flags, ``os.fdopen``, a temporary file)
+  or calls ``write_text`` / ``write_bytes`` / ``touch``.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import ast
 from functools import cache
 from pathlib import Path
+
+import pytest
 
 import servekit
 
@@ -91,3 +96,77 @@ def test_the_checks_see_an_engine_id_where_one_is_written():
     assert inside_an_engine(Path("engines/qaic/specs.py"), {"qaic"})
     assert not inside_an_engine(Path("engines/common/specs.py"), {"qaic"})
     assert not inside_an_engine(Path("warm/engine_steps.py"), {"qaic"})
+
+
+ATOMIC = Path("atomic.py")
+WRITE_METHODS = ("write_text", "write_bytes", "touch")
+WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND")
+READ_FLAGS = ("O_RDONLY", "O_DIRECTORY", "O_CLOEXEC", "O_NOFOLLOW", "O_PATH", "O_NONBLOCK")
+TEMP_FILES = ("NamedTemporaryFile", "TemporaryFile", "SpooledTemporaryFile", "mkstemp")
+MODULES_WITH_FILENAME_FIRST = ("io", "gzip", "lzma", "bz2", "codecs", "tarfile")
+"""``X.open(filename, mode)``; any other ``X.open(mode)`` is a ``Path.open``."""
+
+
+def _mode_writes(node: ast.expr | None) -> bool:
+    """A mode argument that may write: a literal with w, a, x or + before any ``:`` (tarfile's
+    compression), or anything not a literal (it cannot be read here)."""
+    if node is None:
+        return False
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return any(c in node.value.split(":")[0] for c in "wax+")
+    return True
+
+
+def _mode_arg(call: ast.Call, index: int) -> ast.expr | None:
+    given = [k.value for k in call.keywords if k.arg == "mode"]
+    return given[0] if given else (call.args[index] if len(call.args) > index else None)
+
+
+def _flags_write(node: ast.expr) -> bool:
+    names = {n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(node)
+             if isinstance(n, (ast.Attribute, ast.Name)) and (n.attr if isinstance(n, ast.Attribute) else n.id) != "os"}
+    return not names <= set(READ_FLAGS) or bool(names & set(WRITE_FLAGS))
+
+
+def writes_a_file(call: ast.Call) -> bool:
+    """Whether this call writes (or opens for writing) a file."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return (func.id == "open" and _mode_writes(_mode_arg(call, 1))) or func.id in TEMP_FILES
+    if not isinstance(func, ast.Attribute):
+        return False
+    owner = func.value.id if isinstance(func.value, ast.Name) else None
+    if func.attr in WRITE_METHODS or func.attr in TEMP_FILES:
+        return True
+    if owner == "os" and func.attr == "open":
+        return len(call.args) < 2 or _flags_write(call.args[1])
+    if owner == "os" and func.attr == "fdopen":
+        return True
+    if func.attr == "open":
+        return _mode_writes(_mode_arg(call, 1 if owner in MODULES_WITH_FILENAME_FIRST else 0))
+    return False
+
+
+def test_only_the_atomic_writer_writes_files():
+    found = {}
+    for rel, _, tree in modules():
+        if rel == ATOMIC:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and writes_a_file(node):
+                found[f"{rel}:{node.lineno}"] = ast.unparse(node)[:100]
+    assert found == {}, "write through servekit.atomic (whole files atomically, logs by appending)"
+
+
+@pytest.mark.parametrize(("code", "writes"), [
+    ('open(p, "w")', True), ('open(p)', False), ('open(p, "rb")', False), ("open(p, mode)", True),
+    ('path.open("a", encoding="utf-8")', True), ('path.open("rb")', False), ('path.open(mode="r+")', True),
+    ('path.write_text("x")', True), ("path.write_bytes(b)", True), ("path.touch()", True),
+    ("os.open(p, os.O_RDONLY)", False), ("os.open(p, os.O_WRONLY | os.O_CREAT)", True), ("os.open(p, flags)", True),
+    ('os.fdopen(fd, "wb")', True), ("tempfile.NamedTemporaryFile()", True), ("tempfile.mkstemp()", True),
+    ('tarfile.open(a, "r:xz")', False), ('tarfile.open(a, "w:gz")', True), ('lzma.open(p, "rt")', False),
+    ('gzip.open(p, "wb")', True), ("tempfile.mkdtemp()", False),
+])
+def test_the_write_check_sees_a_write_where_one_is_written(code, writes):
+    (statement,) = ast.parse(code).body
+    assert writes_a_file(statement.value) is writes

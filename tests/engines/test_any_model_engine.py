@@ -16,6 +16,7 @@ from testing.model_configs import CONFIGS, catalog_with_hardware, write_config_d
 
 from servekit.cli.app import main
 from servekit.engines.lint import lint_argv
+from servekit.jsonl import objects
 
 pytestmark = pytest.mark.engine
 
@@ -26,7 +27,7 @@ def _real_parser(python: Path, cases: list[list[str]]) -> list[dict]:
     payload = "".join(json.dumps(case) + "\n" for case in cases)
     proc = subprocess.run([str(python), str(REPO / "scripts" / "probe_vllm_parser.py")], input=payload,
                           text=True, capture_output=True, check=True, timeout=600)
-    out = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    out = objects(line for line in proc.stdout.splitlines() if line.startswith("{"))
     assert len(out) == len(cases), proc.stderr[-2000:]
     return out
 

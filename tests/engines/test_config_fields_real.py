@@ -10,6 +10,7 @@ import pytest
 from testing.engines import engine_python
 
 from servekit.engines.lint import lint_argv
+from servekit.jsonl import objects
 
 pytestmark = pytest.mark.engine
 
@@ -37,7 +38,7 @@ def test_nested_config_lint_agrees_with_real_parser() -> None:
     payload = "".join(json.dumps(case) + "\n" for case in CASES)
     proc = subprocess.run([str(python), str(REPO / "scripts" / "probe_vllm_parser.py")], input=payload,
                           text=True, capture_output=True, check=True, timeout=600)
-    real = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    real = objects(line for line in proc.stdout.splitlines() if line.startswith("{"))
     assert len(real) == len(CASES), proc.stderr[-2000:]
     linted = [lint_argv("vllm", "0.32.0", ["vllm", "serve", *case]) for case in CASES]
     disagree = [f"{case}: real {r['accepted']} ({r.get('message', '')[:120]}), lint {lr.valid}"

@@ -16,6 +16,7 @@ from test_lint_reference import reference_commands  # noqa: F401 - the fixture
 from servekit.engines.common.translation import DialectContext
 from servekit.engines.lint import lint_argv
 from servekit.engines.registry import get_engine
+from servekit.jsonl import objects
 
 pytestmark = pytest.mark.engine
 REPO = Path(__file__).resolve().parents[2]
@@ -26,7 +27,7 @@ def _probe(python: Path, script: str, lines: list[list[str]]) -> list[dict]:
     proc = subprocess.run([str(python), str(REPO / "scripts" / script)], input=payload, text=True,
                           capture_output=True, check=True, timeout=1200,
                           env={**os.environ, "VLLM_TARGET_DEVICE": "cpu"})
-    out = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    out = objects(line for line in proc.stdout.splitlines() if line.startswith("{"))
     assert len(out) == len(lines), proc.stderr[-2000:]
     return out
 

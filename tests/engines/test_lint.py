@@ -10,6 +10,7 @@ import pytest
 from servekit.cli.app import main
 from servekit.engines.lint import lint_argv, lint_batch, lint_shell
 from servekit.errors import ServekitError
+from servekit.jsonl import objects
 
 
 def codes(command: str, engine: str = "vllm") -> list[str]:
@@ -229,5 +230,5 @@ def test_cli_batch(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     batch.write_text(json.dumps({"engine": "vllm", "command": "vllm serve m"}) + "\n"
                      + json.dumps({"engine": "vllm", "command": "vllm serve m --dtype bf16"}) + "\n")
     assert main(["lint", "--batch", str(batch)]) == 1
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    rows = objects(capsys.readouterr().out.splitlines())
     assert [r["valid"] for r in rows] == [True, False]

@@ -15,6 +15,7 @@ import pytest
 from testing.engines import engine_python as _engine_python
 
 from servekit.engines.lint import lint_argv
+from servekit.jsonl import objects
 
 pytestmark = pytest.mark.engine
 
@@ -138,7 +139,7 @@ def _probe(python: Path, script: str, lines: list[object]) -> list[dict]:
     payload = "".join(json.dumps(line) + "\n" for line in lines)
     proc = subprocess.run([str(python), str(REPO / "scripts" / script)], input=payload, text=True,
                           capture_output=True, check=True, timeout=600)
-    out = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    out = objects(line for line in proc.stdout.splitlines() if line.startswith("{"))
     assert len(out) == len(lines), proc.stderr[-2000:]
     return out
 

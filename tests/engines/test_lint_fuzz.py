@@ -23,6 +23,7 @@ from servekit.engines.common.flags import FlagCatalog, FlagSpec
 from servekit.engines.max.specs import CATALOGS as MAX_CATALOGS
 from servekit.engines.vllm.catalog import CATALOGS as VLLM_CATALOGS
 from servekit.engines.lint import check_args, lint_argv
+from servekit.jsonl import objects
 
 pytestmark = pytest.mark.engine
 
@@ -87,7 +88,7 @@ def _probe(python: Path, script: str, lines: list[object]) -> list[bool]:
     payload = "".join(json.dumps(line) + "\n" for line in lines)
     proc = subprocess.run([str(python), str(REPO / "scripts" / script)], input=payload, text=True,
                           capture_output=True, check=True, timeout=900)
-    out = [json.loads(line)["accepted"] for line in proc.stdout.splitlines() if line.startswith("{")]
+    out = [row["accepted"] for row in objects(line for line in proc.stdout.splitlines() if line.startswith("{"))]
     assert len(out) == len(lines), proc.stderr[-2000:]
     return out
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import collections
 import json
-import lzma
 import re
 import subprocess
 from pathlib import Path
@@ -21,6 +20,7 @@ from testing.engines import engine_python as _engine_python
 from testing.shared import REFERENCE, REFERENCE_CATALOG
 
 from servekit.engines.lint import lint_argv
+from servekit.jsonl import objects, read_objects
 
 REPO = Path(__file__).resolve().parents[2]
 SELECTIONS = REFERENCE / "golden" / "selections-visible.jsonl.xz"
@@ -74,13 +74,11 @@ def reference_commands() -> list[tuple[str, ...]]:
     for catalog_docs in (docs, read_documents(bundled_catalog_dir())):
         for argv in _api_commands(catalog_docs):
             commands.add(tuple(_expand(w) for w in argv))
-    with lzma.open(SELECTIONS, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            golden = json.loads(line)
-            request = {k: golden[k] for k in ("recipe", "hardware", "variant", "strategy", "node_count",
-                                              "features", "modes") if k in golden}
-            for argv in _argvs(golden) + _argvs(plan_request(docs, request)):
-                commands.add(tuple(_expand(w) for w in argv))
+    for golden in read_objects(SELECTIONS):
+        request = {k: golden[k] for k in ("recipe", "hardware", "variant", "strategy", "node_count",
+                                          "features", "modes") if k in golden}
+        for argv in _argvs(golden) + _argvs(plan_request(docs, request)):
+            commands.add(tuple(_expand(w) for w in argv))
     assert commands and all(c[:2] == ("vllm", "serve") for c in commands)
     return sorted(commands)
 
@@ -101,7 +99,7 @@ def test_reference_commands_pass_the_real_parser_or_lint_says_why(reference_comm
     payload = "".join(json.dumps(list(c[2:])) + "\n" for c in reference_commands)
     proc = subprocess.run([str(python), str(REPO / "scripts" / "probe_vllm_parser.py")], input=payload,
                           text=True, capture_output=True, check=True, timeout=1200)
-    real = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    real = objects(line for line in proc.stdout.splitlines() if line.startswith("{"))
     assert len(real) == len(reference_commands)
     wrong = []
     reasons: collections.Counter[str] = collections.Counter()

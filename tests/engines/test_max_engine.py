@@ -184,11 +184,10 @@ def test_parser_names_are_the_installed_ones(max_python):
 
 
 def test_every_reference_single_node_launch_translates_to_a_parsable_max_argv(max_python):
-    import lzma
-
     from testing.shared import REFERENCE
 
     from servekit.catalog.documents import bundled_catalog_dir, read_yaml
+    from servekit.jsonl import read_objects
 
     golden = REFERENCE / "golden" / "selections-visible.jsonl.xz"
     if not golden.is_file():
@@ -196,20 +195,18 @@ def test_every_reference_single_node_launch_translates_to_a_parsable_max_argv(ma
     profiles = read_yaml(bundled_catalog_dir() / "taxonomy.yaml")["hardware_profiles"]
     seen: set[tuple[str, ...]] = set()
     batch: list[tuple[str, list[str]]] = []
-    with lzma.open(golden, "rt", encoding="utf-8") as handle:
-        for line in handle:
-            row = json.loads(line)
-            if row["deploy_type"] != "single_node" or tuple(row["argv"]) in seen:
-                continue
-            seen.add(tuple(row["argv"]))
-            context = DialectContext(
-                hardware=profiles.get(row["hardware"]),
-                hardware_id=row["hardware"],
-                env=row.get("env") or {},
-                options={"target": "auto"},
-            )
-            result = translate_to_max(row["argv"], context)
-            batch += [("serve", list(result.argv[2:])), ("warm-cache", list(result.warm_cache_argv[2:]))]
+    for row in read_objects(golden):
+        if row["deploy_type"] != "single_node" or tuple(row["argv"]) in seen:
+            continue
+        seen.add(tuple(row["argv"]))
+        context = DialectContext(
+            hardware=profiles.get(row["hardware"]),
+            hardware_id=row["hardware"],
+            env=row.get("env") or {},
+            options={"target": "auto"},
+        )
+        result = translate_to_max(row["argv"], context)
+        batch += [("serve", list(result.argv[2:])), ("warm-cache", list(result.warm_cache_argv[2:]))]
     assert len(batch) > 1000
     results = parse_all(max_python, batch)
     failures = [(cmd, args, r["error"]) for (cmd, args), r in zip(batch, results) if not r["ok"]]

@@ -14,7 +14,7 @@ from servekit.app.fit import predict_points
     ("line", "says"),
     [
         ("{bad", "not JSON"),
-        ("[1, 2]", "expected a JSON object"),
+        ("[1, 2]", "each line must be a JSON object"),
         ("{}", "no config_facts"),
         ('{"config_facts": "x"}', "config_facts must be a JSON object"),
         ('{"config_facts": {}}', "config_facts lacks 'num_hidden_layers'"),

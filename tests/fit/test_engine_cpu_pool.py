@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -20,6 +18,7 @@ import pytest
 
 from servekit.facts import facts_from_dir
 from servekit.fit.api import check_plan_fit
+from servekit.processes import free_port, stop_group
 from testing.tiny_model import TinyLlamaShape, write_tiny_llama
 
 pytestmark = pytest.mark.engine
@@ -51,16 +50,10 @@ def vllm_python() -> Path:
     return Path(env.python)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _logged_pool(python: Path, model: Path, argv: list[str], space_gib: int, log: Path) -> int:
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": str(space_gib), "HF_HUB_OFFLINE": "1"}
     cmd = [str(python), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
-           "--port", str(_free_port()), "--host", "127.0.0.1", *argv]
+           "--port", str(free_port()), "--host", "127.0.0.1", *argv]
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
@@ -74,13 +67,7 @@ def _logged_pool(python: Path, model: Path, argv: list[str], space_gib: int, log
             time.sleep(2)
         pytest.fail(f"no 'CPU KV cache size' line (exit {proc.poll()}):\n{log.read_text(errors='replace')[-3000:]}")
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+        stop_group(proc.pid, grace=30.0)
 
 
 @pytest.mark.parametrize("shape,kv_dtype,space_gib,max_len", SHAPES)

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
 from pathlib import Path
 
-import psutil
 import pytest
 
 from servekit.cli.app import main
 from servekit.engines.registry import get_engine
+from servekit.processes import alive, port_free
 from testing.engines import engine_python
 
 
@@ -36,27 +34,9 @@ def verify_json(capsys, run: str) -> tuple[int, dict, str]:
 
 def port_is_free(url: str) -> bool:
     host, port = url.rsplit("/", 1)[-1].split(":")
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers bind: TIME_WAIT is no owner
-        try:
-            sock.bind((host, int(port)))
-        except OSError:
-            return False
-    return True
+    return port_free(host, int(port))
 
 
 def none_alive(pids: list[int]) -> bool:
-    def running(pid: int) -> bool:
-        try:
-            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-        except psutil.Error:
-            return False
-
-    group_members = []
-    for proc in psutil.process_iter():
-        try:
-            if os.getpgid(proc.pid) in pids:
-                group_members.append(proc.pid)
-        except (OSError, psutil.Error):
-            continue
-    return not any(running(p) for p in pids) and not any(running(p) for p in group_members)
+    """No process of the run lives: the pids, their descendants, the groups they lead."""
+    return alive(pids, pids) == []

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import difflib
 
+import pytest
+
+from servekit.errors import ServekitError
 from servekit.launch.evidence import summary
 from servekit.launch.recipe_verified import add_verified
 
@@ -64,3 +67,33 @@ def test_the_summary_of_an_evidence_record():
     assert summary(doc) == {"date": "1970-01-01", "engine": "vllm 0.32.0", "hardware": "local",
                             "plan_hash": "sha256:1", "ok": True, "probes": ["chat"],
                             "kv_tokens": {"measured": 5, "predicted": 5}, "ready_seconds": 3.5}
+
+
+def test_the_edit_replaces_the_file_whole_and_keeps_its_permissions(tmp_path):
+    path = tmp_path / "recipe.yaml"
+    path.write_text(RECIPE)
+    path.chmod(0o640)
+    before = path.stat().st_ino
+    add_verified(path, ENTRY)
+    after = path.stat()
+    assert after.st_ino != before  # a new file renamed over the old one, not a rewrite in place
+    assert after.st_mode & 0o777 == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["recipe.yaml"]  # no temp file left
+
+
+def test_a_recipe_behind_a_link_is_edited_where_it_points(tmp_path):
+    real = tmp_path / "real.yaml"
+    real.write_text(RECIPE)
+    link = tmp_path / "recipe.yaml"
+    link.symlink_to(real)
+    add_verified(link, ENTRY)
+    assert link.is_symlink() and "plan_hash: sha256:ab" in real.read_text()
+
+
+def test_a_recipe_whose_verified_is_not_a_list_is_left_as_it_was(tmp_path):
+    path = tmp_path / "recipe.yaml"
+    path.write_text(RECIPE + "verified: yes\n")
+    with pytest.raises(ServekitError, match="verified is not a list"):
+        add_verified(path, ENTRY)
+    assert path.read_text() == RECIPE + "verified: yes\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["recipe.yaml"]

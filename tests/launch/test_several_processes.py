@@ -13,7 +13,6 @@ import json
 import socket
 from dataclasses import replace
 
-import psutil
 import pytest
 
 from launch.pd_catalog import HARDWARE, RECIPE_ID, pd_catalog
@@ -25,8 +24,9 @@ from servekit.errors import ServekitError
 from servekit.launch import records
 from servekit.launch.launch_plan import COMPANION, ENGINE, ROUTER, LaunchProcess
 from servekit.launch.recipe_plan import launch_plan_of
-from servekit.launch.up import UpOptions, port_free, start_run, stop_recorded
+from servekit.launch.up import UpOptions, start_run, stop_recorded
 from servekit.launch.wiring import option_value, set_option, wire
+from servekit.processes import alive, port_free
 from testing.tiny_model import write_tiny_llama
 
 HARDWARE_DOC = {"name": HARDWARE, "profile": {}}
@@ -49,7 +49,7 @@ def _free(url: str) -> bool:
 
 
 def _none_alive(record) -> bool:
-    return not [p for p in record.pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    return alive(record.pids, record.groups) == []
 
 
 def _log_doc(record, role: str) -> dict:
@@ -138,12 +138,12 @@ def test_a_process_that_fails_stops_the_run_and_is_named(pd_plan, tmp_path, caps
 def test_down_ends_a_process_that_ignores_sigint(pd_plan, tmp_path):
     import signal
 
-    from servekit.launch import stop
+    from servekit.processes import stop_processes
 
     record = _start(pd_plan, StandInPrograms(tmp_path, {"vllm-router": ["--stubborn"]}))
     assert record.state == "ready", record.detail
     steps = ((signal.SIGINT, 1.0), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
-    result = stop.stop_run(record.pids, record.groups, steps)
+    result = stop_processes(record.pids, record.groups, steps)
     assert result.clean and result.signals == ("SIGINT", "SIGTERM")
     assert _none_alive(record)
     stop_recorded(record)

@@ -10,7 +10,7 @@ from servekit.launch.phases import COMPILE, KV_CACHE, READY, WEIGHTS, engine_pha
 from servekit.launch.readiness import wait_ready
 from servekit.launch.spawn import start_process
 from servekit.launch.startup_facts import read_facts
-from servekit.launch.stop import stop_run
+from servekit.processes import stop_processes
 
 VLLM_CPU_LOG = """\
 (Worker pid=1) INFO [default_loader.py:501] Loading weights took 0.01 seconds
@@ -53,7 +53,7 @@ http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 
 
 def test_wait_ready_reports_the_phases_and_ends_when_healthy(tmp_path):
-    from servekit.launch.up import free_port
+    from servekit.processes import free_port
 
     port = free_port()
     log = tmp_path / "serve.log"
@@ -63,7 +63,7 @@ def test_wait_ready_reports_the_phases_and_ends_when_healthy(tmp_path):
         ready = wait_ready(f"http://127.0.0.1:{port}/health", [pid], [log], engine_phases(native_engine()), 60,
                            lambda name, s: seen.append(name), interval=0.1)
     finally:
-        stop_run([pid], [pid])
+        stop_processes([pid], [pid])
     assert ready.ok, ready.reason
     assert seen[-1] == READY and WEIGHTS in seen and KV_CACHE in seen
 

@@ -83,7 +83,7 @@ def test_up_of_other_hardware_without_dry_run_says_how(capsys, monkeypatch):
 def test_a_port_is_free_once_its_listener_is_gone():
     import socket
 
-    from servekit.launch.up import port_free
+    from servekit.processes import port_free
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

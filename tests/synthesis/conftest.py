@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import lzma
-
 import pytest
 
+from servekit.jsonl import read_objects
 from testing.shared import REFERENCE
 
 GOLDEN_SELECTIONS = REFERENCE / "golden" / "selections-visible.jsonl.xz"
@@ -24,5 +22,4 @@ def golden_selections() -> list[dict]:
     """Every line of the reference's selections file, decompressed from its .xz."""
     if not GOLDEN_SELECTIONS.is_file():
         pytest.skip("../shared/reference/golden/selections-visible.jsonl.xz is not present")
-    with lzma.open(GOLDEN_SELECTIONS, "rt", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+    return read_objects(GOLDEN_SELECTIONS)

@@ -9,6 +9,7 @@ from servekit.app.batch import plan_request
 from servekit.app.request import load_documents
 from servekit.cli.app import main
 from servekit.synthesis.shell import join_continuations
+from servekit.jsonl import objects
 
 
 def run(capsys, *args):
@@ -57,7 +58,7 @@ def test_batch_keeps_order_and_reports_errors_per_line(capsys, reference_catalog
     path.write_text("\n".join(json.dumps(r) for r in requests) + "\n", encoding="utf-8")
     code, out, err = run(capsys, "plan", "--batch", str(path), "--catalog", str(reference_catalog))
     assert code == 0, err
-    lines = [json.loads(line) for line in out.splitlines()]
+    lines = objects(out.splitlines())
     assert len(lines) == 3
     assert lines[0]["argv"][-2:] == ["--tool-call-parser", "qwen3_coder"]
     assert "unknown recipe 'Nope/Model'" in lines[1]["error"]
@@ -205,7 +206,7 @@ def test_batch_fields_of_the_wrong_type_are_an_error_line_each(capsys, reference
     code, out, err = run(capsys, "plan", "--batch", str(path), "--catalog", str(reference_catalog))
     assert code == 1 and "Traceback" not in err, err  # every line failed
     assert "every line of the batch file failed" in err
-    results = [json.loads(line) for line in out.splitlines()]
+    results = objects(out.splitlines())
     assert len(results) == len(lines)
     for result, (_, expected) in zip(results, cases):
         assert expected in result["error"], result
@@ -218,7 +219,7 @@ def test_batch_errors_name_their_line_and_a_non_utf8_line_is_one_of_them(capsys,
     path.write_bytes(b"\xff\xfe{}\n\n[1]\n" + good.encode() + b"\nnot json\n")
     code, out, err = run(capsys, "plan", "--batch", str(path), "--catalog", str(reference_catalog))
     assert code == 0 and "Traceback" not in err, err
-    results = [json.loads(line) for line in out.splitlines()]
+    results = objects(out.splitlines())
     assert [r.get("error") for r in results] == [
         "line 1: not UTF-8 text", "line 3: each line must be a JSON object", None, "line 5: not JSON (Expecting value)"]
     assert results[2]["hardware"] == "h200"
@@ -232,7 +233,7 @@ def test_line_inputs_share_one_reader_for_missing_files_and_bad_bytes(capsys, tm
     path.write_bytes(b"\xff\n[1]\n")
     code, out, err = run(capsys, "fit", "--points", str(path))
     assert code == 1 and "Traceback" not in err, err  # every line failed
-    results = [json.loads(line) for line in out.splitlines()]
+    results = objects(out.splitlines())
     assert [r["error"].split(":")[0] for r in results] == ["line 1", "line 2"]
 
 
@@ -250,7 +251,7 @@ def test_lint_batch_reads_through_the_same_opener(capsys, tmp_path):
     path.write_bytes(b'\xff\n{"engine": "vllm", "command": "vllm serve org/model"}\n')
     code, out, err = run(capsys, "lint", "--batch", str(path))
     assert code == 1 and "Traceback" not in err, err
-    first, second = (json.loads(line) for line in out.splitlines())
+    first, second = objects(out.splitlines())
     assert first["error"].startswith("line 1: ") and not first["valid"]
     assert second["valid"]
     path.write_text("\n", encoding="utf-8")
@@ -278,7 +279,7 @@ def test_a_misshapen_recipe_is_that_batch_lines_error(capsys, reference_catalog,
     path.write_text("\n".join(json.dumps(r) for r in requests) + "\n", encoding="utf-8")
     code, out, err = run(capsys, "plan", "--batch", str(path), "--catalog", str(root))
     assert code == 0 and "internal error" not in err, err
-    broken, fine = (json.loads(line) for line in out.splitlines())
+    broken, fine = objects(out.splitlines())
     assert broken["error"].startswith(f"line 1: {root / rel}:") and "model: expected a mapping" in broken["error"]
     assert fine["argv"][:3] == ["vllm", "serve", "Qwen/Qwen3-8B"]
 

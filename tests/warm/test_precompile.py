@@ -17,6 +17,7 @@ from servekit.engines.registry import native_engine
 from servekit.warm.engine_steps import EngineTarget, StepContext, precompile
 from servekit.warm.hub import HubSettings
 from servekit.warm.precompile import BootOptions, boot_server, server_args
+from servekit.jsonl import read_objects
 
 
 def boot_vllm(python, argv, settings, env, options):
@@ -65,7 +66,7 @@ def stand_in(tmp_path) -> dict[str, str]:
 def _records(env: dict[str, str]) -> list[dict]:
     import json
 
-    return [json.loads(line) for line in Path(env["STAND_IN_RECORD"]).read_text().splitlines()]
+    return read_objects(Path(env["STAND_IN_RECORD"]))
 
 
 def test_boot_waits_for_health_then_stops_with_sigint(stand_in, tmp_path):

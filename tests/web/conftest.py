@@ -4,7 +4,6 @@ text holds markup, and a real uvicorn server on a free loopback port."""
 from __future__ import annotations
 
 import shutil
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -12,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("fastapi", reason="the web extra (fastapi, uvicorn, jinja2) is not installed")
+from fastapi.testclient import TestClient
 
-from fastapi.testclient import TestClient  # noqa: E402
-
-from servekit.web.server import create_app  # noqa: E402
+from servekit.processes import free_port
+from servekit.web.server import create_app
 
 BUNDLED = Path(__file__).resolve().parents[2] / "src" / "servekit" / "catalog_data"
 SCRIPT = "<script>alert(1)</script>"
@@ -51,12 +49,6 @@ def markup_catalog(tmp_path_factory) -> Path:
 def markup_client(markup_catalog) -> Iterator[TestClient]:
     with TestClient(create_app(str(markup_catalog)), raise_server_exceptions=False) as test_client:
         yield test_client
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def serve(app) -> Iterator[str]:

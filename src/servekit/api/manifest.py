@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from servekit.api.build import IndexRows
-from servekit.api.output import TEMP_SUFFIX, Output
+from servekit.api.output import Output
 from servekit.api.recipe_doc import promotion_target, public_id
 from servekit.api.tree import JsonTree, encode_json
+from servekit.atomic import write_bytes_atomic
 
 FORMAT = 2
 INDEX_FILES = ("models.json", "servekit.json")
@@ -241,12 +242,9 @@ def load(out_dir: Path) -> Manifest | None:
 
 
 def save(out_dir: Path, manifest: Manifest) -> None:
-    """Write the manifest atomically (temp file, then rename); a failure only costs a full
-    build next time."""
-    path = manifest_path(out_dir)
-    temp = path.with_name(path.name + f".{os.getpid()}{TEMP_SUFFIX}")
+    """Write the manifest atomically (``servekit.atomic``); a failure only costs a full build
+    next time."""
     try:
-        temp.write_bytes(to_json(manifest))
-        os.replace(temp, path)
+        write_bytes_atomic(manifest_path(out_dir), to_json(manifest))
     except OSError:
-        temp.unlink(missing_ok=True)
+        return

@@ -19,9 +19,7 @@ from pathlib import Path
 
 from servekit.api.manifest import tree_entries
 from servekit.api.tree import ApiTreeError
-
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-
+from servekit.atomic import write_staged
 
 def mirror_all(tree: Path, mirror: Path) -> None:
     """Make ``mirror`` hold exactly the tree's files, each a link to the tree's file."""
@@ -59,7 +57,7 @@ def update_paths(tree: Path, mirror: Path, paths: Iterable[str], writes: Mapping
             target = os.path.join(copy, rel)
             _unlink_if_there(target)
             if rel in writes:
-                _with_parents(target, lambda: _write_new(target, writes[rel]))
+                _with_parents(target, lambda: write_staged(target, writes[rel], exclusive=True))
             elif rel in present:
                 _with_parents(target, lambda: os.link(os.path.join(base, rel), target))
             else:
@@ -86,16 +84,6 @@ def _with_parents(target: str, make: Callable[[], object]) -> None:
     except FileNotFoundError:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         make()
-
-
-def _write_new(path: str, data: bytes) -> None:
-    fd = os.open(path, _CREATE, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
-        os.close(fd)
 
 
 def _unlink_if_there(path: str) -> None:

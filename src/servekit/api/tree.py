@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from servekit.atomic import write_staged
 from servekit.errors import ServekitError
 
 _stdlib_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
@@ -95,18 +96,13 @@ class JsonTree:
         """Write every file below the existing directory ``root``."""
         made: set[str] = set()
         base = str(root)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_BINARY", 0)
         try:
             for rel, data in self._files.items():
                 parent = rel.rpartition("/")[0]
                 if parent and parent not in made:
                     os.makedirs(os.path.join(base, parent), exist_ok=True)
                     _remember_parents(parent, made)
-                fd = os.open(os.path.join(base, rel), flags, 0o644)
-                try:
-                    os.write(fd, data)
-                finally:
-                    os.close(fd)
+                write_staged(os.path.join(base, rel), data)
         except OSError as exc:
             raise ApiTreeError(
                 f"cannot write {exc.filename or root}: {exc.strerror}",

@@ -9,7 +9,6 @@ verdict. An explicit ``--tp`` on a recipe describes the user's own launch instea
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -31,6 +30,7 @@ from servekit.findings import Finding
 from servekit.fit.api import FitCheck, check_plan_fit
 from servekit.fit.planner import engine_choices
 from servekit.fit.points import predict_point
+from servekit.jsonl import numbered_objects
 
 @dataclass
 class FitOptions:
@@ -232,18 +232,14 @@ def run_fit(opts: FitOptions) -> tuple[FitCheck, dict[str, Any]]:
     return check, context
 
 
-def predict_points(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+def predict_points(lines: Iterable[str | bytes]) -> Iterator[dict[str, Any]]:
     """One output object per kv-points input line, in order; a bad line yields ``{"error": ...}``."""
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
+    for number, point, error in numbered_objects(lines):
+        if point is None:
+            yield {"error": error}
             continue
         try:
-            point = json.loads(line)
-            if not isinstance(point, dict):
-                raise ServekitError("expected a JSON object")
             yield predict_point(point)
-        except json.JSONDecodeError as exc:
-            yield {"error": f"line {number}: not JSON ({exc.msg})"}
         except KeyError as exc:
             yield {"error": f"line {number}: config_facts lacks {exc.args[0]!r}"}
         except (ServekitError, TypeError, ValueError) as exc:

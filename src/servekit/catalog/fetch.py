@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from servekit.atomic import replacing
 from servekit.catalog.archives import extract_archive
 from servekit.errors import ServekitError
 
@@ -90,7 +91,8 @@ def _sha256(path: Path) -> str:
 
 
 def download(url: str, dest: Path, progress: Progress | None = None) -> str | None:
-    """Stream ``url`` into ``dest``; returns the response's ETag (None when it sends none)."""
+    """Stream ``url`` into ``dest`` (in place when the whole body arrived, else left as it was);
+    returns the response's ETag (None when it sends none)."""
     import httpx
 
     try:
@@ -99,7 +101,7 @@ def download(url: str, dest: Path, progress: Progress | None = None) -> str | No
                 raise SourceUnreachable(f"{url} answered HTTP {response.status_code}")
             total = int(response.headers.get("content-length") or 0) or None
             done = 0
-            with dest.open("wb") as fh:
+            with replacing(dest) as fh:
                 for chunk in response.iter_bytes(1 << 16):
                     fh.write(chunk)
                     done += len(chunk)

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from servekit.atomic import write_json_atomic
+from servekit.atomic import file_lock, write_json_atomic
 from servekit.errors import ServekitError
 from servekit.paths import home
 
@@ -116,22 +116,16 @@ def content_hash(root: Path) -> tuple[str, int]:
 @contextlib.contextmanager
 def sync_lock() -> Iterator[None]:
     """Hold the store's lock; a second sync while one runs is refused, not queued."""
-    import fcntl
-
     path = lock_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+") as fh:
+    with contextlib.ExitStack() as held:
         try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.enter_context(file_lock(path, wait=False))
         except BlockingIOError:
             raise ServekitError(
                 "another `servekit catalog sync` is running",
                 fix=f"wait for it to finish (it holds {path})",
             ) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        yield
 
 
 def new_staging() -> Path:

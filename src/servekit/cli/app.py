@@ -75,14 +75,11 @@ def build_app(argv: list[str] | None = None) -> typer.Typer:
 
 
 def _log_bug(exc: BaseException) -> str:
+    from servekit.atomic import append_text
     from servekit.paths import log_dir
 
-    folder = log_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "servekit-crash.log"
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write("".join(traceback.format_exception(exc)))
-        fh.write("\n")
+    path = log_dir() / "servekit-crash.log"
+    append_text(path, "".join(traceback.format_exception(exc)) + "\n")
     return str(path)
 
 

@@ -16,7 +16,7 @@ from servekit.errors import ServekitError
 
 
 def _follow(logs: list[tuple[str, Path]], pids: list[int], offsets: dict[Path, int], prefixed: bool) -> None:
-    from servekit.launch.readiness import exited
+    from servekit.processes import exited
 
     pending: dict[Path, str] = {}
     try:

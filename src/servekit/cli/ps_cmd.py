@@ -10,7 +10,7 @@ import typer
 
 
 def _process_row(process) -> dict:
-    from servekit.launch.stop import alive
+    from servekit.processes import alive
 
     live = alive([process.pid] if process.pid else [], [process.pgid] if process.pgid else [])
     return {"role": process.role, "kind": process.kind, "pid": process.pid, "pgid": process.pgid,
@@ -19,7 +19,7 @@ def _process_row(process) -> dict:
 
 
 def _row(record) -> dict:
-    from servekit.launch.stop import alive
+    from servekit.processes import alive
 
     live = alive(record.pids, record.groups)
     state = record.state if live or record.state in ("stopped", "failed") else "exited"

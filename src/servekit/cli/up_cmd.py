@@ -199,7 +199,7 @@ def _refuse(pre: Any) -> int:
 
 
 def _foreground(record: Any) -> int:
-    from servekit.launch.readiness import exited
+    from servekit.processes import exited
     from servekit.launch.up import stop_recorded
 
     typer.echo(f"serving {record.served_name} at {record.url} (run {record.run}); Ctrl-C stops it")

@@ -16,7 +16,6 @@ install (``servekit.engines.torch_source``).
 
 from __future__ import annotations
 
-import fcntl
 import json
 import shutil
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from servekit import paths
+from servekit.atomic import append_text, file_lock
 from servekit.atomic import write_json_atomic
 from servekit.engines.install_specs import InstallSpec, parse_requirement
 from servekit.engines.common.process import CommandFailed, run_logged
@@ -141,13 +141,8 @@ def find_env(
 
 @contextmanager
 def _locked(env: EngineEnv) -> Iterator[None]:
-    env.lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with env.lock_path.open("a") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    with file_lock(env.lock_path):
+        yield
 
 
 
@@ -231,9 +226,7 @@ def install(
         env.log.unlink(missing_ok=True)
         torch = torch_source(env.spec)
         if torch.note:
-            env.log.parent.mkdir(parents=True, exist_ok=True)
-            with env.log.open("a", encoding="utf-8") as fh:
-                fh.write(torch.note + "\n")
+            append_text(env.log, torch.note + "\n")
             if notify is not None:
                 notify(torch.note)
         try:

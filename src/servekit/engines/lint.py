@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -15,6 +14,7 @@ from servekit.engines.common.lint import check_args
 from servekit.engines.registry import get_engine, native_engine
 from servekit.engines.shell_lint import lint_shell_text
 from servekit.errors import ServekitError
+from servekit.jsonl import numbered_objects
 
 __all__ = ["Finding", "LintResult", "check_args", "lint_argv", "lint_batch", "lint_shell"]
 
@@ -30,16 +30,14 @@ def lint_shell(engine: str, version: str | None, command: str) -> LintResult:
     return lint_shell_text(command, engine, version, lambda _argv: engine)
 
 
-def lint_batch(lines: Iterable[str], version: str | None = None) -> list[dict[str, Any]]:
+def lint_batch(lines: Iterable[str | bytes], version: str | None = None) -> list[dict[str, Any]]:
     """One result object per JSONL line {"engine": E, "command": SHELL_LINE} (or "argv": [...]), in order."""
     out: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
+    for number, obj, error in numbered_objects(lines):
+        if obj is None:
+            out.append({"valid": False, "error": error, "findings": []})
             continue
         try:
-            obj = json.loads(line)
-            if not isinstance(obj, dict):
-                raise ServekitError('each line needs {"engine": ..., "command": "..."}')
             engine, chosen = str(obj.get("engine", native_engine().id)), obj.get("version", version)
             if isinstance(obj.get("argv"), list) and all(isinstance(w, str) for w in obj["argv"]):
                 result = lint_argv(engine, chosen, obj["argv"])

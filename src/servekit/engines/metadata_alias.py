@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from servekit.atomic import write_text_atomic
+
 INSTALLER = "servekit"
 
 
@@ -27,9 +29,9 @@ def alias_dir(site: Path, name: str, version: str) -> Path:
 def write_alias(site: Path, name: str, version: str) -> Path:
     folder = alias_dir(site, name, version)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
-    (folder / "INSTALLER").write_text(INSTALLER + "\n", encoding="utf-8")
-    (folder / "RECORD").write_text("", encoding="utf-8")
+    write_text_atomic(folder / "INSTALLER", INSTALLER + "\n")
+    write_text_atomic(folder / "RECORD", "")
+    write_text_atomic(folder / "METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")  # last: it makes the alias
     return folder
 
 

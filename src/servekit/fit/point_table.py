@@ -10,7 +10,6 @@ error (the file changed under the table).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from servekit.fit.point_fields import PointError
+from servekit.jsonl import numbered_objects
 
 CONFIG_PREFIX = "config_facts."
 
@@ -42,9 +42,10 @@ def point_id(path: Path | str, line: int) -> str:
 def read_points(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """(point id, line) for every non-empty line of a points file."""
     out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            out.append((point_id(path, number), json.loads(line)))
+    for number, point, error in numbered_objects(path.read_text(encoding="utf-8").splitlines()):
+        if point is None:
+            raise PointError(f"{path.name}: {error}")
+        out.append((point_id(path, number), point))
     return out
 
 

@@ -39,7 +39,7 @@ from servekit.launch.launch_plan import ENGINE, LaunchPlan
 from servekit.launch.phases import engine_phases
 from servekit.launch.readiness import PhaseCallback, Watch, wait_all
 from servekit.launch.spawn import start_process
-from servekit.launch.stop import stop_run
+from servekit.processes import stop_processes
 from servekit.synthesis.shell import quote_word
 
 DRY_RUN_FIX = "print the commands with --docker --dry-run and run them where a Docker engine answers"
@@ -248,7 +248,7 @@ def start_docker(plan: LaunchPlan, record: records.RunRecord, timeout: float,
     if not ready.ok:
         exited = _container_exit(docker, container)
         problems = stop_containers([container])
-        stop_run([pid], [pid])
+        stop_processes([pid], [pid])
         detail = "; ".join(part for part in (ready.reason, exited, *problems) if part)
         record = replace(record, detail=detail).with_times(stopped=time.time())
     records.save(record)

@@ -4,7 +4,6 @@ on first use (``servekit.engines.companions``; ``servekit engine install`` ahead
 
 from __future__ import annotations
 
-import socket
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,12 +15,7 @@ from servekit.errors import ServekitError
 from servekit.launch.environment import engine_env, program_works, server_command
 from servekit.launch.launch_plan import LaunchProcess
 from servekit.launch.phases import PhaseMatcher, engine_phases
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
+from servekit.processes import free_port
 
 
 def run_env(engine: Engine, env: Mapping[str, str], host: str) -> dict[str, str]:

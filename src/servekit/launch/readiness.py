@@ -8,18 +8,13 @@ start of the wait.
 
 from __future__ import annotations
 
-import socket
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
-
 from servekit.launch.phases import READY, PhaseMatcher
-from servekit.launch.spawn import exit_code
+from servekit.processes import exited, http_ok, port_open
 
 PhaseCallback = Callable[[str, float], None]
 
@@ -32,28 +27,6 @@ class Readiness:
     reason: str | None = None
     failed: str | None = None
     """The name of the watched process that failed."""
-
-
-def healthy(url: str, timeout: float = 3.0) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 - a URL the run serves
-            return response.status == 200
-    except (urllib.error.URLError, OSError, ValueError):
-        return False
-
-
-def exited(pid: int) -> int | None:
-    """The exit code of a run's process once it has ended (-1 when it is not our child)."""
-    code = exit_code(pid)
-    if code is not None:
-        return code
-    try:
-        proc = psutil.Process(pid)
-        return -1 if proc.status() == psutil.STATUS_ZOMBIE else None
-    except psutil.NoSuchProcess:
-        return -1
-    except psutil.Error:
-        return None
 
 
 class LogWatcher:
@@ -89,20 +62,12 @@ class Watch:
     phases: PhaseMatcher = PhaseMatcher(())
 
 
-def port_open(host: str, port: int, timeout: float = 2.0) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
 def answers(check: str) -> bool:
     """The readiness check of a ``Watch`` passes."""
     if check.startswith("tcp://"):
         host, _, port = check[len("tcp://"):].rpartition(":")
         return port_open(host, int(port))
-    return healthy(check)
+    return http_ok(check)
 
 
 def _gone(watches: Sequence[Watch]) -> tuple[Watch, int, int] | None:

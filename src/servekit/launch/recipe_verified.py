@@ -2,7 +2,9 @@
 
 The summary is appended to the recipe's top-level ``verified`` list (created at the end of the
 document when absent); comments, key order, quoting and indentation of everything else stay
-as they were, so a diff of the file shows only added lines.
+as they were, so a diff of the file shows only added lines. The edited text replaces the file
+in one step (``servekit.atomic``): a reader, or a crash, never meets half a recipe; a recipe
+that is a symbolic link is edited where it points.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from servekit.atomic import write_text_atomic
 from servekit.errors import ServekitError
 
 KEY = "verified"
@@ -41,8 +44,8 @@ def _commented(value: Any) -> Any:
 
 
 def add_verified(path: Path, entry: dict[str, Any]) -> None:
-    """Append ``entry`` to ``path``'s ``verified`` list in place."""
-    path = Path(path)
+    """Append ``entry`` to ``path``'s ``verified`` list."""
+    path = Path(path).resolve()
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -54,16 +57,19 @@ def add_verified(path: Path, entry: dict[str, Any]) -> None:
         raise ServekitError(f"{path} is not valid YAML: {exc}", fix="fix the recipe file") from None
     if not isinstance(doc, dict):
         raise ServekitError(f"{path} is not a YAML mapping", fix="pass a recipe file")
+    write_text_atomic(path, _edited(yaml, doc, text, entry, path))
+
+
+def _edited(yaml: YAML, doc: Any, text: str, entry: dict[str, Any], path: Path) -> str:
+    """The recipe's text with ``entry`` added to its ``verified`` list."""
     if KEY not in doc:
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(("" if text.endswith("\n") else "\n") + f"{KEY}:\n" + _dump_item(entry))
-        return
+        return text + ("" if text.endswith("\n") else "\n") + f"{KEY}:\n" + _dump_item(entry)
     if not isinstance(doc.get(KEY), list):
         raise ServekitError(f"{path}: {KEY} is not a list", fix=f"make {KEY} a list of entries")
     doc[KEY].append(_commented(entry))
     out = io.StringIO()
     yaml.dump(doc, out)
-    path.write_text(out.getvalue(), encoding="utf-8")
+    return out.getvalue()
 
 
 def _dump_item(entry: dict[str, Any]) -> str:

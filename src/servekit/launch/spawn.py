@@ -7,6 +7,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from servekit.atomic import appending
 from servekit.errors import ServekitError
 
 
@@ -16,23 +17,13 @@ def start_process(command: Sequence[str], env: Mapping[str, str], log: Path, gro
     The first process of a run leads a new session (its pid is the run's process group);
     later ones join ``group``. The child outlives this process (``up --detach``).
     """
-    log.parent.mkdir(parents=True, exist_ok=True)
     full_env = {**os.environ, **{k: str(v) for k, v in env.items()}}
     placement = {"start_new_session": True} if group is None else {"process_group": group}
     try:
-        with log.open("ab") as out:
+        with appending(log, binary=True) as out:
             proc = subprocess.Popen(list(command), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     env=full_env, close_fds=True, **placement)
     except OSError as exc:
         raise ServekitError(f"cannot start {command[0]}: {exc.strerror}",
                             fix="check the engine environment (servekit engine list)") from None
     return proc.pid
-
-
-def exit_code(pid: int) -> int | None:
-    """Reap ``pid`` when it is our exited child; its exit code, or None while it runs (or is not ours)."""
-    try:
-        done, status = os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        return None
-    return os.waitstatus_to_exitcode(status) if done else None

@@ -10,7 +10,6 @@ one that failed.
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -23,13 +22,13 @@ from servekit.errors import ServekitError
 from servekit.launch import records
 from servekit.launch.environment import engine_version
 from servekit.launch.launch_plan import COMPANION, LaunchPlan, plan_hash
-from servekit.launch.programs import LocalPrograms, free_port, run_env
+from servekit.launch.programs import LocalPrograms, run_env
 from servekit.launch.readiness import PhaseCallback, Watch, wait_all
 from servekit.launch.spawn import start_process
-from servekit.launch.stop import StopResult, stop_run
 from servekit.launch.wiring import Bound, Programs, Wiring, wire
+from servekit.processes import StopResult, free_port, port_free, stop_processes
 
-__all__ = ["UpOptions", "free_port", "log_tail", "port_free", "run_env", "start_run", "stop_recorded", "warm_missing"]
+__all__ = ["UpOptions", "log_tail", "run_env", "start_run", "stop_recorded", "warm_missing"]
 
 
 @dataclass(frozen=True)
@@ -38,17 +37,6 @@ class UpOptions:
     port: int | None = None  # None: a free port
     ready_timeout: float = 1800.0
     warm: bool = True  # fetch missing files into the cache before starting
-
-
-def port_free(host: str, port: int) -> bool:
-    """No socket is bound to the port (connections left in TIME_WAIT do not count, as for servers)."""
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-    return True
 
 
 def warm_missing(plan: LaunchPlan) -> str | None:
@@ -112,7 +100,7 @@ def _abandon(record: records.RunRecord, exc: BaseException) -> None:
     if not (record.folder / records.RECORD_FILE).is_file():
         return
     saved = records.load(record.run)
-    stop_run(saved.pids, saved.groups)
+    stop_processes(saved.pids, saved.groups)
     why = str(exc) or type(exc).__name__
     records.save(replace(saved, state="failed", detail=f"start interrupted: {why}").with_times(stopped=time.time()))
 
@@ -153,7 +141,7 @@ def _run_stages(record: records.RunRecord, wiring: Wiring, options: UpOptions,
 
 def _failed(record: records.RunRecord, reason: str | None, failed: str | None, seconds: float) -> records.RunRecord:
     """Stop every process started so far; the record says which one failed and why."""
-    stopped = stop_run(record.pids, record.groups)
+    stopped = stop_processes(record.pids, record.groups)
     detail = reason if not stopped.left else f"{reason}; still alive: {list(stopped.left)}"
     record = replace(record, state="failed", detail=detail, failed=failed)
     record = record.with_times(ready_seconds=seconds, checked=time.time(), stopped=time.time())
@@ -168,7 +156,7 @@ def stop_recorded(record: records.RunRecord) -> tuple[records.RunRecord, StopRes
         from servekit.launch.docker_run import stop_containers
 
         problems = stop_containers(record.containers)
-    result = stop_run(record.pids, record.groups)
+    result = stop_processes(record.pids, record.groups)
     clean = result.clean and not problems
     detail = None if clean else "; ".join([*problems, *([f"still alive after SIGKILL: {list(result.left)}"]
                                                          if result.left else [])])

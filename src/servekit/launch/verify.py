@@ -23,7 +23,7 @@ from servekit.launch.evidence import write_evidence
 from servekit.launch.launch_plan import ENGINE, plan_from_dict
 from servekit.launch.metrics import metrics_url_of, probe_metrics
 from servekit.launch.prediction import predict, predicted_figures
-from servekit.launch.readiness import exited
+from servekit.processes import exited
 from servekit.launch.records import ProcessRecord, RunRecord
 from servekit.launch.startup_facts import read_facts
 from servekit.launch.up import log_tail

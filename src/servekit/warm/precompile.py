@@ -12,19 +12,17 @@ Each step reports its wall time; a step that cannot run here says why (``skipped
 from __future__ import annotations
 
 import os
-import signal
-import socket
 import subprocess
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from servekit import paths
+from servekit.atomic import appending
 from servekit.engines.common.artifacts import MODEL, ArtifactError
 from servekit.engines.common.engine import Engine
+from servekit.processes import free_port, stop_group, wait_http_ok
 from servekit.warm.hub import HubSettings
 
 DONE, SKIPPED, FAILED = "done", "skipped", "failed"
@@ -83,12 +81,6 @@ def _tail(log: Path, lines: int = 5) -> str:
     return " | ".join(text[-lines:])
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
-
-
 def server_args(engine: Engine, argv: Sequence[str]) -> tuple[str, list[str]]:
     """(model, options) from the engine's launch (program form or ``-m`` form), without host/port."""
     words = [str(w) for w in argv]
@@ -118,39 +110,6 @@ def server_args(engine: Engine, argv: Sequence[str]) -> tuple[str, list[str]]:
     return model, options
 
 
-def wait_healthy(url: str, proc: subprocess.Popen, timeout: float) -> str | None:
-    """None once ``url`` answers 200; else why not (exited, timed out)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        code = proc.poll()
-        if code is not None:
-            return f"the server exited with code {code} before it was healthy"
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback URL we built
-                if response.status == 200:
-                    return None
-        except (urllib.error.URLError, OSError):
-            pass
-        time.sleep(1.0)
-    return f"no healthy answer from {url} within {timeout:.0f} s"
-
-
-def stop_process_group(proc: subprocess.Popen, grace: float) -> int | None:
-    """SIGINT to the group, then SIGTERM, then SIGKILL; returns the exit code."""
-    for sig, wait in ((signal.SIGINT, grace), (signal.SIGTERM, grace / 2), (signal.SIGKILL, 10.0)):
-        if proc.poll() is not None:
-            break
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            continue
-    return proc.poll()
-
-
 def boot_server(
     engine: Engine,
     python: Path,
@@ -176,13 +135,14 @@ def boot_server(
     env = {**engine_environment(settings, plan_env), **options.extra_env}
     log = _log_file(engine.id)
     started = time.monotonic()
-    with log.open("wb") as out:
+    with appending(log, binary=True) as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         try:
-            problem = wait_healthy(f"http://{options.host}:{port}{launch.readiness_path}", proc, options.health_timeout)
+            problem = wait_http_ok(f"http://{options.host}:{port}{launch.readiness_path}", proc.poll,
+                                   options.health_timeout)
             seconds = time.monotonic() - started
         finally:
-            stop_process_group(proc, options.stop_timeout)
+            stop_group(proc.pid, options.stop_timeout)
     if problem:
         return StepResult("boot", engine.id, FAILED, seconds, f"{problem}: {_tail(log)}", command, str(log))
     return StepResult("boot", engine.id, DONE, seconds, None, command, str(log))
@@ -192,14 +152,14 @@ def run_step(name: str, engine: str, command: Sequence[str], env: Mapping[str, s
     """Run one pre-compile command to completion in its own process group."""
     log = _log_file(name)
     started = time.monotonic()
-    with log.open("wb") as out:
+    with appending(log, binary=True) as out:
         proc = subprocess.Popen(
             list(command), stdout=out, stderr=subprocess.STDOUT, env=dict(env), start_new_session=True
         )
         try:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            stop_process_group(proc, 10.0)
+            stop_group(proc.pid, 10.0)
             return StepResult(
                 name,
                 engine,

@@ -8,6 +8,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from servekit.atomic import append_text
 from servekit.errors import ServekitError
 
 TAIL_LINES = 20
@@ -56,9 +57,7 @@ def run_logged(
     except OSError as exc:
         raise CommandFailed(argv, 127, str(exc), log) from exc
     if log is not None:
-        log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("a", encoding="utf-8") as fh:
-            fh.write(f"$ {shlex.join(list(argv))}\n{proc.stdout}\n[exit {proc.returncode}]\n")
+        append_text(log, f"$ {shlex.join(list(argv))}\n{proc.stdout}\n[exit {proc.returncode}]\n")
     if proc.returncode != 0:
         raise CommandFailed(argv, proc.returncode, proc.stdout, log)
     return proc.stdout

@@ -9,7 +9,7 @@ import time
 import psutil
 
 from servekit.launch.spawn import start_process
-from servekit.launch.stop import alive, stop_run
+from servekit.processes import alive, stop_processes
 
 # a parent that starts a child, both ignoring SIGINT and SIGTERM when asked to
 STUBBORN = """
@@ -41,12 +41,12 @@ def test_the_run_leads_its_own_process_group(tmp_path):
         import os
         assert os.getpgid(pid) == pid and os.getpgid(pids[1]) == pid
     finally:
-        stop_run([pid], [pid])
+        stop_processes([pid], [pid])
 
 
 def test_sigint_stops_a_polite_group_and_nothing_is_left(tmp_path):
     pid, pids = _start(tmp_path, "polite")
-    result = stop_run([pid], [pid])
+    result = stop_processes([pid], [pid])
     assert result.clean and result.signals == ("SIGINT",)
     assert alive(pids, [pid]) == []
     assert not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids)
@@ -55,7 +55,7 @@ def test_sigint_stops_a_polite_group_and_nothing_is_left(tmp_path):
 def test_sigkill_ends_a_group_that_ignores_sigint_and_sigterm(tmp_path):
     pid, pids = _start(tmp_path, "stubborn")
     steps = ((signal.SIGINT, 1.0), (signal.SIGTERM, 1.0), (signal.SIGKILL, 5.0))
-    result = stop_run([pid], [pid], steps)
+    result = stop_processes([pid], [pid], steps)
     assert result.signals == ("SIGINT", "SIGTERM", "SIGKILL")
     assert result.clean
     assert alive(pids, [pid]) == []
@@ -63,6 +63,6 @@ def test_sigkill_ends_a_group_that_ignores_sigint_and_sigterm(tmp_path):
 
 def test_stopping_a_run_that_already_ended_sends_nothing(tmp_path):
     pid, _ = _start(tmp_path, "polite")
-    stop_run([pid], [pid])
-    again = stop_run([pid], [pid])
+    stop_processes([pid], [pid])
+    again = stop_processes([pid], [pid])
     assert again.clean and again.signals == ()
