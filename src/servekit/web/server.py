@@ -20,6 +20,7 @@ from servekit import __version__
 from servekit.errors import ServekitError
 from servekit.web import api_routes, pages
 from servekit.web.api_routes import ApiError
+from servekit.web.head import HeadAsGet
 from servekit.web.security import SecurityMiddleware
 from servekit.web.site import Site, load_site
 
@@ -74,5 +75,6 @@ def create_app(catalog: str | None = None, site: Site | None = None) -> FastAPI:
     app.include_router(pages.router(served))
     app.mount("/static", StaticFiles(directory=str(STATIC)), name="static")
     app.add_middleware(SecurityMiddleware)
+    app.add_middleware(HeadAsGet)
     app.state.site = served
     return app
