@@ -52,6 +52,23 @@ def test_up_verify_down_round_trip(tiny, capsys):
     assert port_is_free(started["url"])
 
 
+def test_without_a_kv_cache_space_the_measured_pool_is_the_prediction(tiny, capsys):
+    """``up`` sets VLLM_CPU_KVCACHE_SPACE to the pool it predicted, so vLLM's pool is the
+    prediction whatever else holds memory here. ``--gpu-memory-utilization 0.15`` (the share
+    of host memory vLLM's CPU backend may use) keeps that pool small on a machine shared with
+    other test runs; the KV space itself is left to ``up``."""
+    started = up_detached(capsys, str(tiny), "--max-model-len", "1024", "--arg=--gpu-memory-utilization=0.15")
+    try:
+        space = records.load(started["run"]).processes[0].env.get(native_engine().launch.kv_space_env)
+        assert space is not None and int(space) >= 1
+        code, doc, err = verify_json(capsys, started["run"])
+        assert code == 0, (doc, err)
+        assert doc["measured"]["kv_tokens"] == doc["predicted"]["kv_tokens"] == int(space) * EXPECTED_KV_TOKENS
+    finally:
+        assert main(["down", started["run"]]) == 0
+    assert none_alive(started["pids"])
+
+
 def test_a_server_killed_after_up_fails_verify_and_down_still_cleans_up(tiny, capsys):
     # killed before verify starts, not on a timer during it: a tiny model answers every probe in
     # well under a second, so a timed kill raced the probes and sometimes came after them

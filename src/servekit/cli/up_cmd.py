@@ -17,145 +17,20 @@ import json
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import typer
 
+from servekit.cli.up_plan import LOCAL, UpCommand, build_plan, runs_here
 from servekit.errors import ServekitError
 
-LOCAL = "local"
 
-
-@dataclass(frozen=True)
-class UpCommand:
-    model: str
-    hardware: str = LOCAL
-    variant: str | None = None
-    strategy: str | None = None
-    features: tuple[str, ...] = ()
-    no_features: tuple[str, ...] = ()
-    modes: tuple[str, ...] = ()
-    engine: str | None = None
-    catalog: str | None = None
-    max_model_len: int | None = None
-    served_name: str | None = None
-    extra_args: tuple[str, ...] = ()
-    env: tuple[str, ...] = ()
-    kv_cache_space: float | None = None
-    docker: bool = False
-    host: str = "127.0.0.1"
-    port: int | None = None
-    detach: bool = False
-    force: bool = False
-    dry_run: bool = False
-    output_format: str = "text"
-    ready_timeout: float = 1800.0
-    extra: dict[str, Any] = field(default_factory=dict)
-    kv_offload: str | None = None
-    image: str | None = None
-    volumes: tuple[str, ...] = ()
-    pull: str | None = None
-
-
-def _env_pairs(values: tuple[str, ...], kv_space: float | None) -> dict[str, str]:
-    from servekit.launch.prediction import kv_space_env
-
-    env = {}
-    for item in values:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise ServekitError(f"--env {item!r} is not NAME=VALUE", fix="e.g. --env OMP_NUM_THREADS=2")
-        env[name] = value
-    if kv_space is not None and (space_env := kv_space_env()):
-        env[space_env] = f"{kv_space:g}"
-    return env
-
-
-def _engine_options(engine: str, machine: Any) -> dict[str, str]:
-    from servekit.engines.registry import get_engine, native_engine
-
-    return {} if get_engine(engine) is native_engine() or machine.gpus else {"devices": "cpu"}
-
-
-def _recipe_plan(opts: UpCommand, engine: str, machine: Any, env: dict[str, str]):
-    """(LaunchPlan, taxonomy profile or None) for a recipe, a checkpoint id, or a model directory's container form."""
-    from servekit.app.overridden import plan_with_overrides
-    from servekit.app.request import EngineOptions, PlanRequest
-    from servekit.launch.recipe_plan import launch_plan_of
-    from servekit.synthesis.overrides import Overrides
-    from servekit.synthesis.resolve import parse_mode_pairs
-
-    from servekit.launch.local_model import is_local_model
-
-    options = _engine_options(engine, machine) if opts.hardware == LOCAL else {}
-    # hardware local: a recipe's own default hardware; a model directory (its container form) this machine
-    hardware = opts.hardware if opts.hardware != LOCAL or is_local_model(opts.model) else None
-    request = PlanRequest(opts.model, hardware=hardware,
-                          variant=opts.variant, strategy=opts.strategy, features=opts.features,
-                          no_features=opts.no_features, modes=parse_mode_pairs(opts.modes), engine=engine,
-                          engine_options=EngineOptions(devices=options.get("devices")), checks=False,
-                          catalog=opts.catalog, kv_offload=opts.kv_offload)
-    max_len = str(opts.max_model_len) if opts.max_model_len else None
-    result = plan_with_overrides(request, Overrides(max_model_len=max_len, image=opts.image))
-    launch = launch_plan_of(result.plan, result.commands, opts.port, env)
-    from servekit.app.request import load_documents
-
-    profiles = (load_documents(opts.catalog, result.selection.recipe_id).taxonomy or {}).get("hardware_profiles")
-    return launch, (profiles or {}).get(result.selection.hardware)
-
-
-def build_plan(opts: UpCommand, machine: Any):
-    """(LaunchPlan, hardware name, fit profile)."""
-    from servekit.engines.registry import get_engine, native_engine
-    from servekit.launch.local_model import LocalOptions, is_local_model, local_model_plan
-
-    engine = get_engine(opts.engine).id if opts.engine else native_engine().id
-    env = _env_pairs(opts.env, opts.kv_cache_space)
-    _check_form_options(opts)
-    if is_local_model(opts.model) and not opts.docker:
-        local = LocalOptions(max_model_len=opts.max_model_len, served_name=opts.served_name,
-                             extra_args=opts.extra_args, env=env, features=opts.features,
-                             engine_options=_engine_options(engine, machine))
-        return local_model_plan(opts.model, engine, local), LOCAL, machine.fit_profile()
-    launch, profile = _recipe_plan(opts, engine, machine, env)
-    if opts.docker:
-        launch = _with_container_options(launch, opts)
-    if opts.hardware == LOCAL:
-        return launch, LOCAL, machine.fit_profile()
-    return launch, opts.hardware, profile or {}
-
-
-def _check_form_options(opts: UpCommand) -> None:
-    """Options the chosen form does not read: an error rather than silence."""
-    from servekit.launch.local_model import is_local_model
-
-    container = [n for n, v in (("--image", opts.image), ("--volume", opts.volumes), ("--pull", opts.pull)) if v]
-    local = [n for n, v in (("--served-model-name", opts.served_name), ("--arg", opts.extra_args)) if v]
-    if container and not opts.docker:
-        raise ServekitError(f"{', '.join(container)} {'set' if len(container) > 1 else 'sets'} the container form, "
-                            "which only --docker runs", fix="add --docker, or leave them out")
-    if local and (opts.docker or not is_local_model(opts.model)):
-        raise ServekitError(f"{', '.join(local)} {'apply' if len(local) > 1 else 'applies'} only to a local model "
-                            "directory run without --docker",
-                            fix="leave them out: a recipe and a container form set the server's arguments")
-
-
-def _with_container_options(launch: Any, opts: UpCommand) -> Any:
-    """The plan's ``docker run`` commands with ``--volume``, ``--pull`` and ``--host`` set."""
-    from dataclasses import replace
-
-    from servekit.launch.docker_run import ContainerOptions, container_command
-
-    options = ContainerOptions(tuple(opts.volumes), opts.pull, opts.host)
-    return replace(launch, docker_commands=tuple(container_command(c, options) for c in launch.docker_commands))
-
-
-def _print_dry_run(plan: Any, pre: Any, opts: UpCommand) -> None:
+def _print_dry_run(plan: Any, pre: Any, opts: UpCommand, hardware: str, profile: Any) -> None:
     if opts.output_format == "json":
         typer.echo(json.dumps({"plan": plan.to_dict(), "checks": pre.to_dict()}, indent=2))
         return
-    typer.echo(f"# {plan.source}: engine {plan.engine}, served as {plan.served_name}")
+    where = f"; {LOCAL} is {(profile or {}).get('display_name')}" if hardware == LOCAL else ""
+    typer.echo(f"# {plan.source}: engine {plan.engine}, served as {plan.served_name}{where}")
     if opts.docker:
         if not plan.docker_commands:
             raise ServekitError("this plan has no container form (no image for its hardware)",
@@ -212,18 +87,6 @@ def _foreground(record: Any) -> int:
     return 0
 
 
-def runs_here(profile: Any, machine: Any) -> bool:
-    """A named hardware profile runs on this machine when it is of this machine's kind (cpu or gpu)."""
-    from servekit.hardware import profile_of
-
-    if not profile:
-        return False
-    try:
-        return profile_of(dict(profile or {})).kind == machine.kind
-    except (ServekitError, ValueError, TypeError, KeyError):
-        return False
-
-
 def _start(plan: Any, opts: UpCommand, described: dict[str, Any]) -> Any:
     from servekit.launch.up import UpOptions, start_run
 
@@ -262,16 +125,16 @@ def _report(record: Any, opts: UpCommand) -> None:
 
 def up_command(opts: UpCommand) -> int:
     from servekit.launch.machine import detect
-    from servekit.launch.prediction import predict
     from servekit.launch.prelaunch import prelaunch
 
     if opts.output_format not in ("text", "json"):
         raise ServekitError(f"--format {opts.output_format!r} is not text or json")
     machine = detect()
-    plan, hardware, profile = build_plan(opts, machine)
-    pre = prelaunch(plan, predict(plan, profile, hardware), docker=opts.docker)
+    planned = build_plan(opts, machine)
+    plan, hardware, profile = planned.plan, planned.hardware, planned.profile
+    pre = prelaunch(plan, planned.fit, docker=opts.docker)
     if opts.dry_run:
-        _print_dry_run(plan, pre, opts)
+        _print_dry_run(plan, pre, opts, hardware, profile)
         return 0 if pre.ok or opts.force else 1
     if not pre.ok and not opts.force:
         return _refuse(pre)
