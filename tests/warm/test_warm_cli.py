@@ -121,3 +121,20 @@ def test_a_local_model_path_that_does_not_exist_is_missing(capsys, tmp_path):
     there = tmp_path / "model"
     there.mkdir()
     assert main(["warm-cache", "--command", f"vllm serve {there}", "--skip-precompile"]) == 0
+
+
+def test_a_local_model_directory_is_warmed_like_plan_takes_it(capsys, tmp_path):
+    from testing.tiny_model import write_tiny_llama
+
+    model = write_tiny_llama(tmp_path / "tiny")
+    assert main(["plan", str(model)]) == 0  # plan takes the directory ...
+    capsys.readouterr()
+    code = main(["warm-cache", str(model), "--dry-run", "--format", "json"])  # ... and so does warm-cache
+    doc = _json(capsys)
+    assert code == 0
+    (repo,) = doc["repos"]
+    assert repo["repo_id"] == str(model) and repo["local"] is True
+    assert doc["bytes"] == 0  # nothing to download
+    code = main(["warm-cache", str(model), "--skip-precompile", "--format", "json"])
+    doc = _json(capsys)
+    assert code == 0 and doc["missing"] == [] and doc["ok"]

@@ -6,6 +6,7 @@ Engine environments come from ``SERVEKIT_ENGINES_DIR`` (CI: ``.servekit-ci/engin
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from testing.hub_server import HubServer
 from testing.tiny_model import add_duplicate_formats, write_tiny_llama
 
+from servekit.cli.app import main
 from servekit.engines.environments import find_env
 from servekit.warm.engine_steps import EngineTarget, StepContext
 from servekit.warm.hub import HubSettings
@@ -86,3 +88,20 @@ def test_max_warm_cache_compiles_a_tiny_llama_twice(engines_dir, tmp_path):
         )
         runs.append(step.seconds)
     print(f"max warm-cache: cold {runs[0]:.1f} s, warm {runs[1]:.1f} s")
+
+
+def test_warm_cache_of_a_local_model_directory_boots_it_here(engines_dir, tmp_path, capsys, monkeypatch):
+    """``warm-cache DIR`` for a CPU profile: nothing to download, the files are checked where they
+    are, and vLLM's boot step runs here (VLLM_CPU_KVCACHE_SPACE=1 from the environment keeps its
+    KV pool small on a machine shared with other test runs)."""
+    _env_or_skip("vllm-cpu")
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
+    model = write_tiny_llama(tmp_path / "tiny", dtype="bfloat16")
+    code = main(["warm-cache", str(model), "--hardware", "xeon6", "--format", "json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err[-3000:]
+    doc = json.loads(captured.out)
+    assert doc["bytes"] == 0 and doc["missing"] == []
+    (boot,) = doc["steps"]
+    assert (boot["engine"], boot["name"], boot["status"]) == ("vllm", "boot", "done"), boot
+    assert str(model) in boot["command"]

@@ -129,19 +129,21 @@ def plan_from_selection(
     return PlanResult(selection, plan, commands, found)
 
 
-def plan(request: PlanRequest) -> PlanResult:
+def plan(request: PlanRequest, *, translate: bool = True) -> PlanResult:
     """The whole pipeline for one request; a crash on a misshapen catalog document is reported
     as that document's first validation error. A MODEL no recipe names (a checkpoint directory,
-    a Hugging Face id or URL) gets a plan built from its config (``servekit.app.any_model``)."""
+    a Hugging Face id or URL) gets a plan built from its config (``servekit.app.any_model``).
+    ``translate=False`` leaves the plan in its engine-neutral form (``commands`` is None)."""
     checked_engine(request.engine)
     request, ref = _recipe_request(request)
     found = None if ref is not None and ref.revision else _find_recipe(request)
     if found is None:
-        return _plan_without_recipe(request, ref)
+        return _plan_without_recipe(request, ref, translate)
     docs, recipe_id, variant = found
     with catalog_faults(docs.root, docs.sources.get(f"models/{recipe_id}")):
         selection = select(docs, request, recipe_id, variant)
         result = plan_from_selection(docs, selection, checks=request.checks, overrides=request.overrides,
+                                     translate=translate,
                                      engine_options=request.engine_options.as_options(), site=request.site)
         if request.names_layout and result.checks:  # judged without the person's --tp and --pp
             name_fitting_layout(docs, result.selection, result.checks, reselector(docs, request, recipe_id, variant),
@@ -175,7 +177,7 @@ def _not_a_recipe_nor_cached(request: PlanRequest, exc: FactsNotFoundError) -> S
     return SelectionError(exc.message, fix=exc.fix)
 
 
-def _plan_without_recipe(request: PlanRequest, ref: ModelRef | None) -> PlanResult:
+def _plan_without_recipe(request: PlanRequest, ref: ModelRef | None, translate: bool = True) -> PlanResult:
     from servekit.app.any_model import plan_any_model
 
     docs = request.documents or load_documents(request.catalog, "")
@@ -195,5 +197,5 @@ def _plan_without_recipe(request: PlanRequest, ref: ModelRef | None) -> PlanResu
         generic = apply_overrides(generic, rest)
         checks = {**plan_checks(docs, generic, flags=True, vllm_version=version, site=request.site),
                   "facts": checks.get("facts")}
-    commands = translated(docs, generic, request.engine_options.as_options(), version)
+    commands = translated(docs, generic, request.engine_options.as_options(), version) if translate else None
     return PlanResult(generic.selection, generic, commands, checks if request.checks else None, from_recipe=False)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from servekit.app.engine_choice import checked_engine
-from servekit.app.plan import plan_from_selection, select
-from servekit.app.request import PlanRequest, find_model
+from servekit.app.plan import plan
+from servekit.app.request import PlanRequest, load_documents
 from servekit.errors import ServekitError
 from servekit.synthesis.plan import Plan
 from servekit.warm.engine_steps import EngineTarget
@@ -41,14 +41,16 @@ def _targets(plan: Plan, engine: str) -> tuple[EngineTarget, ...]:
 
 
 def targets_from_plan(request: PlanRequest) -> ResolvedTargets:
-    """The launches of the plan the request describes, each tagged with the request's engine."""
+    """The launches of the plan the request describes, each tagged with the request's engine.
+    MODEL is whatever ``servekit plan`` takes: a recipe or checkpoint id, or a model no recipe
+    names (a local model directory: nothing to download, its files are checked where they are)."""
     engine = checked_engine(request.engine)
-    docs, recipe_id, variant = find_model(request)
-    selection = select(docs, request, recipe_id, variant)
-    plan = plan_from_selection(docs, selection, translate=False, checks=False).plan
+    result = plan(replace(request, checks=False), translate=False)
+    selection = result.selection
+    docs = request.documents or load_documents(request.catalog, "")
     profile = (docs.taxonomy.get("hardware_profiles") or {}).get(selection.hardware)
     described = f"{selection.recipe_id} on {selection.hardware} ({selection.variant}, {selection.strategy})"
-    return ResolvedTargets(_targets(plan, engine), selection.hardware, profile, described)
+    return ResolvedTargets(_targets(result.plan, engine), selection.hardware, profile, described)
 
 
 def targets_from_command(command: str, engine: str = "vllm") -> ResolvedTargets:
