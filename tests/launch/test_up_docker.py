@@ -16,7 +16,7 @@ from launch import standin_docker
 from servekit.cli.app import main
 from servekit.launch import records
 from servekit.launch.docker_run import published_port, run_words
-from servekit.launch.up import free_port, port_free
+from servekit.processes import free_port, port_free
 
 MODEL = ("meta-llama/Llama-3.1-8B-Instruct", "--hardware", "xeon6")
 
