@@ -114,12 +114,14 @@ def exited(pid: int) -> int | None:
     if code is not None:
         return code
     try:
-        proc = psutil.Process(pid)
-        return -1 if proc.status() == psutil.STATUS_ZOMBIE else None
+        if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+            return None
     except psutil.NoSuchProcess:
         return -1
     except psutil.Error:
         return None
+    code = exit_code(pid)  # it ended between the two looks: our child is reaped now, with its code
+    return code if code is not None else -1
 
 
 # ── stopping ────────────────────────────────────────────────────────────────────────────

@@ -12,7 +12,7 @@ import pytest
 from servekit.app.request import load_documents
 from servekit.cli.app import main
 from servekit.engines.registry import native_engine
-from servekit.hardware import build_profile
+from servekit.hardware import build_profile, measured_memory
 from servekit.launch.local_model import LocalOptions, local_model_plan
 from servekit.launch.machine import Gpu, LocalMachine, detect, parse_nvidia_smi, taxonomy_entry
 from servekit.launch.prediction import pinned_kv_space, predict
@@ -29,20 +29,25 @@ def profiles() -> dict:
     return load_documents(None).taxonomy["hardware_profiles"]
 
 
-@pytest.mark.parametrize(("name", "cap", "generation", "target"), [
-    ("NVIDIA H100 80GB HBM3", "9.0", "hopper", "cuda:sm_90"),
-    ("NVIDIA H200", "9.0", "hopper", "cuda:sm_90"),
-    ("NVIDIA GeForce RTX 5090", "12.0", "blackwell", "cuda:sm_120"),
-    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "12.0", "blackwell", "cuda:sm_120"),
-    ("Tesla T4", "7.5", None, "cuda:sm_75"),  # no taxonomy entry: what nvidia-smi reports
+@pytest.mark.parametrize(("name", "mib", "cap", "generation", "target"), [
+    ("NVIDIA H100 80GB HBM3", 81559, "9.0", "hopper", "cuda:sm_90"),
+    ("NVIDIA H200", 143771, "9.0", "hopper", "cuda:sm_90"),
+    ("NVIDIA GeForce RTX 5090", 32607, "12.0", "blackwell", "cuda:sm_120"),
+    ("NVIDIA RTX PRO 6000 Blackwell Server Edition", 97887, "12.0", "blackwell", "cuda:sm_120"),
+    ("Tesla T4", 15360, "7.5", None, "cuda:sm_75"),  # no taxonomy entry: what nvidia-smi reports
 ])
-def test_gpus_are_described_by_their_models_entry_with_this_machines_count_and_memory(name, cap, generation, target):
-    machine = LocalMachine("cpu", 8, 16, 256.0, gpus=(Gpu(name, 80.0, cap), Gpu(name, 80.0, cap)))
+def test_gpus_are_described_by_their_models_entry_with_this_machines_count_and_memory(name, mib, cap, generation,
+                                                                                      target):
+    (gpu,) = parse_nvidia_smi(f"{name}, {mib}, {cap}\n", with_cap=True)
+    machine = LocalMachine("cpu", 8, 16, 256.0, gpus=(gpu, gpu))
     entry = taxonomy_entry(machine, profiles())
     assert entry["kind"] == "gpu" and entry["platform"] == "cuda" and entry["gpu_count"] == 2
     assert entry.get("generation") == generation and entry["compute_target"] == target
     assert name in entry["display_name"]
-    assert build_profile("local", entry).memory_gib == pytest.approx(80.0, abs=0.01)
+    # what vLLM sees: the device table's figure for a model it has, else what nvidia-smi reports
+    seen = measured_memory(name)
+    expected = seen.memory_gib if seen else gpu.memory_gib
+    assert build_profile("local", entry).memory_gib == pytest.approx(expected, abs=0.01)
 
 
 def test_a_cpu_machine_is_one_node_with_the_memory_available_now():
