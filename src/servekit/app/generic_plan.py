@@ -33,6 +33,7 @@ from servekit.catalog.domain import ModelSection
 from servekit.engines.registry import native_engine
 from servekit.engines.vllm.architectures import supported_architectures
 from servekit.fit import FitCheck, check_plan_fit, device_from_profile
+from servekit.fit.api import cpu_kv_space_gib
 from servekit.fit.memory import GIB
 from servekit.hardware import profile_of
 from servekit.synthesis.docker import default_image, docker_on
@@ -99,10 +100,9 @@ def choose_layout(model: GenericModel, profile: dict[str, Any], hardware: str,
     the pool the fit planned at that layout, in whole GiB, and the context is planned for it."""
     target = _Target(profile, hardware, topology)
     layout = _layout(model, target)
-    report = layout.check.report
-    if profile_of(profile, hardware).kind != "cpu" or report is None or report.available_kv_gib <= 0:
+    space = cpu_kv_space_gib(layout.check.report)
+    if profile_of(profile, hardware).kind != "cpu" or space is None:
         return layout
-    space = max(1, int(report.available_kv_gib))
     return _layout(model, replace(target, topology=replace(topology, tp=layout.tp), kv_space_gib=space))
 
 

@@ -20,9 +20,10 @@ def this_machine() -> LocalMachine:
 
 def hardware_entry(docs: CatalogDocuments, name: str) -> dict[str, Any] | None:
     """The taxonomy entry of ``name`` (``local``: this machine's); None when there is none."""
+    profiles = docs.taxonomy.get("hardware_profiles") or {}
     if name == LOCAL:
-        return this_machine().fit_profile()
-    return (docs.taxonomy.get("hardware_profiles") or {}).get(name)
+        return this_machine().fit_profile(profiles)  # GPUs take the facts of their model's entry
+    return profiles.get(name)
 
 
 def local_note() -> str:

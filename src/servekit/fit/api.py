@@ -79,6 +79,16 @@ class FitCheck:
         }
 
 
+def cpu_kv_space_gib(report: FitReport | None) -> int | None:
+    """The KV space a CPU launch is given so that its pool is the planned one: the planned pool
+    in whole GiB, the unit ``VLLM_CPU_KVCACHE_SPACE`` is read in (vLLM 0.32.0
+    ``vllm/platforms/cpu.py``: ``int(os.environ["VLLM_CPU_KVCACHE_SPACE"]) * GiB_bytes``), at
+    least 1; None when the plan leaves no memory for a pool."""
+    if report is None or report.available_kv_gib <= 0:
+        return None
+    return max(1, int(report.available_kv_gib))
+
+
 def precision_of(facts: ModelFacts, precision: str | None) -> str | None:
     if precision:
         return precision

@@ -3,7 +3,6 @@ server's native argv through ``servekit.fit``, and the figures ``verify`` compar
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -65,20 +64,20 @@ def predicted_figures(fit: Any) -> dict[str, Any]:
 
 def pinned_kv_space(plan: LaunchPlan, fit: Any) -> dict[str, str]:
     """The env that makes a CPU server's KV pool the one predicted: the engine's KV-space
-    variable set to the predicted pool in whole GiB, the unit vLLM reads it in (vLLM 0.32.0
-    ``vllm/platforms/cpu.py``: ``int(os.environ["VLLM_CPU_KVCACHE_SPACE"]) * GiB_bytes``). With
-    it the engine neither sizes the pool from the memory free when it starts nor refuses to
-    start when other processes hold more than its share, so the measured pool is the prediction.
+    variable set to the predicted pool (``servekit.fit.api.cpu_kv_space_gib``). With it the
+    engine neither sizes the pool from the memory free when it starts nor refuses to start when
+    other processes hold more than its share, so the measured pool is the prediction.
 
     Empty when the plan already sets the space (the variable or ``--kv-cache-memory-bytes``),
     when it has several engine servers (one prediction does not size them all), when the engine
-    has no such variable, or when less than 1 GiB is predicted."""
+    has no such variable, or when the prediction leaves no memory for a pool."""
+    from servekit.fit.api import cpu_kv_space_gib
+
     name = get_engine(plan.engine).launch.kv_space_env
-    report = getattr(fit, "report", None)
-    if not name or report is None or len(plan.engines) != 1:
+    if not name or len(plan.engines) != 1:
         return {}
     server = plan.engine_server
     if name in server.env or any(w.split("=", 1)[0] == KV_BYTES_OPTION for w in server.vllm_argv):
         return {}
-    gib = math.floor(report.available_kv_gib)
-    return {name: str(gib)} if gib >= 1 else {}
+    gib = cpu_kv_space_gib(getattr(fit, "report", None))
+    return {name: str(gib)} if gib is not None else {}
