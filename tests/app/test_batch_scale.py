@@ -14,6 +14,7 @@ from servekit.app.batch import plan_lines
 from servekit.app.request import load_documents
 from servekit.catalog.documents import bundled_catalog_dir
 from servekit.cli.app import main
+from servekit.jsonl import objects
 
 MISSHAPEN = ("\nmodel:\n", "\nmodel: 5\nwas_model:\n")  # the recipe's model block becomes a number
 COPIES = 5
@@ -70,7 +71,7 @@ def test_a_batch_validates_the_catalog_once_however_many_lines_trip(capsys, tmp_
     path = tmp_path / "batch.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     code = main(["plan", "--batch", str(path), "--catalog", str(root)])
-    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    out = objects(capsys.readouterr().out.splitlines())
     assert code == 0 and len(out) == len(lines)
     tripped = [o["error"] for line, o in zip(lines, out, strict=True) if line["recipe"] in misshapen]
     assert len(tripped) == 20

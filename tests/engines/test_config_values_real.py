@@ -19,6 +19,7 @@ from testing.engines import engine_python
 from servekit.engines.lint import lint_argv
 from servekit.engines.vllm.config_fields import load_config_fields
 from servekit.engines.vllm.config_values import value_problem
+from servekit.jsonl import objects
 
 pytestmark = pytest.mark.engine
 
@@ -54,7 +55,7 @@ def _probe(cases: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
     payload = "".join(json.dumps({"flag": flag, "value": value}) + "\n" for flag, value in cases)
     proc = subprocess.run([str(python), str(REPO / "scripts" / "probe_vllm_config.py")], input=payload,
                           text=True, capture_output=True, check=True, timeout=600, cwd=REPO / "scripts")
-    real = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    real = objects(line for line in proc.stdout.splitlines() if line.startswith("{"))
     assert len(real) == len(cases), proc.stderr[-2000:]
     return real
 

@@ -37,7 +37,7 @@ from servekit.cli.app import main
 from servekit.engines.registry import native_engine
 from servekit.launch import records
 from servekit.launch.docker_run import LABEL, run_failure, run_words
-from servekit.launch.up import free_port
+from servekit.processes import free_port
 from testing.engines import engine_python
 from testing.tiny_model import TinyLlamaShape, write_tiny_llama
 

@@ -31,11 +31,11 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from servekit.cli.app import main
 from servekit.engines.registry import get_engine, native_engine
+from servekit.processes import alive, stop_processes
 from testing.engines import engine_python
 from testing.tiny_model import TinyLlamaShape, write_tiny_llama
 
@@ -173,33 +173,10 @@ def _wait_healthy(ns: str, url: str, nodes: list[subprocess.Popen], logs: list[P
     pytest.fail(f"the head did not answer /health within {READY_TIMEOUT_S:.0f} s:\n{_tail(logs[0])}")
 
 
-def _group_members(pgids: set[int]) -> list[psutil.Process]:
-    out = []
-    for proc in psutil.process_iter():
-        try:
-            if os.getpgid(proc.pid) in pgids and proc.status() != psutil.STATUS_ZOMBIE:
-                out.append(proc)
-        except (OSError, psutil.Error):
-            continue
-    return out
-
-
 def _stop(nodes: list[subprocess.Popen]) -> None:
     """SIGTERM each node's process group (the script's shell, vLLM and its workers), then SIGKILL."""
-    pgids = {proc.pid for proc in nodes}
-    for pgid in pgids:
-        try:
-            os.killpg(pgid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while _group_members(pgids) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    for pgid in pgids:
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    pgids = [proc.pid for proc in nodes]
+    stop_processes(pgids, pgids, ((signal.SIGTERM, STOP_TIMEOUT_S), (signal.SIGKILL, 10.0)))
     for proc in nodes:
         proc.wait(timeout=30)
 
@@ -231,7 +208,7 @@ def _run_two_nodes(tmp_path: Path, script_text: str, nodes: list[tuple[str, str]
         answer = json.loads(done.stdout)
     finally:
         _stop(started)
-    assert not _group_members({p.pid for p in started}), "a node's process outlived the stop"
+    assert not alive([p.pid for p in started], [p.pid for p in started]), "a node's process outlived the stop"
     for ns, _ in nodes:
         assert _namespace_pids(ns) == [], f"processes left in {ns}"
     return answer
