@@ -7,6 +7,7 @@ import json
 import pytest
 
 from servekit.cli.app import main
+from servekit.jsonl import objects
 from testing.tiny_model import TinyLlamaShape, write_tiny_llama
 
 
@@ -91,7 +92,7 @@ def test_points_file_one_line_out_per_line_in(capsys, tmp_path, raw_points, stru
     path = tmp_path / "structured.jsonl"
     path.write_text("".join(json.dumps(p) + "\n" for _, p in structured_points), encoding="utf-8")
     code, out, _ = _run(capsys, "fit", "--points", str(path))
-    lines = [json.loads(line) for line in out.splitlines()]
+    lines = objects(out.splitlines(), "fit --points output")
     assert code == 0 and len(lines) == len(structured_points) and not [r for r in lines if "error" in r]
     first = lines[0]
     assert first["kv_bytes_per_token"] == 70272 and first["kv_tokens"] == pytest.approx(715_072, rel=0.001)
