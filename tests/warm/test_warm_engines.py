@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 from testing.hub_server import HubServer
 from testing.tiny_model import add_duplicate_formats, write_tiny_llama
 
+import servekit
 from servekit.cli.app import main
 from servekit.engines.environments import find_env
 from servekit.warm.engine_steps import EngineTarget, StepContext
@@ -90,14 +92,37 @@ def test_max_warm_cache_compiles_a_tiny_llama_twice(engines_dir, tmp_path):
     print(f"max warm-cache: cold {runs[0]:.1f} s, warm {runs[1]:.1f} s")
 
 
-def test_warm_cache_of_a_local_model_directory_boots_it_here(engines_dir, tmp_path, capsys, monkeypatch):
+SMALL_CPU = """\
+  small_cpu:
+    brand: Intel
+    generation: cpu
+    display_name: "Small CPU host"
+    description: "one x86 CPU node with 3 GB for the server (a test profile: a small KV pool)"
+    gpu_count: 1
+    vram_gb: 3
+    multi_node: false
+    kind: cpu
+    platform: cpu
+"""
+
+
+def _catalog_with_a_small_cpu(root: Path) -> Path:
+    """The bundled catalog plus a CPU profile whose planned KV pool is 1 GiB, so the boot keeps its
+    pool small on a machine shared with other test runs."""
+    shutil.copytree(Path(servekit.__file__).parent / "catalog_data", root)
+    taxonomy = root / "taxonomy.yaml"
+    text = taxonomy.read_text(encoding="utf-8")
+    taxonomy.write_text(text.replace("hardware_profiles:\n", "hardware_profiles:\n" + SMALL_CPU, 1), encoding="utf-8")
+    return root
+
+
+def test_warm_cache_of_a_local_model_directory_boots_it_here(engines_dir, tmp_path, capsys):
     """``warm-cache DIR`` for a CPU profile: nothing to download, the files are checked where they
-    are, and vLLM's boot step runs here (VLLM_CPU_KVCACHE_SPACE=1 from the environment keeps its
-    KV pool small on a machine shared with other test runs)."""
+    are, and vLLM's boot step runs here with the KV space the plan sets."""
     _env_or_skip("vllm-cpu")
-    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
     model = write_tiny_llama(tmp_path / "tiny", dtype="bfloat16")
-    code = main(["warm-cache", str(model), "--hardware", "xeon6", "--format", "json"])
+    catalog = _catalog_with_a_small_cpu(tmp_path / "catalog")
+    code = main(["warm-cache", str(model), "--hardware", "small_cpu", "--catalog", str(catalog), "--format", "json"])
     captured = capsys.readouterr()
     assert code == 0, captured.err[-3000:]
     doc = json.loads(captured.out)
