@@ -67,7 +67,7 @@ def test_batch_keeps_order_and_reports_errors_per_line(capsys, reference_catalog
 
 def test_errors_are_one_line_and_exit_1(capsys, reference_catalog):
     cases = [
-        (["--hardware", "h999"], "valid choices: h100"),
+        (["--hardware", "h999"], "valid choices: local, h100"),
         (["--variant", "int3"], "valid choices: default, fp8"),
         (["--strategy", "warp"], "valid choices: single_node_tp"),
         (["--feature", "turbo"], "valid choices: tool_calling"),

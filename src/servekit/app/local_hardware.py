@@ -1,8 +1,10 @@
 """Hardware ``local``: this machine, as a taxonomy-shaped entry beside the catalog's profiles.
 
 ``plan MODEL --hardware local`` plans for the machine servekit runs on (its CPU and memory, or
-its GPUs), as ``up`` does; every other name is a profile of the catalog's taxonomy.
+its GPUs), as ``up`` does, whether MODEL is a recipe (``with_local``) or a model no recipe names;
+every other name is a profile of the catalog's taxonomy.
 """
+
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from functools import lru_cache
 from typing import Any
 
 from servekit.catalog.documents import CatalogDocuments
-from servekit.launch.machine import LOCAL, LocalMachine, detect
+from servekit.launch.machine import LOCAL, LocalMachine, detect, with_this_machine
+from servekit.synthesis.resolve import unknown_name
 
 
 @lru_cache(maxsize=1)
@@ -24,6 +27,19 @@ def hardware_entry(docs: CatalogDocuments, name: str) -> dict[str, Any] | None:
     if name == LOCAL:
         return this_machine().fit_profile(profiles)  # GPUs take the facts of their model's entry
     return profiles.get(name)
+
+
+def with_local(docs: CatalogDocuments, name: str | None) -> CatalogDocuments:
+    """``docs`` with this machine as hardware ``local`` when ``name`` asks for it (a recipe's plan
+    resolves, lays out and checks against that entry, as ``up`` does); else ``docs`` unchanged.
+    A catalog's own ``local`` profile is kept; a name that is neither is refused with ``local``
+    among the choices, as a plan without a recipe refuses it."""
+    profiles = docs.taxonomy.get("hardware_profiles") or {}
+    if name is None or name in profiles:
+        return docs
+    if name != LOCAL:
+        raise unknown_name("hardware", name, [LOCAL, *profiles])
+    return with_this_machine(docs, this_machine())
 
 
 def local_note() -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 from servekit.app.checks import checks_pass, plan_checks
 from servekit.app.engine_choice import checked_engine, engine_on, translates
+from servekit.app.local_hardware import local_note, with_local
 from servekit.app.layout import Checker, Reselect, fit_checker, fitted_layout, name_fitting_layout
 from servekit.app.model_ref import ModelRef, hub_url_parts, model_ref
 from servekit.app.request import PlanRequest, find_model, load_documents
@@ -23,6 +24,7 @@ from servekit.catalog.ids import UnknownIdError
 from servekit.errors import SelectionError
 from servekit.facts.missing import FactsNotFoundError
 from servekit.hardware import profile_of
+from servekit.launch.machine import LOCAL
 from servekit.synthesis.overrides import Overrides, apply_overrides
 from servekit.synthesis.plan import Plan, Selection
 from servekit.synthesis.resolve import resolve_selection
@@ -140,8 +142,11 @@ def plan(request: PlanRequest, *, translate: bool = True) -> PlanResult:
     if found is None:
         return _plan_without_recipe(request, ref, translate)
     docs, recipe_id, variant = found
+    docs = with_local(docs, request.hardware)  # hardware ``local``: this machine, as for a model without a recipe
     with catalog_faults(docs.root, docs.sources.get(f"models/{recipe_id}")):
         selection = select(docs, request, recipe_id, variant)
+        if request.hardware == LOCAL:
+            selection = replace(selection, notes=(local_note(), *selection.notes))
         result = plan_from_selection(docs, selection, checks=request.checks, overrides=request.overrides,
                                      translate=translate,
                                      engine_options=request.engine_options.as_options(), site=request.site)

@@ -218,8 +218,7 @@ def register(app: typer.Typer) -> None:
     def _plan(
         model: str | None = typer.Argument(None, help="Recipe id (e.g. Qwen/Qwen3.8-27B) or a variant's checkpoint id."),
         hardware: str | None = typer.Option(
-            None, "--hardware", help="Hardware profile id (`servekit list hardware`), or local (this machine) "
-                                     "for a model no recipe names."),
+            None, "--hardware", help="Hardware profile id (`servekit list hardware`), or local (this machine)."),
         variant: str | None = typer.Option(None, "--variant", help="Variant key (default: default)."),
         strategy: str | None = typer.Option(None, "--strategy", help="Serving strategy (default: recommended)."),
         nodes: int | None = typer.Option(None, "--nodes", help="Node count (default: the strategy's; 1 for a model "
