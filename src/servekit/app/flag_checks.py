@@ -52,8 +52,10 @@ def flag_checks(plan: Plan, vllm_version: str | None = None, profile: HardwarePr
         if not (engine.recognizes(argv) or native_engine().recognizes(argv)):
             continue  # a companion (router, cache server) is not a vLLM command
         release = site.release(plan, proc, nightly=nightly, default=engine.default_version, pinned=pinned)
-        result, exact = _lint(engine, argv, release, site.files(plan, proc))
+        result, exact, nearest = _lint(engine, argv, release, site.files(plan, proc))
         findings = result.findings if exact else settled(result.findings, release)
+        if nearest:
+            findings = (nearest_note(release, result.version), *findings)
         other = _container_release(plan, proc, site, engine, nightly, pinned)
         if exact and other is not None and other.version != result.version:
             findings = with_container_fix(findings, other)
@@ -63,16 +65,27 @@ def flag_checks(plan: Plan, vllm_version: str | None = None, profile: HardwarePr
     return out
 
 
-def _lint(engine: Engine, argv: list[str], release: RunRelease, files: FilePlace) -> tuple[LintResult, bool]:
+def _lint(engine: Engine, argv: list[str], release: RunRelease, files: FilePlace) -> tuple[LintResult, bool, bool]:
     """The lint against the release that runs when its catalog is stored (exact), else against
-    the engine's pinned catalog."""
+    the newest stored release at or below it (the third value says so), else against the engine's
+    pinned catalog."""
     if release.version:
         try:
-            return engine.lint(argv, release.version, files), True
+            return engine.lint(argv, release.version, files), True, False
         except ServekitError:
             pass  # no catalog of that release is stored
+        nearest = engine.catalogs.nearest(release.version) if engine.catalogs is not None else None
+        if nearest is not None:
+            return engine.lint(argv, nearest, files), False, True
     result = engine.lint(argv, None, files)
-    return result, result.version == release.version
+    return result, result.version == release.version, False
+
+
+def nearest_note(release: RunRelease, checked: str) -> Finding:
+    """Says that a release without a stored catalog is checked with the newest stored one at or below it."""
+    return Finding("note", "release-resolved", f"vLLM {release.version} has no stored flag catalog; it is checked "
+                   f"with the catalog of {checked}, the newest stored release at or below it", release.settles,
+                   release=f"vllm {checked}")
 
 
 def settled(findings: Sequence[Finding], release: RunRelease) -> tuple[Finding, ...]:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import typer
 
+from servekit.app.upgrade import UpgradeLint, lint_upgrade
 from servekit.engines.common.findings import LintResult
 from servekit.engines.lint import lint_batch
 from servekit.engines.registry import engine_for_argv, engine_names
 from servekit.engines.shell_lint import lint_shell_words
-from servekit.errors import ServekitError
+from servekit.errors import ConflictError, ServekitError
 
 
 def guess_engine(argv: list[str]) -> str:
@@ -51,6 +53,37 @@ def lint_command(argv: list[str], engine: str | None, version: str | None, outpu
     return 0 if result.valid else 1
 
 
+def render_upgrade(result: UpgradeLint) -> str:
+    data = result.to_dict()
+    lines = []
+    for f in data["findings"]:
+        where = f" [{f['option']}]" if f.get("option") else ""
+        release = f" ({f['release']})" if f.get("release") else ""
+        fix = f"\n    fix: {f['fix']}" if f.get("fix") else ""
+        source = f"\n    source: {f['source']}" if f.get("source") else ""
+        lines.append(f"{f['severity']}: {f['code']}{where}{release}: {f['message']}{fix}{source}")
+    if data["rewritten"] is not None:
+        lines.append(f"rewritten for {data['engine']} {data['to']}: {data['rewritten']}")
+    errors = sum(1 for f in data["findings"] if f["severity"] == "error")
+    verdict = "starts as written" if data["ok"] else f"refused as written ({errors} error{'s' if errors != 1 else ''})"
+    lines.append(f"{data['engine']} {data['from']} -> {data['to']}: {verdict}")
+    return "\n".join(lines)
+
+
+def upgrade_command(argv: list[str], engine: str | None, releases: tuple[str, str], hardware: str | None,
+                    output_format: str) -> int:
+    if not argv:
+        raise ServekitError("nothing to check",
+                            fix="write the command after --, e.g. servekit lint --from 0.9.2 --to 0.33.0 -- vllm serve M")
+    words = shlex.split(argv[0]) if len(argv) == 1 and any(c.isspace() for c in argv[0]) else argv
+    result = lint_upgrade(words, engine, releases[0], releases[1], hardware, guess_engine)
+    if output_format == "json":
+        typer.echo(json.dumps(result.to_dict(), indent=2))
+    else:
+        typer.echo(render_upgrade(result))
+    return 0 if result.ok else 1
+
+
 def batch_command(path: str, version: str | None) -> int:
     from servekit.cli.inputs import open_input, write_json_lines
 
@@ -75,9 +108,21 @@ def register(app: typer.Typer) -> None:
         version: str = typer.Option(None, "--version", help="engine version of the flag catalog (default: pinned)"),
         output_format: str = typer.Option("text", "--format", help="text or json"),
         batch: str = typer.Option(None, "--batch", help='JSONL file of {"engine": E, "command": LINE}; - for stdin'),
+        old: str = typer.Option(None, "--from", help="the release the command runs on now (an upgrade check)"),
+        new: str = typer.Option(None, "--to", help="the release to move to (with --from)"),
+        hardware: str = typer.Option(None, "--hardware", help="with --from: compare the KV pool and fit on this "
+                                     "hardware when the model's facts are known"),
     ) -> None:
         if output_format not in ("text", "json"):
             raise ServekitError(f"unknown format {output_format!r}", fix="use text or json")
+        if old is not None or new is not None:
+            target = new or version
+            if old is None or target is None or (new and version and new != version) or batch is not None:
+                raise ConflictError("an upgrade check takes --from A and --to B (and no --batch)",
+                                    fix="servekit lint --from 0.9.2 --to 0.33.0 -- vllm serve MODEL ...")
+            raise SystemExit(upgrade_command(list(argv or []), engine, (old, target), hardware, output_format))
+        if hardware is not None:
+            raise ConflictError("--hardware belongs to an upgrade check", fix="add --from A --to B, or drop --hardware")
         if batch is not None:
             raise SystemExit(batch_command(batch, version))
         raise SystemExit(lint_command(list(argv or []), engine, version, output_format))

@@ -18,12 +18,13 @@ from servekit.engines.common.artifacts import Artifact
 from servekit.engines.common.command_line import EngineCommand
 from servekit.engines.common.files import HERE, FilePlace, NamedFile, file_findings, plugin_files
 from servekit.engines.common.findings import Finding, LintResult
-from servekit.engines.common.flags import FlagCatalog
+from servekit.engines.common.flags import CatalogStore, FlagCatalog
 from servekit.engines.common.install import InstallRecipe
 from servekit.engines.common.lint import check_args
 from servekit.engines.common.scan import scan
 from servekit.engines.common.specs import LaunchSpec, MemoryHooks, PrecompileSpec
 from servekit.engines.common.translation import DialectContext, EngineLaunch
+from servekit.engines.common.upgrade_table import UpgradeTable
 from servekit.engines.common.user_install import UserInstall
 from servekit.synthesis.images import ImageFacts
 
@@ -43,6 +44,8 @@ class Engine(ABC):
     precompile: PrecompileSpec
     launch: LaunchSpec
     memory: MemoryHooks
+    catalogs: CatalogStore | None = None  # where its releases' flag catalogs are stored (upgrade checks)
+    upgrades: UpgradeTable = UpgradeTable()  # changes between releases the catalogs cannot show
 
     @abstractmethod
     def recognizes(self, argv: Sequence[str]) -> bool:

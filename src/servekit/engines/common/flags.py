@@ -229,6 +229,15 @@ class CatalogStore:
                 found.append(version)
         return sorted(found, key=version_key)
 
+    def nearest(self, version: str, command: str = "serve") -> str | None:
+        """The newest stored version at or below ``version`` (``0.10`` finds ``0.9.2`` when no 0.10
+        catalog is stored); None when every stored version is newer or ``version`` is not a version."""
+        wanted = version_key(version.removeprefix("v"))
+        if not wanted[0]:
+            return None
+        found = [v for v in self.versions(command) if version_key(v) <= wanted]
+        return found[-1] if found else None
+
     def load(self, version: str | None = None, command: str = "serve") -> FlagCatalog:
         """The stored catalog (read once per process); ``version=None`` takes the newest one stored."""
         if version is None:

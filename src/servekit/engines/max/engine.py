@@ -52,6 +52,7 @@ class MaxEngine(Engine):
     precompile = PRECOMPILE
     launch = LAUNCH
     memory = MEMORY
+    catalogs = CATALOGS
 
     def recognizes(self, argv: Sequence[str]) -> bool:
         words = [w for w in argv if "=" not in w or w.startswith("-")]

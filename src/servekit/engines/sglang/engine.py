@@ -38,6 +38,7 @@ from servekit.engines.sglang.specs import (
     image_tag,
 )
 from servekit.engines.sglang.translate import command, translate_to_sglang
+from servekit.engines.sglang.upgrades import TABLE as UPGRADES
 from servekit.hardware import profile_of
 
 _PYTHON = re.compile(r"(^|/)python[0-9.]*$")
@@ -62,6 +63,8 @@ class SglangEngine(Engine):
     precompile = PRECOMPILE
     launch = LAUNCH
     memory = MEMORY
+    catalogs = CATALOGS
+    upgrades = UPGRADES
 
     def recognizes(self, argv: Sequence[str]) -> bool:
         _, rest = strip_env(argv)

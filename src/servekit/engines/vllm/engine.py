@@ -26,6 +26,7 @@ from servekit.engines.vllm.catalog import CATALOGS, DEFAULT_VERSION, ID
 from servekit.engines.vllm.config_fields import nested_config_findings
 from servekit.engines.vllm.rules import serve_rule_findings
 from servekit.engines.vllm.specs import INSTALL, LAUNCH, MEMORY, PRECOMPILE
+from servekit.engines.vllm.upgrades import TABLE as UPGRADES
 from servekit.engines.vllm.versions import other_release_spelling
 
 _MODEL_OPTION = re.compile(r"^--model(=.+|$)")
@@ -94,6 +95,8 @@ class VllmEngine(Engine):
     precompile = PRECOMPILE
     launch = LAUNCH
     memory = MEMORY
+    catalogs = CATALOGS
+    upgrades = UPGRADES
 
     def recognizes(self, argv: Sequence[str]) -> bool:
         _, rest = strip_env(argv)
