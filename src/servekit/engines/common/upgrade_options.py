@@ -210,11 +210,16 @@ def _apply_table(item: Item, change: OptionChange, value: str | None, gone: Gone
         item.words, item.name = [], None
         return
     words = change.replacement(value) if change.kind == RENAMED else None
+    already = words[0] if words and _already_given(words[0], sides, out) else None
+    if already:
+        words = ()  # the command already sets what the old option stood for: that setting wins
     if words is not None:
         words = tuple(_filled(w, sides, out) for w in words)
         shown = " ".join(words) or "nothing"
         given = f" {value}" if value and change.values else ""
-        out.add(Finding("error", "renamed-option", f"{gone.lead}; write {shown} for {name}{given}{why}",
+        say = (f"write {shown} for {name}{given}" if words else f"drop {name}{given}: the command sets {already}"
+               if already else f"drop {name}{given}: the default does the same")
+        out.add(Finding("error", "renamed-option", f"{gone.lead}; {say}{why}",
                         f"write {shown}" if words else f"remove {name}", name, gone.release), change.source)
         _replace(item, words)
         return
@@ -223,6 +228,11 @@ def _apply_table(item: Item, change: OptionChange, value: str | None, gone: Gone
     out.add(Finding("error", "removed-option", f"{gone.lead}{why}{tail}", f"remove {name}", name, gone.release),
             change.source)
     item.words, item.name = [], None
+
+
+def _already_given(option: str, sides: Sides, out: Outcome) -> bool:
+    spec = lookup(sides.new_catalog, option)
+    return spec is not None and (spec.dest or spec.name) in out.given
 
 
 def _filled(word: str, sides: Sides, out: Outcome) -> str:
