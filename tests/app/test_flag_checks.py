@@ -49,6 +49,19 @@ def test_vllm_version_selects_the_catalog_and_names_the_new_spelling(tmp_path, c
     assert code == (0 if entry["valid"] else 1)
 
 
+def test_vllm_version_without_its_own_catalog_takes_the_newest_stored_one_at_or_below(capsys):
+    """``--vllm-version`` of a patch release with no stored catalog is checked with the newest stored
+    release at or below it, and a note says so."""
+    stored = native_engine().catalogs.versions()[-1]
+    wanted = stored.rsplit(".", 1)[0] + ".99"
+    code, payload, err = _plan(capsys, "meta-llama/Llama-3.1-8B-Instruct", "--hardware", "h100", "--vllm-version", wanted)
+    entry = payload["servekit"]["checks"]["flags"][0]
+    assert entry["version"] == stored and not entry["exact"] and wanted in entry["runs"]
+    notes = [f for f in entry["findings"] if f["code"] == "release-resolved"]
+    assert len(notes) == 1 and wanted in notes[0]["message"] and stored in notes[0]["message"]
+    assert code == 0, err
+
+
 @pytest.mark.parametrize("version", [None, "0.33.0"])
 def test_an_unknown_flag_in_a_recipe_means_the_plan_cannot_start(tmp_path, capsys, version):
     root = _catalog_with_base_args(tmp_path, ["--no-such-flag-anywhere"])
