@@ -180,3 +180,11 @@ def test_the_kv_pool_is_compared_when_the_model_and_hardware_are_known(capsys):
     pool = [f for f in json.loads(out)["findings"] if f["code"] == "kv-pool-change"]
     assert len(pool) == 1 and "0.9.2" in pool[0]["message"] and pool[0]["release"] == "vllm 0.33.0"
     assert "release_rules" in pool[0]["source"]
+
+
+def test_cli_reads_the_engine_command_out_of_a_shell_line(capsys):
+    line = "export CUDA_VISIBLE_DEVICES=0,1; nohup vllm serve m --swap-space 4 \\\n  --tensor-parallel-size 2 > log 2>&1 &"
+    code, out = _cli(capsys, "--from", "0.9.2", "--to", "0.32.0", "--format", "json", "--", line)
+    data = json.loads(out)
+    assert code == 1 and data["rewritten"] == "CUDA_VISIBLE_DEVICES=0,1 vllm serve m --tensor-parallel-size 2"
+    assert main(["lint", "--from", "0.9.2", "--to", "0.32.0", "--", "cd x && echo hi"]) == 1

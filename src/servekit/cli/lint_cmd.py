@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 
 import typer
 
@@ -11,7 +10,7 @@ from servekit.app.upgrade import UpgradeLint, lint_upgrade
 from servekit.engines.common.findings import LintResult
 from servekit.engines.lint import lint_batch
 from servekit.engines.registry import engine_for_argv, engine_names
-from servekit.engines.shell_lint import lint_shell_words
+from servekit.engines.shell_lint import engine_command, lint_shell_words
 from servekit.errors import ConflictError, ServekitError
 
 
@@ -75,8 +74,7 @@ def upgrade_command(argv: list[str], engine: str | None, releases: tuple[str, st
     if not argv:
         raise ServekitError("nothing to check",
                             fix="write the command after --, e.g. servekit lint --from 0.9.2 --to 0.33.0 -- vllm serve M")
-    words = shlex.split(argv[0]) if len(argv) == 1 and any(c.isspace() for c in argv[0]) else argv
-    result = lint_upgrade(words, engine, releases[0], releases[1], hardware, guess_engine)
+    result = lint_upgrade(engine_command(argv), engine, releases[0], releases[1], hardware, guess_engine)
     if output_format == "json":
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:

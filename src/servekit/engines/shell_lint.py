@@ -69,3 +69,19 @@ def lint_shell_words(words: Sequence[str], engine: str | None, version: str | No
     if len(words) == 1 and any(c.isspace() for c in words[0]):
         return lint_shell_text(words[0], engine, version, guess)
     return lint_shell_commands(split_shell_words(words), engine, version, guess)
+
+
+def engine_command(words: Sequence[str]) -> list[str]:
+    """The words of the one engine command in a line (given as words, or as one word of shell text):
+    its environment as leading ``VAR=value`` words, redirections, ``nohup`` and other commands set
+    aside. A line with no engine command, or with several, is an error."""
+    if len(words) == 1 and any(c.isspace() for c in words[0]):
+        commands = split_shell_text(words[0])
+    else:
+        commands = split_shell_words(words)
+    found = [c for c in commands if _recognized(c)] or (commands if len(commands) == 1 else [])
+    if len(found) != 1:
+        shown = "; ".join(f"`{c.text}`" for c in commands) or "nothing"
+        raise ServekitError(f"an upgrade check takes one engine command; this line runs {shown}",
+                            fix="give the one command that starts the engine, e.g. vllm serve MODEL ...")
+    return found[0].argv
