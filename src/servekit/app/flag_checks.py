@@ -22,6 +22,7 @@ from servekit.app.run_site import RunSite, engine_release
 from servekit.engines.common.engine import Engine
 from servekit.engines.common.files import FilePlace
 from servekit.engines.common.findings import Finding, LintResult, names_unknown_to_catalog
+from servekit.engines.common.flags import version_key
 from servekit.engines.registry import engine_for_platform, get_engine, native_engine
 from servekit.errors import ServekitError
 from servekit.hardware.profile import HardwareProfile
@@ -52,7 +53,8 @@ def flag_checks(plan: Plan, vllm_version: str | None = None, profile: HardwarePr
         if not (engine.recognizes(argv) or native_engine().recognizes(argv)):
             continue  # a companion (router, cache server) is not a vLLM command
         release = site.release(plan, proc, nightly=nightly, default=engine.default_version, pinned=pinned)
-        result, exact, nearest = _lint(engine, argv, release, site.files(plan, proc))
+        asked = vllm_version is not None and release.version is not None and same_release(release.version, vllm_version)
+        result, exact, nearest = _lint(engine, argv, release, site.files(plan, proc), nearest_ok=asked)
         findings = result.findings if exact else settled(result.findings, release)
         if nearest:
             findings = (nearest_note(release, result.version), *findings)
@@ -65,16 +67,21 @@ def flag_checks(plan: Plan, vllm_version: str | None = None, profile: HardwarePr
     return out
 
 
-def _lint(engine: Engine, argv: list[str], release: RunRelease, files: FilePlace) -> tuple[LintResult, bool, bool]:
-    """The lint against the release that runs when its catalog is stored (exact), else against
-    the newest stored release at or below it (the third value says so), else against the engine's
-    pinned catalog."""
+def same_release(a: str, b: str) -> bool:
+    return version_key(a.removeprefix("v")) == version_key(b.removeprefix("v"))
+
+
+def _lint(engine: Engine, argv: list[str], release: RunRelease, files: FilePlace, *,
+          nearest_ok: bool = False) -> tuple[LintResult, bool, bool]:
+    """The lint against the release that runs when its catalog is stored (exact), else (for the
+    release ``--vllm-version`` asks for: ``nearest_ok``) against the newest stored release at or
+    below it (the third value says so), else against the engine's pinned catalog."""
     if release.version:
         try:
             return engine.lint(argv, release.version, files), True, False
         except ServekitError:
             pass  # no catalog of that release is stored
-        nearest = engine.catalogs.nearest(release.version) if engine.catalogs is not None else None
+        nearest = engine.catalogs.nearest(release.version) if nearest_ok and engine.catalogs is not None else None
         if nearest is not None:
             return engine.lint(argv, nearest, files), False, True
     result = engine.lint(argv, None, files)
