@@ -156,8 +156,9 @@ def _keys(item: Item, index: int, spec: FlagSpec, older: FlagSpec | None, sides:
 def _refused(item: Item, change: OptionChange | None, sides: Sides, out: Outcome) -> None:
     name = item.name or ""
     value = item.values[-1] if item.values else None
-    release = change.release if change and change.release else (
-        sides.first_refusing(name) if sides.first_refusing and sides.old_catalog else None)
+    known_before = lookup(sides.old_catalog, name) is not None
+    seen = sides.first_refusing(name) if sides.first_refusing and known_before else None
+    release = seen or (change.release if change else None)  # the stored catalogs first, then the table
     gone = Gone(name, sides.release(None), f" (removed in {sides.release(release)})" if release else "",
                 sides.release(release))
     if change is not None:
