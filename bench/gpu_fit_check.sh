@@ -101,8 +101,8 @@ SETTINGS=(
 [[ "$QUICK" == "--quick" ]] && SETTINGS=("${SETTINGS[0]}")
 
 launch() {  # model_dir setting_index args...
-  local model="$1" idx="$2"; shift 2
-  local log="$OUT/logs/$(basename "$model")-$idx.log"
+  local model="$1" idx="$2" log; shift 2
+  log="$OUT/logs/$(basename "$model")-$idx.log"
   # shellcheck disable=SC2086
   env ${VLLM_ENV:-} timeout "$TIMEOUT_S" "$VLLM_PYTHON" -m vllm.entrypoints.openai.api_server --model "$model" --port "$PORT" \
       --dtype bfloat16 "$@" >"$log" 2>&1 &

@@ -6,6 +6,15 @@ Reads the figures vLLM logs (``Model loading took X GiB``, ``Available KV cache 
 ``GPU KV cache size: N tokens``; the V0 engine's ``Loading model weights took``, ``the rest of the
 memory reserved for KV Cache is`` and ``# GPU blocks: N``) and the model's config.json; prints one JSON line, or exits 1
 when the log has no pool (the launch failed).
+
+The line is written in the structured schema the points reader takes (``servekit.fit.point_fields``):
+``gpu_model`` is the device table's id for the GPU name (``servekit.hardware.device_memory``; left
+out when no row names the part, the measured ``gpu_mem_gib`` then stands alone), ``tp``/``pp`` come
+from the launch's flags, each ``extra_flags`` entry is one flag with its value quoted as a shell
+would pass it (a ``--speculative-config`` JSON value stays one word), ``quantization`` is the
+checkpoint's ``quantization_config`` in the points' ``{"method", "bits"}`` form and
+``config_facts.multimodal`` says whether the checkpoint holds a vision tower. The GPU name itself is
+free text and goes only into ``notes``.
 """
 
 from __future__ import annotations
@@ -14,9 +23,16 @@ import argparse
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from servekit.hardware.device_memory import measured_memory  # noqa: E402
 
 CONFIG_KEYS = ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
                "intermediate_size", "vocab_size", "sliding_window", "kv_lora_rank", "qk_rope_head_dim",
@@ -24,6 +40,9 @@ CONFIG_KEYS = ("num_hidden_layers", "num_attention_heads", "num_key_value_heads"
                "moe_intermediate_size", "first_k_dense_replace", "torch_dtype", "layer_types",
                "sliding_window_pattern")
 V0_BLOCK_SIZE = 16
+PLACED = ("--gpu-memory-utilization", "--max-model-len", "--tensor-parallel-size", "-tp",
+          "--pipeline-parallel-size", "-pp", "--kv-cache-dtype", "--enforce-eager")
+"""Flags the line states in fields of their own, not in ``extra_flags``."""
 ENV_KEYS = ("VLLM_USE_V1", "VLLM_USE_FLASHINFER_SAMPLER", "VLLM_ATTENTION_BACKEND")
 """Environment variables that select the accounting a launch ran under (kept in the point's ``env``)."""
 
@@ -52,6 +71,42 @@ def value_of(args: list[str], flag: str, default: object) -> object:
     return args[args.index(flag) + 1] if flag in args[:-1] else default
 
 
+def flag_values(args: list[str]) -> dict[str, str]:
+    """``{flag: value}`` of an argv's flags that take a value (the next word is not a flag)."""
+    return {a: args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith("-") and not args[i + 1].startswith("--")}
+
+
+def extra_flags(args: list[str]) -> list[str]:
+    """One entry per flag of the argv (with its value, shell-quoted), less the ones with fields."""
+    values = flag_values(args)
+    return [shlex.join([a, values[a]]) if a in values else a for a in args
+            if a.startswith("-") and a not in PLACED]
+
+
+def quantization(config: dict[str, Any]) -> dict[str, Any] | None:
+    """The checkpoint's ``quantization_config`` as the points' ``{"method", "bits"}`` (with an FP8
+    checkpoint's ``weight_block_size``); None when it has none or names no format the points take."""
+    q = config.get("quantization_config") or (config.get("text_config") or {}).get("quantization_config")
+    if not isinstance(q, dict):
+        return None
+    method = str(q.get("quant_method", "")).lower()
+    algo = str(q.get("quant_algo") or (q.get("quantization") or {}).get("quant_algo") or "").lower()
+    groups = [g.get("weights") or {} for g in (q.get("config_groups") or {}).values() if isinstance(g, dict)]
+    bits = q.get("bits") or q.get("w_bit") or next((w.get("num_bits") for w in groups if w.get("num_bits")), None)
+    floating = any(w.get("type") == "float" for w in groups)
+    if method in ("fp8", "fbgemm_fp8") or (method == "compressed-tensors" and floating and bits == 8) \
+            or (method == "modelopt" and "fp8" in algo):
+        block = q.get("weight_block_size")
+        return {"method": "fp8", "bits": 8, **({"weight_block_size": list(block)} if block else {})}
+    if (method == "modelopt" and "fp4" in algo) or (method == "compressed-tensors" and floating and bits == 4):
+        return {"method": "nvfp4", "bits": 4}
+    if method == "mxfp4":
+        return {"method": "mxfp4", "bits": 4}
+    if bits in (4, 8):
+        return {"method": f"int{bits}", "bits": bits}
+    return None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     for name in ("--log", "--model", "--gpu", "--vllm"):
@@ -67,13 +122,18 @@ def main() -> int:
             return 1
         tokens = blocks * int(value_of(opts.args, "--block-size", V0_BLOCK_SIZE))
     config = json.loads((Path(opts.model) / "config.json").read_text())
-    facts = {k: config[k] for k in CONFIG_KEYS if config.get(k) is not None}
+    facts: dict[str, Any] = {k: config[k] for k in CONFIG_KEYS if config.get(k) is not None}
     if config.get("kv_lora_rank"):
         facts["mla"] = True
-    value = {a: args[i + 1] for i, a in enumerate(args[:-1]) if a.startswith("--")}
+    facts["multimodal"] = bool(config.get("vision_config"))
+    value = flag_values(args)
+    row = measured_memory(opts.gpu)
+    env = {k: os.environ[k] for k in ENV_KEYS if k in os.environ}
     point = {
         "model": Path(opts.model).name, "arch_type": Path(opts.model).name, "config_facts": facts,
-        "gpu": opts.gpu, "tp": 1,
+        **({"gpu_model": row.id} if row else {}),
+        "tp": int(value.get("--tensor-parallel-size", value.get("-tp", 1))),
+        "pp": int(value.get("--pipeline-parallel-size", value.get("-pp", 1))),
         "gpu_mem_gib": _figure(r"total_gpu_memory \(?([\d.]+) ?GiB", text) or _gpu_memory_gib(),
         "gpu_memory_utilization": float(value.get("--gpu-memory-utilization", 0.9)),
         "max_model_len": int(value.get("--max-model-len", config.get("max_position_embeddings", 4096))),
@@ -83,10 +143,12 @@ def main() -> int:
         "measured_kv_tokens": int(tokens), "measured_concurrency": None,
         "available_kv_gib_per_gpu": _figure(
             r"(?:Available KV cache memory:|the rest of the memory reserved for KV Cache is) ([\d.]+) ?GiB", text),
-        "extra_flags": [f"{a} {value[a]}" if a in value else a for a in args
-                        if a.startswith("--") and a not in ("--gpu-memory-utilization", "--max-model-len")],
-        "env": {k: os.environ[k] for k in ENV_KEYS if k in os.environ},
-        "source": f"bench/gpu_fit_check.sh ({Path(opts.log).name})", "confidence": "high", "notes": "",
+        "extra_flags": extra_flags(args),
+        **({"quantization": quantization(config)} if quantization(config) else {}),
+        **({"engine": "v0" if env["VLLM_USE_V1"] == "0" else "v1"} if env.get("VLLM_USE_V1") in ("0", "1") else {}),
+        "env": env,
+        "source": f"bench/gpu_fit_check.sh ({Path(opts.log).name})", "confidence": "high",
+        "notes": f"GPU: {opts.gpu}" + ("" if row else " (no row of the device table; gpu_mem_gib as measured)"),
     }
     print(json.dumps(point))
     return 0
