@@ -121,15 +121,23 @@ def mla_from_config(cfg: dict[str, Any]) -> MLAFacts:
 
 
 def moe_from_config(cfg: dict[str, Any]) -> MoEFacts | None:
-    """MoE facts from config keys; None without an expert count."""
+    """MoE facts from config keys; None without an expert count. A shared expert stated by its
+    width (``shared_expert_intermediate_size``, Qwen2-MoE / Qwen3-Next: one ``shared_expert`` MLP of
+    that width, ``vllm/model_executor/models/qwen3_next.py`` ``Qwen3NextSparseMoeBlock``) counts as
+    that many routed experts' widths."""
     experts = _first(cfg, "num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
     if not experts:
         return None
+    inner = _first(cfg, "moe_intermediate_size", "expert_intermediate_size")
+    shared = _first(cfg, "n_shared_experts", "num_shared_experts")
+    shared_width = _first(cfg, "shared_expert_intermediate_size")
+    if not shared and shared_width and inner:
+        shared = max(1, round(shared_width / inner))
     return MoEFacts(
         num_experts=int(experts),
         experts_per_token=_first(cfg, "num_experts_per_tok", "moe_topk", "experts_per_token"),
-        moe_intermediate_size=_first(cfg, "moe_intermediate_size", "expert_intermediate_size"),
-        shared_experts=int(_first(cfg, "n_shared_experts", "num_shared_experts") or 0),
+        moe_intermediate_size=inner,
+        shared_experts=int(shared or 0),
         dense_layers=int(cfg.get("first_k_dense_replace") or 0),
     )
 

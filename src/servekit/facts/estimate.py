@@ -2,7 +2,8 @@
 
 Parameters are counted per block from the shapes the config states (embeddings, attention or
 MLA projections, dense or expert MLPs, norms left out) and priced at the checkpoint's weight
-precision: ``quantization_config`` bits for the linear layers, the dtype for embeddings. The
+precision: the quantization format's bytes per weight for the linear layers, scales included
+(``servekit.facts.quant_bytes``), the dtype for embeddings. The
 figure is marked ``exact=False`` and ``basis="estimated from config.json"``; exact bytes come
 from the safetensors headers (``servekit facts fetch``).
 """
@@ -13,16 +14,22 @@ from typing import Any
 
 from servekit.facts.config import language_config
 from servekit.facts.model import ModelFacts, WeightBytes
+from servekit.facts.quant_bytes import QuantFormat, bytes_per_weight, format_from_config
 from servekit.facts.vision import vision_from_config, vision_params
 
 ESTIMATED = "estimated from config.json"
 DTYPE_BYTES = {"float32": 4.0, "float": 4.0, "float16": 2.0, "half": 2.0, "bfloat16": 2.0,
                "float8_e4m3fn": 1.0, "float8": 1.0}
-QUANT_BYTES = {"fp8": 1.0, "fbgemm_fp8": 1.0, "mxfp4": 0.53, "modelopt_fp4": 0.5625, "nvfp4": 0.5625,
-               "experts_int8": 1.0}
-"""Bytes per linear-layer weight of quantization methods with one width (scales included)."""
-GROUP_SCALE_BYTES = 4 / 128
-"""A 4-bit weight's share of its group's scale and zero point (group size 128)."""
+
+
+def linear_weight_bytes(config: dict[str, Any], dtype_bytes: float, quant: QuantFormat | None = None) -> float:
+    """Bytes per weight of the linear layers: ``quant`` when given, else the config's
+    ``quantization_config`` (``servekit.facts.quant_bytes``: data and scales per method), else
+    the dtype's."""
+    if quant is None:
+        q = config.get("quantization_config") or language_config(config).get("quantization_config")
+        quant = format_from_config(q) if isinstance(q, dict) else None
+    return bytes_per_weight(quant) if quant is not None else dtype_bytes
 
 
 def _int(cfg: dict[str, Any], *keys: str, default: int = 0) -> int:
@@ -31,36 +38,6 @@ def _int(cfg: dict[str, Any], *keys: str, default: int = 0) -> int:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return int(value)
     return default
-
-
-def linear_weight_bytes(config: dict[str, Any], dtype_bytes: float) -> float:
-    """Bytes per weight of the linear layers, from ``quantization_config``."""
-    q = config.get("quantization_config") or language_config(config).get("quantization_config")
-    if not isinstance(q, dict):
-        return dtype_bytes
-    method = str(q.get("quant_method", "")).lower()
-    algo = str(q.get("quant_algo") or (q.get("quantization") or {}).get("quant_algo") or "").lower()
-    if method == "modelopt":
-        return 0.5625 if "fp4" in algo else 1.0
-    if method in QUANT_BYTES:
-        return QUANT_BYTES[method]
-    bits = q.get("bits") or q.get("w_bit") or _compressed_bits(q)
-    if q.get("load_in_4bit"):
-        bits = 4
-    elif q.get("load_in_8bit"):
-        bits = 8
-    if isinstance(bits, int) and 0 < bits < 16:
-        return bits / 8 + (GROUP_SCALE_BYTES if bits <= 4 else 0.0)
-    return dtype_bytes
-
-
-def _compressed_bits(q: dict[str, Any]) -> int | None:
-    """``num_bits`` of the weights of a compressed-tensors config (its first group)."""
-    for group in (q.get("config_groups") or {}).values():
-        weights = group.get("weights") if isinstance(group, dict) else None
-        if isinstance(weights, dict) and isinstance(weights.get("num_bits"), int):
-            return weights["num_bits"]
-    return None
 
 
 def _attention_params(cfg: dict[str, Any], facts: ModelFacts, hidden: int) -> int:
@@ -84,12 +61,14 @@ def _mlp_params(facts: ModelFacts, hidden: int, layer: int) -> int:
     return (moe.num_experts + moe.shared_experts) * 3 * hidden * inner + hidden * moe.num_experts
 
 
-def estimated_weight_bytes(config: dict[str, Any], facts: ModelFacts) -> WeightBytes:
-    """The checkpoint's weight bytes as the config's shapes imply (``exact=False``)."""
+def estimated_weight_bytes(config: dict[str, Any], facts: ModelFacts, quant: QuantFormat | None = None) -> WeightBytes:
+    """The checkpoint's weight bytes as the config's shapes imply (``exact=False``), its linears
+    priced by ``quant`` when given (a format stated beside the config), else by the config's own
+    ``quantization_config``."""
     cfg = language_config(config)
     hidden = facts.hidden_size or facts.num_attention_heads * facts.head_dim
     dtype_bytes = DTYPE_BYTES.get(str(facts.dtype).lower().replace("torch.", ""), 2.0)
-    per_weight = linear_weight_bytes(config, dtype_bytes)
+    per_weight = linear_weight_bytes(config, dtype_bytes, quant)
     attention = _attention_params(cfg, facts, hidden)
     linear_mixer = 4 * hidden * hidden
     layers = 0.0

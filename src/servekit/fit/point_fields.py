@@ -14,7 +14,8 @@ of them is one ``PointError`` naming the field, never a guess:
 * ``kv_cache_dtype``: one of vLLM's ``--kv-cache-dtype`` choices; ``entrypoint``: ``server`` or
   ``offline``; ``enforce_eager``: true or false;
 * ``quantization``: ``{"method": FORMAT, "bits": N}`` with the number format of the quantized
-  linears and their bits, plus ``weight_block_size: [n, k]`` for block-scaled FP8;
+  linears and their bits, plus ``weight_block_size: [n, k]`` for block-scaled FP8 and
+  ``group_size: N`` for a group-quantized int format;
 * ``extra_flags``: vLLM arguments as a shell would pass them (each entry starts with a ``--``
   flag; a ``--speculative-config`` value is the JSON vLLM reads) or ``NAME=VALUE`` environment
   entries; ``env``: an object of environment variables;
@@ -106,8 +107,9 @@ def _version(value: Any) -> str:
 
 def _quantization(value: Any) -> dict[str, Any]:
     formats = ", ".join(QUANT_BITS)
-    fix = f'write {{"method": FORMAT, "bits": N}} with FORMAT one of {formats} (and weight_block_size [n, k])'
-    if not isinstance(value, dict) or set(value) - {"method", "bits", "weight_block_size"}:
+    fix = f'write {{"method": FORMAT, "bits": N}} with FORMAT one of {formats} (and weight_block_size [n, k], ' \
+          'or an int format\'s group_size)'
+    if not isinstance(value, dict) or set(value) - {"method", "bits", "weight_block_size", "group_size"}:
         raise PointError(f"quantization: {value!r} is not a quantization object", fix=fix)
     method, bits = value.get("method"), value.get("bits")
     if method not in QUANT_BITS or bits != QUANT_BITS[method] or isinstance(bits, bool):
@@ -116,6 +118,10 @@ def _quantization(value: Any) -> dict[str, Any]:
     if block is not None and not (method == "fp8" and isinstance(block, list) and len(block) == 2
                                   and all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in block)):
         raise PointError(f"quantization.weight_block_size: {block!r} is not an FP8 scale block [n, k]", fix=fix)
+    group = value.get("group_size")
+    if group is not None and not (method.startswith("int") and isinstance(group, int) and not isinstance(group, bool)
+                                  and group > 0):
+        raise PointError(f"quantization.group_size: {group!r} is not a group size of an int format", fix=fix)
     return dict(value)
 
 

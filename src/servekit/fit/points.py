@@ -27,10 +27,14 @@ are read, each in the one form ``servekit.fit.point_fields`` checks (anything el
   vision tower with ``--language-model-only`` and the MTP head unless it drafts, each estimated
   from ``config_facts`` (``config_facts.vision_config`` or the assumed tower for the first);
   ``weights_gib_per_rank`` (optional) the logged ``Model loading took`` figure, which wins when
-  present; with neither, weights are estimated from ``config_facts`` and the output says so;
+  present; with neither, weights are estimated from ``config_facts``, the linears priced by the
+  line's ``quantization`` (bytes per weight with its scales, ``servekit.facts.quant_bytes``) when
+  ``config_facts`` has no ``quantization_config``, and the output says so (``weights_estimated``,
+  ``weights_basis``);
 * ``quantization``: the number format and bits of the quantized linears, with the FP8 scale
-  block when block-scaled (a ``quantization_config`` in ``config_facts`` wins). The format
-  matters where a GPU without FP8 re-lays the scales (``servekit.fit.marlin``);
+  block when block-scaled and an int format's ``group_size`` when stated (a
+  ``quantization_config`` in ``config_facts`` wins). The format matters where a GPU without FP8
+  re-lays the scales (``servekit.fit.marlin``) and where the weights are estimated;
 * ``entrypoint`` (optional): ``server`` (the default, ``vllm serve``) or ``offline`` (an ``LLM()``
   run, whose scheduler defaults batch more tokens: ``servekit.fit.scheduler``);
 * ``available_kv_gib_per_gpu``: the logged available KV memory, when the log has it.
@@ -46,6 +50,7 @@ from servekit.facts.config import layer_kinds, mla_from_config, moe_from_config,
 from servekit.facts.estimate import estimated_weight_bytes
 from servekit.facts.linear import gated_deltanet, linear_from_config
 from servekit.facts.model import LayerKind, ModelFacts, QuantFacts
+from servekit.facts.quant_bytes import QuantFormat, format_from_point
 from servekit.facts.vision import vision_from_config, vision_params
 from servekit.fit.dtypes import dtype_bytes
 from servekit.fit.encoder import tower
@@ -145,6 +150,15 @@ def quant_from_point(point: dict[str, Any]) -> QuantFacts | None:
     return QuantFacts(method=quant["method"], weight_block_size=tuple(block) if block else None)
 
 
+def stated_format(point: dict[str, Any]) -> QuantFormat | None:
+    """The line's structured ``quantization`` as a storage format, when ``config_facts`` carries no
+    ``quantization_config`` of its own (which then prices the weights): how an estimate of the
+    checkpoint's bytes prices its linears (``servekit.facts.quant_bytes``)."""
+    if quant_from_config(dict(point.get("config_facts") or {})) is not None or not point.get("quantization"):
+        return None
+    return format_from_point(point["quantization"])
+
+
 def _flag_argv(flags: list[str]) -> list[str]:
     """The argv of the line's flag entries (environment entries left out)."""
     return [word for flag in flags if not ENV_ENTRY.match(flag.strip()) for word in shlex.split(flag)]
@@ -221,7 +235,7 @@ def weights_per_rank_from_point(
         return (per_rank_bytes(loaded, facts, launch) if facts and launch else loaded / ranks) / GIB, False
     if facts is None:
         return None, False
-    estimate = estimated_weight_bytes(config_facts, facts)
+    estimate = estimated_weight_bytes(config_facts, facts, stated_format(point))
     loaded = estimate.total - estimate.vision + tower_bytes(facts) - unloaded
     return (per_rank_bytes(loaded, facts, launch) if launch else loaded / ranks) / GIB, True
 
@@ -275,6 +289,9 @@ def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True) -> d
         out["available_kv_gib"] = round(report.available_kv_gib, 4)
     if estimated:
         out["weights_estimated"] = True
+        stated = stated_format(point)
+        out["weights_basis"] = f"estimated from config_facts, linears as {stated.label}" if stated else \
+            "estimated from config_facts"
     if assumed:
         out["assumed"] = assumed
     return out
