@@ -43,6 +43,9 @@ class LaunchSettings:
     """An ``LLM()`` run rather than the OpenAI server: other scheduler defaults (no flag sets it)."""
     draft_layers: int | None = None
     """Decoder layers of a separate draft network (EAGLE heads, draft models), when known."""
+    mm_limits: tuple[tuple[str, int], ...] = ()
+    """``--limit-mm-per-prompt``: items allowed per prompt, per modality named (the others keep
+    vLLM's default, ``servekit.fit.encoder.DEFAULT_MM_LIMIT``)."""
 
     def __post_init__(self) -> None:
         for field, flag in _AT_LEAST_ONE.items():
@@ -114,13 +117,34 @@ def _speculative(settings: LaunchSettings, raw: str) -> LaunchSettings:
     )
 
 
-def _no_media(raw: str) -> bool:
-    """``--limit-mm-per-prompt`` allowing no item of any modality: the encoder is not loaded."""
+def _mm_limits(raw: str) -> tuple[tuple[str, int], ...]:
+    """``--limit-mm-per-prompt`` as (modality, items) pairs: JSON (``{"image": 2}``, or per modality
+    an object whose ``count`` is the limit, ``vllm/config/multimodal.py`` ``get_limit_per_prompt``)
+    or the older ``image=2,video=1`` form."""
     try:
         limits = json.loads(raw)
     except json.JSONDecodeError:
         limits = dict(part.split("=", 1) for part in raw.split(",") if "=" in part)
-    return isinstance(limits, dict) and bool(limits) and all(str(v) == "0" for v in limits.values())
+    if not isinstance(limits, dict):
+        raise LaunchArgsError(f"--limit-mm-per-prompt {raw!r}: not a limit per modality",
+                              fix='pass JSON such as \'{"image": 2, "video": 1}\'')
+    out = []
+    for modality, value in limits.items():
+        count = value.get("count", 1) if isinstance(value, dict) else value
+        try:
+            out.append((str(modality), int(count)))
+        except (TypeError, ValueError):
+            raise LaunchArgsError(f"--limit-mm-per-prompt: {modality} limit {value!r} is not a count") from None
+    return tuple(out)
+
+
+def _no_media(limits: tuple[tuple[str, int], ...]) -> bool:
+    """Limits allowing no image and no item of any other modality named: the tower is not loaded.
+    A modality left unnamed keeps vLLM's default of 999, so ``{"video": 0}`` alone still allows
+    images; ``{"image": 0}`` alone is read as no media (every tower takes images; a Qwen-VL tower
+    would still profile video, which this reading leaves out)."""
+    named = dict(limits)
+    return named.get("image") == 0 and all(count == 0 for count in named.values())
 
 
 def _apply(settings: LaunchSettings, option: Option) -> LaunchSettings:
@@ -142,7 +166,8 @@ def _apply(settings: LaunchSettings, option: Option) -> LaunchSettings:
     if flag == "--mm-encoder-tp-mode":
         return replace(settings, mm_encoder_data_parallel=value == "data")
     if flag == "--limit-mm-per-prompt":
-        return replace(settings, language_model_only=settings.language_model_only or _no_media(value))
+        limits = _mm_limits(value)
+        return replace(settings, mm_limits=limits, language_model_only=settings.language_model_only or _no_media(limits))
     if flag == "--speculative-config":
         return _speculative(settings, value)
     return settings

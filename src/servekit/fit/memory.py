@@ -183,6 +183,7 @@ def encoder_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, run: 
         batched=limits.max_num_batched_tokens,
         max_num_seqs=limits.max_num_seqs,
         max_model_len=effective_max_model_len(facts, launch),
+        limits=dict(launch.mm_limits),
     )
 
 
