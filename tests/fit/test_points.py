@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import statistics
+from dataclasses import replace
 
 import pytest
 
 from servekit.app.fit import predict_points
+from servekit.fit.constants import value
 from servekit.fit.points import facts_from_point, launch_from_point, predict_point, weights_per_rank_from_point
 
 TARGET_MEDIAN = 0.05
@@ -117,5 +119,7 @@ def test_estimated_weights_of_a_multimodal_point_include_its_tower():
     point = {"config_facts": HYBRID_VL, "tp": 1, "extra_flags": [MTP_1]}
     facts, _ = facts_from_point(HYBRID_VL)
     weights, estimated = weights_per_rank_from_point(point, facts, launch_from_point(point))
-    text = estimated_weight_bytes(HYBRID_VL, facts).total
+    # an unstated vocabulary is priced as the sampler assumes it (default_vocab)
+    sized = facts if facts.vocab_size else replace(facts, vocab_size=int(value("default_vocab")))
+    text = estimated_weight_bytes(HYBRID_VL, sized).total
     assert estimated and weights == pytest.approx((text + vision_params(fallback_tower(), 5120) * 2) / (1 << 30))

@@ -52,6 +52,7 @@ from servekit.facts.linear import gated_deltanet, linear_from_config
 from servekit.facts.model import LayerKind, ModelFacts, QuantFacts
 from servekit.facts.quant_bytes import QuantFormat, format_from_point
 from servekit.facts.vision import vision_from_config, vision_params
+from servekit.fit.constants import value
 from servekit.fit.dtypes import dtype_bytes
 from servekit.fit.encoder import tower
 from servekit.fit.launch import LaunchArgsError, LaunchSettings, launch_settings
@@ -224,7 +225,9 @@ def weights_per_rank_from_point(
 ) -> tuple[float | None, bool]:
     """(weights GiB per rank, estimated?): the logged per-rank figure, else the checkpoint size
     (less what the launch does not load, when ``facts`` and ``launch`` are given) over TP x PP,
-    else an estimate from the config facts, the vision tower included (None without facts)."""
+    else an estimate from the config facts, the vision tower included (None without facts); an
+    unstated vocabulary is priced as the sampler assumes it (``default_vocab``), so the embedding
+    and the LM head are not left out."""
     if point.get("weights_gib_per_rank") is not None:
         return float(point["weights_gib_per_rank"]), False
     ranks = int(point.get("tp") or 1) * int(point.get("pp") or 1)
@@ -235,7 +238,8 @@ def weights_per_rank_from_point(
         return (per_rank_bytes(loaded, facts, launch) if facts and launch else loaded / ranks) / GIB, False
     if facts is None:
         return None, False
-    estimate = estimated_weight_bytes(config_facts, facts, stated_format(point))
+    sized = facts if facts.vocab_size else replace(facts, vocab_size=int(value("default_vocab")))
+    estimate = estimated_weight_bytes(config_facts, sized, stated_format(point))
     loaded = estimate.total - estimate.vision + tower_bytes(facts) - unloaded
     return (per_rank_bytes(loaded, facts, launch) if launch else loaded / ranks) / GIB, True
 
