@@ -9,6 +9,16 @@ Each family names its sizes differently; all reduce to a convolution state of
 * Mamba-1 (Jamba): ``mamba_expand x hidden_size`` channels with ``mamba_d_state`` each;
 * short convolution (LFM2): ``conv_L_cache`` over ``hidden_size`` channels, no recurrent state;
 * lightning attention (MiniMax-Text-01): ``heads x head_dim x head_dim`` state, no convolution.
+
+The recurrent state is kept in ``mamba_ssm_dtype`` when the config states it, else (``state_dtype``
+None) in the model dtype, as vLLM sizes it: ``MambaStateDtypeCalculator.gated_delta_net_state_dtype``
+(``vllm/model_executor/layers/mamba/mamba_utils.py``) takes the conv dtype (the model's, or
+``--mamba-cache-dtype``) for both states unless ``mamba_ssm_cache_dtype`` is set, which
+``--mamba-ssm-cache-dtype`` does, and which the Qwen3.5 family's model config copies from its
+config.json (``Qwen3_5ForConditionalGenerationConfig`` in ``vllm/model_executor/models/config.py``:
+``"mamba_ssm_dtype": "float32"`` in every ``qwen3_5_text`` config). Qwen3-Next's config states no
+such key: its state follows the model dtype (a Qwen3-Next-80B launch with ``--dtype float16`` at
+0.11 logs 90,048 tokens = 84 blocks of 1,072 tokens, the block a float16 state implies).
 """
 
 from __future__ import annotations

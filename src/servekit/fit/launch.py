@@ -43,6 +43,9 @@ class LaunchSettings:
     """An ``LLM()`` run rather than the OpenAI server: other scheduler defaults (no flag sets it)."""
     draft_layers: int | None = None
     """Decoder layers of a separate draft network (EAGLE heads, draft models), when known."""
+    mamba_ssm_cache_dtype: str | None = None
+    """--mamba-ssm-cache-dtype: the dtype of a linear-attention layer's recurrent state ("auto":
+    the config's ``mamba_ssm_dtype``, else the model dtype; ``servekit.facts.linear``)."""
     mm_limits: tuple[tuple[str, int], ...] = ()
     """``--limit-mm-per-prompt``: items allowed per prompt, per modality named (the others keep
     vLLM's default, ``servekit.fit.encoder.DEFAULT_MM_LIMIT``)."""
@@ -88,7 +91,8 @@ _INT = {
     "--block-size": "block_size",
     "--kv-cache-memory-bytes": "kv_cache_memory_bytes",
 }
-_STR = {"--kv-cache-dtype": "kv_cache_dtype", "--quantization": "quantization", "--dtype": "dtype"}
+_STR = {"--kv-cache-dtype": "kv_cache_dtype", "--quantization": "quantization", "--dtype": "dtype",
+        "--mamba-ssm-cache-dtype": "mamba_ssm_cache_dtype"}
 _SWITCHES = {
     "--enforce-eager": "enforce_eager",
     "--language-model-only": "language_model_only",

@@ -226,10 +226,20 @@ def _report(
     )
 
 
+def launch_facts(facts: ModelFacts, launch: LaunchSettings) -> ModelFacts:
+    """The facts as the launch runs them: ``--mamba-ssm-cache-dtype`` (other than ``auto``) sets the
+    recurrent state's dtype of linear-attention layers (``MambaStateDtypeCalculator``:
+    ``mamba_ssm_cache_dtype`` wins over the config's and the model's dtype)."""
+    chosen = launch.mamba_ssm_cache_dtype
+    if facts.linear is None or not chosen or chosen == "auto":
+        return facts
+    return replace(facts, linear=replace(facts.linear, state_dtype=chosen))
+
+
 def plan_fit(req: FitRequest) -> FitReport:
     """The memory plan of one rank and the KV pool it leaves."""
     hooks, rule = memory_model(req.engine, req.device.kind)
-    facts, launch, device = req.facts, req.launch, req.device
+    facts, launch, device = launch_facts(req.facts, req.launch), req.launch, req.device
     kv_dtype = launch.kv_cache_dtype
     if hooks.default_kv_dtype and kv_dtype == "auto":
         kv_dtype = hooks.default_kv_dtype

@@ -48,7 +48,7 @@ from typing import Any
 
 from servekit.facts.config import layer_kinds, mla_from_config, moe_from_config, quant_from_config
 from servekit.facts.estimate import estimated_weight_bytes
-from servekit.facts.linear import gated_deltanet, linear_from_config
+from servekit.facts.linear import linear_from_config
 from servekit.facts.model import LayerKind, ModelFacts, QuantFacts
 from servekit.facts.quant_bytes import QuantFormat, format_from_point
 from servekit.facts.vision import vision_from_config, vision_params
@@ -103,13 +103,9 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
         assumed.append(f"num_key_value_heads={ASSUMED_KV_HEADS}, head_dim={ASSUMED_HEAD_DIM}")
     kv_heads, head_dim = kv_heads or ASSUMED_KV_HEADS, head_dim or ASSUMED_HEAD_DIM
     heads = cf.get("num_attention_heads") or kv_heads
-    if cf.get("linear_num_value_heads"):
-        linear = gated_deltanet(
-            cf["linear_num_key_heads"], cf["linear_num_value_heads"], cf["linear_key_head_dim"],
-            cf["linear_value_head_dim"], cf.get("linear_conv_kernel_dim", 4), cf.get("mamba_ssm_dtype", "float32"),
-        )
-    else:
-        linear = linear_from_config(cf, int(heads), int(head_dim))
+    # read as config.json is read: a recurrent state in mamba_ssm_dtype when the config states it
+    # (the Qwen3.5 family does), else in the model dtype (Qwen3-Next): servekit.facts.linear
+    linear = linear_from_config(cf, int(heads), int(head_dim))
     mla = mla_from_config(cf) if cf.get("mla") else None
     architectures = cf.get("architectures")
     facts = ModelFacts(
