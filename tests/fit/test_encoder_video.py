@@ -133,3 +133,9 @@ def test_a_launch_that_allows_one_long_video_plans_a_smaller_pool():
     default = predict_point(_line([]), use_logged_memory=False)
     assert default["kv_tokens"] == images["kv_tokens"]
     assert video["kv_tokens"] < images["kv_tokens"]
+
+
+def test_the_dotted_form_sets_one_modality_at_a_time():
+    settings = launch_settings(["--limit-mm-per-prompt.video", "0", "--limit-mm-per-prompt.image", "0"])
+    assert dict(settings.mm_limits) == {"video": 0, "image": 0} and settings.language_model_only
+    assert not launch_settings(["--limit-mm-per-prompt.video", "0"]).language_model_only

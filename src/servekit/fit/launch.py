@@ -169,8 +169,11 @@ def _apply(settings: LaunchSettings, option: Option) -> LaunchSettings:
         return replace(settings, gpu_memory_utilization=float(value))
     if flag == "--mm-encoder-tp-mode":
         return replace(settings, mm_encoder_data_parallel=value == "data")
-    if flag == "--limit-mm-per-prompt":
-        limits = _mm_limits(value)
+    if flag == "--limit-mm-per-prompt" or flag.startswith("--limit-mm-per-prompt."):
+        # the dotted form sets one modality: --limit-mm-per-prompt.video 0 (vLLM's JSON-argument keys)
+        named = _mm_limits(value) if flag == "--limit-mm-per-prompt" else ((flag.split(".", 1)[1], int(value)),)
+        limits = tuple({**dict(settings.mm_limits), **dict(named)}.items()) if flag != "--limit-mm-per-prompt" \
+            else named
         return replace(settings, mm_limits=limits, language_model_only=settings.language_model_only or _no_media(limits))
     if flag == "--speculative-config":
         return _speculative(settings, value)
