@@ -32,6 +32,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
+from servekit.facts.quant_bytes import format_from_config  # noqa: E402
 from servekit.hardware.device_memory import measured_memory  # noqa: E402
 
 CONFIG_KEYS = ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
@@ -85,26 +86,19 @@ def extra_flags(args: list[str]) -> list[str]:
 
 def quantization(config: dict[str, Any]) -> dict[str, Any] | None:
     """The checkpoint's ``quantization_config`` as the points' ``{"method", "bits"}`` (with an FP8
-    checkpoint's ``weight_block_size``); None when it has none or names no format the points take."""
+    checkpoint's ``weight_block_size``, an int format's ``group_size``), read by the one reader of
+    quantization configs (``servekit.facts.quant_bytes.format_from_config``); None when it has none
+    or names no format the points take."""
     q = config.get("quantization_config") or (config.get("text_config") or {}).get("quantization_config")
-    if not isinstance(q, dict):
+    fmt = format_from_config(q) if isinstance(q, dict) else None
+    if fmt is None:
         return None
-    method = str(q.get("quant_method", "")).lower()
-    algo = str(q.get("quant_algo") or (q.get("quantization") or {}).get("quant_algo") or "").lower()
-    groups = [g.get("weights") or {} for g in (q.get("config_groups") or {}).values() if isinstance(g, dict)]
-    bits = q.get("bits") or q.get("w_bit") or next((w.get("num_bits") for w in groups if w.get("num_bits")), None)
-    floating = any(w.get("type") == "float" for w in groups)
-    if method in ("fp8", "fbgemm_fp8") or (method == "compressed-tensors" and floating and bits == 8) \
-            or (method == "modelopt" and "fp8" in algo):
-        block = q.get("weight_block_size")
-        return {"method": "fp8", "bits": 8, **({"weight_block_size": list(block)} if block else {})}
-    if (method == "modelopt" and "fp4" in algo) or (method == "compressed-tensors" and floating and bits == 4):
-        return {"method": "nvfp4", "bits": 4}
-    if method == "mxfp4":
-        return {"method": "mxfp4", "bits": 4}
-    if bits in (4, 8):
-        return {"method": f"int{bits}", "bits": bits}
-    return None
+    out: dict[str, Any] = {"method": fmt.method, "bits": fmt.bits}
+    if fmt.weight_block_size:
+        out["weight_block_size"] = list(fmt.weight_block_size)
+    if fmt.group_size and fmt.method.startswith("int"):
+        out["group_size"] = fmt.group_size
+    return out
 
 
 def main() -> int:

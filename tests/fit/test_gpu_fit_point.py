@@ -78,7 +78,7 @@ def test_spec_config_stays_one_json_word_and_the_line_predicts(tmp_path):
 
 
 @pytest.mark.parametrize("config,expected", [
-    ({"quant_method": "awq", "bits": 4, "group_size": 128}, {"method": "int4", "bits": 4}),
+    ({"quant_method": "awq", "bits": 4, "group_size": 128}, {"method": "int4", "bits": 4, "group_size": 128}),
     ({"quant_method": "fp8", "weight_block_size": [128, 128]}, {"method": "fp8", "bits": 8,
                                                                  "weight_block_size": [128, 128]}),
     ({"quant_method": "modelopt", "quant_algo": "NVFP4"}, {"method": "nvfp4", "bits": 4}),

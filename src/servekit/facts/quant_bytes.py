@@ -38,7 +38,9 @@ BLOCK_SCALE_BYTES = 4
 """A block-scaled FP8 checkpoint's float32 ``weight_scale_inv`` per block."""
 MICRO_SCALE = {"nvfp4": (1, 16), "mxfp4": (1, 32)}
 """(scale bytes, weights per scale) of the FP4 micro-scaled formats."""
-FORMATS = ("fp8", "int8", "int4", "nvfp4", "mxfp4")
+FORMATS: dict[str, int] = {"fp8": 8, "int8": 8, "int4": 4, "nvfp4": 4, "mxfp4": 4}
+"""The number formats of quantized linears servekit prices, with their bits (the kv-points
+``quantization`` field takes the same: ``servekit.fit.point_fields``)."""
 
 
 @dataclass(frozen=True)

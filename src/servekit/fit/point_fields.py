@@ -35,6 +35,7 @@ from typing import Any
 
 from servekit.engines.vllm.launch import parse_length
 from servekit.errors import ServekitError
+from servekit.facts.quant_bytes import FORMATS
 from servekit.fit.dtypes import KV_CACHE_DTYPES
 from servekit.fit.versions import ENGINES, VersionTextError, read_version
 from servekit.hardware.device_memory import DEVICE_MEMORY
@@ -46,7 +47,7 @@ CPU_MODEL = "cpu"
 """The ``gpu_model`` of a launch on vLLM's CPU backend (not a row of the device table)."""
 INTERCONNECTS = ("nvlink", "pcie", "xgmi")
 ENTRYPOINTS = ("server", "offline")
-QUANT_BITS: dict[str, int] = {"fp8": 8, "int8": 8, "int4": 4, "nvfp4": 4, "mxfp4": 4}
+QUANT_BITS: dict[str, int] = FORMATS
 """Number formats of quantized linears a point may state, with their bits."""
 LAYER_KINDS = ("full", "sliding", "linear")
 ENV_ENTRY = re.compile(r"^([A-Z][A-Z0-9_]*)=(\S*)$")
