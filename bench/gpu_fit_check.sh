@@ -23,6 +23,8 @@
 #        VLLM_PIP_SPEC what to install (default: vllm); e.g. vllm==0.8.5 to check an older release's rules
 #        VLLM_ENV      space-separated NAME=VALUE pairs set for every launch and recorded in each point's
 #                      env, e.g. "VLLM_USE_V1=0" (the V0 engine of 0.8-0.10)
+#        SERVEKIT_PYTHON python of servekit's environment for the scoring step (default: .venv/bin/python
+#                      of this checkout; gpu_fit_point.py needs only the standard library and src/)
 #        PORT          first port to use (default 8765); TIMEOUT_S per launch (default 600)
 #
 # Rules this settles when run with several releases (one GPU is enough for all of them):
@@ -128,4 +130,9 @@ done
 
 # 4. predicted against logged
 echo
-PYTHONPATH="$REPO/src" "$VLLM_PYTHON" "$REPO/bench/bench_kv_points.py" --all -v "$POINTS" | tee "$OUT/gpu-score-$GPU_SLUG-$VLLM_VERSION${ENV_SLUG:+-$ENV_SLUG}.txt"
+# scored with servekit's own environment (the points table is YAML read by ruamel.yaml, which
+# vLLM's environment does not carry); vLLM's python only when no servekit environment is found
+SCORE_PYTHON="${SERVEKIT_PYTHON:-}"
+[[ -z "$SCORE_PYTHON" && -x "$REPO/.venv/bin/python" ]] && SCORE_PYTHON="$REPO/.venv/bin/python"
+SCORE_PYTHON="${SCORE_PYTHON:-$VLLM_PYTHON}"
+PYTHONPATH="$REPO/src" "$SCORE_PYTHON" "$REPO/bench/bench_kv_points.py" --all -v "$POINTS" | tee "$OUT/gpu-score-$GPU_SLUG-$VLLM_VERSION${ENV_SLUG:+-$ENV_SLUG}.txt"
