@@ -74,7 +74,8 @@ def verdicts(checks: Sequence[Any] | None) -> Verdicts | None:
     return [(c["fits"], tuple(c["failed"])) if isinstance(c, dict) else (c.fits, c.failed) for c in checks]
 
 
-def _fits(pairs: Verdicts | None) -> bool | None:
+def fit_verdict(pairs: Verdicts | None) -> bool | None:
+    """True when every head process fits, False when one does not, None when unknown (no facts)."""
     if pairs is None:
         return None
     if any(fits is False for fits, _ in pairs):
@@ -84,7 +85,7 @@ def _fits(pairs: Verdicts | None) -> bool | None:
 
 def _curable(pairs: Verdicts | None) -> bool:
     failed = {kind for _, kinds in pairs or () for kind in kinds}
-    return _fits(pairs) is False and failed <= SEARCHED_FAILURES
+    return fit_verdict(pairs) is False and failed <= SEARCHED_FAILURES
 
 
 def smallest_fitting(docs: Any, selection: Selection, reselect: Reselect,
@@ -95,7 +96,7 @@ def smallest_fitting(docs: Any, selection: Selection, reselect: Reselect,
     for layout in parallel_layouts(recipe, profile, selection.hardware, strategies_of(docs), selection.strategy):
         try:
             candidate = replace(reselect(layout.strategy, layout.nodes), tp=layout.tp, layout_by_fit=True)
-            fits = _fits(verdicts(check(candidate)))
+            fits = fit_verdict(verdicts(check(candidate)))
         except ServekitError:  # the person's other choices do not go with this layout
             continue
         if fits:

@@ -2,7 +2,8 @@
 
 Every choice is tried through ``servekit.app.plan.resolve``, the resolution ``servekit plan``
 uses: a value is offered when the request with it (and the choices above it) resolves, and the
-selection shown is the one that request resolves to. Explicit choices are taken in order
+selection shown is the one that request resolves to. Each hardware choice carries the fit
+verdict ``servekit plan`` reaches there (``servekit.app.hardware_fit``). Explicit choices are taken in order
 (hardware, variant, strategy, nodes, KV offload, task, then features and modes); one that no
 longer fits the choices before it is dropped, with a note, and left to the default rules.
 """
@@ -14,25 +15,33 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from servekit.app.discovery import hardware_marks, runs_on
+from servekit.app.engine_choice import checked_engine
+from servekit.app.hardware_fit import fits_on
 from servekit.app.plan import resolve, select
 from servekit.app.request import PlanRequest, find_model
 from servekit.catalog.documents import CatalogDocuments
 from servekit.catalog.domain import Recipe, kv_offload_keys
 from servekit.catalog.faults import catalog_faults
+from servekit.engines.registry import engine_names
 from servekit.errors import ServekitError
 from servekit.synthesis.omni import is_omni, known_tasks
+from servekit.synthesis.overrides import Overrides
 from servekit.synthesis.plan import Selection
 from servekit.synthesis.selection import MAX_NODES
-from servekit.web.choices import DIMENSIONS, Choices, with_features
+from servekit.web.choices import DEFAULT_ENGINE, DIMENSIONS, Choices, with_features
 
 LABELS = {"hardware": "Hardware", "variant": "Variant", "strategy": "Strategy", "nodes": "Nodes",
           "kv_offload": "KV offload", "task": "Task"}
+
+
+FIT_MARKS = {True: "fits", False: "does not fit", None: ""}
 
 
 @dataclass(frozen=True)
 class Option:
     value: str
     label: str
+    fits: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,12 @@ class Field:
     """The explicit value, or "" for auto."""
     auto: str
     """What the default rules choose (shown in the auto option)."""
+
+    @property
+    def shown(self) -> str:
+        """The label of the value in use (the chosen one, else the default's), in full."""
+        value = self.chosen or self.auto
+        return next((o.label for o in self.options if o.value == value), value)
 
 
 @dataclass(frozen=True)
@@ -70,6 +85,25 @@ class Builder:
     features: tuple[FeatureChoice, ...] = ()
     notes: tuple[str, ...] = ()
     error: str | None = None
+    engines: tuple[str, ...] = ()
+
+    @property
+    def overrides(self) -> Overrides:
+        """The CLI's overrides the page was given (``servekit plan --tp ... --image ...``)."""
+        return choice_overrides(self.choices)
+
+    def request(self, docs: CatalogDocuments) -> PlanRequest:
+        """The request ``servekit plan`` gets for the page's canonical choices."""
+        c = self.choices
+        return PlanRequest(self.recipe_id or c.model, hardware=c.hardware, variant=c.variant, strategy=c.strategy,
+                           nodes=c.nodes, features=c.features, no_features=c.no_features, modes=dict(c.modes),
+                           kv_offload=c.kv_offload, task=c.task, engine=c.engine, documents=docs)
+
+
+def choice_overrides(choices: Choices) -> Overrides:
+    return Overrides(max_model_len=choices.max_model_len, tp=choices.tp,
+                     gpu_memory_utilization=choices.gpu_memory_utilization, image=choices.image,
+                     vllm_version=choices.vllm_version)
 
 
 @dataclass
@@ -78,6 +112,7 @@ class _Trial:
 
     docs: CatalogDocuments
     recipe_id: str
+    overrides: Overrides = Overrides()
     cache: dict[Any, Selection | None] = field(default_factory=dict)
 
     def __call__(self, values: Mapping[str, Any], enable: Sequence[str] = (), disable: Sequence[str] = (),
@@ -87,13 +122,18 @@ class _Trial:
             self.cache[key] = self._resolve(values, enable, disable, modes or {})
         return self.cache[key]
 
+    def request(self, values: Mapping[str, Any], enable: Sequence[str] = (), disable: Sequence[str] = (),
+                modes: Mapping[str, str] | None = None) -> PlanRequest:
+        return PlanRequest(
+            self.recipe_id, hardware=values.get("hardware"), variant=values.get("variant"),
+            strategy=values.get("strategy"), nodes=values.get("nodes"), features=tuple(enable),
+            no_features=tuple(disable), modes=dict(modes or {}), kv_offload=values.get("kv_offload"),
+            task=values.get("task"), documents=self.docs, overrides=self.overrides,
+        )
+
     def _resolve(self, values, enable, disable, modes, *, fitted: bool = False) -> Selection | None:
         variant = values.get("variant")
-        request = PlanRequest(
-            self.recipe_id, hardware=values.get("hardware"), variant=variant, strategy=values.get("strategy"),
-            nodes=values.get("nodes"), features=tuple(enable), no_features=tuple(disable), modes=dict(modes),
-            kv_offload=values.get("kv_offload"), task=values.get("task"), documents=self.docs,
-        )
+        request = self.request(values, enable, disable, modes)
         choose = select if fitted else resolve
         try:
             with catalog_faults(self.docs.root, self.docs.sources.get(f"models/{self.recipe_id}")):
@@ -127,11 +167,17 @@ def _typed(dimension: str, value: str) -> Any:
     return int(value) if dimension == "nodes" else value
 
 
-def _hardware_label(docs: CatalogDocuments, hw: str, marks: dict[str, str]) -> str:
+def hardware_name(docs: CatalogDocuments, hw: str) -> str:
+    """A hardware profile as people read it: ``RTX 5090 (rtx_5090)``."""
     profile = (docs.taxonomy.get("hardware_profiles") or {}).get(hw) or {}
     name = profile.get("display_name") or hw
-    mark = marks.get(hw)
-    return f"{name} ({hw}{', ' + mark if mark else ''})"
+    return f"{name} ({hw})" if name != hw else hw
+
+
+def _hardware_label(docs: CatalogDocuments, hw: str, marks: dict[str, str], fits: bool | None) -> str:
+    """``RTX 5090 (rtx_5090): fits, verified``: the fit verdict first, so a narrow select shows it."""
+    parts = [mark for mark in (FIT_MARKS[fits], marks.get(hw)) if mark]
+    return hardware_name(docs, hw) + (f": {', '.join(parts)}" if parts else "")
 
 
 def _accept_dimensions(trial: _Trial, choices: Choices, notes: list[str]) -> dict[str, Any]:
@@ -148,18 +194,28 @@ def _accept_dimensions(trial: _Trial, choices: Choices, notes: list[str]) -> dic
     return accepted
 
 
+def _hardware_fits(trial: _Trial, accepted: dict[str, Any], wanted: tuple[list[str], list[str], dict[str, str]],
+                   offered: list[str]) -> dict[str, bool | None]:
+    """Each offered hardware's fit verdict for the page's other choices (those that resolve there)."""
+    others = {k: v for k, v in accepted.items() if k != "hardware"}
+    request = trial.request(others, *wanted)
+    return fits_on(trial.docs, request, trial.recipe_id, others.get("variant"), offered)
+
+
 def _field(trial: _Trial, recipe: dict[str, Any], dimension: str, accepted: dict[str, Any],
-           final: Selection) -> Field | None:
+           final: Selection, wanted: tuple[list[str], list[str], dict[str, str]]) -> Field | None:
     upstream = {k: v for k, v in accepted.items() if DIMENSIONS.index(k) < DIMENSIONS.index(dimension)}
     marks = hardware_marks(recipe)
-    offered = []
+    values = []
     for value in _candidates(trial.docs, recipe, dimension):
         if dimension == "hardware" and marks and not runs_on(recipe, value) and accepted.get(dimension) != value:
             continue
         if trial({**upstream, dimension: _typed(dimension, value)}) is None:
             continue
-        label = _hardware_label(trial.docs, value, marks) if dimension == "hardware" else value
-        offered.append(Option(value, label))
+        values.append(value)
+    fits = _hardware_fits(trial, accepted, wanted, values) if dimension == "hardware" else {}
+    offered = [Option(v, _hardware_label(trial.docs, v, marks, fits.get(v)), fits.get(v))
+               if dimension == "hardware" else Option(v, v) for v in values]
     if not offered and dimension in ("kv_offload", "task"):
         return None
     auto = {"hardware": final.hardware, "variant": final.variant, "strategy": final.strategy,
@@ -234,8 +290,13 @@ def build_form(docs: CatalogDocuments, choices: Choices) -> Builder:
     recipe = docs.recipes[recipe_id]
     if choices.variant is None and variant is not None:  # a checkpoint id names its variant
         choices = replace(choices, variant=variant)
-    trial = _Trial(docs, recipe_id)
     notes = list(choices.problems)
+    try:
+        checked_engine(choices.engine)
+    except ServekitError as exc:
+        notes.append(f"{exc}; the engine is left to the default")
+        choices = replace(choices, engine=DEFAULT_ENGINE)
+    trial = _Trial(docs, recipe_id, choice_overrides(choices))
     values = _accept_dimensions(trial, choices, notes)
     defaults = trial(values)
     if defaults is None:
@@ -243,10 +304,10 @@ def build_form(docs: CatalogDocuments, choices: Choices) -> Builder:
                        notes=tuple(notes))
     wanted = _accept_features(trial, recipe, choices, values, defaults, notes)
     final = trial.fitted(values, *wanted) or trial(values, *wanted) or defaults
-    fields = tuple(f for d in DIMENSIONS if (f := _field(trial, recipe, d, values, final)) is not None)
+    fields = tuple(f for d in DIMENSIONS if (f := _field(trial, recipe, d, values, final, wanted)) is not None)
     canonical = with_features(
-        Choices(model=recipe_id, **{d: values.get(d) for d in DIMENSIONS}),
+        replace(choices, model=recipe_id, **{d: values.get(d) for d in DIMENSIONS}),
         final.features, defaults.features, wanted[2],
     )
     return Builder(canonical, recipe_id, final, fields, _feature_choices(trial, recipe, values, final, wanted),
-                   tuple(notes))
+                   tuple(notes), engines=tuple(engine_names()))

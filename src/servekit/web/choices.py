@@ -2,8 +2,10 @@
 
 The query uses the names of ``servekit plan``'s options: ``model``, ``hardware``, ``variant``,
 ``strategy``, ``nodes``, ``kv_offload``, ``task``, repeated ``feature`` / ``no_feature``, and
-``mode=FEATURE=MODE``. The page's form sends its feature checkboxes with ``fs=1``: the checked
-features are then the whole set (the unchecked ones are turned off).
+``mode=FEATURE=MODE``, ``engine``, and the overrides under the names of ``servekit plan``'s
+options (``tp``, ``max_model_len``, ``gpu_memory_utilization``, ``image``, ``vllm_version``). The
+page's form sends its feature checkboxes with ``fs=1``: the checked features are then the whole
+set (the unchecked ones are turned off).
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ MAX_VALUE = 200
 MAX_REPEATS = 64
 DIMENSIONS = ("hardware", "variant", "strategy", "nodes", "kv_offload", "task")
 """The single-valued choices, in the order each narrows the next."""
+OVERRIDES = ("tp", "max_model_len", "gpu_memory_utilization", "image", "vllm_version")
+"""The CLI's overrides the page takes (``servekit.synthesis.overrides.Overrides`` fields), as typed."""
+DEFAULT_ENGINE = "vllm"
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,12 @@ class Choices:
     modes: tuple[tuple[str, str], ...] = ()
     complete_features: bool = False
     """``features`` is the whole enabled set (the form's checkboxes)."""
+    engine: str = DEFAULT_ENGINE
+    tp: int | None = None
+    max_model_len: str | None = None
+    gpu_memory_utilization: float | None = None
+    image: str | None = None
+    vllm_version: str | None = None
     problems: tuple[str, ...] = field(default=(), compare=False)
     """Parts of the query that could not be read (shown on the page)."""
 
@@ -46,12 +57,25 @@ def _text(value: str) -> str | None:
     return value[:MAX_VALUE] if value else None
 
 
-def _nodes(value: str | None, problems: list[str]) -> int | None:
+def _whole(name: str, value: str | None, problems: list[str]) -> int | None:
     if value is None:
         return None
     if value.isdigit() and 0 < int(value) < 1000:
         return int(value)
-    problems.append(f"nodes must be a whole number, not {value!r}")
+    problems.append(f"{name} must be a whole number, not {value!r}")
+    return None
+
+
+def _fraction(name: str, value: str | None, problems: list[str]) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if 0 < number <= 1:
+        return number
+    problems.append(f"{name} must be a number above 0 and at most 1, not {value!r}; left to the recipe")
     return None
 
 
@@ -80,10 +104,14 @@ def parse_query(items: Iterable[tuple[str, str]]) -> Choices:
     problems: list[str] = []
     return Choices(
         model=single.get("model") or "", hardware=single.get("hardware"), variant=single.get("variant"),
-        strategy=single.get("strategy"), nodes=_nodes(single.get("nodes"), problems),
+        strategy=single.get("strategy"), nodes=_whole("nodes", single.get("nodes"), problems),
         kv_offload=single.get("kv_offload"), task=single.get("task"),
         features=tuple(many["feature"]), no_features=tuple(many["no_feature"]),
         modes=_modes(many["mode"], problems), complete_features=single.get("fs") == "1",
+        engine=single.get("engine") or DEFAULT_ENGINE, tp=_whole("tp", single.get("tp"), problems),
+        max_model_len=single.get("max_model_len"),
+        gpu_memory_utilization=_fraction("gpu_memory_utilization", single.get("gpu_memory_utilization"), problems),
+        image=single.get("image"), vllm_version=single.get("vllm_version"),
         problems=tuple(problems),
     )
 
@@ -98,6 +126,9 @@ def query_items(choices: Choices) -> list[tuple[str, str]]:
     items += [("feature", name) for name in choices.features]
     items += [("no_feature", name) for name in choices.no_features]
     items += [("mode", f"{feature}={mode}") for feature, mode in choices.modes]
+    if choices.engine != DEFAULT_ENGINE:
+        items.append(("engine", choices.engine))
+    items += [(name, str(getattr(choices, name))) for name in OVERRIDES if getattr(choices, name) is not None]
     return items
 
 
@@ -113,5 +144,6 @@ def with_features(choices: Choices, enabled: Iterable[str], defaults: Iterable[s
         model=choices.model, hardware=choices.hardware, variant=choices.variant, strategy=choices.strategy,
         nodes=choices.nodes, kv_offload=choices.kv_offload, task=choices.task,
         features=tuple(f for f in on if f not in base), no_features=tuple(f for f in base if f not in on),
-        modes=tuple(modes.items()), problems=choices.problems,
+        modes=tuple(modes.items()), engine=choices.engine,
+        **{name: getattr(choices, name) for name in OVERRIDES}, problems=choices.problems,
     )

@@ -1,12 +1,16 @@
-"""The HTML pages: the command builder at ``/`` and the catalog at ``/catalog``.
+"""The HTML pages: the landing page and command builder at ``/`` and the catalog at ``/catalog``.
 
-Both are rendered on the server from their URL query (Jinja2 with autoescaping: recipe text
+All are rendered on the server from their URL query (Jinja2 with autoescaping: recipe text
 is shown as text, never as markup) and work without JavaScript; ``/static/builder.js`` only
-updates the builder in place and adds the copy buttons.
+updates the builder in place and adds the copy buttons. The builder's answer is what
+``servekit plan`` returns for the same request (``servekit.app.overridden.plan_with_overrides``,
+the CLI's own call), and the landing page's "what runs on my hardware" is ``servekit fit --all``
+(``servekit.app.fit_all``).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -16,12 +20,15 @@ from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from servekit.app.discovery import list_recipes
-from servekit.app.plan import plan_from_selection
+from servekit.app.overridden import plan_with_overrides
+from servekit.app.plan import PlanResult
+from servekit.app.run_site import RunSite
 from servekit.catalog.faults import catalog_faults
 from servekit.errors import ServekitError
-from servekit.web.builder import Builder, build_form
+from servekit.web.builder import Builder, build_form, hardware_name
 from servekit.web.choices import parse_query, query_string
-from servekit.web.plan_sections import PlanSections, plan_sections
+from servekit.web.landing import landing_context
+from servekit.web.plan_sections import PlanSections, k8s_text, plan_sections
 from servekit.web.site import Site
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -33,14 +40,32 @@ def environment() -> Environment:
                        trim_blocks=True, lstrip_blocks=True)
 
 
+def _facts(site: Site, result: PlanResult) -> tuple[tuple[str, str], ...]:
+    sel = result.selection
+    return (("Hardware", hardware_name(site.docs, sel.hardware)), ("Variant", sel.variant),
+            ("Strategy", sel.strategy), ("Nodes", str(sel.node_count)), ("Engine", sel.engine),
+            ("Deployment", result.plan.deploy_type), ("Image", str(result.plan.docker.image or "none")))
+
+
+def _docker(form: Builder, site: Site) -> PlanResult | str:
+    """The request planned as ``servekit plan --docker`` checks it (in its container), or why not."""
+    request = replace(form.request(site.docs), site=RunSite(container=True, docker=True))
+    try:
+        return plan_with_overrides(request, form.overrides)
+    except ServekitError as exc:
+        return str(exc)
+
+
 def _plan(site: Site, form: Builder) -> tuple[PlanSections | None, str]:
-    if form.selection is None:
+    if form.selection is None or form.recipe_id is None:
         return None, ""
     docs = site.docs
     try:
         with catalog_faults(docs.root, docs.sources.get(f"models/{form.recipe_id}")):
-            result = plan_from_selection(docs, form.selection, checks=True)
-            return plan_sections(docs, result), ""
+            result = plan_with_overrides(form.request(docs), form.overrides)
+            profile = site.hardware.get(result.selection.hardware)
+            return plan_sections(result, _docker(form, site), k8s_text(result, profile), _facts(site, result),
+                                 form.overrides.vllm_version), ""
     except ServekitError as exc:
         return None, str(exc)
 
@@ -55,6 +80,8 @@ def _description(site: Site, recipe_id: str | None) -> str:
 def builder_context(site: Site, items: tuple[tuple[str, str], ...]) -> tuple[dict[str, Any], int]:
     """The builder template's values for a query (the catalog does not change while served)."""
     choices = parse_query(items)
+    if not choices.model:
+        return landing_context(site, items), 200
     form = build_form(site.docs, choices)
     plan, error = _plan(site, form)
     status = 404 if form.error and form.recipe_id is None else 200
@@ -95,7 +122,7 @@ def router(site: Site) -> APIRouter:
     @lru_cache(maxsize=PAGES_CACHED)
     def render_builder(items: tuple[tuple[str, str], ...]) -> tuple[str, int]:
         context, status = builder_context(site, items)
-        return env.get_template("builder.html").render(context), status
+        return env.get_template("builder.html" if "form" in context else "landing.html").render(context), status
 
     @pages.get("/", response_class=HTMLResponse)
     def builder_page(request: Request) -> HTMLResponse:

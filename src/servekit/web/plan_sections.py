@@ -1,39 +1,59 @@
-"""A planned result as the builder page's sections: commands per machine, docker, env, install,
-the reason for each argument, the fit verdict, other engines' forms and the Kubernetes form.
+"""A planned result as the builder page's answer: the verdict, the checks, the command and every
+artifact form, the install steps, per-rank memory and the reason for each argument.
 
-Every text shown comes from the JSON document ``servekit plan --format json`` prints
-(``servekit.app.plan_view.plan_payload``), so the page shows what the CLI prints.
+Every text shown comes from what ``servekit plan`` prints for the same request: the JSON
+document (``servekit.app.plan_view.plan_payload``), the text and sh forms (``plan_lines``,
+``plan_sh``), the docker form (the plan checked as it runs in its container, as ``--docker``
+does) and the Kubernetes documents (``servekit.app.k8s_plan``). The verdict is the CLI's exit
+status: the page never judges a plan by rules of its own.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from servekit.app.plan import PlanResult, plan_from_selection
-from servekit.app.plan_view import plan_payload
-from servekit.catalog.documents import CatalogDocuments
-from servekit.engines.plan_translate import dialect_names
+from servekit.app.k8s_plan import plan_k8s_text, plan_manifests
+from servekit.app.plan import PlanResult
+from servekit.app.plan_view import CANNOT_START, engine_errors, plan_lines, plan_payload, plan_sh
 from servekit.errors import ServekitError
-from servekit.findings import Finding
+from servekit.k8s.cli_glue import options_from_cli
+from servekit.warm.hub import HubSettings
+from servekit.web.checks_view import Check, all_checks, attach
+from servekit.web.memory_chart import MemoryChart, memory_chart
 
-FIGURES = (("budget_gib", "memory budget per device (GiB)"), ("weights_gib_per_rank", "weights per rank (GiB)"),
-           ("activation_gib", "activations (GiB)"), ("available_kv_gib", "left for the KV cache (GiB)"),
-           ("kv_tokens", "KV cache tokens"), ("max_concurrency", "sequences at full context"),
-           ("max_model_len", "context length"), ("kv_cache_dtype", "KV cache dtype"), ("tp", "tensor parallel"),
-           ("pp", "pipeline parallel"))
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    marks: tuple[int, ...] = ()
+    """Numbers of the checks about this line (``Check.number``)."""
 
 
 @dataclass(frozen=True)
 class Block:
-    """One copyable text: a command, a docker form, a config."""
+    """One copyable text: a command, a script, a config."""
 
     key: str
     title: str
     text: str
+    lines: tuple[Line, ...] = ()
+    checks: tuple[Check, ...] = ()
+
+    def numbered(self) -> tuple[Line, ...]:
+        return self.lines or tuple(Line(t) for t in self.text.split("\n"))
+
+
+@dataclass(frozen=True)
+class Form:
+    """One tab of the answer: a title and its blocks, or a note saying why there are none."""
+
+    key: str
+    title: str
+    blocks: tuple[Block, ...]
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -44,37 +64,35 @@ class Reason:
 
 
 @dataclass(frozen=True)
-class FitRow:
+class RankMemory:
     role: str
     ok: bool
-    figures: tuple[tuple[str, str], ...]
-    findings: tuple[Finding, ...]
-
-
-@dataclass(frozen=True)
-class EngineForm:
-    engine: str
-    applies: bool
-    blocks: tuple[Block, ...]
-    findings: tuple[Finding, ...]
-    untranslated: tuple[str, ...]
+    verdict: str
+    chart: MemoryChart | None
+    checks: tuple[Check, ...]
 
 
 @dataclass(frozen=True)
 class PlanSections:
-    heading: str
-    commands: tuple[Block, ...]
-    docker: tuple[Block, ...]
-    env: tuple[tuple[str, str], ...]
-    image: str
-    install: tuple[Block, ...]
-    reasons: tuple[Reason, ...]
-    fit: tuple[FitRow, ...]
+    facts: tuple[tuple[str, str], ...]
+    starts: bool
+    verdict: str
+    checks: tuple[Check, ...]
+    forms: tuple[Form, ...]
+    install: tuple[Form, ...]
+    memory: tuple[RankMemory, ...]
     fit_note: str
+    reasons: tuple[Reason, ...]
     notes: tuple[str, ...]
-    engines: tuple[EngineForm, ...]
-    k8s: Block | None
-    k8s_note: str
+    env: tuple[tuple[str, str], ...]
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for c in self.checks if c.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for c in self.checks if c.severity == "warning")
 
 
 def _text(value: Any) -> str:
@@ -117,23 +135,10 @@ def command_blocks(payload: dict[str, Any]) -> tuple[list[Block], list[Block]]:
     return commands, docker
 
 
-def _finding(f: dict[str, Any]) -> Finding:
-    return Finding(str(f.get("severity") or "note"), str(f.get("code") or ""), str(f.get("message") or ""),
-                   f.get("fix") or None)
-
-
-def fit_rows(checks: dict[str, Any] | None) -> tuple[tuple[FitRow, ...], str]:
-    if not checks:
-        return (), "fit not checked"
-    if checks.get("fit") is None:
-        return (), str(checks.get("note") or "fit not checked")
-    rows = []
-    for result in checks["fit"]:
-        report = result.get("report") or {}
-        figures = tuple((label, str(report[key])) for key, label in FIGURES if report.get(key) is not None)
-        rows.append(FitRow(str(result.get("role")), bool(result.get("ok")), figures,
-                           tuple(_finding(f) for f in result.get("findings") or [])))
-    return tuple(rows), ""
+def _with_checks(block: Block, checks: tuple[Check, ...]) -> Block:
+    """``block`` with the checks about it, each marked on the line of its option."""
+    lines, mine = attach(block.key, block.text, checks)
+    return Block(block.key, block.title, block.text, tuple(Line(t, m) for t, m in lines), mine)
 
 
 def reasons(extras: dict[str, Any]) -> tuple[Reason, ...]:
@@ -146,59 +151,78 @@ def reasons(extras: dict[str, Any]) -> tuple[Reason, ...]:
     return tuple(out)
 
 
-def engine_form(docs: CatalogDocuments, result: PlanResult, engine: str) -> EngineForm:
-    """The plan in another engine's form; ``applies`` when it translated without an error."""
-    selection = dataclasses.replace(result.selection, engine=engine)
-    try:
-        translated = plan_from_selection(docs, selection, checks=False)
-    except ServekitError as exc:
-        return EngineForm(engine, False, (), (Finding("error", "engine", str(exc)),), ())
-    blocks: list[Block] = []
-    findings: list[Finding] = []
-    untranslated: list[str] = []
-    for pc in translated.commands or ():
-        data = pc.to_dict()
-        name = f"{pc.role}{f' rank {pc.rank}' if pc.rank else ''}"
-        for step in data.get("precompile") or []:
-            blocks.append(Block(f"{engine}-{pc.role}-{pc.rank}-{step.get('name')}", f"{name}: before start",
-                                str(step.get("command") or "")))
-        blocks.append(Block(f"{engine}-{pc.role}-{pc.rank}", name, str(data.get("command") or "")))
-        findings += [_finding(f) for f in data.get("findings") or []]
-        untranslated += [f"{u.get('flag')}: {u.get('reason')}" for u in data.get("untranslated") or []]
-    return EngineForm(engine, translated.valid, tuple(blocks), tuple(findings), tuple(untranslated))
+def _memory(checks_json: dict[str, Any] | None, checks: tuple[Check, ...]) -> tuple[tuple[RankMemory, ...], str]:
+    if not checks_json:
+        return (), "fit not checked"
+    if checks_json.get("fit") is None:
+        return (), str(checks_json.get("note") or "fit not checked")
+    out = []
+    for result in checks_json["fit"]:
+        role = str(result.get("role"))
+        verdict = str(result.get("verdict") or ("fits" if result.get("ok") else "does not fit"))
+        out.append(RankMemory(role, bool(result.get("ok")), verdict, memory_chart(result.get("report")),
+                              tuple(c for c in checks if c.kind == "fit" and c.role == role)))
+    return tuple(out), ""
 
 
-def k8s_block(result: PlanResult, profile: Any) -> tuple[Block | None, str]:
-    """The Kubernetes form; the warm step's files come from the cache only (a page never waits on the hub)."""
-    from servekit.app.k8s_plan import plan_k8s_text, plan_manifests
-    from servekit.k8s.cli_glue import options_from_cli
-    from servekit.warm.hub import HubSettings
+def _install(extras: dict[str, Any]) -> tuple[Form, ...]:
+    """The install steps as two tabs: on the machine itself (pip and what goes with it) and in a container."""
+    steps = [Block(f"install-{n}", str(step.get("note") or step["kind"]), str(step["command"]))
+             for n, step in enumerate(extras.get("install") or [], 1)]
+    kinds = [str(step["kind"]) for step in extras.get("install") or []]
+    family = next((str(s["family"]) for s in extras.get("install") or [] if s.get("family")), "")
+    native = tuple(b for b, k in zip(steps, kinds, strict=True) if k != "docker")
+    container = tuple(b for b, k in zip(steps, kinds, strict=True) if k in ("docker", "prerequisite"))
+    title = f"pip ({family.upper()})" if family else "pip"
+    return tuple(form for form in (Form("install-native", title, native), Form("install-docker", "Docker", container))
+                 if form.blocks)
 
+
+def _forms(result: PlanResult, docker: PlanResult | str, k8s: tuple[str, str], version: str | None,
+           blocks: tuple[list[Block], list[Block]], checks: tuple[Check, ...]) -> tuple[Form, ...]:
+    commands, docker_blocks = blocks
+    forms = [Form("command", "Command", tuple(_with_checks(b, checks) for b in commands)),
+             Form("text", "Text plan", (Block("text", "servekit plan", "\n".join(plan_lines(result, version=version))),)),
+             Form("sh", "Shell script", (Block("sh", "servekit plan --format sh", plan_sh(result, version=version)),))]
+    if isinstance(docker, str):
+        forms.append(Form("docker", "Docker", (), docker))
+    else:
+        dockered = tuple(_with_checks(b, checks) for b in docker_blocks)
+        script = Block("docker-text", "servekit plan --docker", "\n".join(plan_lines(docker, docker=True, version=version)))
+        forms.append(Form("docker", "Docker", (*dockered, script)))
+    text, note = k8s
+    forms.append(Form("k8s", "Kubernetes", (Block("k8s", "kubectl apply -f -", text),) if text else (), note))
+    return tuple(forms)
+
+
+def plan_sections(result: PlanResult, docker: PlanResult | str, k8s: tuple[str, str],
+                  facts: tuple[tuple[str, str], ...], version: str | None = None) -> PlanSections:
+    """The answer for ``result`` (``servekit plan``'s result for the page's request); ``docker``
+    is the same request planned as it runs in its container (or why it has no docker form),
+    ``k8s`` the Kubernetes documents (or why there are none); ``version``: ``--vllm-version``."""
+    payload = plan_payload(result, version)
+    extras = payload.get("servekit") or {}
+    shown = result if not engine_errors(result) else None  # a plan that cannot run has no fit to show
+    checks_json = extras.get("checks") if shown is not None else None
+    docker_checks = docker.checks if isinstance(docker, PlanResult) else None
+    checks = all_checks(checks_json, docker_checks, extras.get("engine_commands"))
+    memory, fit_note = _memory(checks_json, checks)
+    starts = not engine_errors(result) and result.can_start and result.valid
+    return PlanSections(
+        facts=facts, starts=starts, verdict="ready to start" if starts else CANNOT_START, checks=checks,
+        forms=_forms(result, docker, k8s, version, command_blocks(payload), checks), install=_install(extras),
+        memory=memory, fit_note=fit_note, reasons=reasons(extras),
+        notes=tuple(str(n) for n in extras.get("notes") or []),
+        env=tuple((str(k), str(v)) for k, v in (payload.get("env") or {}).items()),
+    )
+
+
+def k8s_text(result: PlanResult, profile: Any) -> tuple[str, str]:
+    """The Kubernetes form, or why there is none; the warm step's files come from the cache only
+    (a page never waits on the hub)."""
     try:
         manifests = plan_manifests(result.plan, options_from_cli(), settings=HubSettings.from_env(offline=True),
                                    profile=profile)
-        return Block("k8s", "Kubernetes (kubectl apply -f -)", plan_k8s_text(manifests, result.plan)), ""
+        return plan_k8s_text(manifests, result.plan), ""
     except ServekitError as exc:
-        return None, str(exc)
-
-
-def plan_sections(docs: CatalogDocuments, result: PlanResult) -> PlanSections:
-    payload = plan_payload(result)
-    extras = payload.get("servekit") or {}
-    commands, docker = command_blocks(payload)
-    fit, fit_note = fit_rows(result.checks)
-    sel = result.selection
-    profile = (docs.taxonomy.get("hardware_profiles") or {}).get(sel.hardware)
-    k8s, k8s_note = k8s_block(result, profile)
-    install = tuple(Block(f"install-{n}", f"{step['kind']}" + (f" ({step['note']})" if step.get("note") else ""),
-                          str(step["command"])) for n, step in enumerate(extras.get("install") or [], 1))
-    return PlanSections(
-        heading=f"{sel.recipe_id} on {sel.hardware}: variant {sel.variant}, strategy {sel.strategy}, "
-                f"{sel.node_count} node(s), {payload.get('deploy_type', '')}",
-        commands=tuple(commands), docker=tuple(docker),
-        env=tuple((str(k), str(v)) for k, v in (payload.get("env") or {}).items()),
-        image=str(payload.get("docker_image") or ""), install=install, reasons=reasons(extras),
-        fit=fit, fit_note=fit_note, notes=tuple(str(n) for n in extras.get("notes") or []),
-        engines=tuple(engine_form(docs, result, name) for name in dialect_names()),
-        k8s=k8s, k8s_note=k8s_note,
-    )
+        return "", str(exc)

@@ -22,6 +22,11 @@ class ModelRow:
     hardware: tuple[str, ...]
     features: tuple[str, ...]
     checkpoints: tuple[str, ...]
+    size: str = ""
+    """The parameter count as the recipe writes it (``27B``)."""
+    tasks: tuple[str, ...] = ()
+    verified: tuple[str, ...] = ()
+    """The hardware the recipe marks verified."""
 
 
 @dataclass
@@ -51,6 +56,8 @@ def model_rows(docs: CatalogDocuments) -> tuple[ModelRow, ...]:
             hardware=tuple(hw for hw in info.summary()["hardware"] if hw in marks),
             features=tuple(f.name for f in info.features),
             checkpoints=tuple(dict.fromkeys(v.model_id for v in info.variants if v.model_id)),
+            size=str(info.parameter_count or ""), tasks=tuple(info.tasks),
+            verified=tuple(hw for hw, mark in marks.items() if mark == "verified"),
         ))
     return tuple(rows)
 
