@@ -28,6 +28,8 @@ echo "== import layers"
 .venv/bin/lint-imports --no-cache --no-logo
 
 bash scripts/install_system_tools.sh
+# axe-core for the builder's accessibility test (a few seconds); without it that test skips, saying why
+bash scripts/install_axe.sh || echo "axe-core was not installed: tests/web's accessibility test will skip"
 echo "== fast tests"
 run_pytest -m "not engine" -n 2 "$@"
 

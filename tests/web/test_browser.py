@@ -17,8 +17,8 @@ import pytest
 from .conftest import MODEL
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-gpu",
-        "--headless"]
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run", "--disable-sync"]
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (run scripts/install_system_tools.sh)")
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")

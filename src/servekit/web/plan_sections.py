@@ -94,6 +94,15 @@ class PlanSections:
     def warnings(self) -> int:
         return sum(1 for c in self.checks if c.severity == "warning")
 
+    @property
+    def serious(self) -> tuple[Check, ...]:
+        """The errors and warnings (the notes are shown where they belong, and under a summary)."""
+        return tuple(c for c in self.checks if c.severity != "note")
+
+    @property
+    def remarks(self) -> tuple[Check, ...]:
+        return tuple(c for c in self.checks if c.severity == "note")
+
 
 def _text(value: Any) -> str:
     if isinstance(value, dict) and isinstance(value.get("command"), str):
@@ -159,7 +168,8 @@ def _memory(checks_json: dict[str, Any] | None, checks: tuple[Check, ...]) -> tu
     out = []
     for result in checks_json["fit"]:
         role = str(result.get("role"))
-        verdict = str(result.get("verdict") or ("fits" if result.get("ok") else "does not fit"))
+        failed = ", ".join(str(kind) for kind in result.get("failed") or ())
+        verdict = ("fits" if result.get("ok") else "does not fit") + (f" ({failed})" if failed else "")
         out.append(RankMemory(role, bool(result.get("ok")), verdict, memory_chart(result.get("report")),
                               tuple(c for c in checks if c.kind == "fit" and c.role == role)))
     return tuple(out), ""
