@@ -173,7 +173,7 @@ def test_refused_plan_shows_its_findings_and_fixes(page, artifacts):
     assert status == 1 and verdict(page) == "refused"
     errors = [f for r in payload["servekit"]["checks"]["fit"] for f in r["findings"] if f["severity"] == "error"]
     assert errors
-    listed = page.locator("#plan ol.checks").text_content()
+    listed = page.locator("#plan ol.checks").first.text_content()
     for finding in errors:
         assert finding["message"] in listed and finding["fix"] in listed
     assert page.locator("#plan .badge-error").count() == len(errors)

@@ -24,6 +24,8 @@ from servekit.warm.hub import HubSettings
 from servekit.web.checks_view import Check, all_checks, attach
 from servekit.web.memory_chart import MemoryChart, memory_chart
 
+READY = "no check stops it; it can start as it stands"
+
 
 @dataclass(frozen=True)
 class Line:
@@ -41,6 +43,14 @@ class Block:
     text: str
     lines: tuple[Line, ...] = ()
     checks: tuple[Check, ...] = ()
+    note: str = ""
+    source: str = ""
+    """The page (or recipe key) an install step follows."""
+
+    @property
+    def source_url(self) -> str:
+        word = self.source.split(" ", 1)[0]
+        return word if word.startswith("https://") else ""
 
     def numbered(self) -> tuple[Line, ...]:
         return self.lines or tuple(Line(t) for t in self.text.split("\n"))
@@ -177,7 +187,8 @@ def _memory(checks_json: dict[str, Any] | None, checks: tuple[Check, ...]) -> tu
 
 def _install(extras: dict[str, Any]) -> tuple[Form, ...]:
     """The install steps as two tabs: on the machine itself (pip and what goes with it) and in a container."""
-    steps = [Block(f"install-{n}", str(step.get("note") or step["kind"]), str(step["command"]))
+    steps = [Block(f"install-{n}", str(step["kind"]).replace("_", " "), str(step["command"]),
+                   note=str(step.get("note") or ""), source=str(step.get("source") or ""))
              for n, step in enumerate(extras.get("install") or [], 1)]
     kinds = [str(step["kind"]) for step in extras.get("install") or []]
     family = next((str(s["family"]) for s in extras.get("install") or [] if s.get("family")), "")
@@ -219,7 +230,7 @@ def plan_sections(result: PlanResult, docker: PlanResult | str, k8s: tuple[str, 
     memory, fit_note = _memory(checks_json, checks)
     starts = not engine_errors(result) and result.can_start and result.valid
     return PlanSections(
-        facts=facts, starts=starts, verdict="ready to start" if starts else CANNOT_START, checks=checks,
+        facts=facts, starts=starts, verdict=READY if starts else CANNOT_START, checks=checks,
         forms=_forms(result, docker, k8s, version, command_blocks(payload), checks), install=_install(extras),
         memory=memory, fit_note=fit_note, reasons=reasons(extras),
         notes=tuple(str(n) for n in extras.get("notes") or []),
