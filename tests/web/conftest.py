@@ -1,8 +1,10 @@
 """Fixtures of the web tests: the application over the bundled catalog, a catalog whose recipe
-text holds markup, and a real uvicorn server on a free loopback port."""
+text holds markup, a real uvicorn server on a free loopback port, Debian's Chromium driven by
+playwright, and the folder the browser tests write their screenshots to."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -16,7 +18,11 @@ from fastapi.testclient import TestClient
 from servekit.processes import free_port
 from servekit.web.server import create_app
 
-BUNDLED = Path(__file__).resolve().parents[2] / "src" / "servekit" / "catalog_data"
+ROOT = Path(__file__).resolve().parents[2]
+BUNDLED = ROOT / "src" / "servekit" / "catalog_data"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
 SCRIPT = "<script>alert(1)</script>"
 MODEL = "Qwen/Qwen3.8-27B"
 
@@ -79,3 +85,24 @@ def live_server() -> Iterator[str]:
 def markup_server(markup_catalog) -> Iterator[str]:
     """A uvicorn server with the markup catalog on 127.0.0.1 (stopped after the session)."""
     yield from serve(create_app(str(markup_catalog)))
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    """Where the browser tests keep their screenshots: ``$SERVEKIT_TEST_ARTIFACTS/web``, by
+    default ``.test-artifacts/web`` in the checkout (git-ignored)."""
+    folder = Path(os.environ.get("SERVEKIT_TEST_ARTIFACTS") or ROOT / ".test-artifacts") / "web"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium (``/usr/bin/chromium``), headless, through playwright's own driver."""
+    if not CHROMIUM.exists():
+        pytest.skip("no /usr/bin/chromium (run scripts/install_system_tools.sh)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

@@ -1,24 +1,19 @@
 """The builder in a real Chromium (Debian's ``chromium``, driven by playwright) against uvicorn.
 
 Skipped when /usr/bin/chromium is absent (``scripts/install_system_tools.sh`` installs it).
-Screenshots go to ``$SERVEKIT_TEST_ARTIFACTS`` (default: the test's temporary directory).
+Screenshots go to ``$SERVEKIT_TEST_ARTIFACTS/web`` (default: ``.test-artifacts/web``, git-ignored).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from .conftest import MODEL
+from .conftest import CHROMIUM, MODEL
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync"]
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium (run scripts/install_system_tools.sh)")
 sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is not installed")
@@ -31,21 +26,6 @@ def cli_command(*args: str) -> str:
                          capture_output=True, text=True, check=False)
     assert out.stdout, out.stderr
     return json.loads(out.stdout)["command"]
-
-
-@pytest.fixture(scope="module")
-def artifacts(tmp_path_factory) -> Path:
-    folder = Path(os.environ.get("SERVEKIT_TEST_ARTIFACTS") or tmp_path_factory.mktemp("artifacts")) / "web"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

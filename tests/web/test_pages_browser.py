@@ -25,12 +25,8 @@ import pytest
 
 from servekit.web.memory_chart import TERMS
 
-from .conftest import MODEL
+from .conftest import CHROMIUM, MODEL, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync"]
 AXE = Path(os.environ.get("SERVEKIT_AXE_DIR") or ROOT / ".servekit-ci" / "axe") / "node_modules" / "axe-core" / "axe.min.js"
 WIDTHS = (1400, 390)
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
@@ -74,21 +70,6 @@ def cli_plan(query_items: tuple) -> tuple[int, dict]:
 
 def plan_of(query: dict) -> tuple[int, dict]:
     return cli_plan(tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in query.items()))
-
-
-@pytest.fixture(scope="module")
-def artifacts() -> Path:
-    folder = Path(os.environ.get("SERVEKIT_TEST_ARTIFACTS") or ROOT / ".test-artifacts") / "web"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture(params=WIDTHS, ids=lambda w: f"{w}px")
