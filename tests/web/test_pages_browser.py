@@ -134,7 +134,18 @@ def test_seed_plan_with_spec_decoding_draws_the_clis_memory(page, artifacts):
     assert f"{report['weights_gib_per_rank']:.2f} GiB" in legend
     figures = page.locator("dl.figures").first.text_content()
     assert f"{report['kv_tokens']:,} tokens" in figures  # thousands separators, not raw numbers
-    assert page.locator("#f-hardware-shown").text_content().startswith("RTX 5090 (rtx_5090)")
+    assert page.locator("#f-hardware-shown").text_content().startswith("RTX 5090 (rtx_5090): fits")
+    cut = page.evaluate(SELECTS_CUT)
+    assert cut == [], f"select labels cut at {page.width} px: {cut}"
+
+
+SELECTS_CUT = """() => [...document.querySelectorAll('select')].flatMap(s => {
+  const pen = document.createElement('canvas').getContext('2d'), style = getComputedStyle(s);
+  pen.font = style.font;
+  const room = s.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;  // the arrow
+  const text = s.options[s.selectedIndex].text;
+  return pen.measureText(text).width > room ? [text] : [];
+})"""
 
 
 def test_several_node_plan_shows_every_machine(page, artifacts):

@@ -41,7 +41,8 @@ Reselect = Callable[[str, int], Selection]
 def fit_checker(docs: Any, *, overrides: Overrides | None = None, extra_argv: Sequence[str] = (),
                 engine: str | None = None, cpu_kvcache_space_gib: float | None = None) -> Checker:
     """The fit checks of a selection's plan as the person will run it (``overrides`` applied,
-    ``extra_argv`` added); each distinct launch is checked once."""
+    ``extra_argv`` added); each distinct launch (hardware, variant, node count, argv and env)
+    is checked once."""
     seen: dict[Any, list[Any] | None] = {}
     facts_of: dict[str, Any] = {}
     version = overrides.vllm_version if overrides else None
@@ -49,8 +50,9 @@ def fit_checker(docs: Any, *, overrides: Overrides | None = None, extra_argv: Se
     def check(selection: Selection) -> list[Any] | None:
         plan = apply_overrides(synthesize(docs, selection, lean=True), overrides or Overrides())
         env = tuple((k, str(v)) for k, v in plan.env_map().items())
-        key = (env, *((p.role, tuple(map(str, p.argv())), tuple((k, str(v)) for k, v in p.env_map().items()))
-                      for p in plan.processes))
+        key = (selection.hardware, selection.variant, selection.node_count, env,
+               *((p.role, tuple(map(str, p.argv())), tuple((k, str(v)) for k, v in p.env_map().items()))
+                 for p in plan.processes))
         if key not in seen:
             if plan.model_id not in facts_of:
                 facts_of[plan.model_id] = known_facts(plan.model_id)

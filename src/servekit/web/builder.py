@@ -29,12 +29,13 @@ from servekit.synthesis.overrides import Overrides
 from servekit.synthesis.plan import Selection
 from servekit.synthesis.selection import MAX_NODES
 from servekit.web.choices import DEFAULT_ENGINE, DIMENSIONS, Choices, with_features
+from servekit.web.site import short_names
 
 LABELS = {"hardware": "Hardware", "variant": "Variant", "strategy": "Strategy", "nodes": "Nodes",
           "kv_offload": "KV offload", "task": "Task"}
 
 
-FIT_MARKS = {True: "fits", False: "does not fit", None: ""}
+FIT_MARKS = {True: "fits", False: "doesn't fit", None: ""}
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ class Option:
     value: str
     label: str
     fits: bool | None = None
+    caption: str = ""
+    """The choice in full (hardware: its name and id, the fit verdict, the recipe's mark)."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ class Field:
     def shown(self) -> str:
         """The label of the value in use (the chosen one, else the default's), in full."""
         value = self.chosen or self.auto
-        return next((o.label for o in self.options if o.value == value), value)
+        return next((o.caption or o.label for o in self.options if o.value == value), value)
 
 
 @dataclass(frozen=True)
@@ -174,10 +177,15 @@ def hardware_name(docs: CatalogDocuments, hw: str) -> str:
     return f"{name} ({hw})" if name != hw else hw
 
 
-def _hardware_label(docs: CatalogDocuments, hw: str, marks: dict[str, str], fits: bool | None) -> str:
-    """``RTX 5090 (rtx_5090): fits, verified``: the fit verdict first, so a narrow select shows it."""
+def hardware_caption(docs: CatalogDocuments, hw: str, marks: dict[str, str], fits: bool | None) -> str:
+    """``RTX 5090 (rtx_5090): fits, verified``: the whole story of one hardware choice."""
     parts = [mark for mark in (FIT_MARKS[fits], marks.get(hw)) if mark]
     return hardware_name(docs, hw) + (f": {', '.join(parts)}" if parts else "")
+
+
+def _hardware_label(short: str, fits: bool | None) -> str:
+    """``RTX 5090: fits``: a select's option, short enough for a phone (the caption has the rest)."""
+    return f"{short}: {FIT_MARKS[fits]}" if FIT_MARKS[fits] else short
 
 
 def _accept_dimensions(trial: _Trial, choices: Choices, notes: list[str]) -> dict[str, Any]:
@@ -214,7 +222,9 @@ def _field(trial: _Trial, recipe: dict[str, Any], dimension: str, accepted: dict
             continue
         values.append(value)
     fits = _hardware_fits(trial, accepted, wanted, values) if dimension == "hardware" else {}
-    offered = [Option(v, _hardware_label(trial.docs, v, marks, fits.get(v)), fits.get(v))
+    short = short_names(trial.docs.taxonomy.get("hardware_profiles") or {}) if dimension == "hardware" else {}
+    offered = [Option(v, _hardware_label(short.get(v, v), fits.get(v)), fits.get(v),
+                      hardware_caption(trial.docs, v, marks, fits.get(v)))
                if dimension == "hardware" else Option(v, v) for v in values]
     if not offered and dimension in ("kv_offload", "task"):
         return None

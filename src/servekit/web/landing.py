@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 from servekit.app.fit_all import FitAllOptions, fit_all
 from servekit.errors import ServekitError
-from servekit.web.site import Site
+from servekit.web.site import Site, short_names
 
 MAX_GPUS = 64
 
@@ -82,20 +82,11 @@ def hardware_options(site: Site) -> list[dict[str, str]]:
     return out
 
 
-def chip_names(site: Site) -> dict[str, str]:
-    """Hardware id -> its display name, with the id where two profiles share a name."""
-    names = {hw: str((p or {}).get("display_name") or hw) for hw, p in site.hardware.items()}
-    counts: dict[str, int] = {}
-    for name in names.values():
-        counts[name] = counts.get(name, 0) + 1
-    return {hw: name if counts[name] == 1 else f"{name} ({hw})" for hw, name in names.items()}
-
-
 def landing_context(site: Site, items: tuple[tuple[str, str], ...]) -> dict[str, Any]:
     query = {key: value.strip()[:200] for key, value in items}
     hardware = query.get("runs_on", "")
     rows, error = runs_on(site, hardware, query.get("gpus", "")) if hardware else ([], "")
-    names = chip_names(site)
+    names = short_names(site.hardware)
     return {"models": site.models, "hardware": hardware_options(site), "hardware_names": names,
             "runs_on": hardware, "gpus": query.get("gpus", ""), "rows": rows, "fit_error": error,
             "fitting": sum(1 for r in rows if r.fits), "canonical": "/?" + urlencode(items) if items else "/"}

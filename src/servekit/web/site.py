@@ -47,6 +47,16 @@ class Site:
         return dict(self.docs.taxonomy.get("hardware_profiles") or {})
 
 
+def short_names(profiles: dict[str, Any]) -> dict[str, str]:
+    """Hardware id -> its display name, with the id added where two profiles share a name
+    (``RTX 5090`` and ``RTX 5090 (rtx_5090_2x)``): short enough for a select on a phone."""
+    names = {hw: str((p or {}).get("display_name") or hw) for hw, p in profiles.items()}
+    counts: dict[str, int] = {}
+    for name in names.values():
+        counts[name] = counts.get(name, 0) + 1
+    return {hw: name if counts[name] == 1 else f"{name} ({hw})" for hw, name in names.items()}
+
+
 def model_rows(docs: CatalogDocuments) -> tuple[ModelRow, ...]:
     rows = []
     for info in list_recipes(docs):
