@@ -25,6 +25,7 @@ COMMAND_MODULES: dict[str, str] = {
     "engine": "servekit.cli.engine_cmd",
     "lint": "servekit.cli.lint_cmd",
     "fit": "servekit.cli.fit_cmd",
+    "perf": "servekit.cli.perf_cmd",
     "warm-cache": "servekit.cli.warm_cmd",
     "list": "servekit.cli.list_cmd",
     "show": "servekit.cli.show_cmd",

@@ -16,6 +16,7 @@ from typing import Any
 
 from servekit.hardware.container import ContainerDevices, container_devices
 from servekit.hardware.device_plugins import DevicePlugin, derive_device_plugin
+from servekit.hardware.device_compute import DeviceCompute, compute_row
 from servekit.hardware.device_memory import USABLE_FRACTION, assumed_gib, measured_memory
 from servekit.hardware.precision import derive_precisions
 
@@ -105,6 +106,8 @@ class HardwareProfile:
     cpu_arch: str | None = None
     """x86_64 | aarch64 for a CPU platform (vLLM publishes a CPU wheel and image per
     architecture); None for accelerators."""
+    compute: DeviceCompute | None = None
+    """Speed facts of one device (``servekit.hardware.device_compute``); None: no row names it."""
 
     @property
     def generation(self) -> str | None:
@@ -322,6 +325,7 @@ def build_profile(hw_id: str, raw: Mapping[str, Any]) -> HardwareProfile:
         memory_source=memory_source,
         raw=raw,
         cpu_arch=derive_cpu_arch(raw, platform, brand),
+        compute=compute_row(*device_model_names(hw_id, raw)),
     )
 
 

@@ -1,0 +1,131 @@
+"""Accuracy of servekit's speed predictions against measured serving runs.
+
+Usage: python bench/bench_perf_points.py [POINTS.jsonl] [--loo] [--write]
+
+Reads perf-points lines (default: ../shared/reference/perf-points-visible.jsonl beside the repo),
+predicts each from its structured fields (``servekit.perf.points``; the measured figures are read
+only to score) and prints the calibration set (``servekit.perf.constants.CALIBRATION_POINTS``, on
+which the fitted constants were fitted) and the evaluation set (every other point) apart:
+median |relative error| of output throughput, TPOT and TTFT, and the share of measurements inside
+the 80% interval, overall and per engine and device. ``--loo`` refits the constants once per
+calibration point left out (coordinate descent from the stored values, two rounds) and prints
+each constant's range and the held-out points' errors. ``--write`` also writes the report to
+bench/results/perf-points-DATE.txt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import io
+import json
+import statistics
+import sys
+from collections import defaultdict
+from contextlib import redirect_stdout
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "src"))
+
+from servekit.app.request import load_documents  # noqa: E402
+from servekit.atomic import write_bytes_atomic  # noqa: E402
+from servekit.hardware import profiles_for  # noqa: E402
+from servekit.perf.calibrate import (  # noqa: E402
+    Measured, figures, fit_constants, intervals_from, leave_one_out, predicted, prepare,
+)
+from servekit.perf.constants import CALIBRATION_POINTS, fitted_values  # noqa: E402
+from servekit.perf.intervals import INTERVAL80, METRICS  # noqa: E402
+
+DEFAULT = REPO.parent / "shared" / "reference" / "perf-points-visible.jsonl"
+SHORT = {"output_throughput_tok_s": "throughput", "tpot_ms": "TPOT", "ttft_ms": "TTFT"}
+
+
+def score(points: list[Measured], profiles, values) -> dict[str, dict[str, float]]:
+    """Per metric: count, median |relative error|, share inside the 80% interval."""
+    errors: dict[str, list[float]] = defaultdict(list)
+    inside: dict[str, list[bool]] = defaultdict(list)
+    for m in points:
+        got = figures(predicted(m, profiles, values))
+        for k, v in m.measured.items():
+            errors[k].append(abs(got[k] / v - 1))
+            lo, hi = INTERVAL80[k]
+            inside[k].append(got[k] * lo <= v <= got[k] * hi)
+    return {k: {"n": len(errors[k]), "median": statistics.median(errors[k]),
+                "coverage": sum(inside[k]) / len(inside[k])} for k in METRICS if errors[k]}
+
+
+def print_score(title: str, points: list[Measured], profiles, values) -> None:
+    print(f"{title} ({len(points)} points)")
+    for k, s in score(points, profiles, values).items():
+        print(f"  {SHORT[k]:10} n={s['n']:2}  median |error| {s['median']:6.1%}  inside 80% interval {s['coverage']:6.1%}")
+
+
+def print_groups(title: str, points: list[Measured], profiles, values) -> None:
+    groups: dict[tuple[str, str], list[Measured]] = defaultdict(list)
+    for m in points:
+        groups[(str(m.point.get("engine")), str(m.point.get("gpu")))].append(m)
+    print(f"{title}, per engine and device")
+    for (engine, gpu), members in sorted(groups.items()):
+        cells = [f"{SHORT[k]} {s['median']:6.1%} (n={s['n']})" for k, s in score(members, profiles, values).items()]
+        print(f"  {engine:7} {gpu:13} " + "  ".join(cells))
+
+
+def print_loo(cal: list[Measured], profiles, values) -> None:
+    rows = leave_one_out(cal, profiles, values)
+    print("leave-one-out: each calibration point left out, constants refitted (2 rounds from the stored values)")
+    for key, stored in values.items():
+        seen = [r["constants"][key] for r in rows]
+        print(f"  {key:28} stored {stored:8.3f}  refits {min(seen):8.3f} .. {max(seen):8.3f}")
+    for k in METRICS:
+        held = [r["errors"][k] for r in rows if k in r["errors"]]
+        if held:
+            rel = [abs(2.718281828459045 ** e - 1) for e in held]
+            print(f"  held-out {SHORT[k]:10} n={len(rel):2} median |error| {statistics.median(rel):6.1%}")
+
+
+def report(path: Path, loo: bool) -> str:
+    profiles = profiles_for(load_documents(None).taxonomy)
+    points = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    measured = prepare(points, profiles)
+    cal = [m for m in measured if m.id in CALIBRATION_POINTS]
+    ev = [m for m in measured if m.id not in CALIBRATION_POINTS]
+    values = fitted_values()
+    out = io.StringIO()
+    with redirect_stdout(out):
+        print(f"perf points: {path.name}, {len(measured)} points; constants: servekit.perf.constants")
+        refit = fit_constants(cal, profiles, values, rounds=1)
+        moved = {k: v for k, v in refit.items() if v != values[k]}
+        print("stored constants are a fixed point of the fit" if not moved else f"a refit moves: {moved}")
+        bands = intervals_from(cal, profiles, values)
+        print("80% interval ratios from calibration residuals: "
+              + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in bands.items()))
+        print_score("calibration", cal, profiles, values)
+        print_score("evaluation", ev, profiles, values)
+        print_groups("calibration", cal, profiles, values)
+        print_groups("evaluation", ev, profiles, values)
+        if loo:
+            print_loo(cal, profiles, values)
+    return out.getvalue()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("points", nargs="?", default=str(DEFAULT))
+    parser.add_argument("--loo", action="store_true", help="leave-one-out refits (slow: about a minute)")
+    parser.add_argument("--write", action="store_true", help="also write bench/results/perf-points-DATE.txt")
+    args = parser.parse_args(argv)
+    path = Path(args.points)
+    if not path.is_file():
+        print(f"no points file at {path}", file=sys.stderr)
+        return 2
+    text = report(path, args.loo)
+    print(text, end="")
+    if args.write:
+        name = f"perf-points-{datetime.date.today().isoformat()}.txt"
+        write_bytes_atomic(REPO / "bench" / "results" / name, text.encode())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,164 @@
+"""``servekit perf`` as functions of plain values: a planned launch or a points file -> predictions.
+
+A model's launch is the one ``servekit fit`` checks (``servekit.app.fit.run_fit``: the plan's
+layout, variant and argv with the user's options); the speed model reads its KV pool, TP x PP,
+weight bytes and KV bytes per token from that check, the model's shape from its facts, and the
+device from the hardware profile. A launch fit refuses gets no prediction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from servekit.app.checks import known_facts
+from servekit.app.fit import FitOptions, run_fit
+from servekit.app.request import load_documents
+from servekit.errors import SelectionError, ServekitError
+from servekit.facts.model import ModelFacts
+from servekit.facts.resolve import resolve_model
+from servekit.fit.api import precision_of
+from servekit.fit.launch import LaunchArgsError, launch_settings
+from servekit.fit.planner import FitReport
+from servekit.fit.sharding import GIB
+from servekit.hardware import profiles_for
+from servekit.jsonl import numbered_objects
+from servekit.perf.constants import acceptance, fitted_values
+from servekit.perf.intervals import INTERVAL80, METRICS
+from servekit.perf.launch import default_limits, rates_for
+from servekit.perf.points import launch_of, output_line, workload_of
+from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Prediction, Spec, Workload, predict
+from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params
+from servekit.perf.terms import Layout
+
+
+@dataclass
+class PerfOptions:
+    fit: FitOptions
+    workload: Workload
+    max_num_batched_tokens: int | None = None
+    acceptance_rate: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def predict_perf_points(lines: Iterable[str | bytes], catalog: str | None = None) -> Iterator[dict[str, Any]]:
+    """One output object per perf-points line, in order; a bad line yields ``{"error": ...}``."""
+    profiles = profiles_for(load_documents(catalog).taxonomy)
+    for number, point, error in numbered_objects(lines):
+        if point is None:
+            yield {"error": error}
+            continue
+        try:
+            yield output_line(point, predict(launch_of(point, profiles), workload_of(point)), INTERVAL80)
+        except KeyError as exc:
+            yield {"error": f"line {number}: lacks {exc.args[0]!r}"}
+        except NoRoom as exc:
+            yield {"error": f"line {number}: {exc}"}
+        except (ServekitError, TypeError, ValueError) as exc:
+            yield {"error": f"line {number}: {exc}"}
+
+
+def weights_format(facts: ModelFacts, precision: str | None) -> str:
+    """The checkpoint's number format as the speed model names it (``shape.FORMAT_BYTES``)."""
+    fmt = (precision_of(facts, precision) or "bf16").lower()
+    return fmt if fmt in FORMAT_BYTES else ("fp8" if "fp8" in fmt else "bf16")
+
+
+def model_shape(facts: ModelFacts, report: FitReport, fmt: str) -> ModelShape:
+    """The model's shape from its facts and its fit report (weight and KV bytes per rank)."""
+    hidden = facts.hidden_size or facts.num_attention_heads * facts.head_dim
+    moe = facts.moe
+    routed = 0.0
+    if moe is not None:
+        inner = moe.moe_intermediate_size or facts.intermediate_size or 0
+        routed = expert_params(facts.num_layers, hidden, moe.num_experts, inner, moe.dense_layers)
+    weight_bytes = facts.weights.language if facts.weights else report.weights_gib_per_rank * GIB * report.tp * report.pp
+    total = weight_bytes / FORMAT_BYTES[fmt]
+    routed = min(routed, total)
+    per_token = (moe.experts_per_token or 1) if moe else 0
+    active = total - routed * (1 - per_token / moe.num_experts) if moe else total
+    return ModelShape(params_total=total, params_active=active, expert_params=routed,
+                      experts=moe.num_experts if moe else 0, experts_per_token=per_token, layers=facts.num_layers,
+                      hidden=hidden, heads=facts.num_attention_heads, attention_dim=2 * facts.head_dim,
+                      kv_bytes_per_token=report.kv_bytes_per_token, weights_format=fmt)
+
+
+def _facts(opts: FitOptions, context: dict[str, Any]) -> tuple[ModelFacts, str | None]:
+    docs = load_documents(opts.catalog)
+    facts = known_facts(context["checkpoint"]) if context.get("checkpoint") else None
+    if facts is None:
+        facts = resolve_model(opts.model, variant=context.get("variant"), recipes=docs.recipes).facts
+    recipe = docs.recipes.get(context.get("recipe") or "") or {}
+    variant = ((recipe.get("variants") or {}).get(context.get("variant") or "default") or {})
+    return facts, variant.get("precision")
+
+
+def _spec(argv: list[str], rate: float | None) -> Spec | None:
+    try:
+        launch = launch_settings(argv)
+    except LaunchArgsError:
+        return None
+    if not launch.spec_method or not launch.spec_tokens:
+        return None
+    return Spec(launch.spec_method, launch.spec_tokens, rate if rate is not None else acceptance(launch.spec_method))
+
+
+def perf_launch(opts: PerfOptions) -> tuple[PerfLaunch, dict[str, Any]]:
+    """The launch ``servekit fit`` checks for these options, as the speed model sees it."""
+    check, context = run_fit(opts.fit)
+    report = check.report
+    if report is None or not check.fits:
+        raise SelectionError(f"{opts.fit.model} on {opts.fit.hardware}: the launch does not fit ({check.verdict})",
+                             fix="see `servekit fit` with the same options for the layout that fits")
+    facts, precision = _facts(opts.fit, context)
+    fmt = weights_format(facts, precision)
+    shape = model_shape(facts, report, fmt)
+    docs = load_documents(opts.fit.catalog)
+    profile = profiles_for(docs.taxonomy)[opts.fit.hardware]
+    spec = _spec(context.get("argv") or [], opts.acceptance_rate)
+    seqs, tokens = default_limits(opts.fit.engine, profile, None, spec is not None)
+    limits = Limits(max_num_seqs=opts.fit.max_num_seqs or seqs,
+                    max_num_batched_tokens=opts.max_num_batched_tokens or tokens, kv_tokens=report.kv_tokens)
+    launch = PerfLaunch(shape, Layout(report.tp, report.pp), rates_for(profile, shape, opts.fit.engine), limits,
+                        1, spec, fitted_values()["offline_occupancy"])
+    context = {**context, "weights_format": fmt, "tp": report.tp, "pp": report.pp, "kv_tokens": report.kv_tokens,
+               "max_num_seqs": limits.max_num_seqs, "max_num_batched_tokens": limits.max_num_batched_tokens}
+    return launch, context
+
+
+def prediction_dict(pred: Prediction, context: dict[str, Any]) -> dict[str, Any]:
+    """The ``servekit perf MODEL --format json`` object."""
+    medians = {"output_throughput_tok_s": pred.output_throughput_tok_s, "ttft_ms": pred.ttft_ms, "tpot_ms": pred.tpot_ms}
+    p99 = {"ttft_ms": pred.ttft_p99_ms, "tpot_ms": pred.tpot_p99_ms}
+
+    def band(key: str, value: float) -> list[float]:
+        lo, hi = INTERVAL80[key]
+        return [round(value * lo, 3), round(value * hi, 3)]
+
+    return {
+        **{k: context.get(k) for k in ("model", "checkpoint", "recipe", "variant", "hardware", "weights_format", "tp",
+                                       "pp", "kv_tokens", "max_num_seqs", "max_num_batched_tokens")},
+        "devices": pred.devices,
+        "output_throughput_tok_s": round(pred.output_throughput_tok_s, 3),
+        "output_throughput_per_device_tok_s": round(pred.per_device_tok_s, 3),
+        "ttft_ms": {"median": round(pred.ttft_ms, 3), "p99": round(pred.ttft_p99_ms, 3)},
+        "tpot_ms": {"median": round(pred.tpot_ms, 3), "p99": round(pred.tpot_p99_ms, 3)},
+        "interval80": {
+            "output_throughput_tok_s": band("output_throughput_tok_s", pred.output_throughput_tok_s),
+            **{k: {"median": band(k, medians[k]), "p99": band(k, p99[k])} for k in METRICS if k != "output_throughput_tok_s"},
+        },
+        "binding": pred.binding,
+        "batch": pred.batch,
+        "terms_ms": pred.terms_ms,
+    }
+
+
+def run_perf(opts: PerfOptions) -> dict[str, Any]:
+    launch, context = perf_launch(opts)
+    try:
+        pred = predict(launch, opts.workload)
+    except NoRoom as exc:
+        raise SelectionError(f"{opts.fit.model} on {opts.fit.hardware}: {exc}",
+                             fix="shorten --input-len/--output-len, or plan more devices (--tp) for a larger pool")
+    return prediction_dict(pred, context)

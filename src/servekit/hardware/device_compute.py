@@ -1,0 +1,148 @@
+"""The device speed table: dense FLOPs per number format, memory bandwidth and the node's link,
+each row with the vendor datasheet it was read from.
+
+The memory a device offers lives in the one device memory table (``servekit.hardware.device_memory``);
+this table gives what it takes to predict speed and names the memory row of the same part
+(``memory_id``) instead of repeating it. Figures are the vendor's own:
+
+* ``tflops``: dense tensor-core TFLOPS per format (``bf16``, ``fp8``, ``fp4``); a datasheet that
+  states only the figure with 2:4 sparsity is halved (NVIDIA marks those "with sparsity");
+  a format the part does not compute natively has no entry (its weights run through a wider
+  format: ``compute_format``);
+* ``memory_gb_s``: memory bandwidth of one device, GB/s;
+* ``link_gb_s``: bandwidth one device can send to its peers at once, GB/s in one direction
+  (NVLink figures are quoted for both directions together and halved here; PCIe x16 Gen4 moves
+  32 GB/s and Gen5 64 GB/s each way; an Instinct part's seven xGMI links are summed).
+
+A part with no row has no speed prediction: ``servekit perf`` says so and names this table.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+PCIE4 = 32.0
+PCIE5 = 64.0
+"""GB/s one way over a PCIe x16 slot (PCI-SIG: Gen4 16 GT/s and Gen5 32 GT/s per lane, 128b/130b)."""
+
+FORMATS = ("bf16", "fp8", "fp4")
+WIDE_FORMATS = {"fp4": ("fp8", "bf16"), "fp8": ("bf16",), "bf16": ()}
+
+
+@dataclass(frozen=True)
+class DeviceCompute:
+    """Speed facts of one device model."""
+
+    id: str
+    """The part's id: a taxonomy id without its card-count suffix (``rtx_pro_6000``)."""
+    tflops: dict[str, float] = field(hash=False)
+    """Dense TFLOPS per format (``FORMATS``)."""
+    memory_gb_s: float
+    link: str
+    """nvlink | xgmi | pcie | ici | none (the way devices of a node talk)."""
+    link_gb_s: float
+    source: str
+    """The vendor datasheet (URL) the figures were read from."""
+    memory_id: str | None = None
+    """The row of ``servekit.hardware.device_memory`` for the same part, when it has one."""
+    aliases: tuple[str, ...] = ()
+    """Other names of the part (lower case, ``_`` for spaces): display names of taxonomy entries."""
+    measured: str = ""
+    """For a row measured on a machine rather than read from a datasheet: how it was measured."""
+
+    def flops(self, fmt: str) -> float | None:
+        """Dense FLOP/s in ``fmt``; None when the part has no figure for it."""
+        tf = self.tflops.get(fmt)
+        return tf * 1e12 if tf else None
+
+
+def _nv(url: str) -> str:
+    return f"NVIDIA datasheet {url}"
+
+
+DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
+    DeviceCompute("h100", {"bf16": 989.4, "fp8": 1978.9}, 3350, "nvlink", 450,
+                  _nv("https://www.nvidia.com/en-us/data-center/h100/ (H100 SXM: BF16 1,979 / FP8 3,958 TFLOPS "
+                      "with sparsity, 3.35 TB/s, NVLink 900 GB/s)"), "h100"),
+    DeviceCompute("h200", {"bf16": 989.4, "fp8": 1978.9}, 4800, "nvlink", 450,
+                  _nv("https://www.nvidia.com/en-us/data-center/h200/ (H200 SXM: BF16 1,979 / FP8 3,958 TFLOPS "
+                      "with sparsity, 4.8 TB/s, NVLink 900 GB/s)"), "h200"),
+    DeviceCompute("a100", {"bf16": 312.0}, 2039, "nvlink", 300,
+                  _nv("https://www.nvidia.com/en-us/data-center/a100/ (A100 80GB SXM: BF16 312 TFLOPS, "
+                      "2,039 GB/s, NVLink 600 GB/s)"), "a100_80gb", ("a100_80gb",)),
+    DeviceCompute("a100_40gb", {"bf16": 312.0}, 1555, "nvlink", 300,
+                  _nv("https://www.nvidia.com/en-us/data-center/a100/ (A100 40GB SXM: BF16 312 TFLOPS, "
+                      "1,555 GB/s, NVLink 600 GB/s)"), "a100_40gb"),
+    DeviceCompute("l40s", {"bf16": 362.05, "fp8": 733.0}, 864, "pcie", PCIE4,
+                  _nv("https://www.nvidia.com/en-us/data-center/l40s/ (BF16 362.05 / FP8 733 TFLOPS dense, "
+                      "864 GB/s, PCIe Gen4 x16)"), "l40s"),
+    DeviceCompute("a10", {"bf16": 125.0}, 600, "pcie", PCIE4,
+                  _nv("https://www.nvidia.com/en-us/data-center/products/a10-gpu/ (BF16 125 TFLOPS, 600 GB/s, "
+                      "PCIe Gen4)"), "a10"),
+    DeviceCompute("b200", {"bf16": 2250.0, "fp8": 4500.0, "fp4": 9000.0}, 8000, "nvlink", 900,
+                  _nv("https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200, 8 GPUs: FP4 144 / FP8 72 / "
+                      "BF16 36 PFLOPS with sparsity, 64 TB/s HBM3e, NVLink 1.8 TB/s per GPU)")),
+    DeviceCompute("gb200", {"bf16": 2500.0, "fp8": 5000.0, "fp4": 10000.0}, 8000, "nvlink", 900,
+                  _nv("https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (72 GPUs: FP4 1,440 / FP8 720 / "
+                      "BF16 360 PFLOPS with sparsity, 576 TB/s HBM3e, NVLink 130 TB/s)"),
+                  aliases=("gb200_nvl4",)),
+    DeviceCompute("b300", {"bf16": 2250.0, "fp8": 4500.0, "fp4": 13500.0}, 8000, "nvlink", 900,
+                  _nv("https://www.nvidia.com/en-us/data-center/hgx/ (HGX B300, 8 GPUs: FP4 108 PFLOPS dense, "
+                      "FP8 72 / BF16 36 PFLOPS with sparsity, NVLink 1.8 TB/s per GPU)")),
+    DeviceCompute("gb300", {"bf16": 2500.0, "fp8": 5000.0, "fp4": 15000.0}, 8000, "nvlink", 900,
+                  _nv("https://www.nvidia.com/en-us/data-center/gb300-nvl72/ (72 GPUs: FP4 1,080 PFLOPS dense, "
+                      "FP8 720 / BF16 360 PFLOPS with sparsity, 576 TB/s HBM3e)"),
+                  aliases=("gb300_nvl4",)),
+    DeviceCompute("rtx_pro_6000", {"bf16": 500.0, "fp8": 1000.0, "fp4": 2000.0}, 1792, "pcie", PCIE5,
+                  _nv("https://www.nvidia.com/en-us/products/workstations/professional-desktop-gpus/rtx-pro-6000/ "
+                      "(4,000 AI TOPS FP4 with sparsity, 1,792 GB/s GDDR7, PCIe Gen5 x16); FP8 and BF16 at "
+                      "half and a quarter of the FP4 rate"), "rtx_pro_6000"),
+    DeviceCompute("rtx_5090", {"bf16": 419.0, "fp8": 838.0, "fp4": 1676.0}, 1792, "pcie", PCIE5,
+                  _nv("https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/rtx-5090/ (3,352 AI TOPS FP4 "
+                      "with sparsity, 1,792 GB/s GDDR7, PCIe Gen5); FP8 and BF16 at half and a quarter"), "rtx_5090"),
+    DeviceCompute("rtx_4090", {"bf16": 330.3, "fp8": 660.6}, 1008, "pcie", PCIE4,
+                  _nv("https://www.nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4090/ (1,321 AI TOPS FP8 "
+                      "with sparsity, 1,008 GB/s GDDR6X, PCIe Gen4); BF16 at half the FP8 rate")),
+    DeviceCompute("mi300x", {"bf16": 1307.4, "fp8": 2614.9}, 5300, "xgmi", 448,
+                  "AMD datasheet https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html (BF16 1,307.4 "
+                  "/ FP8 2,614.9 TFLOPS dense, 5.3 TB/s HBM3, 7 Infinity Fabric links of 128 GB/s)", "mi300x"),
+    DeviceCompute("mi325x", {"bf16": 1307.4, "fp8": 2614.9}, 6000, "xgmi", 448,
+                  "AMD datasheet https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html (BF16 1,307.4 "
+                  "/ FP8 2,614.9 TFLOPS dense, 6 TB/s HBM3E, 7 Infinity Fabric links of 128 GB/s)"),
+    DeviceCompute("mi355x", {"bf16": 2516.6, "fp8": 5033.2, "fp4": 10066.3}, 8000, "xgmi", 537.6,
+                  "AMD datasheet https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html (BF16 2.5 / "
+                  "FP8 5.0 / MXFP4 10.1 PFLOPS dense, 8 TB/s HBM3E, Infinity Fabric 1,075 GB/s)"),
+    DeviceCompute("trillium", {"bf16": 918.0, "fp8": 1836.0}, 1640, "ici", 224,
+                  "Google Cloud https://cloud.google.com/tpu/docs/v6e (918 TFLOPS BF16, 1,836 TOPS INT8, 1,640 GB/s "
+                  "HBM, ICI 3,584 Gbps per chip)", aliases=("tpu_v6e_(trillium)",)),
+    DeviceCompute("dgx_spark_gb10", {"fp4": 500.0}, 273, "none", 0.0,
+                  _nv("https://www.nvidia.com/en-us/products/workstations/dgx-spark/ (1 PFLOP FP4 with sparsity, "
+                      "273 GB/s LPDDR5x)")),
+)
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[\s]+", "_", name.strip().lower())
+
+
+def compute_row(*names: str) -> DeviceCompute | None:
+    """The row whose id or alias equals one of ``names`` (a taxonomy id without its ``_Nx``
+    suffix, a display name), first name first; None when none does."""
+    for name in names:
+        key = re.sub(r"_\d+x$", "", _normal(name))
+        for row in DEVICE_COMPUTE:
+            if key == row.id or key in row.aliases:
+                return row
+    return None
+
+
+def compute_format(row: DeviceCompute, weights_format: str) -> str | None:
+    """The format a part multiplies weights of ``weights_format`` in: its own when the part has
+    a figure for it, else the next wider one it has (FP8 weights on an A100 run through BF16:
+    vLLM's weight-only Marlin kernels); None when it has none."""
+    fmt = weights_format if weights_format in FORMATS else "bf16"
+    for candidate in (fmt, *WIDE_FORMATS[fmt]):
+        if candidate in row.tflops:
+            return candidate
+    return None

@@ -1,0 +1,131 @@
+"""Fitting the speed model's constants on measured points, and checking the fit.
+
+``fit_constants`` runs coordinate descent: for each fitted constant in turn (``constants.CONSTANTS``
+order), every value of its grid is tried with the others held, and the one with the lowest loss
+kept (ties: the value tried first); rounds repeat until none changes (at most ``ROUNDS``). The loss
+is the mean over points of the mean |ln(predicted / measured)| over the metrics a point
+measured (output throughput, TPOT, TTFT). The measured figures are read here and only here;
+``servekit perf --points`` never reads them.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from servekit.hardware.profile import HardwareProfile
+from servekit.perf.constants import CONSTANTS, FITTED, fitted_values
+from servekit.perf.intervals import METRICS, interval_ratios
+from servekit.perf.points import kv_pool, launch_of, shape_facts, workload_of
+from servekit.perf.predict import Prediction, predict
+
+ROUNDS = 6
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One point ready for fitting: the line, its KV pool (independent of the constants) and what
+    was measured."""
+
+    point: Mapping[str, Any]
+    pool: dict
+    measured: dict[str, float]
+
+    @property
+    def id(self) -> str:
+        return str(self.point.get("id"))
+
+
+def measured_of(point: Mapping[str, Any]) -> dict[str, float]:
+    m = point.get("measured") or {}
+    return {k: float(m[k]) for k in METRICS if isinstance(m.get(k), int | float) and m[k] > 0}
+
+
+def prepare(points: Iterable[Mapping[str, Any]], profiles: Mapping[str, HardwareProfile]) -> list[Measured]:
+    out = []
+    for point in points:
+        profile = profiles[str(point["gpu"])]
+        pool = kv_pool(point, shape_facts(point), profile, int(point.get("tp") or 1), int(point.get("pp") or 1))
+        out.append(Measured(point, pool, measured_of(point)))
+    return out
+
+
+def predicted(m: Measured, profiles: Mapping[str, HardwareProfile], values: Mapping[str, float]) -> Prediction:
+    return predict(launch_of(m.point, profiles, values, m.pool), workload_of(m.point))
+
+
+def figures(pred: Prediction) -> dict[str, float]:
+    return {"output_throughput_tok_s": pred.output_throughput_tok_s, "ttft_ms": pred.ttft_ms, "tpot_ms": pred.tpot_ms}
+
+
+def point_errors(m: Measured, pred: Prediction) -> dict[str, float]:
+    """|ln(predicted / measured)| per measured metric."""
+    got = figures(pred)
+    return {k: abs(math.log(got[k] / v)) for k, v in m.measured.items()}
+
+
+def loss(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile], values: Mapping[str, float]) -> float:
+    total = 0.0
+    for m in points:
+        errors = point_errors(m, predicted(m, profiles, values))
+        total += statistics.fmean(errors.values()) if errors else 0.0
+    return total / max(1, len(points))
+
+
+def _touches(key: str, points: Sequence[Measured]) -> bool:
+    """A per-engine constant moves only with points of its engine."""
+    if "." not in key:
+        return True
+    engine = key.split(".", 1)[1]
+    return any(m.point.get("engine") == engine for m in points)
+
+
+def fit_constants(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
+                  start: Mapping[str, float] | None = None, rounds: int = ROUNDS) -> dict[str, float]:
+    values = dict(start or fitted_values())
+    for _ in range(rounds):
+        changed = False
+        for c in CONSTANTS:
+            if c.kind != FITTED or not _touches(c.id, points):
+                continue
+            best, best_loss = values[c.id], loss(points, profiles, values)
+            for candidate in c.grid:
+                trial = loss(points, profiles, {**values, c.id: candidate})
+                if trial < best_loss - 1e-12:
+                    best, best_loss = candidate, trial
+            changed |= best != values[c.id]
+            values[c.id] = best
+        if not changed:
+            break
+    return values
+
+
+def ratios(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
+           values: Mapping[str, float]) -> dict[str, list[float]]:
+    """measured / predicted per metric over ``points``."""
+    out: dict[str, list[float]] = {k: [] for k in METRICS}
+    for m in points:
+        got = figures(predicted(m, profiles, values))
+        for k, v in m.measured.items():
+            out[k].append(v / got[k])
+    return out
+
+
+def intervals_from(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
+                   values: Mapping[str, float]) -> dict[str, tuple[float, float]]:
+    return {k: interval_ratios(r) for k, r in ratios(points, profiles, values).items() if r}
+
+
+def leave_one_out(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
+                  values: Mapping[str, float], rounds: int = 2) -> list[dict[str, Any]]:
+    """For each calibration point: the constants refitted without it (starting from ``values``)
+    and its errors under them."""
+    rows = []
+    for i, m in enumerate(points):
+        rest = [p for j, p in enumerate(points) if j != i]
+        refit = fit_constants(rest, profiles, values, rounds)
+        rows.append({"id": m.id, "constants": refit, "errors": point_errors(m, predicted(m, profiles, refit))})
+    return rows

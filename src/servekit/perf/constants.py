@@ -1,0 +1,144 @@
+"""Every number of the speed model that is not a device fact, with where it comes from.
+
+``FITTED`` constants are fitted on the calibration points (``CALIBRATION_POINTS``, ids of
+``perf-points-visible.jsonl``) by ``servekit.perf.calibrate.fit_constants`` (coordinate descent
+over each constant's grid, minimising the mean |log(predicted / measured)| over throughput, TPOT
+and TTFT); ``bench/bench_perf_points.py`` refits them, reports the other points apart and
+leaves each calibration point out in turn. ``SOURCED`` constants come from the engines' code or
+papers; ``ASSUMED`` ones are stated assumptions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FITTED = "fitted"
+SOURCED = "sourced"
+ASSUMED = "assumed"
+
+
+@dataclass(frozen=True)
+class PerfConstant:
+    id: str
+    value: float
+    kind: str
+    unit: str
+    source: str
+    grid: tuple[float, ...] = ()
+    """The values a fit may pick (FITTED only)."""
+
+
+def _grid(lo: float, hi: float, step: float) -> tuple[float, ...]:
+    n = int(round((hi - lo) / step))
+    return tuple(round(lo + i * step, 6) for i in range(n + 1))
+
+
+CALIBRATION_POINTS: tuple[str, ...] = (
+    "trtllm-perfov-01",
+    "trtllm-perfov-03",
+    "trtllm-perfov-04",
+    "trtllm-perfov-06",
+    "trtllm-perfov-07",
+    "trtllm-perfov-09",
+    "gpustack-qwen3-32b-h100-vllm-L89",
+    "gpustack-qwen3-32b-h100-sglang-L122",
+    "gpustack-qwen3-32b-a100-vllm-L90",
+    "gpustack-qwen3-14b-a100-sglang-L123",
+    "gpustack-gpt-oss-20b-a100-vllm-L90",
+    "gpustack-gpt-oss-20b-h100-vllm-L88",
+    "gpustack-gpt-oss-120b-h100-vllm-L217",
+    "gpustack-gpt-oss-120b-h100-vllm-L278",
+    "gpustack-glm-4.5-air-h100-sglang-L196",
+    "gpustack-glm-4.x-h200-vllm-L90",
+    "gpustack-glm-4.x-h200-sglang-L227",
+    "gpustack-deepseek-r1-h200-sglang-L191",
+    "gpustack-deepseek-v3.2-h200-vllm-L101",
+    "gpustack-deepseek-v3.2-h200-sglang-L459",
+    "gpustack-qwen3-235b-a22b-h100-vllm-L88",
+    "gpustack-qwen3-235b-a22b-a100-vllm-L90",
+    "gpustack-qwen3-8b-h100-latency-vllm-L85",
+    "gpustack-qwen3-8b-h100-latency-sglang-L119",
+    "gpustack-gpt-oss-120b-h100-vllm-Lother-random_4K_input",
+    "gpustack-glm-4.x-h200-vllm-Lother-ShareGPT_batch_size_4",
+    "gpustack-deepseek-r1-h200-vllm-Lother-ShareGPT_batch_size_4",
+)
+"""The calibration subset: within each (engine, device) group of the visible file, every other
+point in file order, starting with the first (the rule that chose them; every other visible
+point is the evaluation set)."""
+
+ENGINES = ("vllm", "sglang", "trtllm")
+STEP_MS = {"vllm": 3.5, "sglang": 2.0, "trtllm": 0.0}
+SEQ_US = {"vllm": 25.0, "sglang": 80.0, "trtllm": 0.0}
+"""The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``)."""
+
+CONSTANTS: tuple[PerfConstant, ...] = (
+    PerfConstant("bandwidth_fraction", 0.95, FITTED, "share of the datasheet memory bandwidth",
+                 "fitted on CALIBRATION_POINTS", _grid(0.4, 0.95, 0.05)),
+    PerfConstant("flops_fraction", 0.25, FITTED, "share of the datasheet dense FLOPs",
+                 "fitted on CALIBRATION_POINTS", _grid(0.2, 0.9, 0.05)),
+    PerfConstant("moe_flops_fraction", 0.04, FITTED, "share of the datasheet dense FLOPs in routed experts",
+                 "fitted on CALIBRATION_POINTS (grouped expert GEMMs of few tokens each run far below peak)",
+                 _grid(0.02, 0.9, 0.02)),
+    PerfConstant("allreduce_latency_us", 75.0, FITTED, "microseconds per TP all-reduce",
+                 "fitted on CALIBRATION_POINTS (the fixed cost of one all-reduce, apart from its bytes)",
+                 _grid(0.0, 200.0, 5.0)),
+    PerfConstant("offline_occupancy", 0.35, FITTED, "share of an offline run's prompts running at once",
+                 "fitted on CALIBRATION_POINTS: when every prompt is sent at once and the scheduler and pool "
+                 "admit them all, requests of varying lengths finish apart and the running batch averages "
+                 "this share of them", _grid(0.2, 1.0, 0.05)),
+    PerfConstant("layer_overhead_us", 0.0, FITTED, "microseconds per decoder layer per step and stage",
+                 "fitted on CALIBRATION_POINTS (kernel launches, norms, the all-reduce's latency)",
+                 _grid(0.0, 60.0, 2.5)),
+    *(PerfConstant(f"step_overhead_ms.{engine}", STEP_MS[engine], FITTED, "milliseconds per engine step",
+                   f"fitted on the {engine} points of CALIBRATION_POINTS (scheduling, sampling, detokenizing)",
+                   _grid(0.0, 15.0, 0.5)) for engine in ENGINES),
+    *(PerfConstant(f"seq_overhead_us.{engine}", SEQ_US[engine], FITTED,
+                   "microseconds per running sequence per step",
+                   f"fitted on the {engine} points of CALIBRATION_POINTS (the CPU work each sequence costs "
+                   "per step: input preparation, sampling, detokenizing, streaming)",
+                   _grid(0.0, 300.0, 5.0)) for engine in ENGINES),
+    PerfConstant("acceptance.mtp", 0.85, SOURCED, "probability a drafted token is accepted",
+                 "DeepSeek-V3 technical report, https://arxiv.org/abs/2412.19437 section 5.4.3: the second "
+                 "token's acceptance rate is 85-90%"),
+    PerfConstant("acceptance.eagle3", 0.75, ASSUMED, "probability a drafted token is accepted",
+                 "assumed from EAGLE-3, https://arxiv.org/abs/2503.01840 (acceptance lengths of 3-4 tokens "
+                 "per step at chain depth 4 on chat data)"),
+    PerfConstant("acceptance.eagle", 0.7, ASSUMED, "probability a drafted token is accepted",
+                 "assumed from EAGLE, https://arxiv.org/abs/2401.15077 (about 0.7 per drafted token on MT-bench)"),
+    PerfConstant("acceptance.other", 0.6, ASSUMED, "probability a drafted token is accepted",
+                 "assumed for draft models and n-gram drafting (no figure read)"),
+    PerfConstant("max_batch.trtllm", 2048, SOURCED, "sequences",
+                 "TensorRT-LLM tensorrt_llm/builder.py BuildConfig.max_batch_size default 2048"),
+    PerfConstant("max_tokens.trtllm", 8192, SOURCED, "tokens per step",
+                 "TensorRT-LLM tensorrt_llm/builder.py BuildConfig.max_num_tokens default 8192"),
+    PerfConstant("max_batch.sglang", 4096, ASSUMED, "sequences",
+                 "SGLang python/sglang/srt/server_args.py: max_running_requests defaults to None (the KV pool "
+                 "decides); a cap of 4096 is assumed so an unbounded pool stays finite"),
+    PerfConstant("max_batch.sglang.spec", 48, SOURCED, "sequences",
+                 "SGLang python/sglang/srt/server_args.py (_handle_speculative_decoding): 'Max running requests is "
+                 "reset to 48 for speculative decoding' (EAGLE, EAGLE3, NEXTN/MTP, STANDALONE)"),
+    PerfConstant("max_tokens.sglang", 8192, SOURCED, "tokens per step",
+                 "SGLang python/sglang/srt/server_args.py: chunked_prefill_size 8192 on GPUs of 80 GB and more"),
+    PerfConstant("default_num_prompts", 1000, SOURCED, "requests",
+                 "vllm bench serve --num-prompts default 1000 (vllm/benchmarks/serve.py)"),
+)
+
+_BY_ID = {c.id: c for c in CONSTANTS}
+
+
+def constant(key: str) -> float:
+    return _BY_ID[key].value
+
+
+def fitted_ids() -> tuple[str, ...]:
+    return tuple(c.id for c in CONSTANTS if c.kind == FITTED)
+
+
+def fitted_values() -> dict[str, float]:
+    return {c.id: c.value for c in CONSTANTS if c.kind == FITTED}
+
+
+def acceptance(method: str | None) -> float:
+    """The acceptance rate assumed for a speculative method when the launch states none."""
+    key = f"acceptance.{(method or '').lower()}"
+    return _BY_ID[key].value if key in _BY_ID else _BY_ID["acceptance.other"].value

@@ -1,0 +1,68 @@
+"""What a device and an engine give the speed model: achievable rates and scheduler limits.
+
+Rates are the device table's figures (``servekit.hardware.device_compute``) times the fitted
+fractions (``servekit.perf.constants``); a device without a link figure talks over PCIe Gen4.
+Scheduler limits are the launch's own ``max_num_seqs`` / ``max_num_batched_tokens``, else the
+engine's defaults: vLLM's per release and device (``servekit.fit.scheduler.v1_defaults``),
+SGLang's and TensorRT-LLM's from ``constants``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from servekit.errors import ServekitError
+from servekit.fit.hardware import Device
+from servekit.fit.scheduler import v1_defaults
+from servekit.fit.versions import VllmRun
+from servekit.hardware.device_compute import PCIE4, compute_format
+from servekit.hardware.profile import HardwareProfile
+from servekit.perf.constants import ENGINES, constant, fitted_values
+from servekit.perf.shape import ModelShape
+from servekit.perf.terms import Rates
+
+
+class PerfError(ServekitError):
+    """A launch the speed model has no figures for."""
+
+
+def engine_key(engine: str) -> str:
+    """The engine whose overhead and defaults apply (vLLM's plugins and forks run as vLLM)."""
+    return engine if engine in ENGINES else "vllm"
+
+
+def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
+              values: Mapping[str, float] | None = None) -> Rates:
+    row = profile.compute
+    if row is None:
+        raise PerfError(f"no speed figures for {profile.id!r} ({profile.display_name})",
+                        fix="add its datasheet row to servekit.hardware.device_compute")
+    fmt = compute_format(row, shape.compute_format)
+    flops = row.flops(fmt) if fmt else None
+    if flops is None:
+        raise PerfError(f"{profile.id!r}: the device table has no dense FLOPs figure for "
+                        f"{shape.compute_format} or a wider format",
+                        fix="add the datasheet's figure to servekit.hardware.device_compute")
+    v = {**fitted_values(), **(values or {})}
+    return Rates(
+        memory=row.memory_gb_s * 1e9 * v["bandwidth_fraction"],
+        flops=flops * v["flops_fraction"],
+        link=(row.link_gb_s or PCIE4) * 1e9,
+        layer_s=v["layer_overhead_us"] * 1e-6,
+        step_s=v[f"step_overhead_ms.{engine_key(engine)}"] * 1e-3,
+        seq_s=v[f"seq_overhead_us.{engine_key(engine)}"] * 1e-6,
+        expert_flops=flops * v["moe_flops_fraction"],
+        allreduce_s=v["allreduce_latency_us"] * 1e-6,
+    )
+
+
+def default_limits(engine: str, profile: HardwareProfile, version: str | None,
+                   speculative: bool = False) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) the engine picks when the launch names neither
+    (SGLang lowers its sequences when it decodes speculatively)."""
+    key = engine_key(engine)
+    if key == "vllm":
+        tokens, seqs = v1_defaults(Device(profile), VllmRun(version, {}, profile.platform))
+        return seqs, tokens
+    seqs_key = f"max_batch.{key}.spec" if speculative and key == "sglang" else f"max_batch.{key}"
+    return int(constant(seqs_key)), int(constant(f"max_tokens.{key}"))

@@ -1,0 +1,170 @@
+"""Lines of the perf-points schema (``perf-points-visible.jsonl``) -> predictions.
+
+Only structured fields are read: ``config_facts`` (config.json keys plus ``params_total_b``,
+``params_active_b``, ``full_attention_layers``, ``linear_attention_layers``), ``engine``,
+``engine_version``, ``weights_precision``, ``kv_cache_dtype``, ``gpu`` (a hardware taxonomy id),
+``gpu_count``, ``tp``, ``pp``, ``dp``, ``max_num_seqs``, ``max_num_batched_tokens``,
+``spec_decoding`` (``{"method", "num_speculative_tokens"}`` and optionally
+``"acceptance_rate"``) and ``workload``. ``measured``, ``notes``, ``source``, ``confidence``
+and the like are never read.
+
+The KV pool comes from the memory model of ``servekit.fit`` (``fit.points.predict_point``: the
+vLLM accounting at its default utilization, used for every engine) with the checkpoint size from
+the parameters and format, on the taxonomy profile's device memory. DP replicas count only when
+``tp x pp x dp`` equals ``gpu_count`` (else DP is data-parallel attention inside the TP group).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from servekit.fit.points import predict_point
+from servekit.fit.sharding import GIB
+from servekit.hardware.device_memory import memory_row
+from servekit.hardware.profile import HardwareProfile
+from servekit.perf.constants import acceptance, fitted_values
+from servekit.perf.launch import PerfError, default_limits, rates_for
+from servekit.perf.predict import Limits, PerfLaunch, Prediction, Spec, Workload
+from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params
+from servekit.perf.terms import Layout
+
+REQUIRED = ("config_facts", "engine", "weights_precision", "gpu", "workload")
+MIN_MODEL_LEN = 4096
+
+
+def _int(point: Mapping[str, Any], key: str, default: int = 1) -> int:
+    value = point.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, int | float) or isinstance(value, bool) or value < 1:
+        raise PerfError(f"{key}: {value!r} is not a positive whole number")
+    return int(value)
+
+
+def _fact(cf: Mapping[str, Any], key: str) -> float:
+    value = cf.get(key)
+    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+        raise PerfError(f"config_facts.{key}: {value!r} is not a positive number",
+                        fix=f"state config_facts.{key}")
+    return float(value)
+
+
+def shape_facts(point: Mapping[str, Any]) -> ModelShape:
+    """The model's shape from ``config_facts`` (KV bytes per token filled in later)."""
+    cf = point["config_facts"]
+    layers, hidden = int(_fact(cf, "num_hidden_layers")), int(_fact(cf, "hidden_size"))
+    heads = int(_fact(cf, "num_attention_heads"))
+    head_dim = int(cf.get("head_dim") or hidden // heads)
+    if cf.get("kv_lora_rank"):
+        width = int(cf.get("qk_nope_head_dim") or 0) + int(cf.get("qk_rope_head_dim") or 0) + int(
+            cf.get("v_head_dim") or head_dim)
+    else:
+        width = 2 * head_dim
+    experts = int(cf.get("num_experts") or 0)
+    per_token = int(cf.get("num_experts_per_tok") or 0)
+    inner = int(cf.get("moe_intermediate_size") or cf.get("intermediate_size") or 0)
+    routed = expert_params(layers, hidden, experts, inner, int(cf.get("first_k_dense_replace") or 0)) if experts else 0.0
+    fmt = str(point["weights_precision"]).lower()
+    if fmt not in FORMAT_BYTES:
+        raise PerfError(f"weights_precision: {fmt!r} is not one of {', '.join(FORMAT_BYTES)}")
+    total = _fact(cf, "params_total_b") * 1e9
+    return ModelShape(params_total=total, params_active=_fact(cf, "params_active_b") * 1e9,
+                      expert_params=min(routed, total), experts=experts, experts_per_token=per_token,
+                      layers=layers, hidden=hidden, heads=heads, attention_dim=width, kv_bytes_per_token=0.0,
+                      weights_format=fmt)
+
+
+def _attention_layers(cf: Mapping[str, Any]) -> dict[str, int] | None:
+    layers = int(cf["num_hidden_layers"])
+    full = cf.get("full_attention_layers")
+    linear = cf.get("linear_attention_layers") or 0
+    if not isinstance(full, int) or full >= layers:
+        return None
+    other = "linear" if linear else "sliding"
+    return {"full": full, other: layers - full}
+
+
+def kv_pool(point: Mapping[str, Any], shape: ModelShape, profile: HardwareProfile, tp: int, pp: int) -> dict:
+    """The fit memory model's ``{kv_tokens, kv_bytes_per_token}`` for this launch."""
+    cf = {k: v for k, v in point["config_facts"].items() if v is not None}
+    cf["mla"] = bool(cf.get("kv_lora_rank"))
+    layers = _attention_layers(cf)
+    if layers:
+        cf["attention_layers"] = layers
+    wl = point["workload"]
+    line: dict[str, Any] = {
+        "config_facts": cf, "tp": tp, "pp": pp, "kv_cache_dtype": point.get("kv_cache_dtype") or "auto",
+        "weights_gib": (shape.dense_bytes + shape.expert_bytes) / GIB, "gpu_mem_gib": profile.memory_gib,
+        "max_model_len": max(MIN_MODEL_LEN, int(wl["input_len"]) + int(wl["output_len"])),
+    }
+    row = profile.compute
+    if row is not None and row.memory_id and memory_row(row.memory_id):
+        line["gpu_model"] = row.memory_id
+    if point.get("engine") == "vllm" and point.get("engine_version"):
+        line["vllm_version"] = str(point["engine_version"])
+    return predict_point(line)
+
+
+def workload_of(point: Mapping[str, Any]) -> Workload:
+    wl = point["workload"]
+    if not isinstance(wl, Mapping):
+        raise PerfError("workload must be an object with input_len and output_len")
+    rate = wl.get("request_rate")
+    return Workload(input_len=_int(wl, "input_len"), output_len=_int(wl, "output_len"),
+                    concurrency=wl.get("concurrency") and _int(wl, "concurrency"),
+                    request_rate=float(rate) if rate else None, num_prompts=_int(wl, "num_prompts", 1000))
+
+
+def spec_of(point: Mapping[str, Any]) -> Spec | None:
+    spec = point.get("spec_decoding")
+    if not isinstance(spec, Mapping) or not spec.get("method"):
+        return None
+    method = str(spec["method"])
+    rate = spec.get("acceptance_rate")
+    return Spec(method, _int(spec, "num_speculative_tokens"), float(rate) if rate else acceptance(method))
+
+
+def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
+              values: Mapping[str, float] | None = None, pool: dict | None = None) -> PerfLaunch:
+    """The launch a line describes; ``pool`` a ``kv_pool`` result already computed (it does not
+    depend on the fitted constants)."""
+    missing = [k for k in REQUIRED if point.get(k) is None]
+    if missing:
+        raise PerfError(f"perf point lacks {', '.join(missing)}")
+    gpu = str(point["gpu"])
+    if gpu not in profiles:
+        raise PerfError(f"gpu: {gpu!r} is not a hardware id", fix="use an id of `servekit list hardware`")
+    profile = profiles[gpu]
+    tp, pp, dp = _int(point, "tp"), _int(point, "pp"), _int(point, "dp")
+    shape = shape_facts(point)
+    pool = pool or kv_pool(point, shape, profile, tp, pp)
+    shape = ModelShape(**{**shape.__dict__, "kv_bytes_per_token": float(pool["kv_bytes_per_token"])})
+    engine = str(point["engine"])
+    version = str(point["engine_version"]) if point.get("engine_version") else None
+    spec = spec_of(point)
+    seqs, tokens = default_limits(engine, profile, version if engine == "vllm" else None, spec is not None)
+    limits = Limits(max_num_seqs=_int(point, "max_num_seqs", seqs),
+                    max_num_batched_tokens=_int(point, "max_num_batched_tokens", tokens),
+                    kv_tokens=pool.get("kv_tokens"))
+    replicas = dp if tp * pp * dp == _int(point, "gpu_count", tp * pp) else 1
+    occupancy = {**fitted_values(), **(values or {})}["offline_occupancy"]
+    return PerfLaunch(shape, Layout(tp, pp), rates_for(profile, shape, engine, values), limits, replicas,
+                      spec, occupancy)
+
+
+def output_line(point: Mapping[str, Any], pred: Prediction, intervals: Mapping[str, tuple[float, float]]) -> dict:
+    """The output object of one line (the ``perf --points`` contract)."""
+    values = {"output_throughput_tok_s": pred.output_throughput_tok_s, "ttft_ms": pred.ttft_ms,
+              "tpot_ms": pred.tpot_ms}
+    return {
+        "id": point.get("id"),
+        **{k: round(v, 3) for k, v in values.items()},
+        "interval80": {k: [round(v * intervals[k][0], 3), round(v * intervals[k][1], 3)] for k, v in values.items()},
+        "binding": pred.binding,
+        "ttft_p99_ms": round(pred.ttft_p99_ms, 3),
+        "tpot_p99_ms": round(pred.tpot_p99_ms, 3),
+        "output_throughput_per_device_tok_s": round(pred.per_device_tok_s, 3),
+        "batch": pred.batch,
+        "terms_ms": pred.terms_ms,
+    }

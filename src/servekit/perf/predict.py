@@ -1,0 +1,234 @@
+"""A workload on a launch -> output tokens/s, TTFT and TPOT (median and p99) and what binds.
+
+The running batch ``B`` is the demand (the concurrency; every prompt at once for an offline
+run; Little's law for a request rate) capped by the scheduler (``max_num_seqs``) and by the KV
+pool (``kv_tokens / (input + output)``: a sequence holds its whole context at its end).
+
+One request's life, with ``B`` requests running: the engine takes ``S = max(output / tau,
+tokens / max_num_batched_tokens)`` iterations, where ``tokens`` is everything the ``B`` slots
+process meanwhile (each slot one prefill of ``input`` tokens and ``output`` decode tokens;
+``tau`` the tokens a speculative step yields). Each iteration runs every pipeline stage once per
+micro-batch (``PP`` stage steps of ``B / PP`` sequences, ``servekit.perf.terms``), so the life
+lasts ``L = S x PP x stage step``; TPOT is ``L / output`` and the throughput ``B x output / L``
+per replica (DP replicas add up).
+
+TTFT is the prefill of ``input`` tokens in chunks beside the running decodes, plus half an
+iteration of waiting for the running one (p99: a whole one), plus the queue:
+
+* concurrency above ``B``: every request waits ``(C - B) / B x L`` (closed loop, steady state);
+* offline (every prompt at once): ``B`` is at most the fitted occupancy times ``N`` (requests of
+  varying lengths finish apart); the request at position ``q x N`` waits ``(qN - B) / B x L``;
+  the first ``B`` wait for the prefills queued ahead of them (median q = 0.5, p99 q = 0.99);
+* request rate ``R`` below capacity: the M/D/1 wait (Pollaczek-Khinchine) rho / (2 (1 - rho))
+  iterations, rho = R / capacity; above it the queue grows over the run: the median request waits
+  ``N / 2 x (1 / capacity - 1 / R)``.
+
+Speculative decoding with ``k`` drafted tokens accepted at rate ``a`` yields ``tau = (1 - a^(k+1))
+/ (1 - a)`` tokens per step (Leviathan et al., https://arxiv.org/abs/2211.17192, eq. 1), verifies
+``k + 1`` tokens per sequence per step, and drafts with a one-layer head (``k`` layers of the
+target's step time, an assumption for MTP and EAGLE heads).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from servekit.perf.shape import ModelShape
+from servekit.perf.terms import Layout, Rates, StepTerms, step_terms
+
+RATE_ITERATIONS = 60
+P99_PREFILLS = 2.0
+"""The p99 TPOT is that of a request whose life meets twice the average prefills (a stated
+assumption: no calibration point measures a TPOT tail)."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    input_len: int
+    output_len: int
+    concurrency: int | None = None
+    request_rate: float | None = None
+    num_prompts: int = 1000
+
+    @property
+    def offline(self) -> bool:
+        return self.concurrency is None and self.request_rate is None
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_num_seqs: int
+    max_num_batched_tokens: int
+    kv_tokens: int | None
+    """Tokens of the KV pool of one replica (None: not known; the pool is not a limit)."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    method: str
+    tokens: int
+    acceptance: float
+
+    @property
+    def tau(self) -> float:
+        a, k = self.acceptance, self.tokens
+        return float(k + 1) if a >= 1 else (1 - a ** (k + 1)) / (1 - a)
+
+
+@dataclass(frozen=True)
+class PerfLaunch:
+    shape: ModelShape
+    layout: Layout
+    rates: Rates
+    limits: Limits
+    replicas: int = 1
+    spec: Spec | None = None
+    occupancy: float = 1.0
+    """Share of an offline run's prompts running at once when the limits admit them all."""
+
+    @property
+    def devices(self) -> int:
+        return self.layout.tp * self.layout.pp * self.replicas
+
+
+@dataclass(frozen=True)
+class Prediction:
+    output_throughput_tok_s: float
+    ttft_ms: float
+    ttft_p99_ms: float
+    tpot_ms: float
+    tpot_p99_ms: float
+    binding: str
+    batch: int
+    devices: int
+    terms_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def per_device_tok_s(self) -> float:
+        return self.output_throughput_tok_s / self.devices
+
+
+class NoRoom(ValueError):
+    """The KV pool cannot hold one request of this workload."""
+
+
+def batch_limit(launch: PerfLaunch, wl: Workload) -> tuple[int, str]:
+    """(most sequences running at once, the limit that sets it)."""
+    per_seq = wl.input_len + wl.output_len + (launch.spec.tokens if launch.spec else 0)
+    seqs = launch.limits.max_num_seqs
+    if launch.limits.kv_tokens is not None:
+        room = launch.limits.kv_tokens // per_seq
+        if room < 1:
+            raise NoRoom(f"the KV pool ({launch.limits.kv_tokens:,} tokens) cannot hold one request of "
+                         f"{per_seq:,} tokens")
+        if room < seqs:
+            return int(room), "KV pool"
+    return seqs, "scheduler limit"
+
+
+@dataclass(frozen=True)
+class Life:
+    """One request's life with ``batch`` requests running."""
+
+    seconds: float
+    iteration: float
+    terms: StepTerms
+    tokens_per_iteration: float
+
+
+def _iteration(launch: PerfLaunch, tokens: float, seqs: float, context: float) -> tuple[float, StepTerms]:
+    pp = launch.layout.pp
+    terms = step_terms(launch.shape, launch.layout, launch.rates, tokens=tokens / pp, seqs=seqs / pp,
+                       context=context)
+    seconds = pp * terms.total
+    if launch.spec:
+        seconds += launch.spec.tokens * seconds / launch.shape.layers
+    return seconds, terms
+
+
+def life(launch: PerfLaunch, wl: Workload, batch: int, prefills: float = 1.0) -> Life:
+    """``prefills``: prefills per slot during the life (1 on average; ``P99_PREFILLS`` for a
+    request that meets a burst of arrivals)."""
+    tau = launch.spec.tau if launch.spec else 1.0
+    verify = launch.spec.tokens + 1 if launch.spec else 1
+    decode_steps = max(1.0, wl.output_len / tau)
+    tokens = prefills * batch * wl.input_len + batch * decode_steps * verify
+    iterations = max(decode_steps, tokens / launch.limits.max_num_batched_tokens)
+    per_iteration = tokens / iterations
+    seconds, terms = _iteration(launch, per_iteration, batch, wl.input_len + wl.output_len / 2)
+    return Life(iterations * seconds, seconds, terms, per_iteration)
+
+
+def _prefill_s(launch: PerfLaunch, wl: Workload, batch: int) -> tuple[float, float]:
+    """(seconds to prefill one request's input beside ``batch`` decodes, seconds of a full chunk step)."""
+    budget = max(1, launch.limits.max_num_batched_tokens - batch)
+    chunk = min(wl.input_len, budget)
+    chunks = math.ceil(wl.input_len / budget)
+    step, _ = _iteration(launch, chunk + batch, batch, wl.input_len)
+    full, _ = _iteration(launch, launch.limits.max_num_batched_tokens, batch, wl.input_len)
+    return chunks * step, full
+
+
+def _offline_ttft(launch: PerfLaunch, wl: Workload, batch: int, lf: Life, q: float) -> float:
+    position = q * wl.num_prompts
+    _, full = _prefill_s(launch, wl, int(min(position, batch)))
+    if position < batch:  # the first wave: prefills queued ahead of it
+        return math.ceil((position + 1) * wl.input_len / launch.limits.max_num_batched_tokens) * full
+    prefill, _ = _prefill_s(launch, wl, batch)
+    return (position - batch) / batch * lf.seconds + prefill + lf.iteration / 2
+
+
+def _rate_batch(launch: PerfLaunch, wl: Workload, per_replica: float, cap: int) -> int:
+    batch = 1.0
+    for _ in range(RATE_ITERATIONS):
+        want = per_replica * life(launch, wl, max(1, round(batch))).seconds
+        batch = min(float(cap), (batch + want) / 2)
+    return max(1, round(batch))
+
+
+def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
+    cap, limit = batch_limit(launch, wl)
+    demand = wl.num_prompts if wl.offline else wl.concurrency
+    if wl.request_rate is not None:
+        per_replica = wl.request_rate / launch.replicas
+        full = life(launch, wl, cap)
+        capacity = cap / full.seconds
+        batch = cap if per_replica >= capacity else _rate_batch(launch, wl, per_replica, cap)
+    else:
+        per_replica_demand = max(1, math.ceil((demand or 1) / launch.replicas))
+        running = per_replica_demand * (launch.occupancy if wl.offline else 1.0)
+        batch = max(1, min(round(running), cap))
+        capacity = per_replica = 0.0
+    lf = life(launch, wl, batch)
+    prefill, _ = _prefill_s(launch, wl, batch)
+    service, service_p99 = prefill + lf.iteration / 2, prefill + lf.iteration
+    bound = lf.terms.binding
+    if wl.request_rate is not None:
+        throughput = min(wl.request_rate, capacity * launch.replicas) * wl.output_len
+        if per_replica >= capacity:
+            grow = wl.num_prompts / launch.replicas * (1 / capacity - 1 / per_replica)
+            wait, wait_p99, bound = grow / 2, grow * 0.99, limit
+        else:
+            rho = per_replica / capacity
+            wait = rho / (2 * (1 - rho)) * lf.iteration
+            wait_p99 = wait * 4.6  # M/D/1 tail: exp(-t/mean) beyond the mean, ln(100) = 4.6
+        ttft, ttft_p99 = service + wait, service_p99 + wait_p99
+    else:
+        throughput = launch.replicas * batch * wl.output_len / lf.seconds
+        per_replica_demand = max(1, math.ceil((demand or 1) / launch.replicas))
+        if per_replica_demand > batch:
+            bound = limit
+        if wl.offline:
+            ttft = _offline_ttft(launch, wl, batch, lf, 0.5)
+            ttft_p99 = _offline_ttft(launch, wl, batch, lf, 0.99)
+        else:
+            wait = max(0, per_replica_demand - batch) / batch * lf.seconds
+            ttft, ttft_p99 = service + wait, service_p99 + wait
+    tpot = lf.seconds / wl.output_len
+    tpot_p99 = life(launch, wl, batch, P99_PREFILLS).seconds / wl.output_len
+    return Prediction(
+        output_throughput_tok_s=throughput, ttft_ms=ttft * 1e3, ttft_p99_ms=ttft_p99 * 1e3,
+        tpot_ms=tpot * 1e3, tpot_p99_ms=max(tpot, tpot_p99) * 1e3, binding=bound, batch=batch,
+        devices=launch.devices, terms_ms={k: round(v, 4) for k, v in lf.terms.as_ms().items()},
+    )

@@ -1,0 +1,82 @@
+"""What the speed model needs of a model: parameters, routed experts, weight and KV bytes.
+
+Bytes per parameter follow the checkpoint's number format (``FORMAT_BYTES``); a routed-expert
+MoE layer holds ``experts x 3 x hidden x moe_intermediate`` parameters (gate, up and down
+projections of each expert, as the Mixtral/DeepSeek/Qwen-MoE configs define them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FORMAT_BYTES: dict[str, float] = {
+    "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0,
+    "nvfp4": 0.5625, "mxfp4": 0.53125, "int4": 0.5625, "awq": 0.5625, "gptq": 0.5625,
+}
+"""Bytes per weight: NVFP4 is 4 bits plus one FP8 scale per 16 values (NVIDIA's NVFP4 format,
+https://developer.nvidia.com/blog/introducing-nvfp4-for-efficient-and-accurate-low-precision-inference/),
+MXFP4 4 bits plus one 8-bit scale per 32 (OCP Microscaling spec v1.0), INT4 (AWQ/GPTQ) 4 bits
+plus a 16-bit scale and zero per group of 128, rounded up to NVFP4's figure."""
+
+COMPUTE_FORMAT = {"bf16": "bf16", "fp16": "bf16", "fp8": "fp8", "nvfp4": "fp4", "mxfp4": "fp4"}
+"""The tensor-core format a checkpoint format asks for; INT4/INT8 weight-only formats multiply in
+BF16 (vLLM's Marlin, AWQ and GPTQ kernels dequantize to 16 bits)."""
+
+EXPERTS_ONLY_FORMATS = ("mxfp4",)
+"""Formats whose checkpoints quantize only the routed experts, keeping attention, router and
+embeddings in BF16 (OpenAI gpt-oss model card, https://arxiv.org/abs/2508.10925: "MoE weights
+quantized to MXFP4")."""
+
+ACTIVATION_BYTES = 2
+"""Bytes per activation value moved between TP ranks (BF16 all-reduce)."""
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    params_total: float
+    params_active: float
+    """Parameters one token multiplies through (the routed experts it picks, not all)."""
+    expert_params: float
+    """Parameters of all routed experts of all MoE layers (0 for a dense model)."""
+    experts: int
+    experts_per_token: int
+    layers: int
+    hidden: int
+    heads: int
+    attention_dim: int
+    """Query-key plus value width of one attention head (2 x head_dim; MLA: qk_nope + qk_rope + v)."""
+    kv_bytes_per_token: float
+    """KV-cache bytes one token holds on one rank (``servekit.fit``)."""
+    weights_format: str
+
+    @property
+    def format_bytes(self) -> float:
+        return FORMAT_BYTES.get(self.weights_format, 2.0)
+
+    @property
+    def expert_bytes(self) -> float:
+        return self.expert_params * self.format_bytes
+
+    @property
+    def dense_bytes(self) -> float:
+        """Bytes of everything but the routed experts."""
+        per = 2.0 if self.weights_format in EXPERTS_ONLY_FORMATS else self.format_bytes
+        return max(0.0, self.params_total - self.expert_params) * per
+
+    @property
+    def compute_format(self) -> str:
+        return COMPUTE_FORMAT.get(self.weights_format, "bf16")
+
+
+def expert_params(layers: int, hidden: int, experts: int, expert_intermediate: int, dense_layers: int = 0) -> float:
+    """Parameters of the routed experts of every MoE layer."""
+    return float(max(0, layers - dense_layers) * experts * 3 * hidden * expert_intermediate)
+
+
+def touched_fraction(tokens: float, experts: int, per_token: int) -> float:
+    """Expected share of a layer's experts that ``tokens`` tokens route to, each picking
+    ``per_token`` of ``experts`` uniformly: 1 - (1 - k/E)^tokens (an assumption: real routers
+    are not uniform, which leaves fewer experts touched)."""
+    if experts <= 0 or per_token <= 0:
+        return 1.0
+    return 1.0 - (1.0 - min(1.0, per_token / experts)) ** max(0.0, tokens)

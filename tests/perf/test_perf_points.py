@@ -1,0 +1,62 @@
+"""``servekit perf --points``: the output schema, free text never read, bad lines."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from servekit.cli.app import main
+from servekit.jsonl import objects
+
+BINDINGS = {"weight bandwidth", "KV bandwidth", "compute", "communication", "engine overhead", "scheduler limit",
+            "KV pool"}
+METRICS = ("output_throughput_tok_s", "ttft_ms", "tpot_ms")
+
+
+def _run(capsys, tmp_path, lines: list) -> tuple[int, list[dict]]:
+    path = tmp_path / "points.jsonl"
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    code = main(["perf", "--points", str(path)])
+    return code, list(objects(capsys.readouterr().out.splitlines()))
+
+
+def _unmeasured(point: dict) -> dict:
+    return {k: v for k, v in point.items() if k != "measured"}
+
+
+def test_one_line_per_point_in_the_contract_shape(capsys, tmp_path, perf_points):
+    code, out = _run(capsys, tmp_path, [_unmeasured(p) for p in perf_points])
+    assert code == 0 and len(out) == len(perf_points)
+    for point, line in zip(perf_points, out):
+        assert line["id"] == point["id"]
+        assert line["binding"] in BINDINGS
+        for key in METRICS:
+            lo, hi = line["interval80"][key]
+            assert 0 < lo <= line[key] <= hi, (point["id"], key)
+
+
+def test_free_text_and_measurements_are_not_read(capsys, tmp_path, perf_points):
+    plain = [_unmeasured(p) for p in perf_points[:6]]
+    noisy = copy.deepcopy(perf_points[:6])
+    for p in noisy:
+        p.update(notes="TP 8, 3x faster", source="nowhere", confidence="low", model="other/Model")
+        p["measured"] = {"output_throughput_tok_s": 1.0, "ttft_ms": 1.0, "tpot_ms": 1.0}
+    _, first = _run(capsys, tmp_path, plain)
+    _, second = _run(capsys, tmp_path, noisy)
+    assert first == second
+
+
+def test_a_bad_line_is_that_lines_error(capsys, tmp_path, perf_points):
+    good = _unmeasured(perf_points[0])
+    no_gpu = {**good, "gpu": "warp_drive"}
+    no_facts = {k: v for k, v in good.items() if k != "config_facts"}
+    code, out = _run(capsys, tmp_path, [good, "not json", no_gpu, no_facts])
+    assert code == 0 and "output_throughput_tok_s" in out[0]
+    assert out[1]["error"].startswith("line 2")
+    assert "line 3" in out[2]["error"] and "warp_drive" in out[2]["error"]
+    assert "line 4" in out[3]["error"] and "config_facts" in out[3]["error"]
+
+
+def test_every_line_bad_exits_1(capsys, tmp_path):
+    code, out = _run(capsys, tmp_path, ["{}"])
+    assert code == 1 and "error" in out[0]

@@ -1,0 +1,119 @@
+"""The speed model's rules, on hand-built launches (no device needed: the rules are arithmetic)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Spec, Workload, predict
+from servekit.perf.shape import ModelShape, touched_fraction
+from servekit.perf.terms import Layout, Rates, step_terms
+
+DENSE = ModelShape(params_total=8e9, params_active=8e9, expert_params=0.0, experts=0, experts_per_token=0,
+                   layers=32, hidden=4096, heads=32, attention_dim=256, kv_bytes_per_token=131072.0,
+                   weights_format="bf16")
+MOE = replace(DENSE, params_total=30e9, params_active=3e9, expert_params=28e9, experts=128, experts_per_token=8)
+QUIET = Rates(memory=2e12, flops=1e18, link=4e11, layer_s=0.0, step_s=0.0)
+"""Huge FLOPs and no overheads: decode at batch 1 is bound by weight bandwidth alone."""
+ROOMY = Limits(max_num_seqs=256, max_num_batched_tokens=8192, kv_tokens=None)
+ONE = Workload(input_len=128, output_len=512, concurrency=1)
+
+
+def _launch(**kw) -> PerfLaunch:
+    return PerfLaunch(**{"shape": DENSE, "layout": Layout(), "rates": QUIET, "limits": ROOMY, **kw})
+
+
+def test_doubled_bandwidth_halves_weight_bound_tpot():
+    slow = predict(_launch(), ONE)
+    fast = predict(_launch(rates=replace(QUIET, memory=QUIET.memory * 2)), ONE)
+    assert slow.binding == "weight bandwidth"
+    assert fast.tpot_ms == pytest.approx(slow.tpot_ms / 2, rel=1e-3)
+
+
+def test_weight_bound_tpot_is_weight_bytes_over_bandwidth():
+    pred = predict(_launch(), ONE)
+    weights_s = 8e9 * 2 / QUIET.memory
+    assert pred.terms_ms["weights"] == pytest.approx(weights_s * 1e3, rel=1e-9)
+    assert pred.tpot_ms == pytest.approx(weights_s * 1e3, rel=0.02)  # plus the KV read and one prefill
+
+
+def test_more_tp_lowers_weight_bound_tpot_but_adds_communication():
+    tp1 = step_terms(DENSE, Layout(tp=1), QUIET, tokens=1, seqs=1, context=256)
+    tp2 = step_terms(DENSE, Layout(tp=2), QUIET, tokens=1, seqs=1, context=256)
+    assert tp2.weights == pytest.approx(tp1.weights / 2)
+    assert tp1.communication == 0 and tp2.communication > 0
+    assert predict(_launch(layout=Layout(tp=2)), ONE).tpot_ms < predict(_launch(), ONE).tpot_ms
+
+
+def test_all_reduce_latency_adds_per_layer():
+    base = step_terms(DENSE, Layout(tp=2), QUIET, tokens=1, seqs=1, context=1)
+    slow = step_terms(DENSE, Layout(tp=2), replace(QUIET, allreduce_s=1e-5), tokens=1, seqs=1, context=1)
+    assert slow.communication - base.communication == pytest.approx(2 * DENSE.layers * 1e-5)
+
+
+def test_compute_bound_prefill_grows_with_input():
+    slow_flops = replace(QUIET, flops=1e14)
+    short = step_terms(DENSE, Layout(), slow_flops, tokens=2048, seqs=0, context=1024)
+    long = step_terms(DENSE, Layout(), slow_flops, tokens=4096, seqs=0, context=1024)
+    assert short.binding == "compute" and long.compute == pytest.approx(2 * short.compute)
+
+
+def test_kv_bytes_read_grow_with_context_and_batch():
+    few = step_terms(DENSE, Layout(), QUIET, tokens=8, seqs=8, context=1000)
+    many = step_terms(DENSE, Layout(), QUIET, tokens=16, seqs=16, context=2000)
+    assert many.kv == pytest.approx(4 * few.kv)
+
+
+def test_moe_reads_more_experts_as_the_batch_grows():
+    assert touched_fraction(1, 128, 8) == pytest.approx(8 / 128)
+    assert touched_fraction(64, 128, 8) > touched_fraction(8, 128, 8) > touched_fraction(1, 128, 8)
+    one = step_terms(MOE, Layout(), QUIET, tokens=1, seqs=1, context=256)
+    wide = step_terms(MOE, Layout(), QUIET, tokens=256, seqs=256, context=256)
+    assert wide.weights > 5 * one.weights
+
+
+def test_pool_and_scheduler_limits_bind():
+    wl = Workload(input_len=1000, output_len=1000, concurrency=64)
+    pool = predict(_launch(limits=Limits(256, 8192, kv_tokens=20_000)), wl)
+    assert pool.batch == 10 and pool.binding == "KV pool"
+    seqs = predict(_launch(limits=Limits(16, 8192, kv_tokens=None)), wl)
+    assert seqs.batch == 16 and seqs.binding == "scheduler limit"
+    assert pool.ttft_ms > predict(_launch(), Workload(1000, 1000, concurrency=10)).ttft_ms  # queued
+
+
+def test_a_pool_smaller_than_one_request_is_refused():
+    with pytest.raises(NoRoom, match="cannot hold one request"):
+        predict(_launch(limits=Limits(256, 8192, kv_tokens=500)), ONE)
+
+
+def test_speculative_tokens_per_step():
+    assert Spec("mtp", 3, 0.0).tau == 1
+    assert Spec("mtp", 3, 1.0).tau == 4
+    assert Spec("mtp", 1, 0.5).tau == pytest.approx(1.5)
+    plain = predict(_launch(), ONE)
+    spec = predict(_launch(spec=Spec("mtp", 2, 0.8)), ONE)
+    assert spec.tpot_ms < plain.tpot_ms
+
+
+def test_request_rate_below_capacity_serves_it_all_and_above_queues():
+    light = predict(_launch(), Workload(128, 512, request_rate=0.5, num_prompts=100))
+    assert light.output_throughput_tok_s == pytest.approx(0.5 * 512)
+    heavy = predict(_launch(limits=Limits(4, 8192, None)), Workload(128, 512, request_rate=1000.0, num_prompts=1000))
+    assert heavy.binding == "scheduler limit" and heavy.batch == 4
+    assert heavy.ttft_ms > 100 * light.ttft_ms
+
+
+def test_concurrency_raises_throughput_until_the_limit():
+    low = predict(_launch(), Workload(128, 512, concurrency=1)).output_throughput_tok_s
+    high = predict(_launch(), Workload(128, 512, concurrency=32)).output_throughput_tok_s
+    capped = predict(_launch(limits=Limits(32, 8192, None)), Workload(128, 512, concurrency=64))
+    assert high > 10 * low
+    assert capped.output_throughput_tok_s == pytest.approx(high, rel=1e-6)
+
+
+def test_replicas_add_throughput():
+    one = predict(_launch(), Workload(128, 512, concurrency=64))
+    two = predict(_launch(replicas=2), Workload(128, 512, concurrency=128))
+    assert two.output_throughput_tok_s == pytest.approx(2 * one.output_throughput_tok_s)
+    assert two.devices == 2 and two.per_device_tok_s == pytest.approx(one.per_device_tok_s)
