@@ -117,3 +117,10 @@ def test_replicas_add_throughput():
     two = predict(_launch(replicas=2), Workload(128, 512, concurrency=128))
     assert two.output_throughput_tok_s == pytest.approx(2 * one.output_throughput_tok_s)
     assert two.devices == 2 and two.per_device_tok_s == pytest.approx(one.per_device_tok_s)
+
+
+def test_expert_parallel_replicas_split_the_experts():
+    plain = step_terms(MOE, Layout(tp=1), QUIET, tokens=1, seqs=1, context=256)
+    shared = step_terms(MOE, Layout(tp=1, expert_replicas=8), QUIET, tokens=1, seqs=1, context=256)
+    assert shared.weights < plain.weights
+    assert shared.weights > MOE.dense_bytes / QUIET.memory  # every replica still reads its dense part

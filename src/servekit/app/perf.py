@@ -19,7 +19,7 @@ from servekit.errors import SelectionError, ServekitError
 from servekit.facts.model import ModelFacts
 from servekit.facts.resolve import resolve_model
 from servekit.fit.api import precision_of
-from servekit.fit.launch import LaunchArgsError, launch_settings
+from servekit.fit.launch import LaunchArgsError, LaunchSettings, launch_settings
 from servekit.fit.planner import FitReport
 from servekit.fit.sharding import GIB
 from servekit.hardware import profiles_for
@@ -94,14 +94,24 @@ def _facts(opts: FitOptions, context: dict[str, Any]) -> tuple[ModelFacts, str |
     return facts, variant.get("precision")
 
 
-def _spec(argv: list[str], rate: float | None) -> Spec | None:
+def _settings(argv: list[str]) -> LaunchSettings:
     try:
-        launch = launch_settings(argv)
+        return launch_settings(argv)
     except LaunchArgsError:
-        return None
+        return LaunchSettings()
+
+
+def _spec(launch: LaunchSettings, rate: float | None) -> Spec | None:
     if not launch.spec_method or not launch.spec_tokens:
         return None
     return Spec(launch.spec_method, launch.spec_tokens, rate if rate is not None else acceptance(launch.spec_method))
+
+
+def layout_of(report: FitReport, launch: LaunchSettings) -> tuple[Layout, int]:
+    """(TP x PP layout, DP replicas) of the launch; with ``--enable-expert-parallel`` the replicas
+    share one set of experts."""
+    dp = max(1, launch.dp or 1)
+    return Layout(report.tp, report.pp, dp if launch.expert_parallel else 1), dp
 
 
 def perf_launch(opts: PerfOptions) -> tuple[PerfLaunch, dict[str, Any]]:
@@ -116,13 +126,16 @@ def perf_launch(opts: PerfOptions) -> tuple[PerfLaunch, dict[str, Any]]:
     shape = model_shape(facts, report, fmt)
     docs = load_documents(opts.fit.catalog)
     profile = profiles_for(docs.taxonomy)[opts.fit.hardware]
-    spec = _spec(context.get("argv") or [], opts.acceptance_rate)
+    settings = _settings(context.get("argv") or [])
+    spec = _spec(settings, opts.acceptance_rate)
     seqs, tokens = default_limits(opts.fit.engine, profile, None, spec is not None)
     limits = Limits(max_num_seqs=opts.fit.max_num_seqs or seqs,
                     max_num_batched_tokens=opts.max_num_batched_tokens or tokens, kv_tokens=report.kv_tokens)
-    launch = PerfLaunch(shape, Layout(report.tp, report.pp), rates_for(profile, shape, opts.fit.engine), limits,
-                        1, spec, fitted_values()["offline_occupancy"])
-    context = {**context, "weights_format": fmt, "tp": report.tp, "pp": report.pp, "kv_tokens": report.kv_tokens,
+    layout, replicas = layout_of(report, settings)
+    launch = PerfLaunch(shape, layout, rates_for(profile, shape, opts.fit.engine), limits,
+                        replicas, spec, fitted_values()["offline_occupancy"])
+    context = {**context, "weights_format": fmt, "tp": report.tp, "pp": report.pp, "dp": replicas,
+               "expert_parallel": layout.expert_replicas > 1, "kv_tokens": report.kv_tokens,
                "max_num_seqs": limits.max_num_seqs, "max_num_batched_tokens": limits.max_num_batched_tokens}
     return launch, context
 
@@ -138,7 +151,8 @@ def prediction_dict(pred: Prediction, context: dict[str, Any]) -> dict[str, Any]
 
     return {
         **{k: context.get(k) for k in ("model", "checkpoint", "recipe", "variant", "hardware", "weights_format", "tp",
-                                       "pp", "kv_tokens", "max_num_seqs", "max_num_batched_tokens")},
+                                       "pp", "dp", "expert_parallel", "kv_tokens", "max_num_seqs",
+                                       "max_num_batched_tokens")},
         "devices": pred.devices,
         "output_throughput_tok_s": round(pred.output_throughput_tok_s, 3),
         "output_throughput_per_device_tok_s": round(pred.per_device_tok_s, 3),

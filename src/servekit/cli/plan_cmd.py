@@ -121,6 +121,27 @@ def _engine_error(result) -> int:
     return 1
 
 
+def slo_command(model: str | None, hardware: str | None, variant: str | None, engine: str, catalog: str | None,
+                slo: str | None, workload: str | None, output_format: str) -> int:
+    """``plan --slo ... --workload ...``: the fewest-device layout meeting the targets (exit 1: none does)."""
+    from servekit.errors import SelectionError
+
+    if not (model and hardware and slo and workload):
+        raise SelectionError("--slo needs MODEL, --hardware and --workload (and --workload needs --slo)",
+                             fix="e.g. servekit plan MODEL --hardware h100 --slo ttft_ms=500,tpot_ms=50 "
+                                 "--workload 1024:1024:64")
+    from servekit.app.fit import FitOptions
+    from servekit.app.slo import SloOptions, parse_slo, parse_workload, public, render_text, search
+    from servekit.catalog.faults import recipe_faults
+
+    opts = SloOptions(FitOptions(model=model, hardware=hardware, variant=variant, engine=engine, catalog=catalog),
+                      parse_slo(slo), parse_workload(workload))
+    with recipe_faults(catalog, model):
+        result = search(opts)
+    print(json.dumps(public(result), indent=2) if output_format == "json" else render_text(result))
+    return 0 if result["met"] else 1
+
+
 def plan_command(opts: PlanOptions) -> int:
     """Plan and print one plan (or a batch); returns the exit code."""
     from servekit.errors import SelectionError
@@ -249,12 +270,18 @@ def register(app: typer.Typer) -> None:
         image: str | None = OVERRIDE_OPTIONS["image"],
         vllm_version: str | None = OVERRIDE_OPTIONS["vllm_version"],
         docker: bool = OVERRIDE_OPTIONS["docker"],
+        slo: str | None = typer.Option(None, "--slo", help="Latency targets, e.g. ttft_ms=500,tpot_ms=50: search "
+                                       "the layouts for the fewest devices that meet them (with --workload)."),
+        workload: str | None = typer.Option(None, "--workload", help="INPUT:OUTPUT:CONCURRENCY for --slo, e.g. "
+                                            "1024:1024:64."),
     ) -> None:
         """Plan a deployment: the exact commands, env, image, install steps and why."""
         from servekit.errors import SelectionError
 
         if output_format not in FORMATS:
             raise SelectionError(f"unknown format {output_format!r}; valid choices: {', '.join(FORMATS)}")
+        if slo is not None or workload is not None:
+            raise typer.Exit(slo_command(model, hardware, variant, engine, catalog, slo, workload, output_format))
         opts = PlanOptions(model, hardware, variant, strategy, nodes, list(feature), list(no_feature),
                            list(mode), kv_offload, engine, catalog, output_format, batch, task, checks,
                            target, qaic_mode, devices, namespace, name, storage_class, cache_size, docker,

@@ -4,7 +4,9 @@ A step carries ``tokens`` new tokens (decode tokens plus prefill chunks) for ``s
 whose KV cache of ``context`` tokens each is read. On one rank of TP x PP:
 
 * weights: the bytes every token of the step multiplies through, read once: the dense part over
-  TP x PP, plus the routed experts the step's tokens touch (``shape.touched_fraction``);
+  TP x PP, plus the routed experts the step's tokens touch (``shape.touched_fraction``) over the
+  ranks that hold them (with expert parallelism, the tokens of every replica sharing them; the
+  all-to-all of expert parallelism is not modelled);
 * KV: ``seqs x context x kv_bytes_per_token`` (per rank, from ``servekit.fit``) over PP;
 * compute: 2 FLOPs per active parameter per token, plus attention 2 x layers x heads x
   (qk + v width) x context per token, over TP x PP, at the part's dense FLOPs in the
@@ -50,6 +52,10 @@ class Rates:
 class Layout:
     tp: int = 1
     pp: int = 1
+    expert_replicas: int = 1
+    """Data-parallel replicas that share one set of experts (expert parallelism across DP ranks:
+    each rank holds 1 / (TP x replicas) of the experts, and the replicas' tokens all route to
+    them); 1 without expert parallelism."""
 
 
 @dataclass(frozen=True)
@@ -100,8 +106,9 @@ def compute_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float, co
 def weight_bytes(shape: ModelShape, layout: Layout, tokens: float) -> float:
     """Weight bytes one rank reads in a step of ``tokens`` tokens."""
     ranks = layout.tp * layout.pp
-    touched = touched_fraction(tokens, shape.experts, shape.experts_per_token) if shape.experts else 1.0
-    return (shape.dense_bytes + shape.expert_bytes * touched) / ranks
+    shared = layout.expert_replicas
+    touched = touched_fraction(tokens * shared, shape.experts, shape.experts_per_token) if shape.experts else 1.0
+    return shape.dense_bytes / ranks + shape.expert_bytes * touched / (ranks * shared)
 
 
 def allreduce_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float) -> float:

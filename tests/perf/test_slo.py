@@ -1,0 +1,79 @@
+"""``servekit plan --slo ... --workload ...``: the fewest-device layout meeting the targets, never
+one that servekit's own fit check refuses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from servekit.app.fit import FitOptions, run_fit
+from servekit.app.slo import SloOptions, candidates, parse_slo, parse_workload, search
+from servekit.cli.app import main
+
+MODEL = "Qwen/Qwen3.8-27B"
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _fit_json(capsys, hardware: str, options: str) -> dict:
+    code, out, _ = _run(capsys, "fit", MODEL, "--hardware", hardware, *options.split(), "--format", "json")
+    doc = json.loads(out)
+    assert code == (0 if doc["ok"] else 1)
+    return doc
+
+
+@pytest.mark.parametrize("hardware", ["h100", "rtx_5090_2x"])
+def test_the_chosen_layout_passes_servekits_own_fit_check(capsys, hardware):
+    code, out, _ = _run(capsys, "plan", MODEL, "--hardware", hardware, "--slo", "ttft_ms=5000,tpot_ms=500",
+                        "--workload", "1024:512:8", "--format", "json")
+    result = json.loads(out)
+    assert code == 0 and result["met"] is True
+    fit = _fit_json(capsys, hardware, result["options"])
+    assert fit["ok"] is True and fit["report"]["fits"] is True
+
+
+def test_no_smaller_layout_meets_it_and_refused_ones_are_skipped():
+    opts = SloOptions(FitOptions(model=MODEL, hardware="rtx_5090_2x"), parse_slo("ttft_ms=2000,tpot_ms=200"),
+                      parse_workload("1024:512:8"))
+    result = search(opts)
+    assert result["met"]
+    smaller = [(v, layout) for v, layout in candidates(opts) if layout.devices < result["devices"]]
+    for variant, layout in smaller:
+        check, _ = run_fit(FitOptions(model=MODEL, hardware="rtx_5090_2x", variant=variant, strategy=layout.strategy,
+                                      tp=layout.tp, nodes=layout.nodes))
+        assert check.fits is not True, (variant, layout)  # a loose target: only a refusal can skip it
+    assert result["candidates_tried"] > len(smaller) >= 1
+
+
+def test_unmet_targets_name_what_binds_and_what_would_lift_it(capsys):
+    code, out, _ = _run(capsys, "plan", MODEL, "--hardware", "h100", "--slo", "tpot_ms=1",
+                        "--workload", "1024:1024:64", "--format", "json")
+    result = json.loads(out)
+    assert code == 1 and result["met"] is False
+    unmet = result["unmet"]["tpot_ms"]
+    assert unmet["best"] > 1 and unmet["binding"] and unmet["lift"]
+
+
+def test_a_looser_target_needs_no_more_devices(capsys):
+    tight = search(SloOptions(FitOptions(model=MODEL, hardware="h100"), parse_slo("tpot_ms=25"),
+                              parse_workload("1024:1024:64")))
+    loose = search(SloOptions(FitOptions(model=MODEL, hardware="h100"), parse_slo("tpot_ms=80"),
+                              parse_workload("1024:1024:64")))
+    assert loose["met"]
+    if tight["met"]:
+        assert loose["devices"] <= tight["devices"]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--slo", "ttft=5", "--workload", "1:1:1"], "KEY=MILLISECONDS"),
+    (["--slo", "ttft_ms=5", "--workload", "1024:1024"], "INPUT:OUTPUT:CONCURRENCY"),
+    (["--slo", "ttft_ms=5"], "--workload"),
+])
+def test_bad_options_are_one_clear_line(capsys, argv, words):
+    code, _, err = _run(capsys, "plan", MODEL, "--hardware", "h100", *argv)
+    assert code != 0 and words in err and "Traceback" not in err
