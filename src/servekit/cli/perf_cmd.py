@@ -54,9 +54,11 @@ def register(app: typer.Typer) -> None:
         nodes: int = typer.Option(1, "--nodes", help="node count of the launch"),
         max_model_len: Optional[str] = typer.Option(None, "--max-model-len", help="context length, e.g. 8192 or 32k"),
         kv_cache_dtype: Optional[str] = typer.Option(None, "--kv-cache-dtype", help="KV cache dtype"),
-        gpu_memory_utilization: Optional[float] = typer.Option(None, "--gpu-memory-utilization"),
+        gpu_memory_utilization: Optional[float] = typer.Option(
+            None, "--gpu-memory-utilization", help="fraction of device memory the engine may use (default: 0.9)"),
         max_num_seqs: Optional[int] = typer.Option(None, "--max-num-seqs", help="most sequences served at once"),
-        max_num_batched_tokens: Optional[int] = typer.Option(None, "--max-num-batched-tokens"),
+        max_num_batched_tokens: Optional[int] = typer.Option(
+            None, "--max-num-batched-tokens", help="most tokens per engine step (default: the engine's)"),
         engine: str = typer.Option("vllm", "--engine", help="engine of the launch"),
         catalog: Optional[str] = typer.Option(None, "--catalog", help="catalog directory (default: bundled)"),
         input_len: int = typer.Option(1024, "--input-len", help="prompt tokens per request"),
