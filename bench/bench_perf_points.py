@@ -7,7 +7,7 @@ predicts each from its structured fields (``servekit.perf.points``; the measured
 only to score) and prints the calibration set (``servekit.perf.constants.CALIBRATION_POINTS``, on
 which the fitted constants were fitted) and the evaluation set (every other point) apart:
 median |relative error| of output throughput, TPOT and TTFT, and the share of measurements inside
-the 80% interval, overall and per engine and device. ``--loo`` refits the constants once per
+the 80% interval, overall and per engine release and device. ``--loo`` refits the constants once per
 calibration point left out (coordinate descent from the stored values, two rounds) and prints
 each constant's range and the held-out points' errors. ``--write`` also writes the report to
 bench/results/perf-points-DATE.txt.
@@ -64,11 +64,12 @@ def print_score(title: str, points: list[Measured], profiles, values) -> None:
 def print_groups(title: str, points: list[Measured], profiles, values) -> None:
     groups: dict[tuple[str, str], list[Measured]] = defaultdict(list)
     for m in points:
-        groups[(str(m.point.get("engine")), str(m.point.get("gpu")))].append(m)
-    print(f"{title}, per engine and device")
-    for (engine, gpu), members in sorted(groups.items()):
+        release = f"{m.point.get('engine')} {m.point.get('engine_version') or ''}".strip()
+        groups[(release, str(m.point.get("gpu")))].append(m)
+    print(f"{title}, per engine release and device")
+    for (release, gpu), members in sorted(groups.items()):
         cells = [f"{SHORT[k]} {s['median']:6.1%} (n={s['n']})" for k, s in score(members, profiles, values).items()]
-        print(f"  {engine:7} {gpu:13} " + "  ".join(cells))
+        print(f"  {release:20} {gpu:13} " + "  ".join(cells))
 
 
 def print_loo(cal: list[Measured], profiles, values) -> None:

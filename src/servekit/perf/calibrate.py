@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from servekit.hardware.profile import HardwareProfile
-from servekit.perf.constants import CONSTANTS, FITTED, fitted_values
+from servekit.perf.constants import CONSTANTS, ENGINES, FITTED, fitted_values
 from servekit.perf.intervals import METRICS, interval_ratios
 from servekit.perf.points import kv_pool, launch_of, shape_facts, workload_of
 from servekit.perf.predict import Prediction, predict
@@ -77,10 +77,10 @@ def loss(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile], va
 
 def _touches(key: str, points: Sequence[Measured]) -> bool:
     """A per-engine constant moves only with points of its engine."""
-    if "." not in key:
+    suffix = key.split(".", 1)[1] if "." in key else ""
+    if suffix not in ENGINES:
         return True
-    engine = key.split(".", 1)[1]
-    return any(m.point.get("engine") == engine for m in points)
+    return any(m.point.get("engine") == suffix for m in points)
 
 
 def fit_constants(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],

@@ -17,7 +17,7 @@ from servekit.fit.scheduler import v1_defaults
 from servekit.fit.versions import VllmRun
 from servekit.hardware.device_compute import PCIE4, compute_format
 from servekit.hardware.profile import HardwareProfile
-from servekit.perf.constants import ENGINES, constant, fitted_values
+from servekit.perf.constants import ENGINES, constant, fitted_values, flops_fraction
 from servekit.perf.shape import ModelShape
 from servekit.perf.terms import Rates
 
@@ -46,12 +46,12 @@ def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
     v = {**fitted_values(), **(values or {})}
     return Rates(
         memory=row.memory_gb_s * 1e9 * v["bandwidth_fraction"],
-        flops=flops * v["flops_fraction"],
+        flops=flops * flops_fraction(v, profile.generation),
         link=(row.link_gb_s or PCIE4) * 1e9,
         layer_s=v["layer_overhead_us"] * 1e-6,
         step_s=v[f"step_overhead_ms.{engine_key(engine)}"] * 1e-3,
         seq_s=v[f"seq_overhead_us.{engine_key(engine)}"] * 1e-6,
-        expert_flops=flops * v["moe_flops_fraction"],
+        expert_flops=flops * flops_fraction(v, profile.generation) * v["moe_flops_share"],
         allreduce_s=v["allreduce_latency_us"] * 1e-6,
     )
 
