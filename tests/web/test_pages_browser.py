@@ -237,3 +237,22 @@ def test_no_serious_accessibility_violations(browser, live_server, name):
             assert serious == [], f"{name} at {width} px: {serious}"
         finally:
             context.close()
+
+
+def test_an_open_tab_stays_open_when_a_choice_changes(browser, live_server):
+    context = browser.new_context(base_url=live_server)
+    errors: list[str] = []
+    try:
+        tab = context.new_page()
+        tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+        tab.goto("/?" + urlencode({"model": MODEL, "hardware": "rtx_5090"}))
+        tab.click('label[for="form-docker"]')
+        assert tab.locator("#panel-docker").is_visible()
+        tab.select_option("#f-hardware", "rtx_5090_2x")
+        tab.wait_for_url("**hardware=rtx_5090_2x**")
+        tab.wait_for_function("!document.body.hasAttribute('aria-busy')")
+        assert tab.locator("#f-hardware").input_value() == "rtx_5090_2x"
+        assert tab.locator("#panel-docker").is_visible() and not tab.locator("#panel-command").is_visible()
+    finally:
+        context.close()
+    assert errors == []

@@ -26,7 +26,12 @@
     var current = document.querySelector("main");
     if (!fresh || !current) return;
     var focused = document.activeElement && document.activeElement.id;
+    var tabs = Array.prototype.map.call(current.querySelectorAll(".tab-radio:checked"), function (r) { return r.id; });
     current.replaceWith(fresh);
+    tabs.forEach(function (id) {  // the tab that was open stays open
+      var again = document.getElementById(id);
+      if (again) again.checked = true;
+    });
     document.title = doc.title;
     var canonical = fresh.getAttribute("data-canonical") || url;
     if (push) window.history.pushState(null, "", canonical);
