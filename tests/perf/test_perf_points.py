@@ -60,3 +60,17 @@ def test_a_bad_line_is_that_lines_error(capsys, tmp_path, perf_points):
 def test_every_line_bad_exits_1(capsys, tmp_path):
     code, out = _run(capsys, tmp_path, ["{}"])
     assert code == 1 and "error" in out[0]
+
+
+def test_a_part_of_the_speed_table_without_a_hardware_entry(capsys, tmp_path, perf_points):
+    base = _unmeasured(next(p for p in perf_points if p["gpu"] == "a100" and p["config_facts"]["params_total_b"] < 20))
+    big_model = _unmeasured(next(p for p in perf_points if p["gpu"] == "a100" and p["config_facts"]["params_total_b"] > 30
+                                 and p["tp"] == 1))
+    lines = [{**base, "gpu": "a100_40gb"}, {**base, "gpu": "h20"}, {**base, "gpu": "a100"},
+             {**big_model, "gpu": "a100_40gb"}]
+    code, out = _run(capsys, tmp_path, lines)
+    assert code == 0 and all("error" not in line for line in out[:3])
+    small, h20, big, too_big = out
+    assert small["output_throughput_tok_s"] <= big["output_throughput_tok_s"]  # less memory: a smaller pool
+    assert h20["binding"] in BINDINGS
+    assert "line 4" in too_big["error"] and "KV pool" in too_big["error"]  # 64 GB of weights on a 40 GB card

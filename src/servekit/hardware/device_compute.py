@@ -50,6 +50,8 @@ class DeviceCompute:
     """Other names of the part (lower case, ``_`` for spaces): display names of taxonomy entries."""
     measured: str = ""
     """For a row measured on a machine rather than read from a datasheet: how it was measured."""
+    generation: str = ""
+    """NVIDIA generation (ampere, ada, hopper, blackwell) for a part no taxonomy entry names."""
 
     def flops(self, fmt: str) -> float | None:
         """Dense FLOP/s in ``fmt``; None when the part has no figure for it."""
@@ -64,25 +66,30 @@ def _nv(url: str) -> str:
 DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
     DeviceCompute("h100", {"bf16": 989.4, "fp8": 1978.9}, 3350, "nvlink", 450,
                   _nv("https://www.nvidia.com/en-us/data-center/h100/ (H100 SXM: BF16 1,979 / FP8 3,958 TFLOPS "
-                      "with sparsity, 3.35 TB/s, NVLink 900 GB/s)"), "h100"),
+                      "with sparsity, 3.35 TB/s, NVLink 900 GB/s)"), "h100", ("h100_sxm", "h100_sxm5", "h100_80gb"),
+                  generation="hopper"),
     DeviceCompute("h200", {"bf16": 989.4, "fp8": 1978.9}, 4800, "nvlink", 450,
                   _nv("https://www.nvidia.com/en-us/data-center/h200/ (H200 SXM: BF16 1,979 / FP8 3,958 TFLOPS "
-                      "with sparsity, 4.8 TB/s, NVLink 900 GB/s)"), "h200"),
+                      "with sparsity, 4.8 TB/s, NVLink 900 GB/s)"), "h200", ("h200_sxm", "h200_141gb"),
+                  generation="hopper"),
     DeviceCompute("a100", {"bf16": 312.0}, 2039, "nvlink", 300,
                   _nv("https://www.nvidia.com/en-us/data-center/a100/ (A100 80GB SXM: BF16 312 TFLOPS, "
-                      "2,039 GB/s, NVLink 600 GB/s)"), "a100_80gb", ("a100_80gb",)),
+                      "2,039 GB/s, NVLink 600 GB/s)"), "a100_80gb", ("a100_80gb", "a100_sxm", "a100_sxm4_80gb"),
+                  generation="ampere"),
     DeviceCompute("a100_40gb", {"bf16": 312.0}, 1555, "nvlink", 300,
                   _nv("https://www.nvidia.com/en-us/data-center/a100/ (A100 40GB SXM: BF16 312 TFLOPS, "
-                      "1,555 GB/s, NVLink 600 GB/s)"), "a100_40gb"),
+                      "1,555 GB/s, NVLink 600 GB/s)"), "a100_40gb", generation="ampere"),
     DeviceCompute("l40s", {"bf16": 362.05, "fp8": 733.0}, 864, "pcie", PCIE4,
                   _nv("https://www.nvidia.com/en-us/data-center/l40s/ (BF16 362.05 / FP8 733 TFLOPS dense, "
                       "864 GB/s, PCIe Gen4 x16)"), "l40s"),
     DeviceCompute("a10", {"bf16": 125.0}, 600, "pcie", PCIE4,
                   _nv("https://www.nvidia.com/en-us/data-center/products/a10-gpu/ (BF16 125 TFLOPS, 600 GB/s, "
-                      "PCIe Gen4)"), "a10"),
+                      "PCIe Gen4)"), "a10", generation="ampere"),
     DeviceCompute("b200", {"bf16": 2250.0, "fp8": 4500.0, "fp4": 9000.0}, 8000, "nvlink", 900,
                   _nv("https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200, 8 GPUs: FP4 144 / FP8 72 / "
-                      "BF16 36 PFLOPS with sparsity, 64 TB/s HBM3e, NVLink 1.8 TB/s per GPU)")),
+                      "BF16 36 PFLOPS with sparsity, 64 TB/s HBM3e, NVLink 1.8 TB/s per GPU)"),
+                  aliases=("b200_sxm", "hgx_b200"),
+                  generation="blackwell"),
     DeviceCompute("gb200", {"bf16": 2500.0, "fp8": 5000.0, "fp4": 10000.0}, 8000, "nvlink", 900,
                   _nv("https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (72 GPUs: FP4 1,440 / FP8 720 / "
                       "BF16 360 PFLOPS with sparsity, 576 TB/s HBM3e, NVLink 130 TB/s)"),
@@ -104,6 +111,21 @@ DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
     DeviceCompute("rtx_4090", {"bf16": 330.3, "fp8": 660.6}, 1008, "pcie", PCIE4,
                   _nv("https://www.nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4090/ (1,321 AI TOPS FP8 "
                       "with sparsity, 1,008 GB/s GDDR6X, PCIe Gen4); BF16 at half the FP8 rate")),
+    DeviceCompute("h100_nvl", {"bf16": 835.5, "fp8": 1670.5}, 3900, "nvlink", 300,
+                  _nv("https://www.nvidia.com/en-us/data-center/h100/ (H100 NVL: BF16 1,671 / FP8 3,341 TFLOPS "
+                      "with sparsity, 3.9 TB/s, NVLink bridge 600 GB/s)"), generation="hopper"),
+    DeviceCompute("h100_pcie", {"bf16": 756.5, "fp8": 1513.0}, 2000, "pcie", PCIE5,
+                  _nv("https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: BF16 1,513 / FP8 3,026 TFLOPS "
+                      "with sparsity, 2 TB/s, PCIe Gen5)"), generation="hopper"),
+    DeviceCompute("h20", {"bf16": 148.0, "fp8": 296.0}, 4000, "nvlink", 450,
+                  _nv("https://www.nvidia.com/en-us/data-center/h20/ (H20: BF16 148 / FP8 296 TFLOPS dense, "
+                      "4.0 TB/s HBM3, NVLink 900 GB/s)"), generation="hopper"),
+    DeviceCompute("gh200", {"bf16": 989.4, "fp8": 1978.9}, 4000, "nvlink", 450,
+                  _nv("https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/ (GH200 with 96 GB HBM3: "
+                      "BF16 1,979 / FP8 3,958 TFLOPS with sparsity, 4 TB/s)"), generation="hopper"),
+    DeviceCompute("l4", {"bf16": 121.0, "fp8": 242.5}, 300, "pcie", PCIE4,
+                  _nv("https://www.nvidia.com/en-us/data-center/l4/ (BF16 242 / FP8 485 TFLOPS with sparsity, "
+                      "300 GB/s, PCIe Gen4)"), generation="ada"),
     DeviceCompute("mi300x", {"bf16": 1307.4, "fp8": 2614.9}, 5300, "xgmi", 448,
                   "AMD datasheet https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html (BF16 1,307.4 "
                   "/ FP8 2,614.9 TFLOPS dense, 5.3 TB/s HBM3, 7 Infinity Fabric links of 128 GB/s)", "mi300x"),

@@ -19,7 +19,7 @@ from typing import Any
 from servekit.hardware.profile import HardwareProfile
 from servekit.perf.constants import CONSTANTS, ENGINES, FITTED, fitted_values
 from servekit.perf.intervals import METRICS, interval_ratios
-from servekit.perf.points import kv_pool, launch_of, shape_facts, workload_of
+from servekit.perf.points import kv_pool, launch_of, point_profile, shape_facts, workload_of
 from servekit.perf.predict import Prediction, predict
 
 ROUNDS = 6
@@ -47,7 +47,7 @@ def measured_of(point: Mapping[str, Any]) -> dict[str, float]:
 def prepare(points: Iterable[Mapping[str, Any]], profiles: Mapping[str, HardwareProfile]) -> list[Measured]:
     out = []
     for point in points:
-        profile = profiles[str(point["gpu"])]
+        profile = point_profile(str(point["gpu"]), profiles)
         pool = kv_pool(point, shape_facts(point), profile, int(point.get("tp") or 1), int(point.get("pp") or 1))
         out.append(Measured(point, pool, measured_of(point)))
     return out

@@ -2,7 +2,8 @@
 
 Only structured fields are read: ``config_facts`` (config.json keys plus ``params_total_b``,
 ``params_active_b``, ``full_attention_layers``, ``linear_attention_layers``), ``engine``,
-``engine_version``, ``weights_precision``, ``kv_cache_dtype``, ``gpu`` (a hardware taxonomy id),
+``engine_version``, ``weights_precision``, ``kv_cache_dtype``, ``gpu`` (a hardware taxonomy id,
+else a part of the device speed table: ``point_profile``),
 ``gpu_count``, ``tp``, ``pp``, ``dp``, ``max_num_seqs``, ``max_num_batched_tokens``,
 ``spec_decoding`` (``{"method", "num_speculative_tokens"}`` and optionally
 ``"acceptance_rate"``) and ``workload``. ``measured``, ``notes``, ``source``, ``confidence``
@@ -17,12 +18,15 @@ the parameters and format, on the taxonomy profile's device memory. DP replicas 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from servekit.fit.points import predict_point
 from servekit.fit.sharding import GIB
+from servekit.fit.gpu_models import gpu_part
+from servekit.hardware.device_compute import compute_row
 from servekit.hardware.device_memory import memory_row
-from servekit.hardware.profile import HardwareProfile
+from servekit.hardware.profile import HardwareProfile, custom_profile
 from servekit.perf.constants import acceptance, fitted_values
 from servekit.perf.launch import PerfError, default_limits, rates_for
 from servekit.perf.predict import Limits, PerfLaunch, Prediction, Spec, Workload
@@ -125,6 +129,24 @@ def spec_of(point: Mapping[str, Any]) -> Spec | None:
     return Spec(method, _int(spec, "num_speculative_tokens"), float(rate) if rate else acceptance(method))
 
 
+def point_profile(gpu: str, profiles: Mapping[str, HardwareProfile]) -> HardwareProfile:
+    """The device of a line's ``gpu``: a hardware taxonomy id, else a part of the device speed
+    table (``servekit.hardware.device_compute``, its id or an alias), with the memory the device
+    memory table gives it (none: the KV pool is not a limit) and its generation."""
+    if gpu in profiles:
+        return profiles[gpu]
+    row = compute_row(gpu)
+    if row is None:
+        raise PerfError(f"gpu: {gpu!r} is neither a hardware id nor a part of the device speed table",
+                        fix="use an id of `servekit list hardware` or of servekit.hardware.device_compute")
+    memory = memory_row(row.memory_id) if row.memory_id else None
+    part = gpu_part(row.memory_id) if row.memory_id else None
+    brand = "AMD" if row.link == "xgmi" else "NVIDIA"
+    profile = custom_profile(memory.memory_gib if memory else 1.0, 1, brand=part.brand if part else brand,
+                             generation=part.generation if part else row.generation, hw_id=row.id)
+    return replace(profile, compute=row, memory_gib=memory.memory_gib if memory else 0.0)
+
+
 def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
               values: Mapping[str, float] | None = None, pool: dict | None = None) -> PerfLaunch:
     """The launch a line describes; ``pool`` a ``kv_pool`` result already computed (it does not
@@ -132,10 +154,7 @@ def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
     missing = [k for k in REQUIRED if point.get(k) is None]
     if missing:
         raise PerfError(f"perf point lacks {', '.join(missing)}")
-    gpu = str(point["gpu"])
-    if gpu not in profiles:
-        raise PerfError(f"gpu: {gpu!r} is not a hardware id", fix="use an id of `servekit list hardware`")
-    profile = profiles[gpu]
+    profile = point_profile(str(point["gpu"]), profiles)
     tp, pp, dp = _int(point, "tp"), _int(point, "pp"), _int(point, "dp")
     shape = shape_facts(point)
     pool = pool or kv_pool(point, shape, profile, tp, pp)
