@@ -12,7 +12,7 @@ from servekit.engines.common.findings import Finding
 from servekit.engines.common.flags import FlagCatalog, FlagSpec
 from servekit.engines.common.upgrade_table import DefaultChange, crossed
 
-_NOTHING = (None, "", "none", "None")
+_NOTHING = (None, "", "none", "None", "==SUPPRESS==")  # argparse.SUPPRESS: no default is set
 
 
 def _same(before: Any, after: Any) -> bool:
