@@ -158,7 +158,7 @@ def _refused(item: Item, change: OptionChange | None, sides: Sides, out: Outcome
     value = item.values[-1] if item.values else None
     known_before = lookup(sides.old_catalog, name) is not None
     seen = sides.first_refusing(name) if sides.first_refusing and known_before else None
-    release = seen or (change.release if change else None)  # the stored catalogs first, then the table
+    release = _removal_release(seen, change.release if change else None, sides)
     gone = Gone(name, sides.release(None), f" (removed in {sides.release(release)})" if release else "",
                 sides.release(release))
     if change is not None:
@@ -182,6 +182,15 @@ def _refused(item: Item, change: OptionChange | None, sides: Sides, out: Outcome
     out.add(Finding("error", "removed-option", f"{gone.lead}; the rewritten command leaves it out",
                     f"remove {name}; check that {gone.checked}'s default is what you need", name, gone.release))
     item.words, item.name = [], None
+
+
+def _removal_release(seen: str | None, listed: str | None, sides: Sides) -> str | None:
+    """The release that removed an option: the first stored catalog without it (``seen``), made
+    precise by the table's release when that lies on the way and not after it (only the last patch
+    of a minor release may be stored)."""
+    if listed and crossed(listed, sides.old, sides.new) and (seen is None or version_key(listed) <= version_key(seen)):
+        return listed
+    return seen or listed
 
 
 @dataclass(frozen=True)
