@@ -30,7 +30,7 @@ def test_json_shape(capsys):
     lo, hi = doc["interval80"]["output_throughput_tok_s"]
     assert lo <= doc["output_throughput_tok_s"] <= hi
     assert doc["binding"] in {"weight bandwidth", "KV bandwidth", "compute", "communication", "engine overhead",
-                              "scheduler limit", "KV pool"}
+                              "scheduler limit", "KV pool", "client concurrency"}
     assert set(doc["terms_ms"]) == {"weights", "kv", "compute", "communication", "overhead"}
 
 

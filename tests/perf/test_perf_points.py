@@ -9,7 +9,7 @@ from servekit.cli.app import main
 from servekit.jsonl import objects
 
 BINDINGS = {"weight bandwidth", "KV bandwidth", "compute", "communication", "engine overhead", "scheduler limit",
-            "KV pool"}
+            "KV pool", "client concurrency"}
 METRICS = ("output_throughput_tok_s", "ttft_ms", "tpot_ms")
 
 
@@ -74,3 +74,18 @@ def test_a_part_of_the_speed_table_without_a_hardware_entry(capsys, tmp_path, pe
     assert small["output_throughput_tok_s"] <= big["output_throughput_tok_s"]  # less memory: a smaller pool
     assert h20["binding"] in BINDINGS
     assert "line 4" in too_big["error"] and "KV pool" in too_big["error"]  # 64 GB of weights on a 40 GB card
+
+
+def test_spellings_of_formats_versions_and_kv_dtypes(capsys, tmp_path, perf_points):
+    from servekit.perf.points import kv_dtype, vllm_release
+    from servekit.perf.shape import weights_format_of
+
+    assert [weights_format_of(t) for t in ("bfloat16", "FP8_E4M3", "w4a16", "NVFP4", "mxfp4", "float16", "cobol")] == [
+        "bf16", "fp8", "int4", "nvfp4", "mxfp4", "fp16", None]
+    assert kv_dtype("fp8_e4m3") == "fp8_e4m3" and kv_dtype("FP8-dynamic") == "fp8" and kv_dtype(None) == "auto"
+    assert vllm_release({"engine": "vllm", "engine_version": "v0.11.0"}) == "0.11.0"
+    assert vllm_release({"engine": "vllm", "engine_version": "nightly of some day"}) is None
+    base = _unmeasured(next(p for p in perf_points if p["engine"] == "vllm"))
+    odd = {**base, "weights_precision": "bfloat16", "engine_version": "v0.11.0", "kv_cache_dtype": "bf16"}
+    code, out = _run(capsys, tmp_path, [base, odd])
+    assert code == 0 and out[0]["output_throughput_tok_s"] == out[1]["output_throughput_tok_s"]

@@ -124,3 +124,8 @@ def test_expert_parallel_replicas_split_the_experts():
     shared = step_terms(MOE, Layout(tp=1, expert_replicas=8), QUIET, tokens=1, seqs=1, context=256)
     assert shared.weights < plain.weights
     assert shared.weights > MOE.dense_bytes / QUIET.memory  # every replica still reads its dense part
+
+
+def test_a_request_rate_under_a_client_concurrency_cap():
+    capped = predict(_launch(), Workload(128, 512, concurrency=2, request_rate=1000.0, num_prompts=100))
+    assert capped.batch == 2 and capped.binding == "client concurrency"

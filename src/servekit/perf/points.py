@@ -23,6 +23,8 @@ from typing import Any
 
 from servekit.fit.points import predict_point
 from servekit.fit.sharding import GIB
+from servekit.fit.versions import VersionTextError, read_version
+from servekit.fit.dtypes import KV_CACHE_DTYPES
 from servekit.fit.gpu_models import gpu_part
 from servekit.hardware.device_compute import compute_row
 from servekit.hardware.device_memory import memory_row
@@ -30,7 +32,7 @@ from servekit.hardware.profile import HardwareProfile, custom_profile
 from servekit.perf.constants import acceptance, fitted_values
 from servekit.perf.launch import PerfError, default_limits, rates_for
 from servekit.perf.predict import Limits, PerfLaunch, Prediction, Spec, Workload
-from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params
+from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params, weights_format_of
 from servekit.perf.terms import Layout
 
 REQUIRED = ("config_facts", "engine", "weights_precision", "gpu", "workload")
@@ -65,15 +67,17 @@ def shape_facts(point: Mapping[str, Any]) -> ModelShape:
             cf.get("v_head_dim") or head_dim)
     else:
         width = 2 * head_dim
-    experts = int(cf.get("num_experts") or 0)
+    experts = int(cf.get("num_experts") or cf.get("n_routed_experts") or cf.get("num_local_experts") or 0)
     per_token = int(cf.get("num_experts_per_tok") or 0)
     inner = int(cf.get("moe_intermediate_size") or cf.get("intermediate_size") or 0)
     routed = expert_params(layers, hidden, experts, inner, int(cf.get("first_k_dense_replace") or 0)) if experts else 0.0
-    fmt = str(point["weights_precision"]).lower()
-    if fmt not in FORMAT_BYTES:
-        raise PerfError(f"weights_precision: {fmt!r} is not one of {', '.join(FORMAT_BYTES)}")
+    fmt = weights_format_of(str(point["weights_precision"]))
+    if fmt is None:
+        raise PerfError(f"weights_precision: {point['weights_precision']!r} names no number format",
+                        fix=f"use one of {', '.join(FORMAT_BYTES)}")
     total = _fact(cf, "params_total_b") * 1e9
-    return ModelShape(params_total=total, params_active=_fact(cf, "params_active_b") * 1e9,
+    active = _fact(cf, "params_active_b") * 1e9 if cf.get("params_active_b") is not None or experts else total
+    return ModelShape(params_total=total, params_active=active,
                       expert_params=min(routed, total), experts=experts, experts_per_token=per_token,
                       layers=layers, hidden=hidden, heads=heads, attention_dim=width, kv_bytes_per_token=0.0,
                       weights_format=fmt)
@@ -98,16 +102,38 @@ def kv_pool(point: Mapping[str, Any], shape: ModelShape, profile: HardwareProfil
         cf["attention_layers"] = layers
     wl = point["workload"]
     line: dict[str, Any] = {
-        "config_facts": cf, "tp": tp, "pp": pp, "kv_cache_dtype": point.get("kv_cache_dtype") or "auto",
+        "config_facts": cf, "tp": tp, "pp": pp, "kv_cache_dtype": kv_dtype(point.get("kv_cache_dtype")),
         "weights_gib": (shape.dense_bytes + shape.expert_bytes) / GIB, "gpu_mem_gib": profile.memory_gib,
         "max_model_len": max(MIN_MODEL_LEN, int(wl["input_len"]) + int(wl["output_len"])),
     }
     row = profile.compute
     if row is not None and row.memory_id and memory_row(row.memory_id):
         line["gpu_model"] = row.memory_id
-    if point.get("engine") == "vllm" and point.get("engine_version"):
-        line["vllm_version"] = str(point["engine_version"])
+    version = vllm_release(point)
+    if version:
+        line["vllm_version"] = version
     return predict_point(line)
+
+
+def kv_dtype(value: Any) -> str:
+    """A line's KV cache dtype as vLLM spells it: its own choice, FP8 for any FP8 spelling, else auto
+    (the weights' dtype)."""
+    text = str(value or "auto").strip().lower()
+    if text in KV_CACHE_DTYPES:
+        return text
+    return "fp8" if "fp8" in text else "auto"
+
+
+def vllm_release(point: Mapping[str, Any]) -> str | None:
+    """The vLLM release of a vLLM line when its text reads as one (else the newest rules apply)."""
+    if point.get("engine") != "vllm" or not point.get("engine_version"):
+        return None
+    text = str(point["engine_version"]).strip().lstrip("vV")
+    try:
+        read_version(text)
+    except VersionTextError:
+        return None
+    return text
 
 
 def workload_of(point: Mapping[str, Any]) -> Workload:
@@ -160,9 +186,8 @@ def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
     pool = pool or kv_pool(point, shape, profile, tp, pp)
     shape = ModelShape(**{**shape.__dict__, "kv_bytes_per_token": float(pool["kv_bytes_per_token"])})
     engine = str(point["engine"])
-    version = str(point["engine_version"]) if point.get("engine_version") else None
     spec = spec_of(point)
-    seqs, tokens = default_limits(engine, profile, version if engine == "vllm" else None, spec is not None)
+    seqs, tokens = default_limits(engine, profile, vllm_release(point), spec is not None)
     limits = Limits(max_num_seqs=_int(point, "max_num_seqs", seqs),
                     max_num_batched_tokens=_int(point, "max_num_batched_tokens", tokens),
                     kv_tokens=pool.get("kv_tokens"))

@@ -19,7 +19,7 @@ iteration of waiting for the running one (p99: a whole one), plus the queue:
 * offline (every prompt at once): ``B`` is at most the fitted occupancy times ``N`` (requests of
   varying lengths finish apart); the request at position ``q x N`` waits ``(qN - B) / B x L``;
   the first ``B`` wait for the prefills queued ahead of them (median q = 0.5, p99 q = 0.99);
-* request rate ``R`` below capacity: the M/D/1 wait (Pollaczek-Khinchine) rho / (2 (1 - rho))
+* request rate ``R`` (with a client concurrency cap, ``B`` is at most that cap) below capacity: the M/D/1 wait (Pollaczek-Khinchine) rho / (2 (1 - rho))
   iterations, rho = R / capacity; above it the queue grows over the run: the median request waits
   ``N / 2 x (1 / capacity - 1 / R)``.
 
@@ -190,6 +190,9 @@ def _rate_batch(launch: PerfLaunch, wl: Workload, per_replica: float, cap: int) 
 def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
     cap, limit = batch_limit(launch, wl)
     demand = wl.num_prompts if wl.offline else wl.concurrency
+    client = math.ceil(wl.concurrency / launch.replicas) if wl.request_rate is not None and wl.concurrency else None
+    if client is not None and client < cap:  # a request rate under the client's concurrency cap
+        cap, limit = max(1, client), "client concurrency"
     if wl.request_rate is not None:
         per_replica = wl.request_rate / launch.replicas
         full = life(launch, wl, cap)

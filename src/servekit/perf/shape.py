@@ -27,6 +27,23 @@ EXPERTS_ONLY_FORMATS = ("mxfp4",)
 embeddings in BF16 (OpenAI gpt-oss model card, https://arxiv.org/abs/2508.10925: "MoE weights
 quantized to MXFP4")."""
 
+FORMAT_WORDS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("mxfp4",), "mxfp4"), (("nvfp4", "fp4"), "nvfp4"), (("fp8",), "fp8"), (("int8", "w8a8"), "int8"),
+    (("awq",), "awq"), (("gptq",), "gptq"), (("int4", "w4a16", "w4"), "int4"), (("bf16", "bfloat16"), "bf16"),
+    (("fp16", "float16", "half"), "fp16"),
+)
+"""How a format is spelled in points and configs, checked in order (``fp8_e4m3`` is FP8,
+``w4a16`` INT4, ``bfloat16`` BF16)."""
+
+
+def weights_format_of(text: str) -> str | None:
+    """The format a spelling names (a key of ``FORMAT_BYTES``), or None."""
+    lower = str(text).strip().lower()
+    if lower in FORMAT_BYTES:
+        return lower
+    return next((fmt for words, fmt in FORMAT_WORDS if any(w in lower for w in words)), None)
+
+
 ACTIVATION_BYTES = 2
 """Bytes per activation value moved between TP ranks (BF16 all-reduce)."""
 
