@@ -46,6 +46,11 @@ class MemoryChart:
     """Where the device's memory figure comes from."""
 
     @property
+    def spare_gib(self) -> float:
+        """Budget no term of the plan takes (an engine whose memory plan leaves some unassigned)."""
+        return max(self.budget_gib - sum(s.gib for s in self.segments), 0.0)
+
+    @property
     def summary(self) -> str:
         """The chart in words (its SVG title, for screen readers)."""
         terms = ", ".join(f"{s.label.lower()} {s.shown}" for s in self.segments)

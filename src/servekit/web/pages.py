@@ -44,7 +44,7 @@ def _facts(site: Site, result: PlanResult) -> tuple[tuple[str, str], ...]:
     sel = result.selection
     return (("Hardware", hardware_name(site.docs, sel.hardware)), ("Variant", sel.variant),
             ("Strategy", sel.strategy), ("Nodes", str(sel.node_count)), ("Engine", sel.engine),
-            ("Deployment", result.plan.deploy_type), ("Image", str(result.plan.docker.image or "none")))
+            ("Deployment", result.plan.deploy_type))
 
 
 def _docker(form: Builder, site: Site) -> PlanResult | str:

@@ -230,7 +230,8 @@ def plan_sections(result: PlanResult, docker: PlanResult | str, k8s: tuple[str, 
     memory, fit_note = _memory(checks_json, checks)
     starts = not engine_errors(result) and result.can_start and result.valid
     return PlanSections(
-        facts=facts, starts=starts, verdict=READY if starts else CANNOT_START, checks=checks,
+        facts=(*facts, ("Image", str(payload.get("docker_image") or "none"))), starts=starts,
+        verdict=READY if starts else CANNOT_START, checks=checks,
         forms=_forms(result, docker, k8s, version, command_blocks(payload), checks), install=_install(extras),
         memory=memory, fit_note=fit_note, reasons=reasons(extras),
         notes=tuple(str(n) for n in extras.get("notes") or []),
