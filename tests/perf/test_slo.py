@@ -77,3 +77,13 @@ def test_a_looser_target_needs_no_more_devices(capsys):
 def test_bad_options_are_one_clear_line(capsys, argv, words):
     code, _, err = _run(capsys, "plan", MODEL, "--hardware", "h100", *argv)
     assert code != 0 and words in err and "Traceback" not in err
+
+
+def test_plan_with_a_workload_shows_its_expected_performance(capsys):
+    code, out, _ = _run(capsys, "plan", MODEL, "--hardware", "h100", "--workload", "1024:1024:64")
+    assert code == 0
+    plan, perf = out.split("# expected performance at input:output:concurrency 1024:1024:64", 1)
+    assert "--tensor-parallel-size 2" in plan and "TP 2 x PP 1" in perf and "binding:" in perf
+    assert all(line.startswith("#") for line in perf.strip().splitlines()[1:])
+    code, _, err = _run(capsys, "plan", MODEL, "--hardware", "h100", "--workload", "1024:1024:64", "--format", "json")
+    assert code != 0 and "servekit perf" in err and "Traceback" not in err

@@ -127,7 +127,7 @@ def slo_command(model: str | None, hardware: str | None, variant: str | None, en
     from servekit.errors import SelectionError
 
     if not (model and hardware and slo and workload):
-        raise SelectionError("--slo needs MODEL, --hardware and --workload (and --workload needs --slo)",
+        raise SelectionError("--slo needs MODEL, --hardware and --workload",
                              fix="e.g. servekit plan MODEL --hardware h100 --slo ttft_ms=500,tpot_ms=50 "
                                  "--workload 1024:1024:64")
     from servekit.app.fit import FitOptions
@@ -140,6 +140,32 @@ def slo_command(model: str | None, hardware: str | None, variant: str | None, en
         result = search(opts)
     print(json.dumps(public(result), indent=2) if output_format == "json" else render_text(result))
     return 0 if result["met"] else 1
+
+
+def plan_with_performance(opts: PlanOptions, workload: str) -> int:
+    """``plan --workload I:O:C`` (text only): the plan, then the speed ``servekit perf`` predicts
+    for the same selection at that workload."""
+    from servekit.errors import SelectionError
+
+    if opts.output_format != "text" or not opts.model or not opts.hardware or opts.batch:
+        raise SelectionError("--workload without --slo adds the predicted speed to a text plan of MODEL on --hardware",
+                             fix="for JSON use servekit perf MODEL --hardware HW --format json")
+    from servekit.app.fit import FitOptions
+    from servekit.app.perf import PerfOptions, run_perf
+    from servekit.app.slo import parse_workload
+    from servekit.cli.perf_cmd import render_text
+
+    load = parse_workload(workload)
+    code = plan_command(opts)
+    fit = FitOptions(model=opts.model, hardware=opts.hardware, variant=opts.variant, strategy=opts.strategy,
+                     nodes=opts.nodes or 1, engine=opts.engine, catalog=opts.catalog)
+    try:
+        lines = render_text(run_perf(PerfOptions(fit, load))).splitlines()
+    except SelectionError as exc:
+        lines = [f"none: {exc}"]
+    print(f"\n# expected performance at input:output:concurrency {workload} (servekit perf):")
+    print("\n".join(f"#   {line.strip()}" for line in lines))
+    return code
 
 
 def plan_command(opts: PlanOptions) -> int:
@@ -280,10 +306,12 @@ def register(app: typer.Typer) -> None:
 
         if output_format not in FORMATS:
             raise SelectionError(f"unknown format {output_format!r}; valid choices: {', '.join(FORMATS)}")
-        if slo is not None or workload is not None:
+        if slo is not None:
             raise typer.Exit(slo_command(model, hardware, variant, engine, catalog, slo, workload, output_format))
         opts = PlanOptions(model, hardware, variant, strategy, nodes, list(feature), list(no_feature),
                            list(mode), kv_offload, engine, catalog, output_format, batch, task, checks,
                            target, qaic_mode, devices, namespace, name, storage_class, cache_size, docker,
                            max_model_len, tp, port, gpu_memory_utilization, image, vllm_version, pp)
+        if workload is not None:
+            raise typer.Exit(plan_with_performance(opts, workload))
         raise typer.Exit(plan_command(opts))
