@@ -1,4 +1,5 @@
-"""``servekit engine install|list|remove|path``: local, pinned engine environments;
+"""``servekit engine install|list|remove|path``: local, pinned engine environments (``list`` also
+shows every stored flag catalog: engine, release, command and how it was extracted);
 ``servekit engine diff``: what changed in an engine's options between two stored versions."""
 
 from __future__ import annotations
@@ -26,8 +27,38 @@ def install_command(requirement: str, force: bool = False, torch_index: str | No
     return 0
 
 
+def catalog_rows() -> list[dict[str, str]]:
+    """One row per stored flag catalog of every registered engine (an engine sharing another's
+    catalogs, as the vLLM platform plugins do, adds none)."""
+    from servekit.engines.registry import engines
+
+    rows: list[dict[str, str]] = []
+    seen = set()
+    for engine in engines():
+        store = engine.catalogs
+        if store is None or store in seen:
+            continue
+        seen.add(store)
+        for command in engine.commands:
+            for version in store.versions(command):
+                source = store.load(version, command).source
+                rows.append({
+                    "engine": store.engine, "version": version, "command": command,
+                    # catalogs without a method were all read from the engine's own parser
+                    "method": source.get("method", "parser"), "environment": source.get("environment", "full"),
+                    "file": store.path(version, command).name,
+                })
+    return rows
+
+
+def _catalog_line(row: dict[str, str]) -> str:
+    how = row["method"] if row["method"] != "parser" else f"parser ({row['environment']} environment)"
+    return f"{row['engine']:8} {row['version']:12} {row['command']:22} {how}"
+
+
 def list_command(output_format: str = "text") -> int:
     envs = environments.list_envs()
+    catalogs = catalog_rows()
     if output_format == "json":
         rows = [
             {
@@ -40,14 +71,16 @@ def list_command(output_format: str = "text") -> int:
             }
             for e in envs
         ]
-        typer.echo(json.dumps({"version": 1, "environments": rows}, indent=2))
+        typer.echo(json.dumps({"version": 1, "environments": rows, "catalogs": catalogs}, indent=2))
         return 0
     if not envs:
         typer.echo("no engine environments")
-        return 0
     for e in envs:
         python = (e.record or {}).get("interpreter", {}).get("executable", "")
         typer.echo(f"{e.key:24} {e.state:11} {python}")
+    typer.echo(f"stored flag catalogs ({len(catalogs)}):")
+    for row in catalogs:
+        typer.echo("  " + _catalog_line(row))
     return 0
 
 
@@ -102,7 +135,7 @@ def register(app: typer.Typer) -> None:
 
     @group.command("list")
     def _list(output_format: str = typer.Option("text", "--format", help="text or json")) -> None:
-        """List the engine environments servekit manages, with their state."""
+        """List the engine environments servekit manages, with their state, and every stored flag catalog."""
         raise SystemExit(list_command(output_format))
 
     @group.command("remove")

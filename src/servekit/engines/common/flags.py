@@ -1,13 +1,16 @@
 """Flag catalogs: every option a pinned engine command accepts, extracted from the real engine.
 
 A catalog is stored as JSON inside its engine's package, ``data/<engine>-<version>[-<command>].json``
-(written by ``scripts/extract_vllm_flags.py`` / ``scripts/extract_max_flags.py`` run inside
-the engine's own environment) and read here into frozen dataclasses. Nothing here needs the
-engine installed.
+or, for the many releases kept as history, gzip-compressed as ``.json.gz`` (written by
+``scripts/extract_vllm_flags.py`` / ``scripts/extract_max_flags.py`` run inside the engine's own
+environment, or by ``scripts/extract_vllm_releases.py`` for past releases) and read here into
+frozen dataclasses, one file at a time when it is first asked for. Nothing here needs the engine
+installed.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -19,6 +22,31 @@ from packaging.version import InvalidVersion, Version
 from servekit.errors import ServekitError
 
 CATALOG_FORMAT = 1
+JSON_SUFFIXES = (".json", ".json.gz")  # plain, or gzip-compressed (the stored past releases)
+
+
+def stored_json(stem: Path) -> Path | None:
+    """The stored file ``<stem>.json`` or ``<stem>.json.gz`` (the plain one first); None when neither is."""
+    for suffix in JSON_SUFFIXES:
+        path = stem.with_name(stem.name + suffix)
+        if path.is_file():
+            return path
+    return None
+
+
+def json_stem(path: Path) -> str:
+    """The file name without ``.json`` / ``.json.gz``."""
+    for suffix in reversed(JSON_SUFFIXES):
+        if path.name.endswith(suffix):
+            return path.name[: -len(suffix)]
+    return path.stem
+
+
+def read_stored_json(path: Path) -> Any:
+    """The JSON a stored data file holds, gzip-compressed or not."""
+    raw = path.read_bytes()
+    text = gzip.decompress(raw).decode("utf-8") if path.name.endswith(".gz") else raw.decode("utf-8")
+    return json.loads(text)
 
 
 @dataclass(frozen=True)
@@ -205,7 +233,7 @@ def version_key(text: str) -> tuple[int, Any]:
 
 @dataclass(frozen=True)
 class CatalogStore:
-    """The stored catalogs of one engine: ``<data_dir>/<engine>-<version>[-<command>].json``.
+    """The stored catalogs of one engine: ``<data_dir>/<engine>-<version>[-<command>].json[.gz]``.
 
     ``extractor`` names the script that writes them (``scripts/extract_vllm_flags.py``).
     """
@@ -215,18 +243,21 @@ class CatalogStore:
     extractor: str
 
     def path(self, version: str, command: str = "serve") -> Path:
+        """The stored file (``.json`` or ``.json.gz``); the plain name when neither is stored."""
         suffix = "" if command == "serve" else f"-{command}"
-        return self.data_dir / f"{self.engine}-{version}{suffix}.json"
+        stem = self.data_dir / f"{self.engine}-{version}{suffix}"
+        return stored_json(stem) or stem.with_name(stem.name + ".json")
 
     def versions(self, command: str = "serve") -> list[str]:
-        """Versions with a stored catalog (oldest first)."""
-        found = []
+        """Versions with a stored catalog (oldest first); only file names are read."""
+        found = set()
         prefix = f"{self.engine}-"
-        for path in self.data_dir.glob(f"{self.engine}-*.json"):
-            rest = path.stem[len(prefix):]
-            version, _, cmd = rest.partition("-")
+        for path in self.data_dir.glob(f"{self.engine}-*.json*"):
+            if not path.name.endswith(JSON_SUFFIXES):
+                continue
+            version, _, cmd = json_stem(path)[len(prefix):].partition("-")
             if (cmd or "serve") == command:
-                found.append(version)
+                found.add(version)
         return sorted(found, key=version_key)
 
     def nearest(self, version: str, command: str = "serve") -> str | None:
@@ -245,7 +276,7 @@ class CatalogStore:
             if not versions:
                 raise ServekitError(
                     f"no flag catalog stored for engine {self.engine!r} command {command!r}",
-                    fix="known catalogs: " + ", ".join(sorted(p.stem for p in self.data_dir.glob("*.json"))),
+                    fix="known catalogs: " + ", ".join(sorted(json_stem(p) for p in self.data_dir.glob("*.json*"))),
                 )
             version = versions[-1]
         path = self.path(version, command)
@@ -261,7 +292,7 @@ class CatalogStore:
 @lru_cache(maxsize=None)
 def _load(path: Path) -> FlagCatalog:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
+        data = read_stored_json(path)
+    except (ValueError, OSError, EOFError) as exc:
         raise ServekitError(f"flag catalog {path} is not valid JSON: {exc}") from exc
     return FlagCatalog.from_dict(data)

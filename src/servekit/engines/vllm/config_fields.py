@@ -1,6 +1,6 @@
 """The fields of vLLM's config classes behind its JSON-valued options, and the check of a value against them.
 
-``data/vllm-<version>-config-fields.json`` (written by scripts/extract_vllm_config_fields.py) names,
+``data/vllm-<version>-config-fields.json[.gz]`` (written by scripts/extract_vllm_config_fields.py) names,
 per option, the config class its JSON becomes and, per class, its fields: what each takes (type,
 kinds, choices, bounds: see :mod:`servekit.engines.vllm.config_values`), the nested class a field
 holds, whether unknown keys are refused, the fields without a default and the fields one field
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from servekit.engines.common.findings import Finding
-from servekit.engines.common.flags import FlagCatalog
+from servekit.engines.common.flags import FlagCatalog, read_stored_json, stored_json
 from servekit.engines.common.scan import HELP, Occurrence
 from servekit.engines.common.startup import is_shell_reference
 from servekit.engines.common.valuecheck import expand_json_numbers, json_kind
@@ -39,17 +39,18 @@ class ConfigFields:
     classes: dict[str, dict[str, Any]]
 
 
-def config_fields_path(version: str) -> Path:
-    return DATA_DIR / f"vllm-{version}-config-fields.json"
+def config_fields_path(version: str) -> Path | None:
+    """The stored tree of ``version`` (``.json`` or ``.json.gz``), None when none is stored."""
+    return stored_json(DATA_DIR / f"vllm-{version}-config-fields")
 
 
 @lru_cache(maxsize=None)
 def load_config_fields(version: str) -> ConfigFields | None:
     """The tree stored for ``version``; None when none is stored (nothing below the top level is checked)."""
     path = config_fields_path(version)
-    if not path.is_file():
+    if path is None:
         return None
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = read_stored_json(path)
     return ConfigFields(version, data["flags"], data["classes"])
 
 
