@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +128,27 @@ def test_markup_in_the_query_is_inert(client, path):
     assert SCRIPT not in response.text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in response.text  # echoed, as text
     assert "<script" not in response.text.replace('<script src="/static/builder.js" defer></script>', "")
+
+
+REFERENCE = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "catalog"
+
+
+@pytest.mark.skipif(not REFERENCE.is_dir(), reason=f"no reference catalog at {REFERENCE}")
+def test_every_machine_of_a_prefill_decode_plan_has_its_command():
+    """A prefill/decode plan over several nodes per pool: the rendering object names each pool's
+    first node; the page shows the others too, each as ``servekit plan`` writes it."""
+    from fastapi.testclient import TestClient
+
+    from servekit.synthesis.render import process_command
+    from servekit.web.server import create_app
+
+    model = "inclusionAI/Ring-1T-FP8"
+    result = plan(PlanRequest(model, strategy="pd_cluster", catalog=str(REFERENCE)))
+    followers = [p for p in result.plan.processes if p.rank]
+    assert followers, "the sample plan has no second node per pool; pick another"
+    with TestClient(create_app(str(REFERENCE))) as reference:
+        page = reference.get(f"/?model={model}&strategy=pd_cluster").text
+    shown = [html.unescape(re.sub(r"<[^>]+>", "", b)) for b in re.findall(r'<pre id="cmd-[^"]*"[^>]*>(.*?)</pre>', page, re.S)]
+    for proc in result.plan.processes:
+        if proc.program == result.plan.processes[0].program:
+            assert process_command(proc) in shown, proc.role

@@ -28,7 +28,8 @@ class _Rendered:
         self.command = shell.command(program, flags, self.lines)
 
 
-def _command(proc: Process) -> str:
+def process_command(proc: Process) -> str:
+    """One process's command line as shell text, as the rendering object writes its commands."""
     return _Rendered(proc).command
 
 

@@ -77,7 +77,7 @@ def _process_key(role: str, rank: int) -> str:
         return "command"
     if role == "worker":
         return f"worker-{rank + 1}"
-    return role
+    return f"{role.replace('_', '-')}-{rank}" if rank else role
 
 
 def _block_process(block_key: str) -> tuple[str, bool]:

@@ -20,6 +20,7 @@ from servekit.app.plan import PlanResult
 from servekit.app.plan_view import CANNOT_START, engine_errors, plan_lines, plan_payload, plan_sh
 from servekit.errors import ServekitError
 from servekit.k8s.cli_glue import options_from_cli
+from servekit.synthesis.render import process_command
 from servekit.warm.hub import HubSettings
 from servekit.web.checks_view import Check, all_checks, attach
 from servekit.web.memory_chart import MemoryChart, memory_chart
@@ -154,6 +155,21 @@ def command_blocks(payload: dict[str, Any]) -> tuple[list[Block], list[Block]]:
     return commands, docker
 
 
+def follower_blocks(result: PlanResult, shown: list[Block]) -> list[Block]:
+    """The commands of further machines the rendering object leaves out (the nodes of a
+    prefill/decode pool after its first), from the plan's own processes."""
+    if result.commands is not None:
+        return []  # a translated plan's commands are all in its rendering object
+    texts = {b.text for b in shown}
+    out = []
+    for proc in result.plan.processes:
+        text = process_command(proc)
+        if proc.rank and text not in texts:
+            title = f"{proc.role.replace('_', ' ').capitalize()} (node rank {proc.rank})"
+            out.append(Block(f"{proc.role.replace('_', '-')}-{proc.rank}", title, text))
+    return out
+
+
 def _with_checks(block: Block, checks: tuple[Check, ...]) -> Block:
     """``block`` with the checks about it, each marked on the line of its option."""
     lines, mine = attach(block.key, block.text, checks)
@@ -202,6 +218,7 @@ def _install(extras: dict[str, Any]) -> tuple[Form, ...]:
 def _forms(result: PlanResult, docker: PlanResult | str, k8s: tuple[str, str], version: str | None,
            blocks: tuple[list[Block], list[Block]], checks: tuple[Check, ...]) -> tuple[Form, ...]:
     commands, docker_blocks = blocks
+    commands = commands + follower_blocks(result, commands)
     forms = [Form("command", "Command", tuple(_with_checks(b, checks) for b in commands)),
              Form("text", "Text plan", (Block("text", "servekit plan", "\n".join(plan_lines(result, version=version))),)),
              Form("sh", "Shell script", (Block("sh", "servekit plan --format sh", plan_sh(result, version=version)),))]
