@@ -116,23 +116,36 @@ def moe_forward_elements(facts: ModelFacts, launch: LaunchSettings, modular: boo
     return moe_cache_elements(facts, launch, modular) + value("layer_hidden_rows") * float(facts.hidden_size or 0)
 
 
+def moe_cache_tokens(tokens: int, chunk: int | None) -> int:
+    """Tokens the fused-MoE caches are sized for: the whole pass, or one chunk of it when the
+    release processes the experts in chunks (``VllmRun.moe_chunk_tokens``)."""
+    return tokens if chunk is None else min(tokens, chunk)
+
+
 def moe_workspace_gib(facts: ModelFacts, launch: LaunchSettings, tokens: int, run: VllmRun) -> float:
     """The fused-MoE workspace still allocated when the dummy sampler runs (0 before the release
-    that keeps it: ``VllmRun.moe_workspace_persists``)."""
+    that keeps it: ``VllmRun.moe_workspace_persists``), sized for one chunk of the pass."""
     if not run.moe_workspace_persists:
         return 0.0
-    return tokens * moe_cache_elements(facts, launch, modular=True) * _activation_bytes(facts, launch) / GIB
+    cached = moe_cache_tokens(tokens, run.moe_chunk_tokens)
+    return cached * moe_cache_elements(facts, launch, modular=True) * _activation_bytes(facts, launch) / GIB
 
 
-def forward_gib(facts: ModelFacts, launch: LaunchSettings, tokens: int, modular_moe: bool = False) -> float:
+def forward_gib(
+    facts: ModelFacts, launch: LaunchSettings, tokens: int, modular_moe: bool = False, moe_chunk: int | None = None,
+) -> float:
     """Peak live activations of one decoder layer over ``tokens`` tokens on one rank: the larger
     of a dense layer's (when any layer is dense) and a fused-MoE layer's (``modular_moe``: the
-    release runs fused MoE through the modular kernel's workspace)."""
-    dense = value("forward_bytes_per_token_unit") * dense_forward_units(facts, launch)
-    moe = moe_forward_elements(facts, launch, modular_moe)
+    release runs fused MoE through the modular kernel's workspace; ``moe_chunk``: the tokens its
+    caches are sized for when the release chunks the pass, ``VllmRun.moe_chunk_tokens``)."""
+    dense = tokens * value("forward_bytes_per_token_unit") * dense_forward_units(facts, launch)
+    moe = 0.0
+    if _moe_widths(facts, launch) is not None:
+        caches = moe_cache_tokens(tokens, moe_chunk) * moe_cache_elements(facts, launch, modular_moe)
+        moe = caches + tokens * value("layer_hidden_rows") * float(facts.hidden_size or 0)
     all_moe = moe > 0 and facts.moe is not None and facts.moe.dense_layers == 0
-    per_token = moe if all_moe else max(dense, moe)
-    return tokens * per_token * _activation_bytes(facts, launch) / GIB
+    elements = moe if all_moe else max(dense, moe)
+    return elements * _activation_bytes(facts, launch) / GIB
 
 
 def uses_drafter(launch: LaunchSettings) -> bool:
@@ -194,7 +207,8 @@ def activation_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, ru
     what it keeps plus the larger of those two."""
     run = as_run(run, device)
     tokens = scheduler_limits(facts, launch, device, run).profile_tokens
-    forward = forward_gib(facts, launch, tokens, run.moe_workspace_persists) + drafter_gib(facts, launch, tokens)
+    forward = forward_gib(facts, launch, tokens, run.moe_workspace_persists, run.moe_chunk_tokens) + \
+        drafter_gib(facts, launch, tokens)
     sampler = sampler_gib(facts, launch, device, run) + moe_workspace_gib(facts, launch, tokens, run)
     language = max(forward, sampler)
     encoder = encoder_gib(facts, launch, device, run)

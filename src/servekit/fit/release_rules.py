@@ -156,6 +156,28 @@ RULES: tuple[VersionRule, ...] = (
         "current_workspace_manager().get_simultaneous; TritonExperts.workspace_shapes",
     ),
     VersionRule(
+        "moe_chunk", (0, 0), "32768",
+        "fused MoE runs the experts over chunks of at most VLLM_FUSED_MOE_CHUNK_SIZE tokens (default 32768) "
+        "and sizes its intermediate caches for one chunk: M = min(num_tokens, CHUNK_SIZE)",
+        "vllm/model_executor/layers/fused_moe/fused_moe.py fused_experts_impl and vllm/envs.py "
+        "VLLM_FUSED_MOE_CHUNK_SIZE default '32768', read in the v0.7.3, v0.8.5, v0.9.2, v0.10.2 and v0.11.0 wheels",
+    ),
+    VersionRule(
+        "moe_chunk", (0, 12), "16384",
+        "the default chunk becomes 16 x 1024 tokens (fused_experts_impl; from 0.14 the modular kernel's "
+        "_chunk_info, unless VLLM_ENABLE_FUSED_MOE_ACTIVATION_CHUNKING=0)",
+        "vllm/envs.py at v0.12.0 VLLM_FUSED_MOE_CHUNK_SIZE default str(16 * 1024) (v0.11.0: '32768'); "
+        "fused_moe.py fused_experts_impl at v0.12.0/v0.13.0; modular_kernel.py FusedMoEModularKernel._chunk_info "
+        "at v0.14.0 and v0.17.0",
+    ),
+    VersionRule(
+        "moe_chunk", (0, 18), "none",
+        "the modular kernel no longer chunks: its workspace is sized for the whole pass",
+        "vllm/model_executor/layers/fused_moe/modular_kernel.py at v0.18.0 (_allocate_buffers(..., M_full, "
+        "M_full, ...), no _chunk_info) and vllm/envs.py without VLLM_FUSED_MOE_CHUNK_SIZE (v0.18.0, v0.19.0, "
+        "v0.20.0, v0.24.0, v0.28.0, v0.32.0; v0.17.0 still chunks)",
+    ),
+    VersionRule(
         "accounting", (0, 0), "profile_increase",
         "non-KV memory = weights loaded + the profile's torch peak increase + the non-torch increase; "
         "buffers the model runner allocated before the profile are not counted",

@@ -232,6 +232,20 @@ class VllmRun:
         return not self.v0 and self.rule("moe_workspace") == "persistent"
 
     @property
+    def moe_chunk_tokens(self) -> int | None:
+        """Tokens the fused-MoE caches are sized for at most (one chunk of the pass), None when the
+        release sizes them for the whole pass: ``VLLM_FUSED_MOE_CHUNK_SIZE`` when set, else the
+        release's default; ``VLLM_ENABLE_FUSED_MOE_ACTIVATION_CHUNKING=0`` turns chunking off where
+        the modular kernel runs (the ``moe_chunk`` and ``moe_workspace`` rules)."""
+        default = self.rule("moe_chunk")
+        if default == "none":
+            return None
+        if self.moe_workspace_persists and str(self.env.get("VLLM_ENABLE_FUSED_MOE_ACTIVATION_CHUNKING", "")).strip() == "0":
+            return None
+        stated = str(self.env.get("VLLM_FUSED_MOE_CHUNK_SIZE", "")).strip()
+        return int(stated) if stated.isdigit() and int(stated) > 0 else int(default)
+
+    @property
     def counts_runner_buffers(self) -> bool:
         """Whether the model runner's and drafter's persistent buffers count as non-KV memory
         (V1 from 0.27: the profile measures all memory consumed since start-up)."""
