@@ -10,11 +10,13 @@ from the safetensors headers (``servekit facts fetch``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from servekit.facts.config import language_config
 from servekit.facts.model import ModelFacts, WeightBytes
 from servekit.facts.quant_bytes import QuantFormat, bytes_per_weight, format_from_config
+from servekit.facts.unquantized import is_unquantized
 from servekit.facts.vision import vision_from_config, vision_params
 
 ESTIMATED = "estimated from config.json"
@@ -22,14 +24,33 @@ DTYPE_BYTES = {"float32": 4.0, "float": 4.0, "float16": 2.0, "half": 2.0, "bfloa
                "float8_e4m3fn": 1.0, "float8": 1.0}
 
 
-def linear_weight_bytes(config: dict[str, Any], dtype_bytes: float, quant: QuantFormat | None = None) -> float:
-    """Bytes per weight of the linear layers: ``quant`` when given, else the config's
-    ``quantization_config`` (``servekit.facts.quant_bytes``: data and scales per method), else
-    the dtype's."""
+def linear_format(config: dict[str, Any], quant: QuantFormat | None = None) -> QuantFormat | None:
+    """How the linear layers are stored: ``quant`` when given, else the config's
+    ``quantization_config`` (``servekit.facts.quant_bytes``), else None (the dtype)."""
     if quant is None:
         q = config.get("quantization_config") or language_config(config).get("quantization_config")
         quant = format_from_config(q) if isinstance(q, dict) else None
-    return bytes_per_weight(quant) if quant is not None else dtype_bytes
+    return quant
+
+
+def linear_weight_bytes(config: dict[str, Any], dtype_bytes: float, quant: QuantFormat | None = None) -> float:
+    """Bytes per weight of the quantized linear layers (``linear_format``: data and scales per
+    method), else the dtype's."""
+    fmt = linear_format(config, quant)
+    return bytes_per_weight(fmt) if fmt is not None else dtype_bytes
+
+
+def _pricer(fmt: QuantFormat | None, dtype_bytes: float) -> Callable[[str, int | None], float]:
+    """Bytes per weight of one part of one layer: the dtype's for the parts the format leaves
+    unquantized (``servekit.facts.unquantized``), else the format's."""
+    quantized = bytes_per_weight(fmt) if fmt is not None else dtype_bytes
+
+    def price(part: str, layer: int | None) -> float:
+        if fmt is not None and is_unquantized(fmt.unquantized, part, layer):
+            return dtype_bytes
+        return quantized
+
+    return price
 
 
 def _int(cfg: dict[str, Any], *keys: str, default: int = 0) -> int:
@@ -52,13 +73,24 @@ def _attention_params(cfg: dict[str, Any], facts: ModelFacts, hidden: int) -> in
     return hidden * heads * head_dim * (1 + gate) + hidden * kv * head_dim * 2
 
 
-def _mlp_params(facts: ModelFacts, hidden: int, layer: int) -> int:
+def _mlp_parts(facts: ModelFacts, hidden: int, layer: int) -> dict[str, int]:
+    """Parameters of one layer's MLP by part: a dense MLP, or routed experts, shared experts and
+    the router."""
     moe = facts.moe
-    dense = 3 * hidden * (facts.intermediate_size or 4 * hidden)
     if moe is None or layer < moe.dense_layers:
-        return dense
+        return {"mlp": 3 * hidden * (facts.intermediate_size or 4 * hidden)}
     inner = moe.moe_intermediate_size or facts.intermediate_size or 4 * hidden
-    return (moe.num_experts + moe.shared_experts) * 3 * hidden * inner + hidden * moe.num_experts
+    return {"experts": moe.num_experts * 3 * hidden * inner, "shared_experts": moe.shared_experts * 3 * hidden * inner,
+            "router": hidden * moe.num_experts}
+
+
+def _mlp_params(facts: ModelFacts, hidden: int, layer: int) -> int:
+    return sum(_mlp_parts(facts, hidden, layer).values())
+
+
+def _mlp_bytes(facts: ModelFacts, hidden: int, layer: int, price: Callable[[str, int | None], float],
+               part_layer: int | None) -> float:
+    return sum(n * price(part, part_layer) for part, n in _mlp_parts(facts, hidden, layer).items())
 
 
 def estimated_weight_bytes(config: dict[str, Any], facts: ModelFacts, quant: QuantFormat | None = None) -> WeightBytes:
@@ -68,17 +100,25 @@ def estimated_weight_bytes(config: dict[str, Any], facts: ModelFacts, quant: Qua
     cfg = language_config(config)
     hidden = facts.hidden_size or facts.num_attention_heads * facts.head_dim
     dtype_bytes = DTYPE_BYTES.get(str(facts.dtype).lower().replace("torch.", ""), 2.0)
-    per_weight = linear_weight_bytes(config, dtype_bytes, quant)
+    fmt = linear_format(config, quant)
+    price = _pricer(fmt, dtype_bytes)
     attention = _attention_params(cfg, facts, hidden)
     linear_mixer = 4 * hidden * hidden
     layers = 0.0
     for index, kind in enumerate(facts.layers):
         mixer = linear_mixer if kind == "linear" else (0 if kind == "none" else attention)
-        layers += (mixer + _mlp_params(facts, hidden, index)) * per_weight
+        mixer_part = "linear_attention" if kind == "linear" else "attention"
+        layers += mixer * price(mixer_part, index) + _mlp_bytes(facts, hidden, index, price, index)
     # an MTP head: one decoder layer and the projection of [embedding; hidden state] (2h -> h)
-    # (vllm/model_executor/models/qwen3_next_mtp.py fc, deepseek_mtp.py eh_proj)
+    # (vllm/model_executor/models/qwen3_next_mtp.py fc, deepseek_mtp.py eh_proj), at the model
+    # dtype when the config leaves the head unquantized
     mtp_layer = attention + _mlp_params(facts, hidden, facts.num_layers) + 2 * hidden * hidden
-    mtp = facts.mtp_layers * mtp_layer * per_weight
+    if fmt is not None and is_unquantized(fmt.unquantized, "mtp", None):
+        mtp_bytes = mtp_layer * dtype_bytes
+    else:
+        mtp_bytes = (attention + 2 * hidden * hidden) * price("attention", None) + \
+            _mlp_bytes(facts, hidden, facts.num_layers, price, None)
+    mtp = facts.mtp_layers * mtp_bytes
     vocab = facts.vocab_size or 0
     tied = bool(cfg.get("tie_word_embeddings", config.get("tie_word_embeddings", False)))
     embeddings = vocab * hidden * (1 if tied else 2) * dtype_bytes

@@ -26,8 +26,10 @@ A config that states no group size for a group-quantized int4 checkpoint is pric
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from servekit.facts.unquantized import Unquantized, unquantized_from_config
 
 DEFAULT_GROUP_SIZE = 128
 """Weights per scale group when an int4 config does not say (AutoAWQ's ``q_group_size`` and
@@ -56,6 +58,8 @@ class QuantFormat:
     """Whether each group also stores a zero point at the weight's bits."""
     weight_block_size: tuple[int, int] | None = None
     """FP8 scale block [n, k]; None: per-tensor or per-channel scales."""
+    unquantized: Unquantized = ()
+    """Decoder parts the config leaves at the model dtype (``servekit.facts.unquantized``)."""
 
     @property
     def label(self) -> str:
@@ -111,8 +115,14 @@ def _block(value: Any) -> tuple[int, int] | None:
 
 
 def format_from_config(q: dict[str, Any]) -> QuantFormat | None:
-    """The format a config.json ``quantization_config`` describes; None when it names none of
-    ``FORMATS`` (e.g. a method servekit does not price)."""
+    """The format a config.json ``quantization_config`` describes, with the parts its lists of
+    modules left unquantized name; None when it names none of ``FORMATS`` (e.g. a method servekit
+    does not price)."""
+    fmt = _format_from_config(q)
+    return replace(fmt, unquantized=unquantized_from_config(q)) if fmt is not None else None
+
+
+def _format_from_config(q: dict[str, Any]) -> QuantFormat | None:
     method = str(q.get("quant_method", "")).lower()
     algo = str(q.get("quant_algo") or (q.get("quantization") or {}).get("quant_algo") or "").lower()
     if method in ("fp8", "fbgemm_fp8", "ptpc_fp8") or (method == "modelopt" and "fp8" in algo):
@@ -139,11 +149,16 @@ def format_from_config(q: dict[str, Any]) -> QuantFormat | None:
 
 def format_from_point(q: dict[str, Any]) -> QuantFormat:
     """The format a kv-points line's structured ``quantization`` states (``servekit.fit.point_fields``);
-    an int4 line without ``group_size`` is priced with ``DEFAULT_GROUP_SIZE`` and a zero point."""
+    an int4 line without ``group_size`` is priced with ``DEFAULT_GROUP_SIZE`` and a zero point; its
+    ``unquantized`` parts (names of ``servekit.facts.unquantized.PARTS``) stay at the model dtype
+    in every layer."""
     method, bits = str(q["method"]), int(q["bits"])
     block = q.get("weight_block_size")
+    unquantized = tuple((str(part), None) for part in q.get("unquantized") or ())
     if method == "int4":
-        return QuantFormat(method, bits, int(q.get("group_size") or DEFAULT_GROUP_SIZE), zero_point=True)
+        return QuantFormat(method, bits, int(q.get("group_size") or DEFAULT_GROUP_SIZE), zero_point=True,
+                           unquantized=unquantized)
     if method == "int8" and q.get("group_size"):
-        return QuantFormat(method, bits, int(q["group_size"]), zero_point=True)
-    return QuantFormat(method, bits, weight_block_size=(int(block[0]), int(block[1])) if block else None)
+        return QuantFormat(method, bits, int(q["group_size"]), zero_point=True, unquantized=unquantized)
+    return QuantFormat(method, bits, weight_block_size=(int(block[0]), int(block[1])) if block else None,
+                       unquantized=unquantized)

@@ -15,7 +15,10 @@ of them is one ``PointError`` naming the field, never a guess:
   ``offline``; ``enforce_eager``: true or false;
 * ``quantization``: ``{"method": FORMAT, "bits": N}`` with the number format of the quantized
   linears and their bits, plus ``weight_block_size: [n, k]`` for block-scaled FP8 and
-  ``group_size: N`` for a group-quantized int format;
+  ``group_size: N`` for a group-quantized int format, and ``unquantized: [PART, ...]`` for the
+  decoder parts the checkpoint's quantization config leaves at the model dtype in every layer
+  (its ``ignore`` / ``exclude_modules`` / ``modules_to_not_convert`` list, read into
+  ``servekit.facts.unquantized.PARTS``; the row's ``source`` or the table's reason cites the config);
 * ``extra_flags``: vLLM arguments as a shell would pass them (each entry starts with a ``--``
   flag; a ``--speculative-config`` value is the JSON vLLM reads) or ``NAME=VALUE`` environment
   entries; ``env``: an object of environment variables;
@@ -36,6 +39,7 @@ from typing import Any
 from servekit.engines.vllm.launch import parse_length
 from servekit.errors import ServekitError
 from servekit.facts.quant_bytes import FORMATS
+from servekit.facts.unquantized import PARTS
 from servekit.fit.dtypes import KV_CACHE_DTYPES
 from servekit.fit.versions import ENGINES, VersionTextError, read_version
 from servekit.hardware.device_memory import DEVICE_MEMORY
@@ -110,7 +114,7 @@ def _quantization(value: Any) -> dict[str, Any]:
     formats = ", ".join(QUANT_BITS)
     fix = f'write {{"method": FORMAT, "bits": N}} with FORMAT one of {formats} (and weight_block_size [n, k], ' \
           'or an int format\'s group_size)'
-    if not isinstance(value, dict) or set(value) - {"method", "bits", "weight_block_size", "group_size"}:
+    if not isinstance(value, dict) or set(value) - {"method", "bits", "weight_block_size", "group_size", "unquantized"}:
         raise PointError(f"quantization: {value!r} is not a quantization object", fix=fix)
     method, bits = value.get("method"), value.get("bits")
     if method not in QUANT_BITS or bits != QUANT_BITS[method] or isinstance(bits, bool):
@@ -123,6 +127,10 @@ def _quantization(value: Any) -> dict[str, Any]:
     if group is not None and not (method.startswith("int") and isinstance(group, int) and not isinstance(group, bool)
                                   and group > 0):
         raise PointError(f"quantization.group_size: {group!r} is not a group size of an int format", fix=fix)
+    parts = value.get("unquantized")
+    if parts is not None and not (isinstance(parts, list) and all(p in PARTS for p in parts)):
+        raise PointError(f"quantization.unquantized: {parts!r} is not a list of decoder parts",
+                         fix=f"list the parts the config leaves unquantized, each one of {', '.join(PARTS)}")
     return dict(value)
 
 
