@@ -25,7 +25,8 @@ Each score gives the median |relative error|, the share of points within 10% and
 ``predicted`` counts points that state their device memory (or a CPU KV space, or name a device
 of the device table) and got a prediction. High- and medium-confidence points are scored
 (``--all`` adds low-confidence ones). A version read only approximately is marked ``~`` per point,
-an unstated one ``?``. ``--sensitivity`` re-scores the evaluation set with each constant halved
+an unstated one ``?``; an approximate version also names the rules that change inside the
+release series it names (read as written, so those may not be the rules that ran). ``--sensitivity`` re-scores the evaluation set with each constant halved
 and doubled. ``--write`` also writes the report to bench/results/kv-points-DATE.txt. Exit status
 1 when the evaluation set's model median exceeds the target.
 """
@@ -106,6 +107,14 @@ def version_mark(point: dict) -> str:
     return "~" if result and result["version"]["approximate"] else " "
 
 
+def unsettled_note(point: dict) -> str:
+    """The rules an approximate version leaves open (``servekit.fit.versions.unsettled_rules``)."""
+    result = predicted(point, True)
+    rules = (result or {}).get("version", {}).get("unsettled") or []
+    return f"  ({point['vllm_version']}: read as {result['version']['read_as']}; unsettled: {', '.join(rules)})" \
+        if rules else ""
+
+
 def errors(points: Points, use_logged: bool, verbose: bool = False) -> dict[str, list[float]]:
     """{kind: [signed errors]} of the points that got a prediction."""
     by_kind: dict[str, list[float]] = defaultdict(list)
@@ -115,7 +124,7 @@ def errors(points: Points, use_logged: bool, verbose: bool = False) -> dict[str,
             continue
         by_kind[architecture_kind(point.get("arch_type", ""))].append(found)
         if verbose:
-            print(f"  {pid:<28}{version_mark(point)} {point['model'][:40]:<40} {found:+8.1%}")
+            print(f"  {pid:<28}{version_mark(point)} {point['model'][:40]:<40} {found:+8.1%}{unsettled_note(point)}")
     return by_kind
 
 
@@ -133,6 +142,12 @@ def score(title: str, points: Points, verbose: bool) -> list[float]:
     if verbose:
         print("whole memory model, per point (~ approximate version, ? version not stated):")
     logged, model = errors(points, True), errors(points, False, verbose)
+    approximate = [pid.rsplit(":", 1)[-1] for pid, point in points if version_mark(point) == "~"]
+    if approximate:
+        open_rules = sorted({r for _, point in points for r in (predicted(point, True) or {}).get(
+            "version", {}).get("unsettled") or []})
+        print(f"approximate versions (read as written, not guessed): ids {' '.join(approximate)}; rules that change "
+              f"inside their release series: {', '.join(open_rules) or 'none'}")
     print(f"{'kind':<44} {'n':>3} | {'logged: median':>14} {'<=10%':>8} {'worst':>8} | "
           f"{'model: median':>14} {'<=10%':>8} {'worst':>8}")
     for kind in sorted(set(logged) | set(model)):

@@ -8,6 +8,7 @@ import pytest
 
 from servekit.fit.point_fields import PointError
 from servekit.fit.points import facts_from_point, launch_from_point, predict_point
+from servekit.fit.versions import read_version, unsettled_rules
 
 POINT = {"config_facts": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
                           "head_dim": 128, "hidden_size": 4096, "vocab_size": 128256},
@@ -63,8 +64,22 @@ def test_the_v0_engine_is_refused_for_a_release_without_it():
     ("0.11.x", "0.11", "approximate", True),
 ])
 def test_the_output_says_how_the_version_was_read(text, read_as, form, approximate):
-    assert predict_point({**POINT, "vllm_version": text})["version"] == {
+    version = predict_point({**POINT, "vllm_version": text})["version"]
+    assert {k: version[k] for k in ("read_as", "form", "approximate")} == {
         "read_as": read_as, "form": form, "approximate": approximate}
+    # an approximate version names the rules it leaves open; an exact one has none to name
+    assert ("unsettled" in version) == approximate
+
+
+def test_an_approximate_version_names_the_rules_its_series_changes():
+    """~0.11 spans 0.11.0 to 0.12: the sampler changed at 0.11.1, so the reading as written (0.11.0,
+    FlashInfer) may not be what ran; rules that change at the series' first release are settled."""
+    assert unsettled_rules(read_version("~0.11")) == ("sampler",)
+    assert unsettled_rules(read_version("0.11.x")) == ("sampler",)
+    assert unsettled_rules(read_version("~0.9")) == ("v1_default", "hybrid_allocator")
+    assert unsettled_rules(read_version("~0.19")) == ()
+    assert unsettled_rules(read_version("0.11.1")) == ()
+    assert predict_point({**POINT, "vllm_version": "~0.11"})["version"]["unsettled"] == ["sampler"]
 
 
 def test_an_unstated_version_is_reported_as_such():

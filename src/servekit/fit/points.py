@@ -60,7 +60,7 @@ from servekit.fit.planner import FitRequest, plan_fit
 from servekit.fit.point_device import point_device
 from servekit.fit.point_fields import ENV_ENTRY, PointError, normalized_point
 from servekit.fit.sharding import GIB, per_rank_bytes
-from servekit.fit.versions import VllmRun, read_version
+from servekit.fit.versions import VllmRun, read_version, unsettled_rules
 
 ASSUMED_KV_HEADS = 8
 ASSUMED_HEAD_DIM = 128
@@ -242,12 +242,17 @@ def weights_per_rank_from_point(
 
 def version_read(point: dict[str, Any]) -> dict[str, Any]:
     """How the line's ``vllm_version`` was read: the release whose rules apply, its form, and
-    whether it is only approximate (no version: the newest rules)."""
+    whether it is only approximate (no version: the newest rules); an approximate one also lists
+    the rules that change inside the series it names (``unsettled``: the prediction applies them
+    as of the version as written, which may not be the release that ran)."""
     text = point.get("vllm_version")
     if text is None:
         return {"read_as": None, "form": "not stated: the newest release's rules", "approximate": False}
     found = read_version(text)
-    return {"read_as": str(found.version), "form": found.form, "approximate": found.approximate}
+    out: dict[str, Any] = {"read_as": str(found.version), "form": found.form, "approximate": found.approximate}
+    if found.approximate:
+        out["unsettled"] = list(unsettled_rules(found))
+    return out
 
 
 def _check_engine(point: dict[str, Any]) -> None:

@@ -37,7 +37,7 @@ from servekit.errors import ServekitError
 from servekit.fit.release_rules import RULES, VersionRule
 
 __all__ = ["ENGINES", "RULES", "EngineVersion", "VersionRule", "VersionTextError", "VllmRun",
-           "overridden_rules", "read_version", "rule"]
+           "overridden_rules", "read_version", "rule", "unsettled_rules"]
 
 ENGINES = ("v0", "v1")
 """The engine generations a launch may state."""
@@ -93,6 +93,22 @@ def read_version(text: str) -> EngineVersion:
         return EngineVersion(stripped, Version(stripped))
     except InvalidVersion:
         raise VersionTextError(f"{stripped!r} is not a vLLM version", fix=f"write {FORMS}") from None
+
+
+def unsettled_rules(found: EngineVersion) -> tuple[str, ...]:
+    """The rules an approximate version leaves open: those that change inside the release series
+    it names (``~0.11`` spans 0.11.0 up to 0.12: the sampler changed at 0.11.1), so the reading as
+    written is one of several; empty for an exact version."""
+    if not found.approximate:
+        return ()
+    major, minor = (list(found.version.release) + [0, 0])[:2]
+    low, high = Version(f"{major}.{minor}"), Version(f"{major}.{minor + 1}")
+    out: list[str] = []
+    for r in RULES:
+        since = Version(".".join(str(n) for n in r.since) or "0")
+        if low < since < high and r.id not in out:
+            out.append(r.id)
+    return tuple(out)
 
 
 _RULE_OVERRIDES: ContextVar[dict[tuple[str, tuple[int, ...]], tuple[int, ...] | None]] = ContextVar(
