@@ -84,9 +84,9 @@ def _kill_points(changes: int, exchange: int) -> list[int]:
     return sorted(p for p in points if 1 <= p <= changes)
 
 
-def _tidy_and_whole(out: Path, versions: dict[str, dict[str, bytes]], mirror: str = "new") -> None:
-    """The new tree in place and nothing but the manifest and the mirror (the tree it replaced
-    after an incremental build, the same tree after a full one) beside it."""
+def _tidy_and_whole(out: Path, versions: dict[str, dict[str, bytes]], mirror: str) -> None:
+    """The new tree in place and nothing but the manifest and the mirror (the tree it
+    replaced, whole) beside it."""
     assert _files(out) == versions["new"]
     assert sorted(p.name for p in state_dir(out).iterdir()) == ["manifest.json", "mirror"]
     assert _files(state_dir(out) / "mirror") == versions[mirror]
@@ -111,7 +111,7 @@ def test_a_build_killed_at_any_point_leaves_the_old_or_the_new_tree(site, mode):
         outcomes[kill_at] = "old" if tree == versions["old"] else "new"
         after = build_api(out, catalog, jobs=2)  # clears what the killed build left
         if after.rerendered is None:  # the killed build had removed the manifest
-            _tidy_and_whole(out, versions)
+            _tidy_and_whole(out, versions, mirror=outcomes[kill_at])
         else:  # killed before it changed anything: the manifest still vouched for the old tree
             assert (after.rerendered, outcomes[kill_at]) == (1, "old")
             _tidy_and_whole(out, versions, mirror="old")
@@ -137,8 +137,8 @@ def test_a_swap_made_of_renames_killed_halfway_is_put_back(site):
         tree = _files(out)
         assert tree in (versions["old"], versions["new"])
         outcomes.append("old" if tree == versions["old"] else "new")
-        build_api(out, catalog, jobs=2)
-        _tidy_and_whole(out, versions)
+        build_api(out, catalog, jobs=2)  # a full build: the swap had removed the manifest
+        _tidy_and_whole(out, versions, mirror=outcomes[-1])
     assert outcomes == ["old", "old", "new"]
 
 

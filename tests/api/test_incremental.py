@@ -201,6 +201,35 @@ def test_the_mirror_is_the_previous_tree_and_shares_its_files(tmp_path, catalog)
     _state_is_tidy(tmp_path, out)
 
 
+def test_a_full_rebuild_writes_only_the_files_that_changed(tmp_path, catalog):
+    """``--full`` renders everything but writes only files whose bytes changed; every other
+    file of the new tree is the previous tree's file (the same inode), and the previous tree
+    becomes the mirror as it was, pending at exactly the changed paths."""
+    out = tmp_path / "site"
+    build_api(out, catalog, jobs=2)
+    before = _snapshot(out)
+    _edit(catalog)
+    assert build_api(out, catalog, jobs=2, full=True).rerendered is None
+    after = _snapshot(out)
+    changed = {rel for rel in after if rel not in before or after[rel][2] != before[rel][2]}
+    assert {"models.json", f"{EDITED}.json"} <= changed
+    assert len(changed) < len(after) // 2
+    assert all(after[rel][0] == before[rel][0] for rel in set(after) - changed)
+    assert all(after[rel][0] != before[rel][0] for rel in changed if rel in before)
+    mirror = _snapshot(state_dir(out) / "mirror")
+    assert {rel: v[2] for rel, v in mirror.items()} == {rel: v[2] for rel, v in before.items()}
+    assert set(json.loads(manifest_path(out).read_bytes())["pending"]) == changed
+    assert {rel: v[2] for rel, v in after.items()} == _full(tmp_path, catalog)
+    (out / "stray.json").write_text("{}")  # a hand edit, then a full build: the stray goes
+    assert build_api(out, catalog, jobs=2, full=True).rerendered is None
+    assert {rel: v[2] for rel, v in _snapshot(out).items()} == _full(tmp_path, catalog)
+    assert "stray.json" in json.loads(manifest_path(out).read_bytes())["pending"]
+    _edit(catalog, old=" (edited)", new="")
+    assert build_api(out, catalog, jobs=2).rerendered == 1
+    assert {rel: v[2] for rel, v in _snapshot(out).items()} == {rel: v[2] for rel, v in before.items()}
+    assert sorted(p.name for p in state_dir(out).iterdir()) == ["manifest.json", "mirror"]
+
+
 def test_a_failure_while_rendering_leaves_the_old_tree(tmp_path, catalog, monkeypatch):
     out = tmp_path / "site"
     build_api(out, catalog, jobs=2)

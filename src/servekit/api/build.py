@@ -119,11 +119,13 @@ class ApiBuilder:
         self._recipe_id = ""
         self.skipped_by: dict[str, list[str]] = {}
         """Recipe id -> the skipped renderings of that recipe."""
+        self._known_facts: dict[str, bool] = {}
+        """Checkpoint id -> whether model facts ship or are cached for it (this build's)."""
 
     def _render_with(self, recipe_id: str) -> Renderer:
         if self._renderer is not None:
             return self._renderer
-        return SynthesisRenderer(self.docs, recipe_id, self.skipped)
+        return SynthesisRenderer(self.docs, recipe_id, self.skipped, self._known_facts)
 
     def build_recipes(self, recipe_ids: list[str]) -> dict[str, IndexRows]:
         rows: dict[str, IndexRows] = {}

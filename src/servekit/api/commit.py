@@ -8,9 +8,13 @@ leaves the old tree or the new one in place, never a mix. The manifest (what the
 ``servekit.api.manifest``) is removed before anything changes and written again by the caller
 once the build is complete, so a build cut short is followed by a full build.
 
-- ``staged`` + ``commit_full`` (a full build): every file is written into a new stage
-  directory, which is swapped in; the previous tree is removed, and the mirror is made equal to
-  the new tree by linking every file.
+- ``commit_next`` (a full build): the mirror was made into the complete new version
+  (``servekit.api.mirror.NextVersion``: files equal to the tree's stay links to them, only the
+  others are written) and is swapped in; the previous tree becomes the mirror as it is, pending
+  at the paths that differed. Without a previous tree the mirror is made again afterwards, of
+  links to the new tree.
+- ``staged`` + ``commit_full`` (``JsonTree.publish``): every file is written into a new stage
+  directory, which is swapped in; the previous tree is removed, and the mirror with it.
 - ``commit_delta`` (an incremental build): the mirror (equal to the tree but at the paths the
   previous build changed: ``pending``) is turned into the next version by changing only those
   paths and the ones this build writes or deletes, then swapped in. The previous tree becomes
@@ -50,16 +54,23 @@ def staged(output: Output) -> Iterator[Path]:
         shutil.rmtree(stage, ignore_errors=True)
 
 
-def commit_full(output: Output, stage: Path, mirror: bool) -> None:
-    """Swap the complete tree in ``stage`` into place; then make the mirror equal to it, or
-    drop the mirror when ``mirror`` is false."""
+def commit_full(output: Output, stage: Path) -> None:
+    """Swap the complete tree in ``stage`` into place; the previous tree and the mirror go."""
     forget(output)
     _swap(stage, output)
     shutil.rmtree(stage, ignore_errors=True)  # the previous tree
-    if mirror:
+    shutil.rmtree(output.mirror, ignore_errors=True)
+
+
+def commit_next(output: Output) -> bool:
+    """Swap the mirror, which holds the complete next version, into place (the manifest was
+    removed before the mirror began to change, ``forget``); False when there was no tree, so
+    the mirror was made again of links to the new one."""
+    existed = os.path.lexists(output.path)
+    _swap(output.mirror, output)
+    if not existed:
         mirror_all(output.path, output.mirror)
-    else:
-        shutil.rmtree(output.mirror, ignore_errors=True)
+    return existed
 
 
 def commit_delta(output: Output, writes: Mapping[str, bytes], deletes: list[str],

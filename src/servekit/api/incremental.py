@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from servekit.api import manifest as mf
 from servekit.api.build import ApiBuilder, BuildSummary, IndexRows, build_info, models_index
@@ -26,7 +28,7 @@ from servekit.api.output import Output, identity
 from servekit.api.recipe_doc import public_id
 from servekit.api.tree import JsonTree, encode_json
 from servekit.api.static_docs import put_static_documents
-from servekit.catalog.documents import CatalogDocuments, read_documents, read_mapping, recipe_paths
+from servekit.catalog.documents import CatalogDocuments, read_documents, recipe_paths
 
 MIN_INCREMENTAL = 4
 """Up to this many recipes (or a quarter of the catalog) are re-rendered in place; more go
@@ -51,15 +53,22 @@ class BuildInputs:
         return list(self.paths)
 
 
-def group_to_render(inputs: BuildInputs, old: Manifest) -> tuple[list[str], list[str]]:
-    """(recipes to re-render in catalog order, recipes that are gone)."""
-    changed = [rid for rid in inputs.order
-               if rid not in old.recipes or old.recipes[rid].digest != inputs.digests[rid]]
+def changed_recipes(inputs: BuildInputs, old: Manifest) -> list[str]:
+    """Recipes whose file is new or changed since the last build, in catalog order."""
+    return [rid for rid in inputs.order
+            if rid not in old.recipes or old.recipes[rid].digest != inputs.digests[rid]]
+
+
+def group_to_render(inputs: BuildInputs, old: Manifest, parsed: Mapping[str, dict[str, Any]]
+                    ) -> tuple[list[str], list[str]]:
+    """(recipes to re-render in catalog order, recipes that are gone); ``parsed`` holds the
+    changed recipes' documents."""
+    changed = changed_recipes(inputs, old)
     removed = [rid for rid in old.order if rid not in inputs.paths]
     keys: dict[str, tuple[str, ...]] = {rid: e.keys for rid, e in old.recipes.items() if rid in inputs.paths}
     touched: set[str] = set()
     for rid in changed:
-        keys[rid] = mf.recipe_keys(rid, read_mapping(inputs.paths[rid]))
+        keys[rid] = mf.recipe_keys(rid, parsed[rid])
         touched.update(keys[rid])
     for rid in [*changed, *removed]:
         if rid in old.recipes:
@@ -99,13 +108,17 @@ def incremental_build(output: Output, inputs: BuildInputs, start: float) -> Buil
     old = _usable(output, inputs)
     if old is None:
         return None
-    group, removed = group_to_render(inputs, old)
+    changed = changed_recipes(inputs, old)
+    docs = read_documents(inputs.root, only_recipes=changed)  # each changed recipe parsed once
+    group, removed = group_to_render(inputs, old, docs.recipes)
     if len(group) > max(MIN_INCREMENTAL, len(inputs.paths) // 4):
         return None
+    if group != changed:
+        docs = read_documents(inputs.root, only_recipes=group)
     phases = {"read": time.perf_counter() - start}
     mark = time.perf_counter()
     known = {public_id(rid) for rid in inputs.paths}
-    builder = ApiBuilder(read_documents(inputs.root, only_recipes=group), known_ids=known)
+    builder = ApiBuilder(docs, known_ids=known)
     rows = builder.build_recipes(group)
     new = _next_manifest(old, inputs, builder, rows, group)
     phases["render"] = time.perf_counter() - mark

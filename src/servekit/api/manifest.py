@@ -180,7 +180,14 @@ def owner_of(rel: str) -> str:
 def tree_entries(root: Path) -> tuple[set[str], set[str]]:
     """(files, directories) below ``root`` as relative ``/``-separated paths; anything that is
     not a directory (links included) counts as a file."""
-    files: set[str] = set()
+    files, dirs = tree_inodes(root)
+    return set(files), dirs
+
+
+def tree_inodes(root: Path) -> tuple[dict[str, int], set[str]]:
+    """``tree_entries`` with each file's inode number (which ``scandir`` reads with the names,
+    at no extra cost)."""
+    files: dict[str, int] = {}
     dirs: set[str] = set()
     stack = [""]
     while stack:
@@ -192,7 +199,7 @@ def tree_entries(root: Path) -> tuple[set[str], set[str]]:
                     dirs.add(path)
                     stack.append(path)
                 else:
-                    files.add(path)
+                    files[path] = entry.inode()
     return files, dirs
 
 

@@ -5,9 +5,11 @@ For ``--out site`` the state lives in ``.site.servekit`` next to it::
     site/                  the published tree
     .site.servekit/
         manifest.json      what the tree holds (``servekit.api.manifest``)
-        mirror/            the tree again, each file a hard link to the tree's: where the next
-                           version is prepared (``servekit.api.mirror``)
-        stage-*/           a full build being written
+        mirror/            the tree again (the previous version), each file a hard link to the
+                           tree's but where the last build changed it: where the next version
+                           is prepared, by a full build as by an incremental one
+                           (``servekit.api.mirror``)
+        stage-*/           a tree being written whole (``JsonTree.publish``)
         *.tmp              a manifest being written
         retired/           the previous tree during a swap made of renames (``servekit.api.swap``)
 

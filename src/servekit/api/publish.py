@@ -1,10 +1,11 @@
-"""Publish the API tree of a catalog: parallel parts, one staged directory, one swap.
+"""Publish the API tree of a catalog: parallel parts, one next version, one swap.
 
 Recipes are independent of each other (except recipes that promote the same repository),
-so the build parses and renders them in parts, one forked worker per part, each writing its
-files into the staging directory that is swapped into place at the end. The catalog-wide
-files (vocabulary, strategies, ``models.json``, ``servekit.json``) are written last by the
-parent, from the index rows the parts send back.
+so the build parses and renders them in parts, one forked worker per part, each putting its
+files into the next version (the mirror beside the tree, ``servekit.api.mirror.NextVersion``:
+a file equal to the tree's stays a link to it, only the others are written), which is swapped
+into place at the end. The catalog-wide files (vocabulary, strategies, ``models.json``,
+``servekit.json``) are put last by the parent, from the index rows the parts send back.
 
 A rebuild into the tree of an earlier build is incremental when the manifest beside ``--out``
 allows it (``servekit.api.incremental``): only the changed recipes are re-rendered. Either way
@@ -21,9 +22,10 @@ from pathlib import Path
 
 from servekit.api import manifest as mf
 from servekit.api.build import ApiBuilder, BuildSummary, IndexRows, put_catalog_documents
-from servekit.api.commit import commit_full, staged
+from servekit.api.commit import commit_next, forget
 from servekit.api.incremental import BuildInputs, incremental_build, read_inputs
 from servekit.api.manifest import Manifest, RecipeEntry, recipe_keys
+from servekit.api.mirror import NextVersion
 from servekit.api.output import Output, identity, locked
 from servekit.api.partition import overlapping_promotions, partition_recipes
 from servekit.api.recipe_doc import public_id
@@ -47,24 +49,27 @@ class PartResult:
     keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Recipe id -> the ids it may publish files under (``manifest.recipe_keys``)."""
     paths: list[str] = field(default_factory=list)
-    """Every file the part wrote."""
+    """Every file the part put."""
+    changed: list[str] = field(default_factory=list)
+    """The files whose bytes differ from the tree's (the part wrote them)."""
 
 
-def _build_part(root: Path, recipe_ids: list[str], known_ids: set[str], staging: Path) -> PartResult:
-    """Parse, render and write some of the recipes (runs in a worker process)."""
+def _build_part(root: Path, recipe_ids: list[str], known_ids: set[str], target: NextVersion) -> PartResult:
+    """Parse, render and put some of the recipes (runs in a worker process)."""
     wall, cpu = time.perf_counter(), time.process_time()
     builder = ApiBuilder(read_documents(root, only_recipes=recipe_ids), known_ids=known_ids)
     rows = builder.build_recipes(recipe_ids)
-    builder.tree.write_into(staging)
+    changed = target.put(builder.tree.items())
     return PartResult(
         rows, builder.skipped, len(builder.tree), builder.tree.total_bytes(), builder.attempted,
         time.perf_counter() - wall, time.process_time() - cpu, builder.skipped_by,
         {rid: recipe_keys(rid, builder.docs.recipes[rid]) for rid in recipe_ids}, list(builder.tree),
+        changed,
     )
 
 
 def _redo_overlaps(
-    root: Path, results: list[PartResult], known_ids: set[str], order: list[str], staging: Path
+    root: Path, results: list[PartResult], known_ids: set[str], order: list[str], target: NextVersion
 ) -> tuple[PartResult | None, set[str]]:
     """Re-render, in catalog order, recipes of different parts that publish the same id;
     also returns those ids."""
@@ -73,10 +78,11 @@ def _redo_overlaps(
         return None, shared
     involved = {rid for part in results for rid, ts in part.attempted.items() if shared & set(ts)}
     ids = [rid for rid in order if rid in involved]
-    for target in shared:  # forget what the parts wrote for those ids
-        shutil.rmtree(staging / target, ignore_errors=True)
-        (staging / f"{target}.json").unlink(missing_ok=True)
-    return _build_part(root, ids, known_ids, staging), shared
+    mirror = Path(target.mirror)
+    for owner in shared:  # forget what the parts put for those ids
+        shutil.rmtree(mirror / owner, ignore_errors=True)
+        (mirror / f"{owner}.json").unlink(missing_ok=True)
+    return _build_part(root, ids, known_ids, target.without(shared)), shared
 
 
 def build_api(
@@ -105,36 +111,41 @@ def build_api(
 def _full_build(
     output: Output, docs: CatalogDocuments, inputs: BuildInputs, jobs: int | None, start: float
 ) -> BuildSummary:
-    """Render every recipe in parallel parts into a staging directory and swap it into place."""
+    """Render every recipe in parallel parts into the next version and swap it into place."""
     root, paths, out_dir = inputs.root, inputs.paths, output.path
     known_ids = {public_id(rid) for rid in paths}
     parts = partition_recipes(paths, jobs or default_jobs())
+    forget(output)  # the mirror is about to change
+    target = NextVersion.scan(out_dir, output.mirror)
     phases = {"read": time.perf_counter() - start}
-    with staged(output) as staging:
-        mark = time.perf_counter()
-        results = fork_map(lambda ids: _build_part(root, ids, known_ids, staging), parts)
-        phases["parts"] = time.perf_counter() - mark
-        for number, part in enumerate(results):
-            phases[f"part {number} wall"] = part.seconds
-            phases[f"part {number} cpu"] = part.cpu_seconds
-        mark = time.perf_counter()
-        redo, shared = _redo_overlaps(root, results, known_ids, list(paths), staging)
-        rows: dict[str, IndexRows] = {}
-        for part in [*results, *([redo] if redo else [])]:
-            rows.update(part.rows)
-        catalog_tree = JsonTree()
-        skipped = [line for part in results for line in part.skipped]
-        put_catalog_documents(catalog_tree, docs, rows, skipped, order=list(paths))
-        catalog_tree.write_into(staging)
-        record = full_manifest(inputs, results, redo, shared, rows)
-        commit_full(output, staging, mirror=True)
+    mark = time.perf_counter()
+    results = fork_map(lambda ids: _build_part(root, ids, known_ids, target), parts)
+    phases["parts"] = time.perf_counter() - mark
+    for number, part in enumerate(results):
+        phases[f"part {number} wall"] = part.seconds
+        phases[f"part {number} cpu"] = part.cpu_seconds
+    mark = time.perf_counter()
+    redo, shared = _redo_overlaps(root, results, known_ids, list(paths), target)
+    rows: dict[str, IndexRows] = {}
+    for part in [*results, *([redo] if redo else [])]:
+        rows.update(part.rows)
+    catalog_tree = JsonTree()
+    skipped = [line for part in results for line in part.skipped]
+    put_catalog_documents(catalog_tree, docs, rows, skipped, order=list(paths))
+    changed = set(target.put(catalog_tree.items()))
+    record = full_manifest(inputs, results, redo, shared, rows)
+    files = record.tree_files()
+    for part in [*results, *([redo] if redo else [])]:
+        changed.update(part.changed)
+    changed = (changed & files) | set(target.finish(files))
+    swapped = commit_next(output)
     phases["publish"] = time.perf_counter() - mark
     total = catalog_tree.total_bytes() + sum(p.bytes for p in results)
-    files = len(record.tree_files())
-    mf.save(out_dir, replace(record, bytes=total, tree=identity(out_dir), mirror=identity(output.mirror)))
+    mf.save(out_dir, replace(record, bytes=total, tree=identity(out_dir), mirror=identity(output.mirror),
+                             pending=tuple(sorted(changed)) if swapped else ()))
     return BuildSummary(
         out_dir=out_dir,
-        files=files,
+        files=len(files),
         bytes=total,
         recipes=len(rows),
         promoted=sum(len(r[1]) for r in rows.values()),

@@ -41,18 +41,29 @@ def selection_for(docs: CatalogDocuments, recipe_id: str, request: RenderRequest
     return selection_from_request(docs, batch_request(recipe_id, request))
 
 
-def with_checks(docs: CatalogDocuments, plan, rendered: dict[str, Any], check: Checker | None = None) -> dict[str, Any]:
+def with_checks(docs: CatalogDocuments, plan, rendered: dict[str, Any], check: Checker | None = None,
+                known: dict[str, bool] | None = None) -> dict[str, Any]:
     """``rendered`` plus servekit's "can it start" checks under the ``servekit`` key, for
     checkpoints whose model facts ship with servekit (others carry no such key). The rendering
     keeps the reference's layout; when it does not fit, its check names the smallest layout
     that does (``fit-layout``; ``check`` judges the candidate layouts, shared by the renderings
-    of one recipe so that each launch is checked once)."""
-    if has_facts(plan.model_id):
+    of one recipe so that each launch is checked once). ``known`` remembers, for one build,
+    which checkpoints have facts (the facts caches are part of the build's inputs, so they
+    do not change under it; looking them up costs file system calls per rendering)."""
+    if _has_facts(plan.model_id, known):
         checks = plan_checks(docs, plan)
         selection = plan.selection
         name_fitting_layout(docs, selection, checks, complete_reselector(docs, selection), check or fit_checker(docs))
         rendered["servekit"] = {"checks": checks}
     return rendered
+
+
+def _has_facts(model_id: str, known: dict[str, bool] | None) -> bool:
+    if known is None:
+        return has_facts(model_id)
+    if model_id not in known:
+        known[model_id] = has_facts(model_id)
+    return known[model_id]
 
 
 class SynthesisRenderer:
@@ -64,8 +75,10 @@ class SynthesisRenderer:
     full plan of the few headline commands.
     """
 
-    def __init__(self, docs: CatalogDocuments, recipe_id: str, skipped: list[str]) -> None:
+    def __init__(self, docs: CatalogDocuments, recipe_id: str, skipped: list[str],
+                 known_facts: dict[str, bool] | None = None) -> None:
         self._docs = docs
+        self._known = known_facts if known_facts is not None else {}
         self._recipe_id = recipe_id
         self._skipped = skipped
         self._done: dict[RenderRequest, tuple[Selection, dict[str, Any]] | None] = {}
@@ -77,7 +90,7 @@ class SynthesisRenderer:
         try:
             selection = selection_for(self._docs, self._recipe_id, request)
             plan = synthesized(self._docs, selection, lean=True)
-            outcome = (selection, with_checks(self._docs, plan, render_plan(plan), self._check))
+            outcome = (selection, with_checks(self._docs, plan, render_plan(plan), self._check, self._known))
         except ServekitError as exc:
             self._skip(request, str(exc))
             outcome = None

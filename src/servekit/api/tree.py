@@ -81,6 +81,10 @@ class JsonTree:
     def __iter__(self) -> Iterator[str]:
         return iter(self._files)
 
+    def items(self) -> Iterator[tuple[str, bytes]]:
+        """(path, encoded document) of every file, in insertion order."""
+        return iter(self._files.items())
+
     def get(self, rel_path: str) -> Any:
         """The decoded document at ``rel_path`` (for tests and inspection)."""
         return json.loads(self._files[rel_path])
@@ -117,7 +121,7 @@ class JsonTree:
         check_target(Path(out_dir))
         with locked(Path(out_dir)) as output, staged(output) as stage:
             self.write_into(stage)
-            commit_full(output, stage, mirror=False)
+            commit_full(output, stage)
 
 
 def _remember_parents(rel_dir: str, made: set[str]) -> None:

@@ -36,6 +36,8 @@ def canonical_id(name: str, ids: Iterable[str]) -> str | None:
     """The catalog's spelling of ``name``: itself when the catalog spells it so, else the one id
     equal to it ignoring case; None when there is none. Two catalog ids that differ only in case
     (a catalog should not hold both) are told apart by exact spelling only."""
+    if isinstance(ids, (Mapping, set, frozenset)) and name in ids:
+        return name  # the exact spelling, found without a scan
     wanted = id_key(name)
     found = None
     for candidate in ids:
