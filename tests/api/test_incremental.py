@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -167,6 +168,31 @@ def test_full_forces_a_full_build_and_a_hand_edited_tree_gets_one(tmp_path, cata
     assert not (out / "stray.json").exists()
     manifest_path(out).unlink()
     assert build_api(out, catalog, jobs=2).rerendered is None
+
+
+def test_a_file_added_or_removed_by_hand_deep_in_the_tree_is_seen(tmp_path, catalog):
+    """The check that the tree holds the manifest's files reads directory stamps: a directory
+    whose change time is over a second older than the build that read it is only statted, and
+    a file created, removed or renamed in it changes that time."""
+    out = tmp_path / "site"
+    build_api(out, catalog, jobs=2)
+    time.sleep(1.2)
+    assert build_api(out, catalog, jobs=2).rerendered == 0  # reads the stamps, now old enough
+    dirs = json.loads(manifest_path(out).read_bytes())["dirs"]
+    deep = sorted((rel for rel, stamp in dirs.items() if stamp is not None), key=lambda r: -r.count("/"))[0]
+    assert deep.count("/") >= 3
+    victim = next(p for p in sorted((out / deep).iterdir()) if p.is_file())
+    for change in ("add", "remove", "rename"):
+        if change == "add":
+            (out / deep / "stray.json").write_text("{}")
+        elif change == "remove":
+            victim.unlink()
+        else:
+            victim.rename(victim.with_name("renamed.json"))
+        assert build_api(out, catalog, jobs=2).rerendered is None, change
+        assert {rel: v[2] for rel, v in _snapshot(out).items()} == _full(tmp_path, catalog)
+        time.sleep(1.2)
+        assert build_api(out, catalog, jobs=2).rerendered == 0
 
 
 def _state_is_tidy(tmp_path: Path, out: Path) -> None:

@@ -2,7 +2,8 @@
 
 A rebuild is incremental when the manifest beside ``--out`` matches: same servekit (version
 and code) and cached model facts, same catalog-wide documents, and a tree holding exactly the
-files the manifest lists (a file added or removed by hand forces a full build). Then the recipes
+files the manifest lists (a file added or removed by hand forces a full build; the directory
+stamps of ``servekit.api.stamps`` tell so without listing every directory). Then the recipes
 whose file is new or changed are re-rendered together with every recipe that shares an id with
 them (the same promotion target, or a target that is now, or was, a recipe of its own), in
 catalog order as a full build renders them. Their new files, the rewritten ``models.json`` and
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from servekit.api import manifest as mf
+from servekit.api import stamps
 from servekit.api.build import ApiBuilder, BuildSummary, IndexRows, build_info, models_index
 from servekit.api.commit import commit_delta
 from servekit.api.manifest import Manifest, RecipeEntry
@@ -94,12 +96,10 @@ def _usable(output: Output, inputs: BuildInputs) -> Manifest | None:
         return None
     if (old.tree, old.mirror) != (identity(output.path), identity(output.mirror)) or not old.tree:
         return None  # another directory took the place of either
-    try:
-        if mf.scan_tree(output.path) != old.tree_files():
-            return None  # changed by hand: replace it as a whole
-    except OSError:
-        return None
-    return old
+    checked = stamps.verified(output.path, old.dirs, old.tree_files())
+    if checked is None:
+        return None  # changed by hand: replace it as a whole
+    return replace(old, dirs=checked)
 
 
 def incremental_build(output: Output, inputs: BuildInputs, start: float) -> BuildSummary | None:
@@ -128,12 +128,15 @@ def incremental_build(output: Output, inputs: BuildInputs, start: float) -> Buil
     replaced = _sizes(out_dir, [*deletes, *(rel for rel in writes if rel in old_files)])
     changed = tuple(sorted({*writes, *deletes}))
     new = replace(new, bytes=old.bytes - replaced + sum(len(b) for b in writes.values()))
+    files = new.tree_files()
     try:
-        commit_delta(output, writes, deletes, old.pending, new.tree_files())
+        commit_delta(output, writes, deletes, old.pending, files)
     except BaseException:  # the tree is as it was; the mirror differs from it at more paths
         mf.save(out_dir, replace(old, pending=tuple(sorted({*old.pending, *changed}))))
         raise
-    mf.save(out_dir, replace(new, tree=identity(out_dir), mirror=identity(output.mirror), pending=changed))
+    dirs = stamps.after_change(out_dir, old.mirror_dirs, stamps.dirs_of(files), {*old.pending, *changed})
+    mf.save(out_dir, replace(new, tree=identity(out_dir), mirror=identity(output.mirror), pending=changed,
+                             dirs=dirs, mirror_dirs=old.dirs))
     phases["publish"] = time.perf_counter() - mark
     skipped = [line for rid in new.order for line in new.recipes[rid].skipped]
     return BuildSummary(

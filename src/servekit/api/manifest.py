@@ -28,10 +28,11 @@ from typing import Any
 from servekit.api.build import IndexRows
 from servekit.api.output import Output
 from servekit.api.recipe_doc import promotion_target, public_id
+from servekit.api.stamps import Stamps
 from servekit.api.tree import JsonTree, encode_json
 from servekit.atomic import write_bytes_atomic
 
-FORMAT = 2
+FORMAT = 3
 INDEX_FILES = ("models.json", "servekit.json")
 
 
@@ -67,6 +68,10 @@ class Manifest:
     """``output.identity`` of the tree and of the mirror it was written with."""
     pending: tuple[str, ...] = ()
     """Paths where the mirror differs from the tree (the last build's changes)."""
+    dirs: Stamps = field(default_factory=dict)
+    """Every directory of the tree with its stamp (``servekit.api.stamps``)."""
+    mirror_dirs: Stamps = field(default_factory=dict)
+    """The same of the mirror."""
 
     def tree_files(self) -> set[str]:
         """Every file the tree holds, index files included."""
@@ -203,11 +208,6 @@ def tree_inodes(root: Path) -> tuple[dict[str, int], set[str]]:
     return files, dirs
 
 
-def scan_tree(out_dir: Path) -> set[str]:
-    """Every file below ``out_dir`` (relative paths, ``/``-separated)."""
-    return tree_entries(out_dir)[0]
-
-
 def to_json(manifest: Manifest) -> bytes:
     recipes = {
         rid: {"digest": e.digest, "rows": [e.rows[0], e.rows[1]], "keys": list(e.keys),
@@ -219,7 +219,7 @@ def to_json(manifest: Manifest) -> bytes:
         "order": list(manifest.order), "recipes": recipes,
         "files": {k: list(v) for k, v in manifest.files.items()}, "static": list(manifest.static),
         "bytes": manifest.bytes, "tree": manifest.tree, "mirror": manifest.mirror,
-        "pending": list(manifest.pending),
+        "pending": list(manifest.pending), "dirs": manifest.dirs, "mirror_dirs": manifest.mirror_dirs,
     })
 
 
@@ -236,7 +236,8 @@ def from_json(data: bytes) -> Manifest | None:
         }
         return Manifest(raw["environment"], raw["shared"], tuple(raw["order"]), recipes,
                         {k: tuple(v) for k, v in raw["files"].items()}, tuple(raw["static"]),
-                        int(raw["bytes"]), str(raw["tree"]), str(raw["mirror"]), tuple(raw["pending"]))
+                        int(raw["bytes"]), str(raw["tree"]), str(raw["mirror"]), tuple(raw["pending"]),
+                        dict(raw["dirs"]), dict(raw["mirror_dirs"]))
     except (ValueError, TypeError, KeyError, AttributeError, IndexError):
         return None
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from servekit.api.manifest import owner_of, tree_entries, tree_inodes
+from servekit.api.stamps import dirs_of
 from servekit.api.tree import ApiTreeError
 from servekit.atomic import write_staged
 
@@ -130,7 +131,7 @@ class NextVersion:
         try:
             for rel in self.mirror_files.keys() - wanted:
                 _unlink_if_there(os.path.join(self.mirror, rel))
-            needed = _parents(wanted)
+            needed = dirs_of(wanted)
             for rel in sorted(self.mirror_dirs - needed, key=lambda d: -d.count("/")):
                 shutil.rmtree(os.path.join(self.mirror, rel), ignore_errors=True)
         except OSError as exc:
@@ -168,16 +169,6 @@ def _replace(target: str, make: Callable[[], object]) -> None:
     _with_parents(target, make)
 
 
-def _parents(files: Iterable[str]) -> set[str]:
-    out: set[str] = set()
-    for rel in files:
-        folder = rel.rpartition("/")[0]
-        while folder and folder not in out:
-            out.add(folder)
-            folder = folder.rpartition("/")[0]
-    return out
-
-
 def _with_parents(target: str, make: Callable[[], object]) -> None:
     """``make()`` the file at ``target``, creating its folders when they are missing."""
     try:
@@ -196,7 +187,7 @@ def _unlink_if_there(path: str) -> None:
 
 def _prune(root: str, folders: set[str]) -> None:
     """Remove the given folders and their parents while they are empty (deepest first)."""
-    candidates = _parents({f"{folder}/x" for folder in folders if folder})
+    candidates = dirs_of({f"{folder}/x" for folder in folders if folder})
     for folder in sorted(candidates, key=lambda f: -f.count("/")):
         try:
             os.rmdir(os.path.join(root, folder))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from servekit.api import manifest as mf
+from servekit.api import stamps
 from servekit.api.build import ApiBuilder, BuildSummary, IndexRows, put_catalog_documents
 from servekit.api.commit import commit_next, forget
 from servekit.api.incremental import BuildInputs, incremental_build, read_inputs
@@ -141,8 +142,12 @@ def _full_build(
     swapped = commit_next(output)
     phases["publish"] = time.perf_counter() - mark
     total = catalog_tree.total_bytes() + sum(p.bytes for p in results)
+    dirs = stamps.dirs_of(files)
     mf.save(out_dir, replace(record, bytes=total, tree=identity(out_dir), mirror=identity(output.mirror),
-                             pending=tuple(sorted(changed)) if swapped else ()))
+                             pending=tuple(sorted(changed)) if swapped else (),
+                             dirs=stamps.read_stamps(out_dir, dirs),
+                             mirror_dirs=stamps.read_stamps(output.mirror, stamps.dirs_of(target.tree_files)
+                                                            if swapped else dirs)))
     return BuildSummary(
         out_dir=out_dir,
         files=len(files),
