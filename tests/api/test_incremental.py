@@ -250,6 +250,12 @@ def test_a_full_rebuild_writes_only_the_files_that_changed(tmp_path, catalog):
     assert build_api(out, catalog, jobs=2, full=True).rerendered is None
     assert {rel: v[2] for rel, v in _snapshot(out).items()} == _full(tmp_path, catalog)
     assert "stray.json" in json.loads(manifest_path(out).read_bytes())["pending"]
+    (tmp_path / "copy.json").write_bytes((out / "models.json").read_bytes())
+    (out / "models.json").unlink()
+    (out / "models.json").symlink_to(tmp_path / "copy.json")  # same bytes, but not a file of the tree
+    assert build_api(out, catalog, jobs=2, full=True).rerendered is None
+    assert not (out / "models.json").is_symlink()
+    (tmp_path / "copy.json").unlink()
     _edit(catalog, old=" (edited)", new="")
     assert build_api(out, catalog, jobs=2).rerendered == 1
     assert {rel: v[2] for rel, v in _snapshot(out).items()} == {rel: v[2] for rel, v in before.items()}

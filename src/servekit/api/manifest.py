@@ -191,7 +191,7 @@ def tree_entries(root: Path) -> tuple[set[str], set[str]]:
 
 def tree_inodes(root: Path) -> tuple[dict[str, int], set[str]]:
     """``tree_entries`` with each file's inode number (which ``scandir`` reads with the names,
-    at no extra cost)."""
+    at no extra cost); 0 for what is not a regular file (a link, a socket)."""
     files: dict[str, int] = {}
     dirs: set[str] = set()
     stack = [""]
@@ -204,7 +204,7 @@ def tree_inodes(root: Path) -> tuple[dict[str, int], set[str]]:
                     dirs.add(path)
                     stack.append(path)
                 else:
-                    files[path] = entry.inode()
+                    files[path] = entry.inode() if entry.is_file(follow_symlinks=False) else 0
     return files, dirs
 
 

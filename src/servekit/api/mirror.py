@@ -81,7 +81,8 @@ class NextVersion:
     tree: str
     mirror: str
     tree_files: Mapping[str, int]
-    """Path -> inode of every file of the tree (empty when there is no tree yet)."""
+    """Path -> inode of every file of the tree (0: not a regular file, never reused; empty
+    when there is no tree yet)."""
     mirror_files: Mapping[str, int]
     """Path -> inode of every file the mirror held when scanned."""
     mirror_dirs: frozenset[str] = field(default=frozenset())
@@ -108,7 +109,7 @@ class NextVersion:
             for rel, data in files:
                 target = os.path.join(self.mirror, rel)
                 inode = self.tree_files.get(rel)
-                if inode is not None and _holds(os.path.join(self.tree, rel), data):
+                if inode and _holds(os.path.join(self.tree, rel), data):
                     if self.mirror_files.get(rel) != inode:
                         _replace(target, lambda: os.link(os.path.join(self.tree, rel), target))
                     continue
