@@ -64,6 +64,8 @@ ERAS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     # vllm/multimodal/hasher.py (blake3), transformers_utils/gguf_utils.py (gguf),
     # v1/structured_output/utils.py (diskcache): imported while the parser's modules load
     ("0.6.0", "0.23.0", ("blake3==1.0.11", "gguf==0.19.0", "diskcache==5.6.3")),
+    # the structured-output modules of 0.11-0.14 import lm-format-enforcer (and it interegular)
+    ("0.11.0", "0.14.1", ("lm-format-enforcer==0.11.3", "interegular==0.3.3")),
     # before 0.10 the positional model is added by the `vllm` command line itself, whose modules
     # import these (the api server, the multimodal image code); 0.10 imports setproctitle
     ("0.6.0", "0.10.2", ("setproctitle==1.3.8", "opencv-python-headless==5.0.0.93", "python-multipart==0.0.34",

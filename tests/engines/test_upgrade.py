@@ -79,7 +79,7 @@ def test_an_old_release_without_a_catalog_is_read_from_the_table_and_the_new_cat
                "--swap-space 16 --task embed --guided-decoding-backend xgrammar "
                "--structured-outputs-config '{\"disable_any_whitespace\": true}' --disable-log-requests "
                "--max_model_len 8192")
-    report = _check("0.9.2", "0.32.0", command)
+    report = _check("0.5.5", "0.32.0", command)  # older than every stored catalog (they start at 0.6)
     assert not report.ok and report.checked_old is None and report.checked_new == "0.32.0"
     codes = _codes(report)
     assert "no-old-catalog" in codes[None] and "changed-default" in codes[None]
