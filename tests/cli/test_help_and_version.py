@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from servekit import __version__
-from servekit.cli.app import COMMAND_MODULES, build_app, main
+from servekit.cli.app import build_app, main
+from servekit.cli.typer_app import COMMAND_MODULES
 
 
 def _commands(group, path=()):

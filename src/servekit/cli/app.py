@@ -1,8 +1,7 @@
-"""The typer application and the one error boundary around it.
+"""The one error boundary around the command line, and the dispatch to its commands.
 
-Each subcommand lives in its own module under ``servekit.cli`` and exposes
-``register(app)``; adding a command is one module plus one entry in ``COMMAND_MODULES``.
-Expected errors exit 1 with one line on stderr (and, under ``--format json``, a JSON error
+A plain ``servekit plan ...`` (``servekit.cli.plan_argv``) runs without typer; every other
+command line goes to the typer application (``servekit.cli.typer_app``). Expected errors exit 1 with one line on stderr (and, under ``--format json``, a JSON error
 object on stdout), options that contradict each other exit 2 (``ConflictError``, like click's
 usage errors), Ctrl-C exits 130, bugs exit 3 with the traceback written to a log file
 (``SERVEKIT_DEBUG=1`` prints it instead).
@@ -10,69 +9,21 @@ usage errors), Ctrl-C exits 130, bugs exit 3 with the traceback written to a log
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
 import traceback
 
-import typer
-
-COMMAND_MODULES: dict[str, str] = {
-    "plan": "servekit.cli.plan_cmd",
-    "catalog": "servekit.cli.catalog_cmd",
-    "api": "servekit.cli.api_cmd",
-    "engine": "servekit.cli.engine_cmd",
-    "lint": "servekit.cli.lint_cmd",
-    "fit": "servekit.cli.fit_cmd",
-    "perf": "servekit.cli.perf_cmd",
-    "warm-cache": "servekit.cli.warm_cmd",
-    "list": "servekit.cli.list_cmd",
-    "show": "servekit.cli.show_cmd",
-    "facts": "servekit.cli.facts_cmd",
-    "web": "servekit.cli.web_cmd",
-    "up": "servekit.cli.up_cmd",
-    "ps": "servekit.cli.ps_cmd",
-    "logs": "servekit.cli.logs_cmd",
-    "down": "servekit.cli.down_cmd",
-    "verify": "servekit.cli.verify_cmd",
-}
-"""Command name -> the module that registers it. Only the invoked command's module is imported,
-so a cold ``servekit plan`` does not pay for engines, pydantic or huggingface_hub."""
-
-HELP = "Exact, checked launch plans for LLM servers, from recipe catalogs."
+from servekit.cli.plan_argv import plain_plan
+from servekit.cli.plan_run import run_plan
 
 
-def _show_version(value: bool) -> None:
-    if value:
-        from servekit import __version__
+def build_app(argv: list[str] | None = None):
+    """The typer application (``servekit.cli.typer_app``; imported here, in the same package,
+    rather than at the top, so that a plain ``servekit plan`` never imports typer)."""
+    from servekit.cli.typer_app import build_app as build
 
-        typer.echo(f"servekit {__version__}")
-        raise typer.Exit(0)
-
-
-def build_app(argv: list[str] | None = None) -> typer.Typer:
-    app = typer.Typer(
-        name="servekit",
-        help=HELP,
-        no_args_is_help=True,
-        add_completion=True,
-        pretty_exceptions_enable=False,
-        rich_markup_mode=None,
-    )
-
-    @app.callback()
-    def _root(
-        version: bool = typer.Option(False, "--version", is_eager=True, callback=_show_version,
-                                     help="Print servekit's version and exit."),
-    ) -> None:
-        """Exact, checked launch plans for LLM servers, from recipe catalogs."""
-
-    first = next((a for a in (argv or []) if not a.startswith("-")), None)
-    wanted = [COMMAND_MODULES[first]] if first in COMMAND_MODULES else list(COMMAND_MODULES.values())
-    for name in wanted:
-        importlib.import_module(name).register(app)
-    return app
+    return build(argv)
 
 
 def _log_bug(exc: BaseException) -> str:
@@ -127,6 +78,19 @@ def _bug(exc: BaseException) -> int:
     return 3
 
 
+def _run_plain(opts) -> int:
+    """``run_plan``, answering what typer answers around a command: Ctrl-C is exit 130 without
+    a message, and a reader that went away (``servekit plan ... | head -1``) is exit 1 without
+    a traceback (stdout is pointed at the null device, so the flush at exit cannot fail again)."""
+    try:
+        return run_plan(opts)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns (and exits with) the process exit code."""
     from servekit.errors import ServekitError
@@ -134,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     try:
+        plain = plain_plan(argv)
+        if plain is not None:  # a plain `servekit plan ...`: the same options, read without typer
+            return _run_plain(plain)
         app = build_app(argv)
         # with standalone_mode=False click returns the code of a `typer.Exit(n)` instead of raising
         code = app(args=argv, prog_name="servekit", standalone_mode=False)

@@ -1,124 +1,18 @@
-"""``servekit plan``: one launch plan for people or programs, or a batch of them.
-
-Parses the options and prints what ``servekit.app.plan`` returns: a script a person can paste
-(text), one POSIX script (sh), the rendering object (json) or Kubernetes YAML (k8s). Kept
-import-light: the JSON path loads only the one recipe it needs and never imports pydantic or rich.
-"""
+"""``servekit plan`` registered with typer: its options, their help, and the call into
+``servekit.cli.plan_run``, where the command itself lives (a plain ``servekit plan`` is parsed
+without typer by ``servekit.cli.plan_argv``, which reads the same options)."""
 
 from __future__ import annotations
 
 import json
-import sys
-from dataclasses import dataclass, field
 
 import typer
 
-FORMATS = ("text", "json", "sh", "k8s")
+from servekit.cli.plan_run import (FORMATS, PlanOptions, checked_format, plan_command, plan_overrides, plan_request,
+                                   print_plan, run_plan)
 
-
-@dataclass
-class PlanOptions:
-    model: str | None = None
-    hardware: str | None = None
-    variant: str | None = None
-    strategy: str | None = None
-    nodes: int | None = None
-    features: list[str] = field(default_factory=list)
-    no_features: list[str] = field(default_factory=list)
-    modes: list[str] = field(default_factory=list)
-    kv_offload: str | None = None
-    engine: str = "vllm"
-    catalog: str | None = None
-    output_format: str = "text"
-    batch: str | None = None
-    task: str | None = None
-    checks: bool | None = None
-    target: str | None = None
-    qaic_mode: str | None = None
-    devices: str | None = None
-    namespace: str | None = None
-    name: str | None = None
-    storage_class: str | None = None
-    cache_size: str | None = None
-    docker: bool = False
-    max_model_len: str | None = None
-    tp: int | None = None
-    port: int | None = None
-    gpu_memory_utilization: float | None = None
-    image: str | None = None
-    vllm_version: str | None = None
-    pp: int | None = None
-
-
-def batch_command(path: str, catalog: str | None) -> int:
-    from servekit.app.batch import plan_lines
-    from servekit.app.request import load_documents
-    from servekit.cli.inputs import open_input, write_json_lines
-
-    with open_input(path, "batch file") as handle:  # a missing file fails before the catalog is read
-        written = write_json_lines(plan_lines(load_documents(catalog), handle), path, "batch file",
-                                   ensure_ascii=False)
-    return written.exit_code
-
-
-def plan_request(opts: PlanOptions, documents=None):
-    """The options as the planning pipeline's request (``documents``: a catalog already read)."""
-    from servekit.app.request import EngineOptions, PlanRequest
-    from servekit.app.run_site import RunSite
-    from servekit.synthesis.resolve import parse_mode_pairs
-
-    return PlanRequest(
-        opts.model or "", hardware=opts.hardware, variant=opts.variant, strategy=opts.strategy, nodes=opts.nodes,
-        features=tuple(opts.features), no_features=tuple(opts.no_features), modes=parse_mode_pairs(opts.modes),
-        kv_offload=opts.kv_offload, engine=opts.engine, task=opts.task, checks=opts.checks is not False,
-        engine_options=EngineOptions(opts.target, opts.qaic_mode, opts.devices), catalog=opts.catalog,
-        site=RunSite(container=opts.docker or opts.output_format == "k8s", docker=opts.output_format != "k8s"),
-        documents=documents,
-    )
-
-
-def plan_overrides(opts: PlanOptions):
-    from servekit.synthesis.overrides import Overrides
-
-    return Overrides(opts.max_model_len, opts.tp, opts.port, opts.gpu_memory_utilization, opts.image,
-                     opts.vllm_version, opts.pp)
-
-
-def _ignored_options(opts: PlanOptions) -> None:
-    """Options the chosen form or engine does not read: an error rather than silence."""
-    from servekit.app.engine_choice import translates
-    from servekit.errors import SelectionError
-
-    def dialect_names() -> list[str]:
-        from servekit.engines.plan_translate import dialect_names as names
-
-        return names()
-
-    if opts.batch is not None and opts.model:
-        raise SelectionError(f"MODEL {opts.model!r} and --batch both given; a batch names its models per line",
-                             fix="leave out MODEL, or leave out --batch")
-    engine_only = [name for name, value in (("--target", opts.target), ("--qaic-mode", opts.qaic_mode),
-                                            ("--devices", opts.devices)) if value]
-    if engine_only and not translates(opts.engine):
-        verb = "apply" if len(engine_only) > 1 else "applies"
-        raise SelectionError(f"{', '.join(engine_only)} only {verb} to engines that translate the plan, "
-                             f"not {opts.engine}", fix=f"pass --engine with one of {', '.join(dialect_names())}, or leave them out")
-    if opts.docker and opts.output_format in ("json", "k8s"):
-        raise SelectionError(f"--docker shapes the text and sh forms; --format {opts.output_format} has no use for it",
-                             fix="leave out --docker, or use --format text or --format sh")
-
-
-def _engine_error(result) -> int:
-    """A translated plan with error findings: its first error on stderr, exit 1."""
-    from servekit.app.plan_view import engine_errors
-
-    errors = engine_errors(result)
-    if not errors:
-        return 0
-    first = errors[0]
-    more = f" (and {len(errors) - 1} more error(s) in the plan)" if len(errors) > 1 else ""
-    sys.stderr.write(f"error: {first.message}{more}" + (f" (fix: {first.fix})" if first.fix else "") + "\n")
-    return 1
+__all__ = ["FORMATS", "OVERRIDE_OPTIONS", "PlanOptions", "plan_command", "plan_overrides", "plan_request",
+           "print_plan", "register"]
 
 
 def slo_command(model: str | None, hardware: str | None, variant: str | None, engine: str, catalog: str | None,
@@ -168,77 +62,6 @@ def plan_with_performance(opts: PlanOptions, workload: str) -> int:
     return code
 
 
-def plan_command(opts: PlanOptions) -> int:
-    """Plan and print one plan (or a batch); returns the exit code."""
-    from servekit.errors import SelectionError
-
-    _ignored_options(opts)
-    if opts.batch is not None:
-        return batch_command(opts.batch, opts.catalog)
-    if not opts.model:
-        raise SelectionError("name a MODEL (a recipe id such as Qwen/Qwen3.8-27B) or pass --batch FILE")
-    from servekit.app.overridden import plan_with_overrides
-
-    return print_plan(plan_with_overrides(plan_request(opts), plan_overrides(opts)), opts)
-
-
-def print_plan(result, opts: PlanOptions) -> int:
-    """Print one planned result in the form ``opts`` asks for; the exit code of ``servekit plan``."""
-    import dataclasses
-
-    from servekit.app.plan_view import CANNOT_START, engine_errors, plan_lines, plan_payload, plan_sh
-
-    if engine_errors(result):
-        result = dataclasses.replace(result, checks=None)  # a plan that cannot run has no fit to show
-    if opts.output_format == "k8s":
-        if _k8s(result.plan, opts):
-            return 1
-    elif opts.output_format == "json":
-        sys.stdout.write(json.dumps(plan_payload(result, opts.vllm_version), indent=2, ensure_ascii=False) + "\n")
-    elif opts.output_format == "sh":
-        sys.stdout.write(plan_sh(result, docker=opts.docker, version=opts.vllm_version))
-    else:
-        _print_lines(plan_lines(result, docker=opts.docker, version=opts.vllm_version))
-    if _engine_error(result):
-        return 1
-    if not result.can_start:
-        sys.stderr.write(f"error: {CANNOT_START}\n")
-        return 1
-    return 0 if result.valid else 1
-
-
-def _k8s(plan, opts: PlanOptions) -> int:
-    """Print the Kubernetes documents; their error findings on stderr too (the exit code is 1 then)."""
-    from servekit.app.k8s_plan import plan_k8s_text, plan_manifests
-    from servekit.k8s.cli_glue import options_from_cli
-    from servekit.warm.hub import HubSettings
-
-    k8s_options = options_from_cli(opts.namespace, opts.name, opts.storage_class, opts.cache_size)
-    manifests = plan_manifests(plan, k8s_options, settings=HubSettings.from_env(), catalog=opts.catalog)
-    sys.stdout.write(plan_k8s_text(manifests, plan))
-    for finding in manifests.errors:
-        sys.stderr.write(f"{finding}\n")
-    return len(manifests.errors)
-
-
-def _print_lines(lines: list[str]) -> None:
-    if not sys.stdout.isatty():
-        sys.stdout.write("".join(line + "\n" for line in lines))
-        return
-    from rich.console import Console
-    from rich.markup import escape
-
-    console = Console(highlight=False, soft_wrap=True)
-    for line in lines:
-        if line.startswith("#") and "<-" in line:
-            command, _, reason = line.partition("<-")
-            console.print(f"[cyan]{escape(command)}[/][dim]<-{escape(reason)}[/]")
-        elif line.startswith("#"):
-            console.print(f"[bold cyan]{escape(line)}[/]")
-        else:
-            console.print(escape(line))
-
-
 _FORMAT_HELP = ("text (a script to read and paste), sh (one POSIX script: `sh plan.sh install`, then "
                 "`sh plan.sh RANK` on each machine), json (for programs) or k8s (YAML for kubectl apply -f -).")
 
@@ -270,9 +93,9 @@ def register(app: typer.Typer) -> None:
         strategy: str | None = typer.Option(None, "--strategy", help="Serving strategy (default: recommended)."),
         nodes: int | None = typer.Option(None, "--nodes", help="Node count (default: the strategy's; 1 for a model "
                                                                "no recipe names)."),
-        feature: list[str] = typer.Option([], "--feature", help="Enable a feature (repeatable)."),
-        no_feature: list[str] = typer.Option([], "--no-feature", help="Disable a feature (repeatable)."),
-        mode: list[str] = typer.Option([], "--mode", help="FEATURE=MODE for a feature with modes (repeatable)."),
+        features: list[str] = typer.Option([], "--feature", help="Enable a feature (repeatable)."),
+        no_features: list[str] = typer.Option([], "--no-feature", help="Disable a feature (repeatable)."),
+        modes: list[str] = typer.Option([], "--mode", help="FEATURE=MODE for a feature with modes (repeatable)."),
         kv_offload: str | None = typer.Option(None, "--kv-offload", help="KV offload option or kv-store deployment."),
         engine: str = typer.Option("vllm", "--engine", help=engine_help("Engine to plan for: ")),
         catalog: str | None = typer.Option(None, "--catalog", help="Catalog directory (default: bundled)."),
@@ -302,16 +125,13 @@ def register(app: typer.Typer) -> None:
                                             "1024:1024:64."),
     ) -> None:
         """Plan a deployment: the exact commands, env, image, install steps and why."""
-        from servekit.errors import SelectionError
-
-        if output_format not in FORMATS:
-            raise SelectionError(f"unknown format {output_format!r}; valid choices: {', '.join(FORMATS)}")
+        checked_format(output_format)
         if slo is not None:
             raise typer.Exit(slo_command(model, hardware, variant, engine, catalog, slo, workload, output_format))
-        opts = PlanOptions(model, hardware, variant, strategy, nodes, list(feature), list(no_feature),
-                           list(mode), kv_offload, engine, catalog, output_format, batch, task, checks,
+        opts = PlanOptions(model, hardware, variant, strategy, nodes, list(features), list(no_features),
+                           list(modes), kv_offload, engine, catalog, output_format, batch, task, checks,
                            target, qaic_mode, devices, namespace, name, storage_class, cache_size, docker,
                            max_model_len, tp, port, gpu_memory_utilization, image, vllm_version, pp)
         if workload is not None:
             raise typer.Exit(plan_with_performance(opts, workload))
-        raise typer.Exit(plan_command(opts))
+        raise typer.Exit(run_plan(opts))
