@@ -20,7 +20,6 @@ import contextlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -54,6 +53,8 @@ def replacing(path: Path) -> Iterator[IO[bytes]]:
     """A binary file handle whose content replaces ``path`` atomically when the block ends well;
     the folder is created when missing, and nothing changes when the block raises."""
     path = Path(path)
+    import tempfile  # stdlib, with shutil, random, bz2 and lzma behind it: only a write needs it
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

@@ -10,7 +10,8 @@ import servekit
 from servekit.app.batch import plan_request
 from servekit.app.discovery import show_recipe
 from servekit.app.plan import plan, plan_from_selection, synthesized
-from servekit.app.plan_view import plan_lines, plan_payload
+from servekit.app.plan_text import plan_lines
+from servekit.app.plan_view import plan_payload
 from servekit.app.request import EngineOptions, PlanRequest, find_model, load_documents, parse_devices
 from servekit.app.warm import targets_from_plan
 from servekit.cli.app import main

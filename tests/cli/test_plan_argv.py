@@ -126,3 +126,25 @@ def test_a_cold_plan_imports_no_cli_framework_nor_web_stack(form, tmp_path):
     unused = ("typer", "click", "rich", "fastapi", "uvicorn", "starlette", "httpx", "pydantic", "huggingface_hub",
               "ruamel", "servekit.cli.typer_app", "servekit.cli.plan_cmd")
     assert [m for m in modules if any(m == u or m.startswith(u + ".") for u in unused)] == []
+
+
+class _GoneReader:
+    """A stdout whose reader went away (``servekit plan ... | head -1``)."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_reader_that_went_away_is_exit_1_either_way(monkeypatch, capsys):
+    """Typer answers EPIPE with exit 1 and no traceback; so does the plain path (the same plan
+    with an option given twice goes to typer)."""
+    plain, twice = ["plan", QWEN, "--format", "json"], ["plan", QWEN, "--format", "json", "--format", "json"]
+    assert plain_plan(twice, environ={}) is None
+    monkeypatch.setattr(sys, "stdout", _GoneReader())
+    codes = [main(plain), main(twice)]
+    monkeypatch.undo()
+    assert codes == [1, 1]
+    assert "internal error" not in capsys.readouterr().err

@@ -4,6 +4,8 @@ and the finding for a spelling a newer release renamed."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -11,7 +13,7 @@ from servekit.cli.app import main
 from servekit.engines.common.catalog_diff import diff_catalogs
 from servekit.engines.lint import lint_argv
 from servekit.engines.registry import get_engine
-from servekit.engines.vllm.versions import catalog_version, stored_versions
+from servekit.engines.vllm.versions import _respelled, catalog_version, newer_versions, stored_versions
 from servekit.errors import ServekitError
 
 
@@ -74,3 +76,21 @@ def test_a_renamed_spelling_names_the_new_one():
 def test_lint_version_option(capsys):
     assert main(["lint", "--version", "0.33.0", "--", "vllm", "serve", "m", "--monokernel"]) == 0
     assert "vllm 0.33.0: valid" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("old", stored_versions()[:-1])
+def test_the_cheap_respelling_screen_lets_every_rename_through(old):
+    """``_respelled`` (read from a newer catalog's JSON alone) holds every option a rename of the
+    full diff starts from, so screening with it never drops a rename note."""
+    vllm = get_engine("vllm")
+    for new in newer_versions(old):
+        renamed = {r.old for r in diff_catalogs(vllm.flag_catalog(old), vllm.flag_catalog(new)).renamed}
+        assert renamed and renamed <= _respelled(old, new)
+
+
+def test_a_lint_that_no_newer_release_renames_loads_one_flag_catalog():
+    code = ("from servekit.engines.lint import lint_argv; import servekit.engines.common.flags as flags\n"
+            "result = lint_argv('vllm', None, ['vllm', 'serve', 'm', '--tensor-parallel-size', '2'])\n"
+            "print(result.valid, flags._load.cache_info().currsize)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "1"]

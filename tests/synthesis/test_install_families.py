@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from servekit.app.plan import plan
-from servekit.app.plan_view import plan_payload, plan_sh
+from servekit.app.plan_text import plan_sh
+from servekit.app.plan_view import plan_payload
 from servekit.app.request import PlanRequest
 from servekit.catalog.domain import ModelSection
 from servekit.hardware import build_profile

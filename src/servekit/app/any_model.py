@@ -19,7 +19,7 @@ from servekit.app.model_ref import ModelRef
 from servekit.app.request import PlanRequest
 from servekit.catalog.documents import CatalogDocuments
 from servekit.errors import SelectionError
-from servekit.launch.machine import LOCAL
+from servekit.hardware import LOCAL
 from servekit.synthesis.plan import Plan
 from servekit.synthesis.resolve import unknown_name
 

@@ -34,14 +34,19 @@ def known_facts(model_id: str):
     directory's, or the Hugging Face cache's, with weight bytes estimated from config.json when
     no safetensors header is at hand: ``servekit.app.model_facts``), else None (never the network).
     Every check of a model reads its facts here, so ``plan`` and ``fit`` weigh the same bytes."""
-    from servekit.app.model_facts import generic_model
-    from servekit.app.model_ref import model_ref
-    from servekit.errors import ServekitError
     from servekit.facts import shipped_facts
-    from servekit.facts.missing import has_cached_facts
 
     facts = shipped_facts(model_id)
-    if facts is None and (has_cached_facts(model_id) or (Path(model_id).expanduser() / "config.json").is_file()):
+    if facts is not None:
+        return facts
+    from servekit.facts.missing import has_cached_facts
+
+    if has_cached_facts(model_id) or (Path(model_id).expanduser() / "config.json").is_file():
+        # the generic model reader (config.json, safetensors headers) only when nothing ships
+        from servekit.app.model_facts import generic_model
+        from servekit.app.model_ref import model_ref
+        from servekit.errors import ServekitError
+
         try:
             facts = generic_model(model_ref(model_id)).facts
         except ServekitError:

@@ -9,15 +9,21 @@ every other name is a profile of the catalog's taxonomy.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from servekit.catalog.documents import CatalogDocuments
-from servekit.launch.machine import LOCAL, LocalMachine, detect, with_this_machine
+from servekit.hardware import LOCAL
 from servekit.synthesis.resolve import unknown_name
+
+if TYPE_CHECKING:
+    from servekit.launch.machine import LocalMachine
 
 
 @lru_cache(maxsize=1)
 def this_machine() -> LocalMachine:
+    # imported here, from a lower layer, for laziness: only a plan for hardware local reads the machine
+    from servekit.launch.machine import detect
+
     return detect()
 
 
@@ -39,6 +45,8 @@ def with_local(docs: CatalogDocuments, name: str | None) -> CatalogDocuments:
         return docs
     if name != LOCAL:
         raise unknown_name("hardware", name, [LOCAL, *profiles])
+    from servekit.launch.machine import with_this_machine  # lower layer; only hardware local needs it
+
     return with_this_machine(docs, this_machine())
 
 

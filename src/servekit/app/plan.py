@@ -13,8 +13,8 @@ from typing import Any
 
 from servekit.app.checks import checks_pass, plan_checks
 from servekit.app.engine_choice import checked_engine, engine_on, translates
-from servekit.app.local_hardware import local_note, with_local
 from servekit.app.layout import Checker, Reselect, fit_checker, fitted_layout, name_fitting_layout
+from servekit.app.local_hardware import local_note, with_local
 from servekit.app.model_ref import ModelRef, hub_url_parts, model_ref
 from servekit.app.request import PlanRequest, find_model, load_documents
 from servekit.app.run_site import RunSite
@@ -23,8 +23,7 @@ from servekit.catalog.faults import catalog_faults
 from servekit.catalog.ids import UnknownIdError
 from servekit.errors import SelectionError
 from servekit.facts.missing import FactsNotFoundError
-from servekit.hardware import profile_of
-from servekit.launch.machine import LOCAL
+from servekit.hardware import LOCAL, profile_of
 from servekit.synthesis.overrides import Overrides, apply_overrides
 from servekit.synthesis.plan import Plan, Selection
 from servekit.synthesis.resolve import resolve_selection

@@ -17,8 +17,6 @@ import contextlib
 import datetime as _dt
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -130,6 +128,8 @@ def sync_lock() -> Iterator[None]:
 
 def new_staging() -> Path:
     """A fresh folder beside the store's snapshots, on the same file system."""
+    import tempfile  # stdlib (shutil, random, bz2, lzma behind it): a sync needs it, a plan reading the store does not
+
     folder = store_dir()
     folder.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(dir=folder, prefix=STAGING_PREFIX))
@@ -140,6 +140,8 @@ def remove_leftovers() -> None:
 
     Run when a sync starts, not right after the swap, so that a reader which followed the old
     link a moment before the swap can still finish reading the old snapshot."""
+    import shutil  # stdlib: a sync needs it, a plan reading the store does not
+
     folder = store_dir()
     in_use = current_snapshot()
     for path in folder.glob(f"{STAGING_PREFIX}*"):

@@ -140,7 +140,7 @@ def print_plan(result, opts: PlanOptions) -> int:
     """Print one planned result in the form ``opts`` asks for; the exit code of ``servekit plan``."""
     import dataclasses
 
-    from servekit.app.plan_view import CANNOT_START, engine_errors, plan_lines, plan_payload, plan_sh
+    from servekit.app.plan_view import CANNOT_START, engine_errors, plan_payload
 
     if engine_errors(result):
         result = dataclasses.replace(result, checks=None)  # a plan that cannot run has no fit to show
@@ -149,10 +149,13 @@ def print_plan(result, opts: PlanOptions) -> int:
             return 1
     elif opts.output_format == "json":
         sys.stdout.write(json.dumps(plan_payload(result, opts.vllm_version), indent=2, ensure_ascii=False) + "\n")
-    elif opts.output_format == "sh":
-        sys.stdout.write(plan_sh(result, docker=opts.docker, version=opts.vllm_version))
     else:
-        _print_lines(plan_lines(result, docker=opts.docker, version=opts.vllm_version))
+        from servekit.app.plan_text import plan_lines, plan_sh  # the script writer: not for the JSON form
+
+        if opts.output_format == "sh":
+            sys.stdout.write(plan_sh(result, docker=opts.docker, version=opts.vllm_version))
+        else:
+            _print_lines(plan_lines(result, docker=opts.docker, version=opts.vllm_version))
     if _engine_error(result):
         return 1
     if not result.can_start:

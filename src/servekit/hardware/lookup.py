@@ -13,6 +13,8 @@ from typing import Any
 
 from servekit.hardware.profile import HardwareProfile, build_profile
 
+LOCAL = "local"
+"""The hardware name of the machine servekit runs on (``servekit.launch.machine`` describes it)."""
 CACHE_LIMIT = 64
 """Taxonomies (and loose entries) kept; the oldest is dropped past this."""
 
@@ -33,7 +35,7 @@ def build_profiles(hardware_profiles: Mapping[str, Any] | None) -> dict[str, Har
     cached = _BY_TAXONOMY.get(id(hardware_profiles))
     if cached is not None and cached[0] is hardware_profiles:
         return cached[1]
-    built = {str(hw): build_profile(str(hw), raw) for hw, raw in hardware_profiles.items() if isinstance(raw, Mapping)}
+    built = {str(hw): _entry_profile(raw, str(hw)) for hw, raw in hardware_profiles.items() if isinstance(raw, Mapping)}
     _remember(_BY_TAXONOMY, id(hardware_profiles), (hardware_profiles, built))
     for profile in built.values():
         _remember(_BY_ENTRY, id(profile.raw), (profile.raw, profile))
@@ -51,6 +53,12 @@ def profile_of(raw: Mapping[str, Any] | None, hw_id: str | None = None) -> Hardw
     when the entry was first built without one."""
     if not isinstance(raw, Mapping) or not raw:
         return build_profile(hw_id or "", {})
+    return _entry_profile(raw, hw_id)
+
+
+def _entry_profile(raw: Mapping[str, Any], hw_id: str | None) -> HardwareProfile:
+    """The profile built from this very entry (once, whether ``profile_of`` or ``build_profiles``
+    asked first), carrying ``hw_id`` when one is given."""
     cached = _BY_ENTRY.get(id(raw))
     if cached is not None and cached[0] is raw and (hw_id is None or cached[1].id == hw_id):
         return cached[1]

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from servekit.catalog.documents import CatalogDocuments
-from servekit.hardware import USABLE_FRACTION, profile_of
+from servekit.hardware import LOCAL, USABLE_FRACTION, profile_of
 
-LOCAL = "local"
 GIB = 1024**3
 GPU_FACTS = ("brand", "generation", "kind", "platform", "compute_target", "compute_arch", "precisions")
 """The facts of a taxonomy GPU entry that hold for every GPU of that model (not its count,

@@ -22,6 +22,7 @@ from servekit.catalog.domain import (
 )
 from servekit.catalog.ids import canonical_id, closest_ids, unknown_model
 from servekit.errors import ConflictError, SelectionError
+from servekit.hardware import build_profiles
 from servekit.synthesis import selection as rules
 from servekit.synthesis.omni import is_omni, pick_task
 from servekit.synthesis.plan import Selection
@@ -67,8 +68,12 @@ def known_recipe(docs, recipe_id: str) -> Recipe:
 
 
 def _profiles(docs) -> dict[str, Any]:
-    """``taxonomy.hardware_profiles`` as written: the entries the selection rules read."""
-    return docs.taxonomy.get("hardware_profiles") or {}
+    """``taxonomy.hardware_profiles`` as written: the entries the selection rules read. Their
+    profiles are built here, once each and with their ids, so the rules that are handed a bare
+    entry (``servekit.hardware.profile_of``) find them rather than building them again."""
+    profiles = docs.taxonomy.get("hardware_profiles") or {}
+    build_profiles(profiles)
+    return profiles
 
 
 def _strategy_names(docs) -> list[str]:

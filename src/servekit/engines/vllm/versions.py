@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from servekit.engines.common.catalog_diff import CatalogDiff, diff_catalogs
 from servekit.engines.common.findings import Finding
 from servekit.engines.common.flags import FlagCatalog, version_key
 from servekit.engines.common.scan_result import Occurrence
 from servekit.engines.common.translation import NOTE, WARNING, finding
 from servekit.engines.vllm.catalog import CATALOGS, DEFAULT_VERSION
 from servekit.errors import ServekitError
+
+if TYPE_CHECKING:
+    from servekit.engines.common.catalog_diff import CatalogDiff
 
 RENAMED_CODE = "renamed-option"
 
@@ -50,6 +53,10 @@ def plan_catalog(version: str | None) -> FlagCatalog:
 
 @lru_cache(maxsize=None)
 def _diff(old: str, new: str) -> CatalogDiff:
+    # imported here, from the same package layer, for laziness: only a launch whose option a newer
+    # release may rename (``_respelled``) needs the full diff
+    from servekit.engines.common.catalog_diff import diff_catalogs
+
     return diff_catalogs(CATALOGS.load(old), CATALOGS.load(new))
 
 
@@ -68,8 +75,25 @@ def _hidden_spelling(catalog: FlagCatalog, occ: Occurrence) -> Finding | None:
     )
 
 
+@lru_cache(maxsize=None)
+def _respelled(old: str, new: str) -> frozenset[str]:
+    """The names and negations of ``old``'s flags that ``new`` spells otherwise: every option a
+    rename of ``_diff(old, new)`` can start from, found without building ``new``'s catalog, so a
+    launch whose options no newer release renames (most) never loads one."""
+    after = CATALOGS.spellings(new)
+    out: set[str] = set()
+    for spec in CATALOGS.load(old).flags:
+        if (spelled := after.get(spec.dest or spec.name)) is None:
+            continue
+        name, negation = spelled
+        out.update(option for option, now in ((spec.name, name), (spec.negation, negation)) if option and option != now)
+    return frozenset(out)
+
+
 def _renamed_later(version: str, occ: Occurrence) -> Finding | None:
     for newer in newer_versions(version):
+        if occ.option not in _respelled(version, newer):
+            continue
         rename = _diff(version, newer).rename_of(occ.option)
         if rename is None:
             continue
