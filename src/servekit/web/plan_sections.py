@@ -17,7 +17,8 @@ from typing import Any
 
 from servekit.app.k8s_plan import plan_k8s_text, plan_manifests
 from servekit.app.plan import PlanResult
-from servekit.app.plan_view import CANNOT_START, engine_errors, plan_lines, plan_payload, plan_sh
+from servekit.app.plan_text import plan_lines, plan_sh
+from servekit.app.plan_view import CANNOT_START, engine_errors, plan_payload
 from servekit.errors import ServekitError
 from servekit.k8s.cli_glue import options_from_cli
 from servekit.synthesis.render import process_command
