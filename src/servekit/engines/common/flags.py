@@ -298,8 +298,8 @@ class CatalogStore:
 @lru_cache(maxsize=None)
 def _spellings(path: Path) -> dict[str, tuple[str, str | None]]:
     try:
-        flags = json.loads(path.read_text(encoding="utf-8"))["flags"]
-    except (ValueError, KeyError) as exc:
+        flags = read_stored_json(path)["flags"]
+    except (ValueError, OSError, EOFError, KeyError) as exc:
         raise ServekitError(f"flag catalog {path} is not valid JSON: {exc}") from exc
     return {flag.get("dest") or flag["name"]: (flag["name"], flag.get("negation")) for flag in flags}
 
