@@ -13,6 +13,7 @@ from servekit.app.plan_text import plan_sh
 from servekit.app.plan_view import plan_payload
 from servekit.app.request import PlanRequest
 from servekit.catalog.domain import ModelSection
+from servekit.engines.vllm.catalog import CATALOGS as VLLM_CATALOGS
 from servekit.hardware import build_profile
 from servekit.synthesis.install import pinned_steps, platform_steps
 from servekit.synthesis.install_families import FAMILIES, family_for
@@ -83,7 +84,9 @@ def test_ascend_hardware_plans_for_vllm_ascend_and_checks_the_release_it_install
     assert any('"vllm-ascend==0.23.0"' in c for c in commands)
     assert not any("--torch-backend auto" in c for c in commands)
     flags = payload["servekit"]["checks"]["flags"][0]
-    assert "0.23.0" in flags["runs"] and not flags["exact"]  # no catalog of 0.23.0: the check says which ran
+    # the check says which release runs; it is exact only where a catalog of that release is stored
+    assert "0.23.0" in flags["runs"]
+    assert flags["exact"] == ("0.23.0" in VLLM_CATALOGS.versions())
 
 
 def test_ai100_hardware_plans_for_vllm_qaic():
