@@ -6,11 +6,28 @@ environment scripts/install_parser_envs.sh builds (``--no-deps`` plus what its a
 import)::
 
     .servekit-ci/parsers/sglang-0.5.23/bin/python scripts/extract_sglang_flags.py \\
-        > src/servekit/engines/sglang/data/sglang-0.5.23.json
+        | gzip -n -9 > src/servekit/engines/sglang/data/sglang-0.5.23.json.gz
 
-``source.environment`` says full or minimal (a minimal one is announced on stderr too). The
-tool-call and reasoning parser names come from SGLang's static name lists
-(``sglang.srt.function_call.parser_names`` / ``sglang.srt.parser.reasoning_parser_names``).
+Older releases (the history catalogs): the same environment plus the packages older
+``server_args`` modules import (``sglang-history`` in scripts/install_parser_envs.sh), with the
+release's wheel unpacked ahead of the installed SGLang on ``PYTHONPATH``::
+
+    pip download --no-deps sglang==0.5.9 -d /work/cache/wheels
+    python -m zipfile -e /work/cache/wheels/sglang-0.5.9-*.whl /work/cache/sglang-0.5.9
+    PYTHONPATH=/work/cache/sglang-0.5.9 .servekit-ci/parsers/sglang-history/bin/python \\
+        scripts/extract_sglang_flags.py --stub torchvision==0.28.0 | gzip -n -9 > .../sglang-0.5.9.json.gz
+
+``--stub torchvision==0.28.0`` serves that package as placeholders (scripts/parser_stubs.py: 0.5.6
+to 0.5.20 import it at module level; its PyPI wheels need CUDA torch); the catalog lists the
+placeholders it used in ``source.stubbed_modules``. 0.4.0 to 0.4.8 import names of an older
+triton (``triton.runtime.cache.default_cache_dir``) and ``decord`` at module level:
+``--shadow triton==3.1.0,decord==0.6.0`` serves those as placeholders too, over the installed
+triton. 0.5.11 to 0.5.18 need their pinned transformers (``Requires-Dist`` of the wheel) with
+``tokenizers==0.22.2`` and ``huggingface-hub<2``, installed ``--no-deps --target DIR`` and
+placed after the wheel on ``PYTHONPATH``. scripts/extract_sglang_history.sh runs all of it. ``source.environment`` says full or minimal (a minimal one is
+announced on stderr too). The tool-call and reasoning parser names come from SGLang's static name
+lists (``sglang.srt.function_call.parser_names`` / ``sglang.srt.parser.reasoning_parser_names``)
+where the release has them; older releases enforce them as ``choices``.
 Standard library and SGLang only: servekit is not importable in that environment.
 """
 
@@ -77,8 +94,9 @@ def flag_entry(action: argparse.Action, group: str) -> dict[str, Any]:
         "required": bool(action.required),
         **(value_type(action.type) if takes_value else {"type": "bool"}),
     }
-    if action.choices is not None:
-        entry["choices"] = [str(c) for c in action.choices]
+    if action.choices is not None:  # a set's order changes with the hash seed: sorted
+        choices = [str(c) for c in action.choices]
+        entry["choices"] = sorted(choices) if isinstance(action.choices, (set, frozenset)) else choices
     if kind == "store" and action.nargs == "?":
         entry["const"] = jsonable(action.const)
     return entry
@@ -93,13 +111,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def registries() -> dict[str, list[str]]:
-    from sglang.srt.function_call.parser_names import TOOL_CALL_PARSER_NAMES
-    from sglang.srt.parser.reasoning_parser_names import REASONING_PARSER_NAMES
-
+    try:
+        from sglang.srt.function_call.parser_names import TOOL_CALL_PARSER_NAMES
+        from sglang.srt.parser.reasoning_parser_names import REASONING_PARSER_NAMES
+    except ImportError:
+        return {}
     return {"tool_call_parsers": sorted(TOOL_CALL_PARSER_NAMES), "reasoning_parsers": sorted(REASONING_PARSER_NAMES)}
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    stubs = argv[argv.index("--stub") + 1].split(",") if "--stub" in argv else []
+    shadowed = argv[argv.index("--shadow") + 1].split(",") if "--shadow" in argv else []
+    if stubs or shadowed:
+        import parser_stubs
+
+        parser_stubs.install(stubs)
+        parser_stubs.shadow(shadowed)
     parser = build_parser()
     flags, positionals = [], []
     for group in parser._action_groups:
@@ -111,6 +138,7 @@ def main() -> int:
             else:
                 flags.append(flag_entry(action, group.title or ""))
     known = {o for a in parser._actions for o in a.option_strings}
+    names = registries()
     checks = [{"flag": "--tool-call-parser", "registry": "tool_call_parsers"},
               {"flag": "--reasoning-parser", "registry": "reasoning_parsers"}]
     catalog = {
@@ -123,12 +151,15 @@ def main() -> int:
         "source": {
             **environment_facts(installed_distribution(("sglang",))),
             "torch": importlib.metadata.version("torch"),
+            **({"transformers": importlib.metadata.version("transformers")} if "transformers" in sys.modules else {}),
             "parser": "sglang.srt.server_args.ServerArgs.add_cli_args",
+            "method": "parser",
+            **({"stubbed_modules": parser_stubs.used(stubs + shadowed)} if stubs or shadowed else {}),
         },
         "positionals": positionals,
         "flags": sorted(flags, key=lambda f: f["name"]),
-        "registries": registries(),
-        "registry_checks": [c for c in checks if c["flag"] in known],
+        "registries": names,
+        "registry_checks": [c for c in checks if c["flag"] in known and c["registry"] in names],
         "requirements": [],
         "renamed": {},
     }
@@ -138,4 +169,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
