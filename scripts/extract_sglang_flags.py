@@ -6,28 +6,29 @@ environment scripts/install_parser_envs.sh builds (``--no-deps`` plus what its a
 import)::
 
     .servekit-ci/parsers/sglang-0.5.23/bin/python scripts/extract_sglang_flags.py \\
-        | gzip -n -9 > src/servekit/engines/sglang/data/sglang-0.5.23.json.gz
+        > src/servekit/engines/sglang/data/sglang-0.5.23.json
 
-Older releases (the history catalogs): the same environment plus the packages older
-``server_args`` modules import (``sglang-history`` in scripts/install_parser_envs.sh), with the
-release's wheel unpacked ahead of the installed SGLang on ``PYTHONPATH``::
+Older releases (the history catalogs, stored as ``sglang-<V>.json.gz``): the same environment
+plus the packages older ``server_args`` modules import (``sglang-history`` in
+scripts/install_parser_envs.sh), with the release's wheel unpacked ahead of the installed SGLang
+on ``PYTHONPATH``; scripts/extract_sglang_history.sh runs all of it::
 
     pip download --no-deps sglang==0.5.9 -d /work/cache/wheels
     python -m zipfile -e /work/cache/wheels/sglang-0.5.9-*.whl /work/cache/sglang-0.5.9
     PYTHONPATH=/work/cache/sglang-0.5.9 .servekit-ci/parsers/sglang-history/bin/python \\
         scripts/extract_sglang_flags.py --stub torchvision==0.28.0 | gzip -n -9 > .../sglang-0.5.9.json.gz
 
-``--stub torchvision==0.28.0`` serves that package as placeholders (scripts/parser_stubs.py: 0.5.6
-to 0.5.20 import it at module level; its PyPI wheels need CUDA torch); the catalog lists the
-placeholders it used in ``source.stubbed_modules``. 0.4.0 to 0.4.8 import names of an older
-triton (``triton.runtime.cache.default_cache_dir``) and ``decord`` at module level:
-``--shadow triton==3.1.0,decord==0.6.0`` serves those as placeholders too, over the installed
-triton. 0.5.11 to 0.5.18 need their pinned transformers (``Requires-Dist`` of the wheel) with
-``tokenizers==0.22.2`` and ``huggingface-hub<2``, installed ``--no-deps --target DIR`` and
-placed after the wheel on ``PYTHONPATH``. scripts/extract_sglang_history.sh runs all of it. ``source.environment`` says full or minimal (a minimal one is
-announced on stderr too). The tool-call and reasoning parser names come from SGLang's static name
-lists (``sglang.srt.function_call.parser_names`` / ``sglang.srt.parser.reasoning_parser_names``)
-where the release has them; older releases enforce them as ``choices``.
+``--stub torchvision==0.28.0`` serves that package as placeholders (scripts/parser_stubs.py:
+0.5.6 to 0.5.20 import it at module level; its PyPI wheels need CUDA torch). 0.4.0 to 0.4.8
+import names of an older triton (``triton.runtime.cache.default_cache_dir``) and ``decord`` at
+module level: ``--shadow triton==3.1.0,decord==0.6.0`` serves those as placeholders over the
+installed triton. The catalog lists the placeholders something imported in
+``source.stubbed_modules``. 0.5.11 to 0.5.18 need the transformers their wheel pins, with
+``tokenizers==0.22.2`` and ``huggingface-hub<2``, placed after the wheel on ``PYTHONPATH``.
+``source.environment`` says full or minimal (a minimal one is announced on stderr too). The
+tool-call and reasoning parser names come from SGLang's static name lists
+(``sglang.srt.function_call.parser_names`` / ``sglang.srt.parser.reasoning_parser_names``) where
+the release has them; older releases enforce them as ``choices``.
 Standard library and SGLang only: servekit is not importable in that environment.
 """
 
