@@ -6,7 +6,8 @@
 # max-core's metadata: mojo-compiler and its mojo-compiler-mojo-libs, max-mojo-libs,
 # max-shmem-libs) are installed with
 # --no-deps in one pip call into $SERVEKIT_CACHE/max/V (default /work/cache/servekit, outside the
-# repository) and put ahead of the max-26.7.0 engine environment (servekit engine install
+# repository), the release's `serve` extra that environment lacks into $CACHE/max/V-extra, both
+# put ahead of the max-26.7.0 engine environment (servekit engine install
 # max==26.7.0), whose other packages (click, msgspec, numpy ...) they use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,9 +20,9 @@ RELEASES="25.3.0 25.4.0 25.5.0 25.6.1 25.7.0 26.1.0 26.2.0 26.3.0 26.4.0 26.5.0 
 [ -x "$PYTHON" ] || { echo "no $PYTHON: run servekit engine install max==26.7.0" >&2; exit 1; }
 
 runtime() {  # VERSION: the release's packages in one --target folder
-  local v=$1 target="$CACHE/$1" pins
+  local v=$1 target="$CACHE/$1" pins extra
   [ -f "$target/done" ] && return 0
-  rm -rf "$target" "$CACHE/meta-$v" && mkdir -p "$CACHE/meta-$v"
+  rm -rf "$target" "$target-extra" "$CACHE/meta-$v" && mkdir -p "$CACHE/meta-$v"
   pip download -q --no-deps "max-core==$v" -d "$CACHE/meta-$v"
   pins=$(python3 - "$CACHE/meta-$v" <<'PY'
 import sys, zipfile, pathlib
@@ -37,6 +38,27 @@ PY
 )
   # shellcheck disable=SC2086  # the pins split into words on purpose
   pip install -q --no-deps --target "$target" "max==$v" "max-core==$v" $pins
+  # the release's `serve` extra that the max-26.7.0 environment lacks (26.6 and older: llguidance)
+  extra=$("$PYTHON" - "$target" <<'PY'
+import importlib.metadata as md, pathlib, sys
+from packaging.requirements import Requirement
+meta = next(pathlib.Path(sys.argv[1]).glob("max-*.dist-info")) / "METADATA"
+wanted = [Requirement(l.split(":", 1)[1]) for l in meta.read_text().splitlines() if l.startswith("Requires-Dist:")]
+def missing(req):
+    try:
+        md.version(req.name)
+    except md.PackageNotFoundError:
+        return True
+    return False
+print(" ".join(str(r).split(";")[0].replace(" ", "") for r in wanted
+               if r.marker is not None and r.marker.evaluate({"extra": "serve"})
+               and not r.marker.evaluate({"extra": ""}) and missing(r)))
+PY
+)
+  if [ -n "$extra" ]; then
+    # shellcheck disable=SC2086
+    pip install -q --no-deps --target "$target-extra" $extra
+  fi
   touch "$target/done"
 }
 
@@ -44,7 +66,7 @@ extract() {  # VERSION
   local v=$1 tmp
   runtime "$v" || { echo "max $v: not installable" >&2; return 1; }
   tmp=$(mktemp -d)
-  if ! PYTHONPATH="$CACHE/$v" "$PYTHON" scripts/extract_max_flags.py --all "$tmp"; then
+  if ! PYTHONPATH="$CACHE/$v:$CACHE/$v-extra" "$PYTHON" scripts/extract_max_flags.py --all "$tmp"; then
     echo "max $v: its commands did not load" >&2
     rm -rf "$tmp"
     return 1

@@ -7,7 +7,8 @@
 # environment (scripts/install_parser_envs.sh) on PYTHONPATH. What each needs beyond that
 # environment (found release by release; scripts/extract_sglang_flags.py says why):
 #   0.4.0-0.4.8:   --shadow triton==3.1.0,decord==0.6.0 (older triton names, decord)
-#   0.5.11-0.5.18: the transformers its wheel pins, tokenizers==0.22.2, huggingface-hub<2
+#   0.4.3, 0.5.11-0.5.18: the transformers its wheel pins (with a tokenizers and huggingface-hub
+#                  of its line), tried where the environment's transformers does not build it
 #   every release: --stub torchvision==0.28.0 (its PyPI wheels need CUDA torch)
 # Releases: the last patch of each 0.4.x and 0.5.x line on PyPI (`pip index versions sglang`),
 # plus 0.4.0; 0.5.23 itself comes from its own environment (sglang-0.5.23).
@@ -25,27 +26,40 @@ RELEASES="0.4.0 0.4.0.post2 0.4.1.post7 0.4.2.post4 0.4.3.post4 0.4.4.post4 0.4.
 [ -x "$PYTHON" ] || { echo "no $PYTHON: run scripts/install_parser_envs.sh" >&2; exit 1; }
 mkdir -p "$CACHE/wheels"
 
+pinned_transformers() {  # SRC: the folder holding the transformers the release's wheel pins
+  local pin deps target
+  pin=$(sed -n 's/^Requires-Dist: transformers==\([0-9.]*\).*$/\1/p' "$1"/sglang-*.dist-info/METADATA | head -1)
+  [ -n "$pin" ] || return 1
+  case $pin in 4.*) deps="tokenizers>=0.21,<0.22 huggingface-hub>=0.24,<1.0" ;;
+               *)   deps="tokenizers==0.22.2 huggingface-hub>=1.5,<2" ;; esac
+  target="$CACHE/transformers-$pin"
+  if [ ! -f "$target/done" ]; then
+    # shellcheck disable=SC2086  # the two requirements split into words on purpose
+    pip install -q --no-deps --target "$target" "transformers==$pin" $deps >&2 && touch "$target/done"
+  fi
+  echo "$target"
+}
+
+run_parser() {  # PYTHONPATH SHADOW: the catalog on stdout
+  # shellcheck disable=SC2086  # $2 is one option and its value, or nothing
+  PYTHONPATH="$1" "$PYTHON" scripts/extract_sglang_flags.py --stub torchvision==0.28.0 $2
+}
+
 extract() {  # VERSION
-  local v=$1 src="$CACHE/src/$1" path shadow="" pin
+  local v=$1 src="$CACHE/src/$1" shadow="" pinned
   if [ ! -d "$src/sglang" ]; then
     pip download -q --no-deps "sglang==$v" -d "$CACHE/wheels"
     mkdir -p "$src" && python3 -m zipfile -e "$CACHE"/wheels/sglang-"$v"-*.whl "$src"
   fi
-  path=$src
   case $v in 0.4.[0-8]|0.4.[0-8].*) shadow="--shadow triton==3.1.0,decord==0.6.0" ;; esac
-  pin=$(sed -n 's/^Requires-Dist: transformers==\([0-9.]*\)$/\1/p' "$src"/sglang-*.dist-info/METADATA)
-  case $v in 0.5.1[1-8]|0.5.1[1-8].*)
-    if [ ! -f "$CACHE/transformers-$pin/done" ]; then
-      pip install -q --no-deps --target "$CACHE/transformers-$pin" "transformers==$pin" tokenizers==0.22.2 \
-        "huggingface-hub>=1.5,<2" && touch "$CACHE/transformers-$pin/done"
+  # the environment's transformers first; where the parser does not build with it, the pinned one
+  if ! run_parser "$src" "$shadow" > "$CACHE/sglang-$v.json" 2> "$CACHE/sglang-$v.err"; then
+    if ! pinned=$(pinned_transformers "$src") \
+        || ! run_parser "$src:$pinned" "$shadow" > "$CACHE/sglang-$v.json" 2> "$CACHE/sglang-$v.err"; then
+      tail -3 "$CACHE/sglang-$v.err" >&2
+      echo "sglang $v: its parser did not build" >&2
+      return 1
     fi
-    path="$src:$CACHE/transformers-$pin" ;;
-  esac
-  # shellcheck disable=SC2086  # $shadow is one option and its value, or nothing
-  if ! PYTHONPATH="$path" "$PYTHON" scripts/extract_sglang_flags.py --stub torchvision==0.28.0 $shadow \
-      > "$CACHE/sglang-$v.json"; then
-    echo "sglang $v: its parser did not build" >&2
-    return 1
   fi
   gzip -n -9 < "$CACHE/sglang-$v.json" > "$OUT/sglang-$v.json.gz.tmp"
   mv "$OUT/sglang-$v.json.gz.tmp" "$OUT/sglang-$v.json.gz"

@@ -1,6 +1,8 @@
 """What changed in an engine command's options between two stored catalog versions.
 
-Flags are matched by destination (argparse ``dest`` / click name). A flag whose visible name or
+Flags are matched by destination (argparse ``dest`` / click name), or, where the destination
+changed, by an option string both releases accept; a name the other release still parses is
+neither added nor removed. A flag whose visible name or
 negative form changed is *renamed*; when the old spelling still parses in the newer release
 (an alias or a hidden negation) it says so. Choices and defaults are compared where both
 versions have the flag.
@@ -94,9 +96,24 @@ def _choices(spec: FlagSpec) -> list[str] | None:
     return list(spec.choices) if spec.choices is not None else None
 
 
+def _same_option(before: dict[str, FlagSpec], after: dict[str, FlagSpec]) -> dict[str, str]:
+    """Flags whose destination changed but that share an option string (SGLang 0.5.14 moved
+    ``--data-parallel-size`` to dest ``dp_size``, named ``--dp-size`` with the old name as alias):
+    old dest -> new dest, for the flags the destinations alone leave unmatched."""
+    unmatched = {opt: dest for dest in after.keys() - before.keys() for opt in after[dest].option_strings()}
+    pairs: dict[str, str] = {}
+    for dest in sorted(before.keys() - after.keys()):
+        match = next((unmatched[o] for o in before[dest].option_strings() if o in unmatched), None)
+        if match is not None and match not in pairs.values():
+            pairs[dest] = match
+    return pairs
+
+
 def diff_catalogs(old: FlagCatalog, new: FlagCatalog) -> CatalogDiff:
     """Every change from ``old`` to ``new`` (two versions of one engine command)."""
     before, after = _by_dest(old), _by_dest(new)
+    for was, now in _same_option(before, after).items():  # one key for a flag whose dest changed
+        before[now] = before.pop(was)
     renamed: list[Rename] = []
     choices: list[ValueChange] = []
     defaults: list[ValueChange] = []
@@ -112,8 +129,8 @@ def diff_catalogs(old: FlagCatalog, new: FlagCatalog) -> CatalogDiff:
         command=new.command,
         old_version=old.version,
         new_version=new.version,
-        added=tuple(sorted(after[d].name for d in after.keys() - before.keys())),
-        removed=tuple(sorted(before[d].name for d in before.keys() - after.keys())),
+        added=tuple(sorted(after[d].name for d in after.keys() - before.keys() if old.get(after[d].name) is None)),
+        removed=tuple(sorted(before[d].name for d in before.keys() - after.keys() if new.get(before[d].name) is None)),
         renamed=tuple(renamed),
         choices=tuple(choices),
         defaults=tuple(defaults),
