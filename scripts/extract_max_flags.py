@@ -6,7 +6,8 @@ Run with the interpreter of a MAX environment (servekit engine path max==26.7.0)
         > src/servekit/engines/max/data/max-26.7.0.json
     $(servekit engine path max==26.7.0) scripts/extract_max_flags.py --all src/servekit/engines/max/data
 
-``--all DIR`` writes one catalog per sub-command of ``max._entrypoints.pipelines.main``:
+``--all DIR`` writes one catalog per sub-command of ``max._entrypoints.pipelines.main`` (MAX 26.4
+and older: ``max.entrypoints``):
 ``max-<version>.json`` for serve, ``max-<version>-<command>.json`` for the others.
 
 Standard library, click and MAX only: servekit is not importable in that environment.
@@ -15,6 +16,7 @@ Standard library, click and MAX only: servekit is not importable in that environ
 from __future__ import annotations
 
 import enum
+import importlib
 import importlib.metadata
 import json
 import sys
@@ -24,6 +26,25 @@ from extract_values import jsonable
 from flag_text import first_sentence
 
 FORMAT = 1
+
+
+def entrypoints() -> str:
+    """The package of MAX's command line in the installed release, which must come from the same
+    folder as the ``max`` distribution: ``max`` is a namespace package, so a release placed ahead
+    of another on ``PYTHONPATH`` (scripts/extract_max_history.sh) would otherwise borrow the
+    other's modules."""
+    import importlib
+    from pathlib import Path
+
+    root = Path(importlib.metadata.distribution("max").locate_file("")).resolve()
+    for name in ("max._entrypoints", "max.entrypoints"):
+        candidate = root / Path(*name.split("."))
+        if candidate.is_dir():
+            module = importlib.import_module(f"{name}.pipelines")
+            if not Path(module.__file__).resolve().is_relative_to(root):
+                raise SystemExit(f"{name} loads from {module.__file__}, not from the max distribution at {root}")
+            return name
+    raise SystemExit(f"no MAX command-line package under {root}")
 # Pairs MAX refuses together before parsing (check_model_flag_conflict); confirmed below.
 CONFLICTS = [["--model", "--model-path"]]
 
@@ -108,7 +129,7 @@ def option_entry(option: Any, command: Any) -> dict[str, Any]:
 
 
 def confirmed_conflicts() -> list[list[str]]:
-    from max._entrypoints.pipelines import check_model_flag_conflict
+    check_model_flag_conflict = importlib.import_module(f"{entrypoints()}.pipelines").check_model_flag_conflict
 
     out = []
     for pair in CONFLICTS:
@@ -152,7 +173,7 @@ def requirements(command: Any, command_name: str, options: list[Any]) -> list[di
 def architectures() -> list[str]:
     """Model architectures MAX can serve (what ``max list`` prints)."""
     try:
-        from max._entrypoints.cli.list import PIPELINE_REGISTRY
+        PIPELINE_REGISTRY = importlib.import_module(f"{entrypoints()}.cli.list").PIPELINE_REGISTRY
 
         return sorted(arch.name for arch in PIPELINE_REGISTRY.all_architectures())
     except Exception as exc:  # noqa: BLE001 - optional extra, the catalog is useful without it
@@ -162,8 +183,7 @@ def architectures() -> list[str]:
 
 def command_catalog(command_name: str) -> dict[str, Any]:
     """One sub-command's catalog, as ``commands[name].make_context(name, args)`` parses it."""
-    from max._entrypoints.pipelines import main as max_main
-
+    max_main = importlib.import_module(f"{entrypoints()}.pipelines").main
     command = max_main.commands[command_name]
     loader = getattr(command, "_ensure_options_loaded", None)
     if loader is not None:
@@ -186,7 +206,7 @@ def command_catalog(command_name: str) -> dict[str, Any]:
             "distribution_version": version,
             "click": importlib.metadata.version("click"),
             "python": sys.version.split()[0],
-            "parser": f"max._entrypoints.pipelines.main.commands[{command_name!r}]",
+            "parser": f"{entrypoints()}.pipelines.main.commands[{command_name!r}]",
             "ignore_unknown_options": bool(settings.get("ignore_unknown_options")),
         },
         "positionals": arguments,
@@ -203,8 +223,7 @@ def write_all(folder: str) -> int:
     """Every pipeline sub-command's catalog into ``folder``."""
     from pathlib import Path
 
-    from max._entrypoints.pipelines import main as max_main
-
+    max_main = importlib.import_module(f"{entrypoints()}.pipelines").main
     version = importlib.metadata.version("max")
     for name in max_main.commands:
         suffix = "" if name == "serve" else f"-{name}"

@@ -114,3 +114,12 @@ def test_sglang_0514_names_parallel_sizes_by_their_short_form() -> None:
         assert renames[old].new == new and renames[old].still_parses
         assert old not in diff.removed and new not in diff.added
     assert _sglang("0.5.23").get("--tensor-parallel-size").name == "--tp-size"
+
+
+def test_max_dropped_max_num_steps_in_26_5() -> None:
+    """servekit.engines.max.renames lists ``--max-num-steps`` as removed "before 26.7"; the stored
+    catalogs of MAX's own click commands place it: 26.4.0 has it, 26.5.0 does not."""
+    old, new = MAX_CATALOGS.load("26.4.0"), MAX_CATALOGS.load("26.5.0")
+    assert old.get("--max-num-steps") is not None and new.get("--max-num-steps") is None
+    assert "--max-num-steps" in diff_catalogs(old, new).removed
+    assert old.source["parser"].startswith("max.entrypoints.") and new.source["parser"].startswith("max._entrypoints.")
