@@ -129,7 +129,11 @@ def option_entry(option: Any, command: Any) -> dict[str, Any]:
 
 
 def confirmed_conflicts() -> list[list[str]]:
-    check_model_flag_conflict = importlib.import_module(f"{entrypoints()}.pipelines").check_model_flag_conflict
+    check_model_flag_conflict = getattr(importlib.import_module(f"{entrypoints()}.pipelines"),
+                                        "check_model_flag_conflict", None)
+    if check_model_flag_conflict is None:  # MAX 26.2 and older have no such check
+        print("conflicts not checked: this MAX has no check_model_flag_conflict", file=sys.stderr)
+        return []
 
     out = []
     for pair in CONFLICTS:
