@@ -96,14 +96,19 @@ def _choices(spec: FlagSpec) -> list[str] | None:
     return list(spec.choices) if spec.choices is not None else None
 
 
+def _positive(spec: FlagSpec) -> tuple[str, ...]:
+    """The spellings that turn a flag on or give it a value (not its negative forms)."""
+    return (spec.name, *spec.aliases)
+
+
 def _same_option(before: dict[str, FlagSpec], after: dict[str, FlagSpec]) -> dict[str, str]:
-    """Flags whose destination changed but that share an option string (SGLang 0.5.14 moved
+    """Flags whose destination changed but that share a positive spelling (SGLang 0.5.14 moved
     ``--data-parallel-size`` to dest ``dp_size``, named ``--dp-size`` with the old name as alias):
     old dest -> new dest, for the flags the destinations alone leave unmatched."""
-    unmatched = {opt: dest for dest in after.keys() - before.keys() for opt in after[dest].option_strings()}
+    unmatched = {opt: dest for dest in after.keys() - before.keys() for opt in _positive(after[dest])}
     pairs: dict[str, str] = {}
     for dest in sorted(before.keys() - after.keys()):
-        match = next((unmatched[o] for o in before[dest].option_strings() if o in unmatched), None)
+        match = next((unmatched[o] for o in _positive(before[dest]) if o in unmatched), None)
         if match is not None and match not in pairs.values():
             pairs[dest] = match
     return pairs
