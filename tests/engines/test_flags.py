@@ -72,8 +72,9 @@ def test_versions_and_missing_catalogs() -> None:
     assert catalog_versions("vllm")[-2:] == ["0.32.0", "0.33.0"]
     assert catalog_versions("max", "warm-cache")[-1] == "26.7.0"
     assert load_catalog("vllm") is load_catalog("vllm", None)
+    assert "0.5.0" not in catalog_versions("vllm")  # stored catalogs start at 0.6
     with pytest.raises(ServekitError, match="stored versions: .*0.32.0, 0.33.0"):
-        load_catalog("vllm", "0.9.0")
+        load_catalog("vllm", "0.5.0")
     with pytest.raises(ServekitError, match="no flag catalog stored"):
         load_catalog("sglang")
 
