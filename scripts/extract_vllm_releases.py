@@ -5,8 +5,11 @@ scripts/install_parser_envs.sh has built the vLLM 0.33.0 parser environment::
 
     .venv/bin/python scripts/extract_vllm_releases.py [--cache DIR] [--out DIR] [VERSION ...]
 
-Without versions it does every release in RELEASES (the last patch of each minor release from
-0.6 on, as ``pip index versions vllm`` lists them; 0.32.0 and 0.33.0 are extracted by
+Without versions it does every release in RELEASES (the first and the last patch of each minor
+release from 0.7 on and 0.6.6.post1, as ``pip index versions vllm`` lists them, plus the patches
+in between where the first and last catalogs differ: ``servekit engine diff vllm A B``; a release
+with no catalog is checked with the nearest stored one below it, so a minor's first release must
+be stored for its own flags to be checked; 0.32.0 and 0.33.0 are extracted by
 scripts/extract_vllm_flags.py directly). For each release:
 
 1. fetch: ``pip download vllm==V --no-deps --only-binary :all:`` (one wheel, 200-400 MB) into
@@ -51,11 +54,14 @@ DATA = REPO / "src" / "servekit" / "engines" / "vllm" / "data"
 DEFAULT_CACHE = Path(os.environ.get("SERVEKIT_VLLM_RELEASES_DIR") or REPO / ".servekit-ci" / "vllm-releases")
 PARSERS = Path(os.environ.get("SERVEKIT_PARSERS_DIR") or REPO / ".servekit-ci" / "parsers")
 PARSER_ENV = "vllm-0.33.0"
-# The last patch of each minor release (pip index versions vllm, 2026-12; there is no 0.21). 0.20
-# ships manylinux_2_35 wheels only.
-RELEASES = ("0.6.6.post1", "0.7.3", "0.8.5.post1", "0.9.2", "0.10.2", "0.11.2", "0.12.0", "0.13.0",
-            "0.14.1", "0.15.1", "0.16.0", "0.17.1", "0.18.1", "0.19.1", "0.20.2", "0.22.1",
-            "0.23.0", "0.24.0", "0.25.1", "0.26.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0")
+# The first and last patch of each minor release and the patches between them where flags changed
+# (pip index versions vllm, 2026-12; pip finds no x86_64 Linux wheel of 0.21.0). 0.20 ships
+# manylinux_2_35 wheels only.
+RELEASES = ("0.6.6.post1", "0.7.0", "0.7.3", "0.8.0", "0.8.5.post1", "0.9.0", "0.9.2", "0.10.0", "0.10.1",
+            "0.10.2", "0.11.0", "0.11.2", "0.12.0", "0.13.0", "0.14.0", "0.14.1", "0.15.0", "0.15.1",
+            "0.16.0", "0.17.0", "0.17.1", "0.18.0", "0.18.1", "0.19.0", "0.19.1", "0.20.0", "0.20.2",
+            "0.22.0", "0.22.1", "0.23.0", "0.24.0", "0.25.0", "0.25.1", "0.26.0", "0.27.0", "0.27.1",
+            "0.28.0", "0.29.0", "0.30.0", "0.31.0")
 PLATFORMS = ("manylinux1_x86_64", "manylinux2014_x86_64", "manylinux_2_28_x86_64", "manylinux_2_31_x86_64",
              "manylinux_2_35_x86_64", "manylinux_2_39_x86_64")
 # (first release, last release, packages): imported by those releases' argument modules but missing
@@ -70,6 +76,9 @@ ERAS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     # import these (the api server, the multimodal image code); 0.10 imports setproctitle
     ("0.6.0", "0.10.2", ("setproctitle==1.3.8", "opencv-python-headless==5.0.0.93", "python-multipart==0.0.34",
                          "prometheus-fastapi-instrumentator==8.1.0")),
+    # 0.11.0's vllm/utils/__init__.py still imports setproctitle at the top (0.11.1 moved it into
+    # vllm/utils/system_utils.py, which the parser's modules do not load)
+    ("0.11.0", "0.11.0", ("setproctitle==1.3.8",)),
     # transformers 4: 5 refuses the config classes these releases register; 0.9 registers "aimv2",
     # which transformers itself defines from 4.54
     ("0.6.0", "0.8.5.post1", ("transformers==4.57.6", "tokenizers==0.22.2", "huggingface-hub==0.36.2")),
