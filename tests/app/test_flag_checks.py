@@ -10,6 +10,7 @@ import pytest
 
 from servekit.cli.app import main
 from servekit.engines.registry import native_engine
+from servekit.engines.vllm.versions import stored_versions
 
 BUNDLED = Path(__file__).resolve().parents[2] / "src" / "servekit" / "catalog_data"
 RECIPE = Path("models/meta-llama/Llama-3.1-8B-Instruct.yaml")
@@ -132,17 +133,18 @@ def test_a_name_unknown_to_the_pinned_catalog_in_a_recipe_beyond_it_is_a_warning
 def test_the_container_form_is_checked_against_the_release_its_image_carries(tmp_path, capsys):
     """An image pinned to a release with no stored catalog: the docker form warns, the native
     form (which installs the newest release) refuses and names the docker form as a fix."""
+    assert "0.20.1" not in stored_versions()  # its flags are 0.20.0's and 0.20.2's: not stored
     root = _catalog_with_model_keys(tmp_path, ["--no-such-flag-anywhere"],
-                                    '  min_vllm_version: "0.6.0"\n  docker_image: "vllm/vllm-openai:v0.25.0"\n')
+                                    '  min_vllm_version: "0.6.0"\n  docker_image: "vllm/vllm-openai:v0.20.1"\n')
     args = ("meta-llama/Llama-3.1-8B-Instruct", "--hardware", "h100", "--catalog", str(root))
     assert main(["plan", *args, "--docker"]) == 0
     docker_text = capsys.readouterr().out
-    assert "runs vLLM 0.25.0 (the tag of vllm/vllm-openai:v0.25.0)" in docker_text
+    assert "runs vLLM 0.20.1 (the tag of vllm/vllm-openai:v0.20.1)" in docker_text
     assert "warning unknown-option" in docker_text
     code, payload, err = _plan(capsys, *args)
     native = [f for f in _findings(payload) if f["code"] == "unknown-option"]
     assert code == 1 and native[0]["severity"] == "error"
-    assert "docker form (plan --docker), which runs vLLM 0.25.0" in native[0]["fix"]
+    assert "docker form (plan --docker), which runs vLLM 0.20.1" in native[0]["fix"]
 
 
 def test_a_stored_release_in_the_image_tag_is_checked_exactly(tmp_path, capsys):
