@@ -24,7 +24,9 @@ with the refitted number.
 Each score gives the median |relative error|, the share of points within 10% and the worst case;
 ``predicted`` counts points that state their device memory (or a CPU KV space, or name a device
 of the device table) and got a prediction. High- and medium-confidence points are scored
-(``--all`` adds low-confidence ones). A version read only approximately is marked ``~`` per point,
+(``--all`` adds low-confidence ones). A field a line states in a form the reader does not read
+(a line of another file, without the table's structured fields) is set aside and read as unstated
+(``predict_point(..., set_aside_unreadable=True)``); the report counts the fields set aside. A version read only approximately is marked ``~`` per point,
 an unstated one ``?``; an approximate version also names the rules that change inside the
 release series it names (read as written, so those may not be the rules that ran). ``--sensitivity`` re-scores the evaluation set with each constant halved
 and doubled. ``--write`` also writes the report to bench/results/kv-points-DATE.txt. Exit status
@@ -38,7 +40,7 @@ import datetime
 import io
 import statistics
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext, redirect_stdout
 from pathlib import Path
@@ -87,7 +89,7 @@ def states_memory(point: dict) -> bool:
 
 def predicted(point: dict, use_logged: bool) -> dict | None:
     try:
-        return predict_point(point, use_logged_memory=use_logged)
+        return predict_point(point, use_logged_memory=use_logged, set_aside_unreadable=True)
     except ServekitError as exc:  # one unreadable line is reported, not the end of the run
         print(f"  {point.get('model', '')[:40]}: no prediction: {exc}", file=sys.stderr)
         return None
@@ -160,6 +162,12 @@ def score(title: str, points: Points, verbose: bool) -> list[float]:
     hits = sum((predicted(p, False) or {}).get("kv_tokens") is not None for p in stating)
     print(f"predictions for {hits} of {len(stating)} points that state their device memory or name a device "
           "of the device table")
+    set_aside = Counter(note.split(" set aside", 1)[0].split("[")[0] for _, p in points
+                        for note in (predicted(p, False) or {}).get("set_aside") or [])
+    if set_aside:
+        lines = sum(bool((predicted(p, False) or {}).get("set_aside")) for _, p in points)
+        print(f"fields set aside on {lines} points (not in a structured form: read as unstated, never guessed): "
+              + ", ".join(f"{k} x{n}" for k, n in sorted(set_aside.items())))
     return every_model
 
 

@@ -28,6 +28,10 @@ of them is one ``PointError`` naming the field, never a guess:
 
 Free text (``notes``, ``source``, ``config_source``, ``gpu``, ``weights_dtype``, ``arch_type``, a
 ``config_facts`` description such as ``attention`` or ``moe``) is never read.
+
+``normalized_point`` refuses a field in none of its forms; ``readable_point`` sets it aside
+instead (read as unstated, ``SET_ASIDE_READS_AS``) and names it, so a line written elsewhere
+still gets a prediction that says what it did not read.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from servekit.errors import ServekitError
 from servekit.facts.quant_bytes import FORMATS
 from servekit.facts.unquantized import PARTS
 from servekit.fit.dtypes import KV_CACHE_DTYPES
+from servekit.fit.launch import LaunchArgsError, launch_settings
 from servekit.fit.versions import ENGINES, VersionTextError, read_version
 from servekit.hardware.device_memory import DEVICE_MEMORY
 
@@ -134,22 +139,41 @@ def _quantization(value: Any) -> dict[str, Any]:
     return dict(value)
 
 
+def _flag_entry(where: str, entry: Any) -> None:
+    """One ``extra_flags`` entry: a vLLM argument or a ``NAME=VALUE`` environment entry."""
+    if not isinstance(entry, str):
+        raise PointError(f"{where}: {entry!r} is not an argument string")
+    if ENV_ENTRY.match(entry.strip()):
+        return
+    try:
+        words = shlex.split(entry)
+    except ValueError:
+        words = []
+    if not words or not words[0].startswith("--"):
+        raise PointError(f"{where}: {entry!r} is not a vLLM argument or a NAME=VALUE environment entry",
+                         fix="write the flag as vLLM takes it (--name value), or leave the entry out")
+    _launch(where, [entry])
+
+
+def flag_argv(flags: list[str]) -> list[str]:
+    """The argv of a line's flag entries (environment entries left out)."""
+    return [word for flag in flags if not ENV_ENTRY.match(flag.strip()) for word in shlex.split(flag)]
+
+
+def _launch(where: str, flags: list[str]) -> None:
+    """The entries as vLLM's argument reading takes them (``servekit.fit.launch``), or a PointError."""
+    try:
+        launch_settings(flag_argv(flags))
+    except LaunchArgsError as exc:
+        raise PointError(f"{where}: {exc.message}", fix=exc.fix or "write the value as vLLM reads it") from None
+
+
 def _flags(value: Any) -> list[str]:
     if not isinstance(value, list):
         raise PointError("extra_flags must be a list of argument strings", fix='write ["--flag value", ...]')
     for index, entry in enumerate(value):
-        where = f"extra_flags[{index}]"
-        if not isinstance(entry, str):
-            raise PointError(f"{where}: {entry!r} is not an argument string")
-        if ENV_ENTRY.match(entry.strip()):
-            continue
-        try:
-            words = shlex.split(entry)
-        except ValueError:
-            words = []
-        if not words or not words[0].startswith("--"):
-            raise PointError(f"{where}: {entry!r} is not a vLLM argument or a NAME=VALUE environment entry",
-                             fix="write the flag as vLLM takes it (--name value), or leave the entry out")
+        _flag_entry(f"extra_flags[{index}]", entry)
+    _launch("extra_flags", value)
     return list(value)
 
 
@@ -193,22 +217,114 @@ _CHECKS = {
 }
 
 
+def read_field(key: str, value: Any) -> Any:
+    """One top-level field of a line in its structured form (a number field as a number), or a
+    ``PointError`` naming it; a field the reader does not check is returned as it is."""
+    if key in NUMBER_FIELDS or key in LENGTH_FIELDS:
+        return _as_number(key, value, length=key in LENGTH_FIELDS)
+    if key in _CHECKS and value is not None:
+        return _CHECKS[key](value)
+    return value
+
+
+def reads(key: str, value: Any) -> bool:
+    """Whether a line's field (``config_facts.KEY`` for a key of ``config_facts``) is in a form
+    the reader reads."""
+    try:
+        if key.startswith("config_facts."):
+            _config_facts({key[len("config_facts."):]: value})
+        else:
+            read_field(key, value)
+    except PointError:
+        return False
+    return True
+
+
 def normalized_point(point: dict[str, Any]) -> dict[str, Any]:
     """The line with its numeric fields as numbers and every other field it reads checked
     against its structured form (``PointError`` naming the field otherwise)."""
     if not isinstance(point, dict):
         raise PointError("a kv-points line must be a JSON object")
     out = dict(point)
-    for key in NUMBER_FIELDS + LENGTH_FIELDS:
+    for key in (*NUMBER_FIELDS, *LENGTH_FIELDS, *_CHECKS):
         if key in out:
-            out[key] = _as_number(key, out[key], length=key in LENGTH_FIELDS)
-    for key, check in _CHECKS.items():
-        if out.get(key) is not None:
-            out[key] = check(out[key])
+            out[key] = read_field(key, out[key])
     facts = out.get("config_facts")
     if isinstance(facts, dict):
         out["config_facts"] = _config_facts(facts)
     return out
+
+
+SET_ASIDE_READS_AS = {
+    "vllm_version": "not stated: the newest release's rules",
+    "engine": "not stated: the release's default engine",
+    "gpu_model": "not stated: the device memory is gpu_mem_gib's",
+    "interconnect": "not stated: the part's usual link",
+    "kv_cache_dtype": "not stated: auto (the model dtype)",
+    "entrypoint": "not stated: server",
+    "enforce_eager": "not stated: false (vLLM's default)",
+    "quantization": "not stated: config_facts' quantization_config, else unquantized",
+    "extra_flags": "that entry left out",
+    "env": "no environment stated",
+    "config_facts.multimodal": "not stated: a vision tower only where config_facts has a vision_config",
+    "config_facts.attention_layers": "not stated: the layer kinds the other config keys give",
+}
+"""What a field set aside by ``readable_point`` reads as (a number field set aside is not stated)."""
+
+
+def _set_aside(key: str, error: PointError) -> str:
+    reads_as = SET_ASIDE_READS_AS.get(key.split("[")[0], "not stated")
+    return f"{key} set aside ({error.message}); read as {reads_as}"
+
+
+def readable_point(point: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The line with every field the reader cannot read set aside, and one note per field set
+    aside naming it, why, and what the prediction assumes instead (``SET_ASIDE_READS_AS``).
+
+    ``normalized_point`` refuses such a line; this reads what the line states in structured
+    form and treats the rest as unstated, so a line whose free text the reader does not parse
+    still gets a prediction, flagged. The text set aside is never interpreted. An ``extra_flags``
+    entry is set aside on its own; a line that is not an object, or whose ``config_facts`` is
+    not one, is still refused."""
+    if not isinstance(point, dict):
+        raise PointError("a kv-points line must be a JSON object")
+    out, notes = dict(point), []
+    flags = out.get("extra_flags")
+    if isinstance(flags, list):
+        kept = []
+        for index, entry in enumerate(flags):
+            try:
+                _flag_entry(f"extra_flags[{index}]", entry)
+                kept.append(entry)
+            except PointError as exc:
+                notes.append(_set_aside(f"extra_flags[{index}]", exc))
+        try:
+            _launch("extra_flags", kept)
+        except PointError as exc:  # entries that read alone but not together: none is read
+            notes.append(_set_aside("extra_flags", exc))
+            kept = []
+        out["extra_flags"] = kept
+    for key in (*NUMBER_FIELDS, *LENGTH_FIELDS, *_CHECKS):
+        if key not in out:
+            continue
+        try:
+            out[key] = read_field(key, out[key])
+        except PointError as exc:
+            notes.append(_set_aside(key, exc))
+            del out[key]
+    facts = out.get("config_facts")
+    if isinstance(facts, dict):
+        facts = {k: _config_value(v) for k, v in facts.items()}
+        for key in ("multimodal", "attention_layers"):
+            if key not in facts:
+                continue
+            try:
+                _config_facts({"num_hidden_layers": facts.get("num_hidden_layers"), key: facts[key]})
+            except PointError as exc:
+                notes.append(_set_aside(f"config_facts.{key}", exc))
+                del facts[key]
+        out["config_facts"] = facts
+    return normalized_point(out), notes
 
 
 def _config_value(value: Any) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from servekit.fit.point_fields import PointError
+from servekit.fit.point_fields import PointError, reads
 from servekit.jsonl import numbered_objects
 
 CONFIG_PREFIX = "config_facts."
@@ -67,7 +67,9 @@ def load_table(path: Path) -> dict[str, TableEntry]:
 
 def structured(pid: str, point: dict[str, Any], table: dict[str, TableEntry]) -> dict[str, Any]:
     """The line with the table's structured fields for ``pid`` laid over it (unchanged when the
-    table has no entry for it)."""
+    table has no entry for it). A field the line itself states in a form the reader reads
+    (``servekit.fit.point_fields.reads``) is the line's: the table fills only fields the line
+    leaves out or states as free text."""
     entry = table.get(pid)
     if entry is None:
         return point
@@ -78,6 +80,8 @@ def structured(pid: str, point: dict[str, Any], table: dict[str, TableEntry]) ->
     facts = dict(out.get("config_facts") or {})
     for key, spec in entry.fields.items():
         target, name = (facts, key[len(CONFIG_PREFIX):]) if key.startswith(CONFIG_PREFIX) else (out, key)
+        if target.get(name) is not None and reads(key, target[name]):
+            continue  # the line states the field in structured form itself: the line is read
         if spec.value is None:
             target.pop(name, None)
         else:

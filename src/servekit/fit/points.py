@@ -42,7 +42,6 @@ are read, each in the one form ``servekit.fit.point_fields`` checks (anything el
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import replace
 from typing import Any
 
@@ -58,12 +57,22 @@ from servekit.fit.encoder import tower
 from servekit.fit.launch import LaunchArgsError, LaunchSettings, launch_settings
 from servekit.fit.planner import FitRequest, plan_fit
 from servekit.fit.point_device import point_device
-from servekit.fit.point_fields import ENV_ENTRY, PointError, normalized_point
+from servekit.fit.point_fields import ENV_ENTRY, PointError, flag_argv, normalized_point, readable_point
 from servekit.fit.sharding import GIB, per_rank_bytes
 from servekit.fit.versions import VllmRun, read_version, unsettled_rules
 
 ASSUMED_KV_HEADS = 8
 ASSUMED_HEAD_DIM = 128
+ASSUMED_MLA = {"kv_lora_rank": 512, "qk_rope_head_dim": 64}
+"""MLA sizes a line marks ``mla`` (or gives ``kv_lora_rank``) without stating: DeepSeek-V2's and
+DeepSeek-V3's config.json (and every checkpoint of their architecture, e.g. Kimi-K2): a stated
+assumption, flagged in the output's ``assumed``."""
+ASSUMED_GATED_DELTANET = {"linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
+                          "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4}
+"""Gated DeltaNet sizes a line with linear-attention layers (or some ``linear_*`` keys) does not
+state: the defaults of transformers' ``Qwen3NextConfig`` (a stated assumption, flagged)."""
+MAMBA_KEYS = ("mamba_num_heads", "mamba_n_heads", "mamba_expand", "conv_L_cache", "attn_type_list")
+"""Keys of the other constant-state families (``servekit.facts.linear``): no Gated DeltaNet is assumed."""
 
 
 def _every(n: int, special: int) -> int:
@@ -94,9 +103,32 @@ def _layers(cf: dict[str, Any]) -> list[LayerKind]:
     return ["full"] * n
 
 
+def _filled(cf: dict[str, Any], defaults: dict[str, int], what: str, assumed: list[str]) -> dict[str, Any]:
+    """``cf`` with the keys of ``defaults`` it lacks set to them, each one named in ``assumed``."""
+    missing = {k: v for k, v in defaults.items() if cf.get(k) is None}
+    if missing:
+        assumed.append(f"{what}: " + ", ".join(f"{k}={v}" for k, v in missing.items()))
+    return {**cf, **missing}
+
+
+def _with_assumed_sizes(cf: dict[str, Any], assumed: list[str]) -> dict[str, Any]:
+    """``cf`` with the sizes an MLA or Gated DeltaNet stack needs and the line leaves out filled
+    by the stated assumptions (``ASSUMED_MLA``, ``ASSUMED_GATED_DELTANET``)."""
+    if cf.get("mla") or cf.get("kv_lora_rank"):
+        return _filled({**cf, "mla": True}, ASSUMED_MLA, "MLA sizes not stated (DeepSeek-V3's)", assumed)
+    if any(cf.get(k) is not None for k in MAMBA_KEYS):
+        return cf
+    partial = any(cf.get(k) is not None for k in ASSUMED_GATED_DELTANET)
+    if partial or "linear" in _layers(cf):
+        return _filled(cf, ASSUMED_GATED_DELTANET, "Gated DeltaNet sizes not stated (Qwen3NextConfig's defaults)",
+                       assumed)
+    return cf
+
+
 def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
     """Model facts from a point's ``config_facts``; the second value lists assumptions made."""
     assumed: list[str] = []
+    cf = _with_assumed_sizes(cf, assumed)
     kv_heads = cf.get("num_key_value_heads")
     head_dim = cf.get("head_dim")
     if (kv_heads is None or head_dim is None) and not cf.get("mla"):
@@ -156,11 +188,6 @@ def stated_format(point: dict[str, Any]) -> QuantFormat | None:
     return format_from_point(point["quantization"])
 
 
-def _flag_argv(flags: list[str]) -> list[str]:
-    """The argv of the line's flag entries (environment entries left out)."""
-    return [word for flag in flags if not ENV_ENTRY.match(flag.strip()) for word in shlex.split(flag)]
-
-
 def point_env(point: dict[str, Any]) -> dict[str, str]:
     """Environment of the launch: ``env`` plus ``NAME=VALUE`` entries of ``extra_flags``."""
     env = {str(k): str(v) for k, v in (point.get("env") or {}).items()}
@@ -179,7 +206,7 @@ def _draft_layers(point: dict[str, Any]) -> int | None:
 
 def launch_from_point(point: dict[str, Any]) -> LaunchSettings:
     try:
-        launch = launch_settings(_flag_argv(list(point.get("extra_flags") or [])))
+        launch = launch_settings(flag_argv(list(point.get("extra_flags") or [])))
     except LaunchArgsError as exc:
         raise PointError(f"extra_flags: {exc.message}", fix=exc.fix) from None
     kv = point.get("kv_cache_dtype") or "auto"
@@ -263,17 +290,39 @@ def _check_engine(point: dict[str, Any]) -> None:
                              fix="write engine: v1, or the release that ran V0")
 
 
-def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True) -> dict[str, Any]:
+def _read(point: dict[str, Any], set_aside: bool) -> tuple[dict[str, Any], list[str]]:
+    """The line as the prediction reads it, and the notes of what was set aside (``set_aside``:
+    ``servekit.fit.point_fields.readable_point``; otherwise a field the reader cannot read is a
+    ``PointError``)."""
+    if not set_aside:
+        point = normalized_point(point)
+        _check_engine(point)
+        return point, []
+    point, notes = readable_point(point)
+    try:
+        _check_engine(point)
+    except PointError as exc:
+        point = {k: v for k, v in point.items() if k != "engine"}
+        notes.append(f"engine set aside ({exc.message}); read as the release's default engine")
+    return point, notes
+
+
+def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True,
+                  set_aside_unreadable: bool = False) -> dict[str, Any]:
     """``{kv_tokens, kv_bytes_per_token, weights_gib_per_rank}`` for one kv-points line; without
-    ``use_logged_memory`` the logged available KV memory is ignored (the whole memory model)."""
-    point = normalized_point(point)
+    ``use_logged_memory`` the logged available KV memory is ignored (the whole memory model).
+
+    A field the reader cannot read is a ``PointError`` naming it; with ``set_aside_unreadable``
+    it is set aside instead (read as unstated) and named in the output's ``set_aside``, so every
+    line with its device memory and layer count gets a figure, flagged where it rests on less
+    than the line wrote."""
+    point, set_aside = _read(point, set_aside_unreadable)
     if "config_facts" not in point:
         raise PointError("kv-points line has no config_facts")
     if not isinstance(point["config_facts"], dict):
         raise PointError("config_facts must be a JSON object of config.json keys")
     if not point["config_facts"].get("num_hidden_layers"):
         raise PointError("config_facts lacks 'num_hidden_layers'", fix="state the model's decoder layer count")
-    _check_engine(point)
     facts, assumed = facts_from_point(point["config_facts"])
     facts = replace(facts, quantization=quant_from_point(point))
     launch = launch_from_point(point)
@@ -299,4 +348,6 @@ def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True) -> d
             "estimated from config_facts"
     if assumed:
         out["assumed"] = assumed
+    if set_aside:
+        out["set_aside"] = set_aside
     return out
