@@ -198,7 +198,9 @@ CALIBRATIONS: tuple[Calibration, ...] = (
         _non_torch(SWEEP + "v0.16.0", "Qwen/Qwen3-14B", 0.13, release=(0, 16)),
         _non_torch(visible(43), "Qwen/Qwen3-14B", 0.13, release=(0, 17)),
         _non_torch(visible(44), "Qwen/Qwen3-14B", 0.25, release=(0, 18)),
-    ), unit="GiB", levels=(value("non_torch_gib_after_setup"), value("non_torch_gib"))),
+    ), unit="GiB", levels=(value("non_torch_gib_after_setup"), value("non_torch_gib")),
+        code_path="vllm/v1/worker/gpu_worker.py determine_available_memory at v0.18.0 "
+                  "(profile_cudagraph_memory inside memory_profiling)"),
     Calibration("rule:sampler@0.11.1", CHECKED, (
         _checked(visible(15), "mistralai/Mistral-Small-3.2-24B-Instruct-2506 at 0.11.0: activation 2.12 GiB"),
         _checked(visible(16), "meta-llama/Llama-3.1-8B-Instruct (late-2025 image): activation 4.76 GiB"),

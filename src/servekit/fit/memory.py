@@ -222,7 +222,7 @@ def runtime_gib(launch: LaunchSettings, device: Device, run: RunLike = None) -> 
     plus the collectives' buffers when tensor-parallel ranks talk (pipeline stages only pass
     activations point to point: no all-reduce buffers)."""
     run = as_run(run, device)
-    base = value(run.non_torch_constant)
+    base = value(run.non_torch_constant_for(launch.enforce_eager))
     if launch.tp <= 1:
         return base
     switched = (device.profile.interconnect or "") in NVSWITCH_INTERCONNECTS

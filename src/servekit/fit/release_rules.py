@@ -119,9 +119,28 @@ RULES: tuple[VersionRule, ...] = (
     ),
     VersionRule(
         "non_torch", (0, 18), "non_torch_gib",
-        "non-torch memory of a single rank rises again",
-        "no engine code path cited: placed where llm-d-planner sweep-versions (Qwen3-14B on H100) logs "
-        "0.13 GiB at 0.15-0.17 and 0.25 GiB at 0.18 (a fitted rule: servekit.fit.calibration_data)",
+        "non-torch memory of a single rank rises again: the CUDA-graph memory profile captures graphs "
+        "inside the memory profile, and what the captures hold outside torch's allocator counts as "
+        "non-torch (launches that capture no graph keep the 0.11 figure: the cudagraph_profile rule)",
+        "vllm/v1/worker/gpu_worker.py determine_available_memory at v0.18.0 (profile_cudagraph_memory() "
+        "called inside 'with memory_profiling(...)', unless enforce_eager or ROCm; unchanged at v0.24.0, "
+        "there 'cudagraph_mode != CUDAGraphMode.NONE' on CUDA); size from llm-d-planner sweep-versions "
+        "(Qwen3-14B on H100: 0.13 GiB at 0.15-0.17, 0.25 GiB at 0.18; servekit.fit.calibration_data)",
+    ),
+    VersionRule(
+        "cudagraph_profile", (0, 0), "none",
+        "no CUDA graph is captured while the memory profile runs (graphs are captured after the KV "
+        "cache is allocated)",
+        "vllm/v1/worker/gpu_worker.py determine_available_memory before v0.18.0 (profile_run() alone "
+        "inside memory_profiling)",
+    ),
+    VersionRule(
+        "cudagraph_profile", (0, 18), "in_memory_profile",
+        "profile_cudagraph_memory captures sample graphs inside the memory profile, on CUDA, when the "
+        "launch captures graphs at all (not with --enforce-eager)",
+        "vllm/v1/worker/gpu_worker.py determine_available_memory at v0.18.0: 'if not "
+        "self.model_config.enforce_eager and not current_platform.is_rocm(): cudagraph_memory_estimate = "
+        "self.model_runner.profile_cudagraph_memory()' inside 'with memory_profiling(...)'",
     ),
     VersionRule(
         "tp_comm", (0, 0), "setup_counted",

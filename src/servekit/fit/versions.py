@@ -234,6 +234,16 @@ class VllmRun:
         release's snapshot order."""
         return "non_torch_gib_rocm" if self.platform == "rocm" else self.rule("non_torch")
 
+    def non_torch_constant_for(self, eager: bool) -> str:
+        """``non_torch_constant`` for a launch that does (or, ``eager``, does not) capture CUDA
+        graphs: from 0.18 the single-rank figure rises by what the graph captures inside the memory
+        profile hold outside torch's allocator (the ``cudagraph_profile`` rule), so an eager launch
+        there keeps the figure of the same snapshot order without them (0.11's, after setup)."""
+        chosen = self.non_torch_constant
+        if eager and chosen == "non_torch_gib" and self.rule("cudagraph_profile") == "in_memory_profile":
+            return "non_torch_gib_after_setup"
+        return chosen
+
     def tp_comm_constant(self, switched: bool) -> str:
         """The constant for what tensor-parallel collectives add, over NVLink/NVSwitch or xGMI
         (``switched``) or PCIe, as this release's snapshot order counts them."""
