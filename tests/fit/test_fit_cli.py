@@ -82,18 +82,26 @@ def test_local_checkpoint_directory(capsys, tmp_path):
 
 
 def test_points_file_one_line_out_per_line_in(capsys, tmp_path, raw_points, structured_points):
-    """The reference lines as written hold free text (an error line naming the field for each such
-    line); with their structured fields every line is predicted."""
+    """The reference lines as written hold free text: by default each such field is set aside and
+    named in the line's ``set_aside`` (the line still gets a figure), with ``--strict`` it is that
+    line's error; with their structured fields every line is predicted and nothing is set aside."""
     raw = tmp_path / "raw.jsonl"
     raw.write_text("".join(json.dumps(p) + "\n" for _, p in raw_points), encoding="utf-8")
-    code, out, _ = _run(capsys, "fit", "--points", str(raw))
+    code, out, _ = _run(capsys, "fit", "--points", str(raw), "--strict")
     assert code == 0 and len(out.splitlines()) == len(raw_points)
     assert "vllm_version" in json.loads(out.splitlines()[0])["error"]
+    code, out, _ = _run(capsys, "fit", "--points", str(raw))
+    lenient = objects(out.splitlines(), "fit --points output")
+    assert code == 0 and len(lenient) == len(raw_points)
+    assert lenient[0]["set_aside"][0].startswith("vllm_version set aside (")
+    stating_memory = [r for r, (_, p) in zip(lenient, raw_points) if p.get("gpu_mem_gib")]
+    assert stating_memory and all(isinstance(r.get("kv_tokens"), int) for r in stating_memory)
     path = tmp_path / "structured.jsonl"
     path.write_text("".join(json.dumps(p) + "\n" for _, p in structured_points), encoding="utf-8")
     code, out, _ = _run(capsys, "fit", "--points", str(path))
     lines = objects(out.splitlines(), "fit --points output")
     assert code == 0 and len(lines) == len(structured_points) and not [r for r in lines if "error" in r]
+    assert not [r for r in lines if "set_aside" in r]
     first = lines[0]
     assert first["kv_bytes_per_token"] == 70272 and first["kv_tokens"] == pytest.approx(715_072, rel=0.001)
 

@@ -232,14 +232,18 @@ def run_fit(opts: FitOptions) -> tuple[FitCheck, dict[str, Any]]:
     return check, context
 
 
-def predict_points(lines: Iterable[str | bytes]) -> Iterator[dict[str, Any]]:
-    """One output object per kv-points input line, in order; a bad line yields ``{"error": ...}``."""
+def predict_points(lines: Iterable[str | bytes], *, strict: bool = False) -> Iterator[dict[str, Any]]:
+    """One output object per kv-points input line, in order; a bad line yields ``{"error": ...}``.
+
+    A field the reader cannot read in any structured form is set aside (read as unstated, named with
+    the reader's reason in the line's ``set_aside``), so a line that states its device memory still
+    gets a figure and says what it rests on; ``strict`` refuses such a line instead."""
     for number, point, error in numbered_objects(lines):
         if point is None:
             yield {"error": error}
             continue
         try:
-            yield predict_point(point)
+            yield predict_point(point, set_aside_unreadable=not strict)
         except KeyError as exc:
             yield {"error": f"line {number}: config_facts lacks {exc.args[0]!r}"}
         except (ServekitError, TypeError, ValueError) as exc:

@@ -9,12 +9,12 @@ from typing import Optional
 import typer
 
 
-def points_command(path: str) -> int:
+def points_command(path: str, strict: bool = False) -> int:
     from servekit.app.fit import predict_points
     from servekit.cli.inputs import open_input, write_json_lines
 
     with open_input(path, "points file") as handle:
-        written = write_json_lines(predict_points(handle), path, "points file", sort_keys=True)
+        written = write_json_lines(predict_points(handle, strict=strict), path, "points file", sort_keys=True)
     return written.exit_code
 
 
@@ -85,6 +85,8 @@ def register(app: typer.Typer) -> None:
         catalog: Optional[str] = typer.Option(None, "--catalog", help="catalog directory (default: bundled)"),
         output_format: str = typer.Option("text", "--format", help="text | json"),
         points: Optional[str] = typer.Option(None, "--points", help="kv-points JSONL file ('-' for stdin)"),
+        strict: bool = typer.Option(False, "--strict", help="with --points: a field in no structured form is "
+                                    "the line's error (default: set aside, named in the line's set_aside)"),
         every: bool = typer.Option(False, "--all", help="every recipe variant with facts on --hardware"),
         gpus: Optional[int] = typer.Option(None, "--gpus", help="GPUs to use with --all (default: the profile's)"),
         feature: list[str] = typer.Option([], "--feature", help="with --all: only recipes offering this feature"),
@@ -95,7 +97,7 @@ def register(app: typer.Typer) -> None:
         from servekit.errors import SelectionError
 
         if points:
-            sys.exit(points_command(points))
+            sys.exit(points_command(points, strict))
         if every:
             from servekit.app.fit_all import FitAllOptions, fit_all, render_rows
 
