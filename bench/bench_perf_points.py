@@ -7,10 +7,12 @@ predicts each from its structured fields (``servekit.perf.points``; the measured
 only to score) and prints the calibration set (``servekit.perf.constants.CALIBRATION_POINTS``, on
 which the fitted constants were fitted) and the evaluation set (every other point) apart:
 median |relative error| of output throughput, TPOT and TTFT, and the share of measurements inside
-the 80% interval, overall and per engine release and device. ``--loo`` refits the constants once per
+the 80% interval, overall, per engine release and device, per model kind (dense, MoE, MLA) and
+per regime (offline, closed-loop concurrency, request rate). ``--loo`` refits the constants once per
 calibration point left out (coordinate descent from the stored values, two rounds) and prints
-each constant's range and the held-out points' errors. ``--write`` also writes the report to
-bench/results/perf-points-DATE.txt.
+each constant's range, the held-out points' errors and the 80% interval ratios those errors give
+(the rule of ``servekit.perf.intervals``; the stored ``INTERVAL80`` should equal them).
+``--write`` also writes the report to bench/results/perf-points-DATE.txt.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from servekit.app.request import load_documents  # noqa: E402
 from servekit.atomic import write_bytes_atomic  # noqa: E402
 from servekit.hardware import profiles_for  # noqa: E402
 from servekit.perf.calibrate import (  # noqa: E402
-    Measured, figures, fit_constants, intervals_from, leave_one_out, predicted, prepare,
+    Measured, figures, fit_constants, held_out_intervals, intervals_from, leave_one_out, predicted, prepare,
 )
 from servekit.perf.constants import CALIBRATION_POINTS, fitted_values  # noqa: E402
 from servekit.perf.intervals import INTERVAL80, METRICS  # noqa: E402
@@ -61,15 +63,37 @@ def print_score(title: str, points: list[Measured], profiles, values) -> None:
         print(f"  {SHORT[k]:10} n={s['n']:2}  median |error| {s['median']:6.1%}  inside 80% interval {s['coverage']:6.1%}")
 
 
+def model_kind(m: Measured) -> str:
+    """dense, MoE or MLA (an MLA model with routed experts counts as MLA), from config_facts."""
+    cf = m.point.get("config_facts") or {}
+    if cf.get("kv_lora_rank"):
+        return "MLA"
+    return "MoE" if cf.get("num_experts") or cf.get("n_routed_experts") or cf.get("num_local_experts") else "dense"
+
+
+def regime(m: Measured) -> str:
+    wl = m.point.get("workload") or {}
+    if wl.get("request_rate"):
+        return "request rate"
+    return f"concurrency {wl['concurrency']}" if wl.get("concurrency") else "offline"
+
+
+GROUPINGS = {
+    "engine release and device": lambda m: (
+        f"{m.point.get('engine')} {m.point.get('engine_version') or ''}".strip(), str(m.point.get("gpu"))),
+    "model kind and regime": lambda m: (model_kind(m), regime(m)),
+}
+
+
 def print_groups(title: str, points: list[Measured], profiles, values) -> None:
-    groups: dict[tuple[str, str], list[Measured]] = defaultdict(list)
-    for m in points:
-        release = f"{m.point.get('engine')} {m.point.get('engine_version') or ''}".strip()
-        groups[(release, str(m.point.get("gpu")))].append(m)
-    print(f"{title}, per engine release and device")
-    for (release, gpu), members in sorted(groups.items()):
-        cells = [f"{SHORT[k]} {s['median']:6.1%} (n={s['n']})" for k, s in score(members, profiles, values).items()]
-        print(f"  {release:20} {gpu:13} " + "  ".join(cells))
+    for name, key in GROUPINGS.items():
+        groups: dict[tuple[str, str], list[Measured]] = defaultdict(list)
+        for m in points:
+            groups[key(m)].append(m)
+        print(f"{title}, per {name}")
+        for (first, second), members in sorted(groups.items()):
+            cells = [f"{SHORT[k]} {s['median']:6.1%} (n={s['n']})" for k, s in score(members, profiles, values).items()]
+            print(f"  {first:20} {second:13} " + "  ".join(cells))
 
 
 def print_loo(cal: list[Measured], profiles, values) -> None:
@@ -83,6 +107,11 @@ def print_loo(cal: list[Measured], profiles, values) -> None:
         if held:
             rel = [abs(2.718281828459045 ** e - 1) for e in held]
             print(f"  held-out {SHORT[k]:10} n={len(rel):2} median |error| {statistics.median(rel):6.1%}")
+    bands = held_out_intervals(rows)
+    print("  80% interval ratios from the held-out errors: "
+          + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in bands.items()))
+    same = all(abs(bands[k][0] - INTERVAL80[k][0]) < 1e-3 and abs(bands[k][1] - INTERVAL80[k][1]) < 1e-3 for k in bands)
+    print("  stored INTERVAL80 " + ("equals them" if same else "differs: update servekit.perf.intervals.INTERVAL80"))
 
 
 def report(path: Path, loo: bool) -> str:
@@ -99,8 +128,10 @@ def report(path: Path, loo: bool) -> str:
         moved = {k: v for k, v in refit.items() if v != values[k]}
         print("stored constants are a fixed point of the fit" if not moved else f"a refit moves: {moved}")
         bands = intervals_from(cal, profiles, values)
-        print("80% interval ratios from calibration residuals: "
+        print("calibration residual spread (10th..90th percentile, in-sample): "
               + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in bands.items()))
+        print("80% interval ratios used (servekit.perf.intervals, from leave-one-out errors): "
+              + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in INTERVAL80.items()))
         print_score("calibration", cal, profiles, values)
         print_score("evaluation", ev, profiles, values)
         print_groups("calibration", cal, profiles, values)

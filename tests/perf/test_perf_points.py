@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import json
 
+import pytest
+
 from servekit.cli.app import main
 from servekit.jsonl import objects
 
@@ -89,3 +91,31 @@ def test_spellings_of_formats_versions_and_kv_dtypes(capsys, tmp_path, perf_poin
     odd = {**base, "weights_precision": "bfloat16", "engine_version": "v0.11.0", "kv_cache_dtype": "bf16"}
     code, out = _run(capsys, tmp_path, [base, odd])
     assert code == 0 and out[0]["output_throughput_tok_s"] == out[1]["output_throughput_tok_s"]
+
+
+def test_mla_widths_and_output_head_come_from_config_facts(perf_points):
+    from servekit.perf.points import shape_facts
+
+    mla = next(p for p in perf_points if p["config_facts"].get("kv_lora_rank"))
+    cf = mla["config_facts"]
+    shape = shape_facts(mla)
+    assert shape.attention_dim == cf["qk_nope_head_dim"] + cf["qk_rope_head_dim"] + cf["v_head_dim"]
+    assert shape.decode_width == 2 * cf["kv_lora_rank"] + cf["qk_rope_head_dim"]
+    assert shape.vocab == cf["vocab_size"]
+    dense = shape_facts(next(p for p in perf_points if not p["config_facts"].get("kv_lora_rank")))
+    assert dense.decode_width == dense.attention_dim
+
+
+def test_an_instinct_part_runs_at_its_measured_share(perf_points, profiles):
+    from servekit.perf.constants import constant, fitted_values
+    from servekit.perf.launch import rates_for, reserves_whole_output
+    from servekit.perf.points import point_profile, shape_facts
+
+    shape = shape_facts(next(p for p in perf_points if p["weights_precision"] == "bf16"))
+    v = fitted_values()
+    amd = rates_for(point_profile("mi300x", profiles), shape, "vllm")
+    nv = rates_for(point_profile("h200", profiles), shape, "vllm")
+    assert amd.memory == pytest.approx(5300e9 * v["bandwidth_fraction"] * constant("bandwidth_scale.amd"))
+    assert nv.memory == pytest.approx(4800e9 * v["bandwidth_fraction"])
+    assert amd.flops == pytest.approx(1307.4e12 * v["flops_fraction"] * constant("flops_scale.amd"))
+    assert reserves_whole_output("trtllm") and not reserves_whole_output("vllm") and not reserves_whole_output("sglang")

@@ -76,7 +76,7 @@ def test_moe_reads_more_experts_as_the_batch_grows():
 def test_pool_and_scheduler_limits_bind():
     wl = Workload(input_len=1000, output_len=1000, concurrency=64)
     pool = predict(_launch(limits=Limits(256, 8192, kv_tokens=20_000)), wl)
-    assert pool.batch == 10 and pool.binding == "KV pool"
+    assert pool.batch == 13 and pool.binding == "KV pool"  # 20,000 / (1,000 + 1,000 / 2) on average
     seqs = predict(_launch(limits=Limits(16, 8192, kv_tokens=None)), wl)
     assert seqs.batch == 16 and seqs.binding == "scheduler limit"
     assert pool.ttft_ms > predict(_launch(), Workload(1000, 1000, concurrency=10)).ttft_ms  # queued
@@ -129,3 +129,56 @@ def test_expert_parallel_replicas_split_the_experts():
 def test_a_request_rate_under_a_client_concurrency_cap():
     capped = predict(_launch(), Workload(128, 512, concurrency=2, request_rate=1000.0, num_prompts=100))
     assert capped.batch == 2 and capped.binding == "client concurrency"
+
+
+MLA = replace(MOE, attention_dim=320, decode_attention_dim=1088, heads=128)
+
+
+def test_mla_decode_attends_at_the_absorbed_width():
+    slow = replace(QUIET, flops=1e14)
+    plain = step_terms(replace(MLA, decode_attention_dim=0), Layout(), slow, tokens=64, seqs=64, context=4096)
+    absorbed = step_terms(MLA, Layout(), slow, tokens=64, seqs=64, context=4096)
+    attention = 2 * MLA.layers * MLA.heads * (1088 - 320) * 4096 * 64 / slow.flops
+    assert absorbed.compute - plain.compute == pytest.approx(attention, rel=1e-9)
+
+
+def test_a_prompt_token_attends_half_its_prompt():
+    slow = replace(QUIET, flops=1e14)
+    decode = step_terms(DENSE, Layout(), slow, tokens=2048, seqs=0, context=2048)
+    prompt = step_terms(DENSE, Layout(), slow, tokens=2048, seqs=0, context=2048, prefill_tokens=2048,
+                        prefill_context=1024)
+    attention = 2 * DENSE.layers * DENSE.heads * DENSE.attention_dim * 1024 * 2048 / slow.flops
+    assert decode.compute - prompt.compute == pytest.approx(attention, rel=1e-9)
+
+
+def test_more_experts_touched_raise_tpot():
+    few = predict(_launch(shape=MOE), Workload(128, 512, concurrency=1))
+    many = predict(_launch(shape=MOE), Workload(128, 512, concurrency=16))
+    wide = predict(_launch(shape=replace(MOE, experts_per_token=32)), Workload(128, 512, concurrency=16))
+    assert many.tpot_ms > few.tpot_ms and wide.tpot_ms > many.tpot_ms
+
+
+def test_request_overhead_adds_to_ttft_only():
+    base = predict(_launch(), ONE)
+    slow = predict(_launch(rates=replace(QUIET, request_s=0.03)), ONE)
+    assert slow.ttft_ms - base.ttft_ms == pytest.approx(30.0, rel=1e-6)
+    assert slow.tpot_ms == pytest.approx(base.tpot_ms)
+
+
+def test_a_scheduler_that_allocates_as_it_writes_holds_more_requests():
+    wl = Workload(input_len=1000, output_len=1000, concurrency=64)
+    reserving = predict(_launch(limits=Limits(256, 8192, kv_tokens=20_000, reserves_output=True)), wl)
+    growing = predict(_launch(limits=Limits(256, 8192, kv_tokens=20_000)), wl)
+    assert reserving.batch == 10 and growing.batch == 13  # 20,000 / (1,000 + 1,000 / 2)
+    with pytest.raises(NoRoom):  # one whole request must still fit
+        predict(_launch(limits=Limits(256, 8192, kv_tokens=1500)), wl)
+
+
+def test_drafting_reads_the_output_head():
+    spec = Spec("eagle3", 4, 0.75)
+    headless = predict(_launch(spec=spec), ONE)
+    headed = predict(_launch(shape=replace(DENSE, vocab=150_000), spec=spec), ONE)
+    head_s = 150_000 * DENSE.hidden * 2 / QUIET.memory
+    assert headed.tpot_ms > headless.tpot_ms
+    per_step = (headed.tpot_ms - headless.tpot_ms) * spec.tau  # ms more per step
+    assert per_step == pytest.approx(4 * head_s * 1e3, rel=0.05)

@@ -18,7 +18,7 @@ from typing import Any
 
 from servekit.hardware.profile import HardwareProfile
 from servekit.perf.constants import CONSTANTS, ENGINES, FITTED, fitted_values
-from servekit.perf.intervals import METRICS, interval_ratios
+from servekit.perf.intervals import METRICS, interval_ratios, symmetric_ratios
 from servekit.perf.points import kv_pool, launch_of, point_profile, shape_facts, workload_of
 from servekit.perf.predict import Prediction, predict
 
@@ -121,11 +121,24 @@ def intervals_from(points: Sequence[Measured], profiles: Mapping[str, HardwarePr
 
 def leave_one_out(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
                   values: Mapping[str, float], rounds: int = 2) -> list[dict[str, Any]]:
-    """For each calibration point: the constants refitted without it (starting from ``values``)
-    and its errors under them."""
+    """For each calibration point: the constants refitted without it (starting from ``values``),
+    its errors under them and its measured / predicted ratios."""
     rows = []
     for i, m in enumerate(points):
         rest = [p for j, p in enumerate(points) if j != i]
         refit = fit_constants(rest, profiles, values, rounds)
-        rows.append({"id": m.id, "constants": refit, "errors": point_errors(m, predicted(m, profiles, refit))})
+        pred = predicted(m, profiles, refit)
+        got = figures(pred)
+        rows.append({"id": m.id, "constants": refit, "errors": point_errors(m, pred),
+                     "ratios": {k: v / got[k] for k, v in m.measured.items()}})
     return rows
+
+
+def held_out_intervals(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[float, float]]:
+    """The 80% interval ratios from ``leave_one_out`` rows (``intervals.symmetric_ratios`` of each
+    point's measured / predicted when the constants were fitted without it)."""
+    out: dict[str, list[float]] = {k: [] for k in METRICS}
+    for row in rows:
+        for k, r in row["ratios"].items():
+            out[k].append(r)
+    return {k: symmetric_ratios(r) for k, r in out.items() if r}

@@ -67,9 +67,11 @@ point in file order, starting with the first (the rule that chose them; every ot
 point is the evaluation set)."""
 
 ENGINES = ("vllm", "sglang", "trtllm")
-STEP_MS = {"vllm": 3.0, "sglang": 2.0, "trtllm": 0.0}
-SEQ_US = {"vllm": 35.0, "sglang": 85.0, "trtllm": 0.0}
-"""The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``)."""
+STEP_MS = {"vllm": 2.5, "sglang": 1.5, "trtllm": 0.0}
+SEQ_US = {"vllm": 55.0, "sglang": 110.0, "trtllm": 0.0}
+REQUEST_MS = {"vllm": 35.0, "sglang": 2.5, "trtllm": 0.0}
+"""The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``,
+``request_overhead_ms.ENGINE``)."""
 
 CONSTANTS: tuple[PerfConstant, ...] = (
     PerfConstant("bandwidth_fraction", 0.95, FITTED, "share of the datasheet memory bandwidth",
@@ -81,10 +83,10 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "fitted on the A100 points of CALIBRATION_POINTS (Ampere's datasheet peak is the more "
                  "attainable one: the A100 points run prefill-heavy steps at about half of it)",
                  _grid(0.05, 0.95, 0.05)),
-    PerfConstant("moe_flops_share", 0.22, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
+    PerfConstant("moe_flops_share", 0.28, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
                  "fitted on CALIBRATION_POINTS (grouped expert GEMMs of few tokens each run far below peak)",
                  _grid(0.02, 1.0, 0.02)),
-    PerfConstant("allreduce_latency_us", 90.0, FITTED, "microseconds per TP all-reduce",
+    PerfConstant("allreduce_latency_us", 95.0, FITTED, "microseconds per TP all-reduce",
                  "fitted on CALIBRATION_POINTS (the fixed cost of one all-reduce, apart from its bytes)",
                  _grid(0.0, 200.0, 5.0)),
     PerfConstant("offline_occupancy", 0.35, FITTED, "share of an offline run's prompts running at once",
@@ -102,6 +104,21 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                    f"fitted on the {engine} points of CALIBRATION_POINTS (the CPU work each sequence costs "
                    "per step: input preparation, sampling, detokenizing, streaming)",
                    _grid(0.0, 300.0, 5.0)) for engine in ENGINES),
+    *(PerfConstant(f"request_overhead_ms.{engine}", REQUEST_MS[engine], FITTED, "milliseconds per request",
+                   f"fitted on the {engine} points of CALIBRATION_POINTS (what a request's first token spends "
+                   "outside the engine's steps: HTTP handling, tokenizing, the hand-over between the API server "
+                   "and the engine process, streaming the first chunk back)", _grid(0.0, 100.0, 2.5))
+      for engine in ENGINES),
+    PerfConstant("flops_scale.amd", 0.68, SOURCED, "achievable FLOP/s share of an Instinct part relative to the "
+                 "NVIDIA parts the fractions are fitted on",
+                 "AMD ROCm blog 'Measuring Max-Achievable FLOPs - Part 2' "
+                 "(https://rocm.blogs.amd.com/software-tools-optimization/measuring-max-achievable-flops-part2/"
+                 "README.html): MI300X sustains 708 of its 1,307 peak BF16 TFLOPS (54%) and 1,273 of 2,615 FP8 "
+                 "(49%) in hipBLASLt GEMMs; against an assumed 80% for Hopper's cuBLAS GEMMs: 0.54 / 0.80"),
+    PerfConstant("bandwidth_scale.amd", 0.9, ASSUMED, "achievable memory bandwidth share of an Instinct part "
+                 "relative to the NVIDIA parts the fraction is fitted on",
+                 "assumed: MI300X streams about 81% of its 5.3 TB/s in public measurements against about 90% "
+                 "for Hopper's HBM3: 0.81 / 0.90"),
     PerfConstant("acceptance.mtp", 0.85, SOURCED, "probability a drafted token is accepted",
                  "DeepSeek-V3 technical report, https://arxiv.org/abs/2412.19437 section 5.4.3: the second "
                  "token's acceptance rate is 85-90%"),
@@ -146,6 +163,13 @@ def fitted_values() -> dict[str, float]:
 def flops_fraction(values: dict[str, float], generation: str | None) -> float:
     """The achievable share of datasheet FLOPs: the generation's own entry, else the general one."""
     return values.get(f"flops_fraction.{(generation or '').lower()}", values["flops_fraction"])
+
+
+def vendor_scale(kind: str, generation: str | None) -> float:
+    """``flops`` or ``bandwidth``: the scale an AMD part's achievable share takes against the
+    fitted (NVIDIA) one; 1 for every other part."""
+    key = f"{kind}_scale.{(generation or '').lower()}"
+    return _BY_ID[key].value if key in _BY_ID else 1.0
 
 
 def acceptance(method: str | None) -> float:

@@ -1,7 +1,9 @@
 """What a device and an engine give the speed model: achievable rates and scheduler limits.
 
 Rates are the device table's figures (``servekit.hardware.device_compute``) times the fitted
-fractions (``servekit.perf.constants``); a device without a link figure talks over PCIe Gen4.
+fractions (``servekit.perf.constants``; an AMD part's scaled by the measured gap between its
+achievable and peak figures and NVIDIA's, ``constants.vendor_scale``); a device without a link
+figure talks over PCIe Gen4.
 Scheduler limits are the launch's own ``max_num_seqs`` / ``max_num_batched_tokens``, else the
 engine's defaults: vLLM's per release and device (``servekit.fit.scheduler.v1_defaults``),
 SGLang's and TensorRT-LLM's from ``constants``.
@@ -17,7 +19,7 @@ from servekit.fit.scheduler import v1_defaults
 from servekit.fit.versions import VllmRun
 from servekit.hardware.device_compute import PCIE4, compute_format
 from servekit.hardware.profile import HardwareProfile
-from servekit.perf.constants import ENGINES, constant, fitted_values, flops_fraction
+from servekit.perf.constants import ENGINES, constant, fitted_values, flops_fraction, vendor_scale
 from servekit.perf.shape import ModelShape
 from servekit.perf.terms import Rates
 
@@ -44,15 +46,17 @@ def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
                         f"{shape.compute_format} or a wider format",
                         fix="add the datasheet's figure to servekit.hardware.device_compute")
     v = {**fitted_values(), **(values or {})}
+    share = flops_fraction(v, profile.generation) * vendor_scale("flops", profile.generation)
     return Rates(
-        memory=row.memory_gb_s * 1e9 * v["bandwidth_fraction"],
-        flops=flops * flops_fraction(v, profile.generation),
+        memory=row.memory_gb_s * 1e9 * v["bandwidth_fraction"] * vendor_scale("bandwidth", profile.generation),
+        flops=flops * share,
         link=(row.link_gb_s or PCIE4) * 1e9,
         layer_s=v["layer_overhead_us"] * 1e-6,
         step_s=v[f"step_overhead_ms.{engine_key(engine)}"] * 1e-3,
         seq_s=v[f"seq_overhead_us.{engine_key(engine)}"] * 1e-6,
-        expert_flops=flops * flops_fraction(v, profile.generation) * v["moe_flops_share"],
+        expert_flops=flops * share * v["moe_flops_share"],
         allreduce_s=v["allreduce_latency_us"] * 1e-6,
+        request_s=v[f"request_overhead_ms.{engine_key(engine)}"] * 1e-3,
     )
 
 
@@ -66,3 +70,13 @@ def default_limits(engine: str, profile: HardwareProfile, version: str | None,
         return seqs, tokens
     seqs_key = f"max_batch.{key}.spec" if speculative and key == "sglang" else f"max_batch.{key}"
     return int(constant(seqs_key)), int(constant(f"max_tokens.{key}"))
+
+
+def reserves_whole_output(engine: str) -> bool:
+    """Whether the engine's scheduler reserves KV room for a request's whole output when it admits
+    it: TensorRT-LLM's default capacity policy GUARANTEED_NO_EVICT does (tensorrt_llm/llmapi/llm_args.py
+    SchedulerConfig); vLLM allocates blocks as tokens are written and preempts when none is free
+    (vllm/v1/core/sched/scheduler.py), and SGLang admits against an estimate of the output that
+    decays to a tenth and retracts requests when the pool runs out
+    (python/sglang/srt/managers/schedule_policy.py, scheduler.py)."""
+    return engine_key(engine) == "trtllm"

@@ -30,9 +30,9 @@ from servekit.hardware.device_compute import compute_row
 from servekit.hardware.device_memory import memory_row
 from servekit.hardware.profile import HardwareProfile, custom_profile
 from servekit.perf.constants import acceptance, fitted_values
-from servekit.perf.launch import PerfError, default_limits, rates_for
+from servekit.perf.launch import PerfError, default_limits, rates_for, reserves_whole_output
 from servekit.perf.predict import Limits, PerfLaunch, Prediction, Spec, Workload
-from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params, weights_format_of
+from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params, mla_widths, weights_format_of
 from servekit.perf.terms import Layout
 
 REQUIRED = ("config_facts", "engine", "weights_precision", "gpu", "workload")
@@ -62,11 +62,10 @@ def shape_facts(point: Mapping[str, Any]) -> ModelShape:
     layers, hidden = int(_fact(cf, "num_hidden_layers")), int(_fact(cf, "hidden_size"))
     heads = int(_fact(cf, "num_attention_heads"))
     head_dim = int(cf.get("head_dim") or hidden // heads)
+    width, decode_width = 2 * head_dim, 0
     if cf.get("kv_lora_rank"):
-        width = int(cf.get("qk_nope_head_dim") or 0) + int(cf.get("qk_rope_head_dim") or 0) + int(
-            cf.get("v_head_dim") or head_dim)
-    else:
-        width = 2 * head_dim
+        width, decode_width = mla_widths(int(cf["kv_lora_rank"]), int(cf.get("qk_nope_head_dim") or 0),
+                                         int(cf.get("qk_rope_head_dim") or 0), int(cf.get("v_head_dim") or head_dim))
     experts = int(cf.get("num_experts") or cf.get("n_routed_experts") or cf.get("num_local_experts") or 0)
     per_token = int(cf.get("num_experts_per_tok") or 0)
     inner = int(cf.get("moe_intermediate_size") or cf.get("intermediate_size") or 0)
@@ -80,7 +79,8 @@ def shape_facts(point: Mapping[str, Any]) -> ModelShape:
     return ModelShape(params_total=total, params_active=active,
                       expert_params=min(routed, total), experts=experts, experts_per_token=per_token,
                       layers=layers, hidden=hidden, heads=heads, attention_dim=width, kv_bytes_per_token=0.0,
-                      weights_format=fmt)
+                      weights_format=fmt, decode_attention_dim=decode_width,
+                      vocab=int(cf.get("vocab_size") or 0))
 
 
 def _attention_layers(cf: Mapping[str, Any]) -> dict[str, int] | None:
@@ -190,7 +190,7 @@ def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
     seqs, tokens = default_limits(engine, profile, vllm_release(point), spec is not None)
     limits = Limits(max_num_seqs=_int(point, "max_num_seqs", seqs),
                     max_num_batched_tokens=_int(point, "max_num_batched_tokens", tokens),
-                    kv_tokens=pool.get("kv_tokens"))
+                    kv_tokens=pool.get("kv_tokens"), reserves_output=reserves_whole_output(engine))
     replicas = dp if tp * pp * dp == _int(point, "gpu_count", tp * pp) else 1
     occupancy = {**fitted_values(), **(values or {})}["offline_occupancy"]
     return PerfLaunch(shape, Layout(tp, pp), rates_for(profile, shape, engine, values), limits, replicas,

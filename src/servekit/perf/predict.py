@@ -12,8 +12,9 @@ micro-batch (``PP`` stage steps of ``B / PP`` sequences, ``servekit.perf.terms``
 lasts ``L = S x PP x stage step``; TPOT is ``L / output`` and the throughput ``B x output / L``
 per replica (DP replicas add up).
 
-TTFT is the prefill of ``input`` tokens in chunks beside the running decodes, plus half an
-iteration of waiting for the running one (p99: a whole one), plus the queue:
+TTFT is the engine's fixed cost of taking a request in and streaming its first token back
+(``Rates.request_s``), the prefill of ``input`` tokens in chunks beside the running decodes, half an
+iteration of waiting for the running one (p99: a whole one), and the queue:
 
 * concurrency above ``B``: every request waits ``(C - B) / B x L`` (closed loop, steady state);
 * offline (every prompt at once): ``B`` is at most the fitted occupancy times ``N`` (requests of
@@ -25,8 +26,10 @@ iteration of waiting for the running one (p99: a whole one), plus the queue:
 
 Speculative decoding with ``k`` drafted tokens accepted at rate ``a`` yields ``tau = (1 - a^(k+1))
 / (1 - a)`` tokens per step (Leviathan et al., https://arxiv.org/abs/2211.17192, eq. 1), verifies
-``k + 1`` tokens per sequence per step, and drafts with a one-layer head (``k`` layers of the
-target's step time, an assumption for MTP and EAGLE heads).
+``k + 1`` tokens per sequence per step, and drafts with a one-layer head: each of the ``k`` draft
+passes costs one layer of the target's step (an assumption for MTP and EAGLE heads) and a read of
+the output head, ``vocab x hidden`` weights (``terms.lm_head_s``), which a one-layer head cannot
+amortise as the target's many layers do.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import math
 from dataclasses import dataclass, field
 
 from servekit.perf.shape import ModelShape
-from servekit.perf.terms import Layout, Rates, StepTerms, step_terms
+from servekit.perf.terms import Layout, Rates, StepTerms, lm_head_s, step_terms
 
 RATE_ITERATIONS = 60
 P99_PREFILLS = 2.0
@@ -62,6 +65,10 @@ class Limits:
     max_num_batched_tokens: int
     kv_tokens: int | None
     """Tokens of the KV pool of one replica (None: not known; the pool is not a limit)."""
+    reserves_output: bool = False
+    """Whether the scheduler reserves a request's whole output in the pool when it admits it
+    (``launch.reserves_whole_output``); else the pool holds what the running requests have
+    written so far."""
 
 
 @dataclass(frozen=True)
@@ -114,16 +121,21 @@ class NoRoom(ValueError):
 
 
 def batch_limit(launch: PerfLaunch, wl: Workload) -> tuple[int, str]:
-    """(most sequences running at once, the limit that sets it)."""
-    per_seq = wl.input_len + wl.output_len + (launch.spec.tokens if launch.spec else 0)
+    """(most sequences running at once, the limit that sets it). A scheduler that reserves each
+    request's whole output fits ``pool / (input + output)`` requests; one that allocates as tokens
+    are written (and preempts when the pool runs out) holds requests at every stage of their
+    output at once, on average ``input + output / 2`` tokens each."""
+    spec = launch.spec.tokens if launch.spec else 0
+    per_seq = wl.input_len + wl.output_len + spec
     seqs = launch.limits.max_num_seqs
     if launch.limits.kv_tokens is not None:
-        room = launch.limits.kv_tokens // per_seq
-        if room < 1:
+        if launch.limits.kv_tokens < per_seq:
             raise NoRoom(f"the KV pool ({launch.limits.kv_tokens:,} tokens) cannot hold one request of "
                          f"{per_seq:,} tokens")
+        held = per_seq if launch.limits.reserves_output else wl.input_len + wl.output_len / 2 + spec
+        room = int(launch.limits.kv_tokens // held)
         if room < seqs:
-            return int(room), "KV pool"
+            return room, "KV pool"
     return seqs, "scheduler limit"
 
 
@@ -137,13 +149,17 @@ class Life:
     tokens_per_iteration: float
 
 
-def _iteration(launch: PerfLaunch, tokens: float, seqs: float, context: float) -> tuple[float, StepTerms]:
+def _iteration(launch: PerfLaunch, tokens: float, seqs: float, context: float, prefill_tokens: float,
+               input_len: int) -> tuple[float, StepTerms]:
+    """One iteration of ``tokens`` tokens, ``prefill_tokens`` of them from prompts of ``input_len``
+    (each attending half its prompt on average: the causal mask)."""
     pp = launch.layout.pp
     terms = step_terms(launch.shape, launch.layout, launch.rates, tokens=tokens / pp, seqs=seqs / pp,
-                       context=context)
+                       context=context, prefill_tokens=prefill_tokens / pp, prefill_context=input_len / 2)
     seconds = pp * terms.total
     if launch.spec:
-        seconds += launch.spec.tokens * seconds / launch.shape.layers
+        draft = seconds / launch.shape.layers + lm_head_s(launch.shape, launch.layout, launch.rates)
+        seconds += launch.spec.tokens * draft
     return seconds, terms
 
 
@@ -153,10 +169,12 @@ def life(launch: PerfLaunch, wl: Workload, batch: int, prefills: float = 1.0) ->
     tau = launch.spec.tau if launch.spec else 1.0
     verify = launch.spec.tokens + 1 if launch.spec else 1
     decode_steps = max(1.0, wl.output_len / tau)
-    tokens = prefills * batch * wl.input_len + batch * decode_steps * verify
+    prompt = prefills * batch * wl.input_len
+    tokens = prompt + batch * decode_steps * verify
     iterations = max(decode_steps, tokens / launch.limits.max_num_batched_tokens)
     per_iteration = tokens / iterations
-    seconds, terms = _iteration(launch, per_iteration, batch, wl.input_len + wl.output_len / 2)
+    seconds, terms = _iteration(launch, per_iteration, batch, wl.input_len + wl.output_len / 2,
+                                prompt / iterations, wl.input_len)
     return Life(iterations * seconds, seconds, terms, per_iteration)
 
 
@@ -165,8 +183,8 @@ def _prefill_s(launch: PerfLaunch, wl: Workload, batch: int) -> tuple[float, flo
     budget = max(1, launch.limits.max_num_batched_tokens - batch)
     chunk = min(wl.input_len, budget)
     chunks = math.ceil(wl.input_len / budget)
-    step, _ = _iteration(launch, chunk + batch, batch, wl.input_len)
-    full, _ = _iteration(launch, launch.limits.max_num_batched_tokens, batch, wl.input_len)
+    step, _ = _iteration(launch, chunk + batch, batch, wl.input_len, chunk, wl.input_len)
+    full, _ = _iteration(launch, launch.limits.max_num_batched_tokens, batch, wl.input_len, budget, wl.input_len)
     return chunks * step, full
 
 
@@ -205,7 +223,8 @@ def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
         capacity = per_replica = 0.0
     lf = life(launch, wl, batch)
     prefill, _ = _prefill_s(launch, wl, batch)
-    service, service_p99 = prefill + lf.iteration / 2, prefill + lf.iteration
+    arrive = launch.rates.request_s
+    service, service_p99 = arrive + prefill + lf.iteration / 2, arrive + prefill + lf.iteration
     bound = lf.terms.binding
     if wl.request_rate is not None:
         throughput = min(wl.request_rate, capacity * launch.replicas) * wl.output_len
@@ -223,8 +242,8 @@ def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
         if per_replica_demand > batch:
             bound = limit
         if wl.offline:
-            ttft = _offline_ttft(launch, wl, batch, lf, 0.5)
-            ttft_p99 = _offline_ttft(launch, wl, batch, lf, 0.99)
+            ttft = arrive + _offline_ttft(launch, wl, batch, lf, 0.5)
+            ttft_p99 = arrive + _offline_ttft(launch, wl, batch, lf, 0.99)
         else:
             wait = max(0, per_replica_demand - batch) / batch * lf.seconds
             ttft, ttft_p99 = service + wait, service_p99 + wait

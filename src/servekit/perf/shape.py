@@ -47,6 +47,9 @@ def weights_format_of(text: str) -> str | None:
 ACTIVATION_BYTES = 2
 """Bytes per activation value moved between TP ranks (BF16 all-reduce)."""
 
+LM_HEAD_BYTES = 2
+"""Bytes per output-head weight (BF16: ``terms.lm_head_s``)."""
+
 
 @dataclass(frozen=True)
 class ModelShape:
@@ -61,10 +64,23 @@ class ModelShape:
     hidden: int
     heads: int
     attention_dim: int
-    """Query-key plus value width of one attention head (2 x head_dim; MLA: qk_nope + qk_rope + v)."""
+    """Query-key plus value width of one attention head as a prompt is prefilled (2 x head_dim; MLA:
+    qk_nope + qk_rope + v)."""
     kv_bytes_per_token: float
     """KV-cache bytes one token holds on one rank (``servekit.fit``)."""
     weights_format: str
+    vocab: int = 0
+    """Rows of the output head (``vocab_size``; 0: not known, no head read is counted apart)."""
+    decode_attention_dim: int = 0
+    """The same width as one decode token attends (0: ``attention_dim``). MLA decodes in the
+    weight-absorbed form, attending the compressed latent itself: kv_lora_rank + qk_rope for the
+    scores and kv_lora_rank for the values (DeepSeek-V2, https://arxiv.org/abs/2405.04434 section
+    2.1; vLLM's MLA backends run prefill in the expanded form and decode in the absorbed one,
+    vllm/v1/attention/backends/mla/common.py)."""
+
+    @property
+    def decode_width(self) -> int:
+        return self.decode_attention_dim or self.attention_dim
 
     @property
     def format_bytes(self) -> float:
@@ -85,6 +101,12 @@ class ModelShape:
         return COMPUTE_FORMAT.get(self.weights_format, "bf16")
 
 
+def mla_widths(kv_lora_rank: int, qk_nope: int, qk_rope: int, v_head_dim: int) -> tuple[int, int]:
+    """(prefill, decode) attention width of one MLA head (``ModelShape.attention_dim`` and
+    ``decode_attention_dim``)."""
+    return qk_nope + qk_rope + v_head_dim, 2 * kv_lora_rank + qk_rope
+
+
 def expert_params(layers: int, hidden: int, experts: int, expert_intermediate: int, dense_layers: int = 0) -> float:
     """Parameters of the routed experts of every MoE layer."""
     return float(max(0, layers - dense_layers) * experts * 3 * hidden * expert_intermediate)
@@ -97,3 +119,4 @@ def touched_fraction(tokens: float, experts: int, per_token: int) -> float:
     if experts <= 0 or per_token <= 0:
         return 1.0
     return 1.0 - (1.0 - min(1.0, per_token / experts)) ** max(0.0, tokens)
+

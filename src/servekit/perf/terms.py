@@ -11,7 +11,10 @@ whose KV cache of ``context`` tokens each is read. On one rank of TP x PP:
 * compute: 2 FLOPs per active parameter per token, plus attention 2 x layers x heads x
   (qk + v width) x context per token, over TP x PP, at the part's dense FLOPs in the
   checkpoint's format (``hardware.device_compute.compute_format``) times the achievable share
-  (one share for dense work, another for routed experts);
+  (one share for dense work, another for routed experts). A decode token attends the whole
+  ``context`` at the decode width (MLA's absorbed form: ``ModelShape.decode_attention_dim``); a
+  prompt's token attends, under the causal mask, the tokens before it: half the prompt on
+  average over its chunks (``prefill_context``) at the prefill width;
 * communication: two all-reduces per layer under TP (after attention and after the MLP, as
   Megatron-LM lays TP out, https://arxiv.org/abs/1909.08053), each moving 2 (TP - 1) / TP of the
   step's activations over the link (ring all-reduce), plus a fixed latency each (fitted);
@@ -28,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from servekit.perf.shape import ACTIVATION_BYTES, ModelShape, touched_fraction
+from servekit.perf.shape import ACTIVATION_BYTES, LM_HEAD_BYTES, ModelShape, touched_fraction
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,9 @@ class Rates:
     """FLOP/s of routed-expert work (0: as ``flops``)."""
     allreduce_s: float = 0.0
     """Fixed seconds of one all-reduce."""
+    request_s: float = 0.0
+    """Fixed seconds each request spends outside the engine's steps before its first token
+    reaches the client (HTTP handling, tokenizing, the hand-over to the engine process and back)."""
 
 
 @dataclass(frozen=True)
@@ -81,26 +87,31 @@ class StepTerms:
                 "communication": self.communication * 1e3, "overhead": self.overhead * 1e3}
 
 
-def flops_per_token(shape: ModelShape, context: float) -> float:
-    """FLOPs of one token attending to ``context`` earlier tokens."""
-    attention = 2.0 * shape.layers * shape.heads * shape.attention_dim * context
-    return 2.0 * shape.params_active + attention
+def attention_flops(shape: ModelShape, context: float, width: int) -> float:
+    """FLOPs of one token's attention to ``context`` earlier tokens, ``width`` per head
+    (scores and values: 2 FLOPs per multiply-add)."""
+    return 2.0 * shape.layers * shape.heads * width * context
 
 
 def expert_flops_per_token(shape: ModelShape) -> float:
-    """The part of ``flops_per_token`` spent in routed experts (the k of E experts a token picks)."""
+    """The part of a token's FLOPs spent in routed experts (the k of E experts a token picks)."""
     if not shape.experts:
         return 0.0
     return 2.0 * shape.expert_params * min(1.0, shape.experts_per_token / shape.experts)
 
 
-def compute_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float, context: float) -> float:
+def compute_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float, context: float,
+              prefill_tokens: float = 0.0, prefill_context: float = 0.0) -> float:
     """Seconds of arithmetic of a step on one rank: dense work at ``flops``, expert work at
-    ``expert_flops``."""
+    ``expert_flops``; ``prefill_tokens`` of the ``tokens`` are prompt tokens attending
+    ``prefill_context`` earlier tokens each, the rest decode tokens attending ``context``."""
     experts = expert_flops_per_token(shape)
-    dense = max(0.0, flops_per_token(shape, context) - experts)
-    per_rank = tokens / (layout.tp * layout.pp)
-    return per_rank * (dense / rates.flops + experts / (rates.expert_flops or rates.flops))
+    prefill = min(tokens, prefill_tokens)
+    attention = ((tokens - prefill) * attention_flops(shape, context, shape.decode_width)
+                 + prefill * attention_flops(shape, prefill_context, shape.attention_dim))
+    dense = tokens * max(0.0, 2.0 * shape.params_active - experts) + attention
+    ranks = layout.tp * layout.pp
+    return (dense / rates.flops + tokens * experts / (rates.expert_flops or rates.flops)) / ranks
 
 
 def weight_bytes(shape: ModelShape, layout: Layout, tokens: float) -> float:
@@ -109,6 +120,14 @@ def weight_bytes(shape: ModelShape, layout: Layout, tokens: float) -> float:
     shared = layout.expert_replicas
     touched = touched_fraction(tokens * shared, shape.experts, shape.experts_per_token) if shape.experts else 1.0
     return shape.dense_bytes / ranks + shape.expert_bytes * touched / (ranks * shared)
+
+
+def lm_head_s(shape: ModelShape, layout: Layout, rates: Rates) -> float:
+    """Seconds to read the output head (``vocab x hidden`` weights, split over TP) once. The head
+    is taken as BF16 whatever the checkpoint's format (quantized checkpoints keep it unquantized:
+    DeepSeek-V3's FP8 release and NVIDIA ModelOpt exports list it among the modules not converted),
+    an assumption; it already sits in the weight bytes of a full step."""
+    return shape.vocab * shape.hidden * LM_HEAD_BYTES / layout.tp / rates.memory
 
 
 def allreduce_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float) -> float:
@@ -120,13 +139,14 @@ def allreduce_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float) 
 
 
 def step_terms(shape: ModelShape, layout: Layout, rates: Rates, *, tokens: float, seqs: float,
-               context: float) -> StepTerms:
-    """The terms of one step of one stage."""
+               context: float, prefill_tokens: float = 0.0, prefill_context: float = 0.0) -> StepTerms:
+    """The terms of one step of one stage: ``seqs`` sequences read ``context`` tokens of KV each;
+    ``prefill_tokens`` of the ``tokens`` are prompt tokens attending ``prefill_context`` each."""
     stage_layers = shape.layers / layout.pp
     return StepTerms(
         weights=weight_bytes(shape, layout, tokens) / rates.memory,
         kv=seqs * context * shape.kv_bytes_per_token / layout.pp / rates.memory,
-        compute=compute_s(shape, layout, rates, tokens, context),
+        compute=compute_s(shape, layout, rates, tokens, context, prefill_tokens, prefill_context),
         communication=allreduce_s(shape, layout, rates, tokens),
         overhead=rates.step_s + stage_layers * rates.layer_s + seqs * rates.seq_s,
     )
