@@ -103,9 +103,8 @@ def print_loo(cal: list[Measured], profiles, values) -> None:
         seen = [r["constants"][key] for r in rows]
         print(f"  {key:28} stored {stored:8.3f}  refits {min(seen):8.3f} .. {max(seen):8.3f}")
     for k in METRICS:
-        held = [r["errors"][k] for r in rows if k in r["errors"]]
-        if held:
-            rel = [abs(2.718281828459045 ** e - 1) for e in held]
+        rel = [abs(1 / r["ratios"][k] - 1) for r in rows if k in r["ratios"]]  # |predicted / measured - 1|
+        if rel:
             print(f"  held-out {SHORT[k]:10} n={len(rel):2} median |error| {statistics.median(rel):6.1%}")
     bands = held_out_intervals(rows)
     print("  80% interval ratios from the held-out errors: "
