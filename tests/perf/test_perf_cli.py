@@ -58,3 +58,24 @@ def test_refusals(capsys):
     assert code != 0 and "Traceback" not in err
     code, _, err = _run(capsys, "perf", "Qwen/Qwen3.8-27B")
     assert code != 0 and "--hardware" in err
+
+
+def test_a_checkpoints_mla_width_and_output_head_reach_the_speed_model():
+    from servekit.app.perf import model_shape
+    from servekit.facts.config import facts_from_config
+    from servekit.fit.planner import FitReport
+
+    cfg = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 7168,
+           "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "kv_lora_rank": 512,
+           "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "n_routed_experts": 256,
+           "num_experts_per_tok": 8, "moe_intermediate_size": 2048, "intermediate_size": 18432,
+           "first_k_dense_replace": 3, "vocab_size": 129280, "torch_dtype": "bfloat16"}
+    report = FitReport(engine="vllm", device="h200", tp=8, pp=1, max_model_len=4096, kv_cache_dtype="auto",
+                       budget_gib=120.0, weights_gib_per_rank=80.0, activation_gib=1.0, runtime_gib=1.0,
+                       cudagraph_gib=0.5, available_kv_gib=30.0, kv_bytes_per_token=70272.0,
+                       linear_state_bytes_per_seq=0, block_size=64, kv_tokens=400_000, max_concurrency=97.0,
+                       longest_context=4096, weights_known=True)
+    shape = model_shape(facts_from_config(cfg), report, "fp8")
+    assert shape.decode_width == 2 * 512 + 64 and shape.vocab == 129280
+    dense = model_shape(facts_from_config({**cfg, "kv_lora_rank": None, "n_routed_experts": None}), report, "fp8")
+    assert dense.decode_width == dense.attention_dim

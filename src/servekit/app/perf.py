@@ -29,7 +29,7 @@ from servekit.perf.intervals import INTERVAL80, METRICS
 from servekit.perf.launch import default_limits, rates_for
 from servekit.perf.points import launch_of, output_line, workload_of
 from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Prediction, Spec, Workload, predict
-from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params
+from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params, mla_decode_width
 from servekit.perf.terms import Layout
 
 
@@ -81,7 +81,9 @@ def model_shape(facts: ModelFacts, report: FitReport, fmt: str) -> ModelShape:
     return ModelShape(params_total=total, params_active=active, expert_params=routed,
                       experts=moe.num_experts if moe else 0, experts_per_token=per_token, layers=facts.num_layers,
                       hidden=hidden, heads=facts.num_attention_heads, attention_dim=2 * facts.head_dim,
-                      kv_bytes_per_token=report.kv_bytes_per_token, weights_format=fmt)
+                      kv_bytes_per_token=report.kv_bytes_per_token, weights_format=fmt,
+                      decode_attention_dim=mla_decode_width(facts.mla.kv_lora_rank, facts.mla.qk_rope_head_dim)
+                      if facts.mla else 0, vocab=facts.vocab_size or 0)
 
 
 def _facts(opts: FitOptions, context: dict[str, Any]) -> tuple[ModelFacts, str | None]:

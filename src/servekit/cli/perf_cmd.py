@@ -37,7 +37,7 @@ def render_text(out: dict) -> str:
         f"  running batch {out['batch']} (max-num-seqs {out['max_num_seqs']}, KV pool {out['kv_tokens']:,} tokens); "
         f"binding: {out['binding']}",
         "  step terms (ms): " + ", ".join(f"{k} {v:.2f}" for k, v in out["terms_ms"].items()),
-        "  intervals: 80%, from the calibration residuals (servekit.perf.intervals)",
+        "  intervals: 80%, from the leave-one-out errors of the calibration points (servekit.perf.intervals)",
     ])
 
 

@@ -101,10 +101,15 @@ class ModelShape:
         return COMPUTE_FORMAT.get(self.weights_format, "bf16")
 
 
+def mla_decode_width(kv_lora_rank: int, qk_rope: int) -> int:
+    """The width one MLA head attends at in the absorbed form (``ModelShape.decode_attention_dim``)."""
+    return 2 * kv_lora_rank + qk_rope
+
+
 def mla_widths(kv_lora_rank: int, qk_nope: int, qk_rope: int, v_head_dim: int) -> tuple[int, int]:
     """(prefill, decode) attention width of one MLA head (``ModelShape.attention_dim`` and
     ``decode_attention_dim``)."""
-    return qk_nope + qk_rope + v_head_dim, 2 * kv_lora_rank + qk_rope
+    return qk_nope + qk_rope + v_head_dim, mla_decode_width(kv_lora_rank, qk_rope)
 
 
 def expert_params(layers: int, hidden: int, experts: int, expert_intermediate: int, dense_layers: int = 0) -> float:
