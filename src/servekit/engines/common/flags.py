@@ -249,16 +249,9 @@ class CatalogStore:
         return stored_json(stem) or stem.with_name(stem.name + ".json")
 
     def versions(self, command: str = "serve") -> list[str]:
-        """Versions with a stored catalog (oldest first); only file names are read."""
-        found = set()
-        prefix = f"{self.engine}-"
-        for path in self.data_dir.glob(f"{self.engine}-*.json*"):
-            if not path.name.endswith(JSON_SUFFIXES):
-                continue
-            version, _, cmd = json_stem(path)[len(prefix):].partition("-")
-            if (cmd or "serve") == command:
-                found.add(version)
-        return sorted(found, key=version_key)
+        """Versions with a stored catalog (oldest first); only file names are read, once per
+        process like the catalogs themselves (a plan asks for them once per option it checks)."""
+        return list(_stored_versions(self.data_dir, self.engine, command))
 
     def nearest(self, version: str, command: str = "serve") -> str | None:
         """The newest stored version at or below ``version`` (``0.10`` finds ``0.9.2`` when no 0.10
@@ -293,6 +286,19 @@ class CatalogStore:
         without building the catalog (a fraction of ``load``'s cost): enough to tell whether a
         release spells a flag otherwise than another does."""
         return _spellings(self.path(version, command))
+
+
+@lru_cache(maxsize=None)
+def _stored_versions(data_dir: Path, engine: str, command: str) -> tuple[str, ...]:
+    found = set()
+    prefix = f"{engine}-"
+    for path in data_dir.glob(f"{engine}-*.json*"):
+        if not path.name.endswith(JSON_SUFFIXES):
+            continue
+        version, _, cmd = json_stem(path)[len(prefix):].partition("-")
+        if (cmd or "serve") == command:
+            found.add(version)
+    return tuple(sorted(found, key=version_key))
 
 
 @lru_cache(maxsize=None)
