@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from servekit.engines.common.findings import Finding
+from servekit.engines.common.findings import ERROR, Finding, finding
 from servekit.engines.common.render import render_multiline
-from servekit.engines.common.translation import ERROR, DialectContext, EngineLaunch, finding
+from servekit.engines.common.translation import DialectContext, EngineLaunch
 from servekit.engines.registry import engine_names, get_engine, native_engine
 
 

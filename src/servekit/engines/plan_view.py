@@ -9,10 +9,12 @@ and ``findings`` say what else runs, what did not carry over and what is wrong. 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from servekit.engines.common.translation import EngineLaunch
 from servekit.engines.registry import get_engine
+
+if TYPE_CHECKING:
+    from servekit.engines.common.translation import EngineLaunch
 
 VLLM_ONLY_KEYS = ("docker_command", "docker_argv", "head_docker_command", "worker_docker_command",
                   "worker_docker_commands", "head_docker_argv", "worker_docker_argv", "worker_docker_argvs",

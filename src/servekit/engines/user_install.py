@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from servekit.engines.common.engine import Engine
-from servekit.engines.common.user_install import UserInstall
 from servekit.engines.registry import get_engine
+
+if TYPE_CHECKING:
+    from servekit.engines.common.user_install import UserInstall
 
 
 def user_install(engine: str | Engine) -> UserInstall | None:

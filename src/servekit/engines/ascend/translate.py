@@ -17,19 +17,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from servekit.engines.common.findings import ERROR, NOTE, WARNING, Finding, finding
 from servekit.engines.common.translation import (
-    ERROR,
-    NOTE,
-    WARNING,
     DialectContext,
     EngineLaunch,
     Untranslated,
     engine_image,
-    finding,
     split_cuda_env,
     unique_findings,
 )
-from servekit.engines.common.findings import Finding
 from servekit.engines.ascend.specs import ID
 from servekit.engines.vllm.launch import VllmLaunch, parse_vllm_argv
 from servekit.hardware import profile_of

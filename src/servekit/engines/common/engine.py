@@ -12,9 +12,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from servekit.engines.common.artifacts import Artifact
 from servekit.engines.common.command_line import EngineCommand
 from servekit.engines.common.files import HERE, FilePlace, NamedFile, file_findings, plugin_files
 from servekit.engines.common.findings import Finding, LintResult
@@ -23,10 +22,13 @@ from servekit.engines.common.install import InstallRecipe
 from servekit.engines.common.lint import check_args
 from servekit.engines.common.scan import scan
 from servekit.engines.common.specs import LaunchSpec, MemoryHooks, PrecompileSpec
-from servekit.engines.common.translation import DialectContext, EngineLaunch
-from servekit.engines.common.upgrade_table import UpgradeTable
-from servekit.engines.common.user_install import UserInstall
 from servekit.synthesis.images import ImageFacts
+
+if TYPE_CHECKING:  # what translation, warm-cache and the upgrade check use: a plan does not import them
+    from servekit.engines.common.artifacts import Artifact
+    from servekit.engines.common.translation import DialectContext, EngineLaunch
+    from servekit.engines.common.upgrade_table import UpgradeTable
+    from servekit.engines.common.user_install import UserInstall
 
 
 class Engine(ABC):
@@ -45,7 +47,14 @@ class Engine(ABC):
     launch: LaunchSpec
     memory: MemoryHooks
     catalogs: CatalogStore | None = None  # where its releases' flag catalogs are stored (upgrade checks)
-    upgrades: UpgradeTable = UpgradeTable()  # changes between releases the catalogs cannot show
+
+    @property
+    def upgrades(self) -> UpgradeTable:
+        """Changes between releases the catalogs cannot show (none unless the engine names its table;
+        only the upgrade check asks, so an engine's table is imported when it does)."""
+        from servekit.engines.common.upgrade_table import UpgradeTable
+
+        return UpgradeTable()
 
     @abstractmethod
     def recognizes(self, argv: Sequence[str]) -> bool:

@@ -8,7 +8,11 @@ from typing import Any
 
 from servekit.findings import Finding, Severity
 
-__all__ = ["Finding", "LintResult", "Severity", "names_unknown_to_catalog"]
+__all__ = ["ERROR", "NOTE", "WARNING", "Finding", "LintResult", "Severity", "finding", "names_unknown_to_catalog"]
+
+ERROR = "error"
+WARNING = "warning"
+NOTE = "note"
 
 _CATALOG_NAME_CODES = frozenset({"renamed-option", "bad-choice", "bad-config-choice"})
 """Codes (besides ``unknown-*``) of findings that say a name is missing from the catalog checked."""
@@ -21,6 +25,11 @@ def names_unknown_to_catalog(finding: Finding) -> bool:
     name startup looks up (``unknown-reasoning-parser``, ``unknown-attention-backend`` ...). Another
     release of the engine may well have it."""
     return finding.code.startswith("unknown-") or finding.code in _CATALOG_NAME_CODES
+
+
+def finding(severity: str, code: str, message: str, *, option: str | None = None, fix: str | None = None) -> Finding:
+    """A finding about ``option`` (a name on the command line), the form engine rules write."""
+    return Finding(severity=severity, code=code, message=message, location=option, fix=fix)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ installed.
 
 from __future__ import annotations
 
-import gzip
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -45,7 +44,11 @@ def json_stem(path: Path) -> str:
 def read_stored_json(path: Path) -> Any:
     """The JSON a stored data file holds, gzip-compressed or not."""
     raw = path.read_bytes()
-    text = gzip.decompress(raw).decode("utf-8") if path.name.endswith(".gz") else raw.decode("utf-8")
+    if path.name.endswith(".gz"):
+        import gzip  # only past releases are stored compressed: a plan at the pinned one never reads them
+
+        raw = gzip.decompress(raw)
+    text = raw.decode("utf-8")
     return json.loads(text)
 
 

@@ -14,15 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from servekit.engines.common.findings import Finding
+from servekit.engines.common.findings import ERROR, NOTE, WARNING, Finding, finding
 from servekit.engines.common.flags import FlagCatalog
 
 # Env vars only CUDA / NCCL read; other accelerators ignore them.
 CUDA_ENV_PREFIXES = ("CUDA_", "NCCL_", "PYTORCH_CUDA_")
-
-ERROR = "error"
-WARNING = "warning"
-NOTE = "note"
 
 
 @dataclass(frozen=True)
@@ -113,10 +109,6 @@ class DialectContext:
     image: str | None = None
     engine_version: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
-
-
-def finding(severity: str, code: str, message: str, *, option: str | None = None, fix: str | None = None) -> Finding:
-    return Finding(severity=severity, code=code, message=message, location=option, fix=fix)
 
 
 def split_cuda_env(env: Mapping[str, str], reason: str) -> tuple[dict[str, str], list[Untranslated]]:

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from servekit.engines.common.findings import Finding
-from servekit.engines.common.translation import ERROR, finding
+from servekit.engines.common.findings import ERROR, Finding, finding
 from servekit.engines.max.renames import rename_for
 
 _UNKNOWN = ("unknown-option", "renamed-option")

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from servekit.engines.common.translation import ERROR, NOTE, WARNING, DialectContext, Untranslated, finding
-from servekit.engines.common.findings import Finding
+from servekit.engines.common.findings import ERROR, NOTE, WARNING, Finding, finding
+from servekit.engines.common.translation import DialectContext, Untranslated
 from servekit.engines.max.specs import CATALOGS
 from servekit.engines.max.vocab import (
     DTYPE_ENCODINGS,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from servekit.engines.common.findings import Finding
+from servekit.engines.common.findings import ERROR, NOTE, WARNING, Finding, finding
 from servekit.engines.common.lint import check_args
-from servekit.engines.common.translation import ERROR, NOTE, WARNING, DialectContext, finding
+from servekit.engines.common.translation import DialectContext
 from servekit.engines.max.checks import combined
 from servekit.engines.max.specs import CATALOGS, DEFAULT_VERSION
 from servekit.errors import ServekitError

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from servekit.engines.common.findings import Finding
-from servekit.engines.common.translation import ERROR, NOTE, DialectContext, engine_image, finding
+from servekit.engines.common.findings import ERROR, NOTE, Finding, finding
+from servekit.engines.common.translation import DialectContext, engine_image
 from servekit.engines.max.specs import DEFAULT_VERSION
 from servekit.hardware import HardwareProfile, profile_of
 from servekit.synthesis.images import ImageFacts

@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from servekit.engines.common.translation import ERROR, NOTE, WARNING, finding
-from servekit.engines.common.findings import Finding
+from servekit.engines.common.findings import ERROR, NOTE, WARNING, Finding, finding
 from servekit.engines.qaic.config import (
     ALIASES,
     BOOLEAN_FIELDS,

@@ -18,17 +18,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from servekit.engines.common.findings import ERROR, Finding, finding
 from servekit.engines.common.translation import (
-    ERROR,
     DialectContext,
     EngineLaunch,
     Untranslated,
     engine_image,
-    finding,
     split_cuda_env,
     unique_findings,
 )
-from servekit.engines.common.findings import Finding
 from servekit.engines.qaic.compile import compile_step
 from servekit.engines.qaic.config import (
     ALIASES,

@@ -10,18 +10,10 @@ from typing import Any
 from servekit.engines.common.artifacts import Artifact
 from servekit.engines.common.command_line import EngineCommand, split_docker_run, strip_env
 from servekit.engines.common.engine import Engine
-from servekit.engines.common.findings import Finding
+from servekit.engines.common.findings import ERROR, NOTE, Finding, finding
 from servekit.engines.common.flags import FlagCatalog
 from servekit.engines.common.lint import check_args
-from servekit.engines.common.translation import (
-    ERROR,
-    NOTE,
-    DialectContext,
-    EngineLaunch,
-    engine_image,
-    finding,
-    split_cuda_env,
-)
+from servekit.engines.common.translation import DialectContext, EngineLaunch, engine_image, split_cuda_env
 from servekit.engines.sglang.artifacts import sglang_artifacts
 from servekit.engines.sglang.specs import (
     CATALOGS,

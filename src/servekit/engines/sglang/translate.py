@@ -15,9 +15,9 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from servekit.engines.common.findings import Finding
+from servekit.engines.common.findings import NOTE, WARNING, Finding, finding
 from servekit.engines.common.flags import FlagCatalog
-from servekit.engines.common.translation import NOTE, WARNING, Untranslated, finding
+from servekit.engines.common.translation import Untranslated
 from servekit.engines.sglang import vocab
 from servekit.engines.sglang.specs import MODULE
 from servekit.engines.vllm.launch import VllmLaunch, parse_vllm_argv

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from servekit.engines.common.artifacts import Artifact
 from servekit.engines.common.command_line import (
     EngineCommand,
     option_value,
@@ -20,14 +19,16 @@ from servekit.engines.common.files import NamedFile
 from servekit.engines.common.findings import Finding
 from servekit.engines.common.flags import FlagCatalog
 from servekit.engines.common.scan import scan
-from servekit.engines.common.translation import DialectContext, EngineLaunch
-from servekit.engines.vllm.artifacts import vllm_artifacts
 from servekit.engines.vllm.catalog import CATALOGS, DEFAULT_VERSION, ID
 from servekit.engines.vllm.config_fields import nested_config_findings
 from servekit.engines.vllm.rules import serve_rule_findings
 from servekit.engines.vllm.specs import INSTALL, LAUNCH, MEMORY, PRECOMPILE
-from servekit.engines.vllm.upgrades import TABLE as UPGRADES
 from servekit.engines.vllm.versions import other_release_spelling
+
+if TYPE_CHECKING:
+    from servekit.engines.common.artifacts import Artifact
+    from servekit.engines.common.translation import DialectContext, EngineLaunch
+    from servekit.engines.common.upgrade_table import UpgradeTable
 
 _MODEL_OPTION = re.compile(r"^--model(=.+|$)")
 _SERVED_NAME = re.compile(r"^--served[-_]model[-_]name(=.+|$)")
@@ -96,7 +97,14 @@ class VllmEngine(Engine):
     launch = LAUNCH
     memory = MEMORY
     catalogs = CATALOGS
-    upgrades = UPGRADES
+
+    # The upgrade table, translation and the repos a launch loads answer `servekit upgrade`, other
+    # engines' plans and warm-cache; their modules are imported when asked, not by every plan.
+    @property
+    def upgrades(self) -> UpgradeTable:
+        from servekit.engines.vllm.upgrades import TABLE
+
+        return TABLE
 
     def recognizes(self, argv: Sequence[str]) -> bool:
         _, rest = strip_env(argv)
@@ -116,6 +124,8 @@ class VllmEngine(Engine):
         return other_release_spelling(catalog, option) if catalog.command == "serve" else None
 
     def translate(self, vllm_argv: Sequence[str], context: DialectContext | None = None) -> EngineLaunch:
+        from servekit.engines.common.translation import DialectContext, EngineLaunch
+
         context = context or DialectContext()
         return EngineLaunch(engine=self.id, argv=tuple(vllm_argv), env=dict(context.env), image=context.image)
 
@@ -123,6 +133,8 @@ class VllmEngine(Engine):
         return []
 
     def artifacts(self, argv: Sequence[str]) -> list[Artifact]:
+        from servekit.engines.vllm.artifacts import vllm_artifacts
+
         return vllm_artifacts(argv)
 
     def plan_fields(self, launch: EngineLaunch) -> dict[str, Any]:

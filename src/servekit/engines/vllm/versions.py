@@ -13,10 +13,9 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from servekit.engines.common.findings import Finding
+from servekit.engines.common.findings import NOTE, WARNING, Finding, finding
 from servekit.engines.common.flags import FlagCatalog, version_key
 from servekit.engines.common.scan_result import Occurrence
-from servekit.engines.common.translation import NOTE, WARNING, finding
 from servekit.engines.vllm.catalog import CATALOGS, DEFAULT_VERSION
 from servekit.errors import ServekitError
 
