@@ -12,10 +12,13 @@ compiled from source on every run instead (each run gets an empty PYTHONPYCACHEP
 editable install behaves under PYTHONDONTWRITEBYTECODE=1; ``--no-parsed-catalog`` gives each run an
 empty servekit home, so the catalog's YAML is parsed every time (the first plan after an edit).
 ``--imports`` lists the modules the plan imports that ``python -c pass`` does not (``python -X
-importtime`` shows what each costs).
+importtime`` shows what each costs). ``--against PYTHON`` (repeatable) times the same plan under
+another checkout's interpreter too (its virtual environment's python, e.g. one made for main
+before a change), in the same runs, interleaved; its bytecode is cached under a temporary
+PYTHONPYCACHEPREFIX, so nothing is written into that checkout.
 
 Usage: .venv/bin/python bench/bench_cold_plan.py [--runs N] [--model ID] [--no-bytecode-cache]
-       [--no-parsed-catalog] [--imports]
+       [--no-parsed-catalog] [--imports] [--against PYTHON ...]
 """
 
 from __future__ import annotations
@@ -36,8 +39,8 @@ IMPORTED = "import sys; b = set(sys.modules); from servekit.cli import run; sys.
            "sys.stderr.write('\\n'.join(sorted(set(sys.modules) - b)) + '\\n')"
 
 
-def plan_argv(model: str) -> list[str]:
-    return [sys.executable, "-c", "import sys; from servekit.cli import run; sys.exit(run())",
+def plan_argv(model: str, python: str = sys.executable) -> list[str]:
+    return [python, "-c", "import sys; from servekit.cli import run; sys.exit(run())",
             "plan", model, "--format", "json"]
 
 
@@ -52,20 +55,30 @@ def child_cpu(argv: list[str], env: dict[str, str]) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(runs: int, model: str, bytecode_cache: bool, parsed_catalog: bool) -> tuple[list[float], list[float]]:
-    """CPU seconds of ``python -c pass`` and of the plan, ``runs`` each, interleaved."""
+def measure(runs: int, model: str, bytecode_cache: bool, parsed_catalog: bool,
+            against: list[str]) -> tuple[list[float], list[float], list[list[float]]]:
+    """CPU seconds of ``python -c pass``, of the plan and of the plan under each ``against``
+    interpreter, ``runs`` each, interleaved."""
     env = dict(os.environ)
     warm = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    child_cpu(plan_argv(model), warm)  # untimed: writes the bytecode and parsed-catalog caches
-    bare, plan = [], []
-    for _ in range(runs):
-        with tempfile.TemporaryDirectory() as prefix, tempfile.TemporaryDirectory() as home:
-            run_env = dict(env)
-            run_env.update({} if bytecode_cache else {"PYTHONPYCACHEPREFIX": prefix})
-            run_env.update({} if parsed_catalog else {"SERVEKIT_HOME": home})
-            bare.append(child_cpu([sys.executable, "-c", "pass"], run_env))
-            plan.append(child_cpu(plan_argv(model), run_env))
-    return bare, plan
+    with tempfile.TemporaryDirectory() as other_caches:
+        other_env = [dict(env, PYTHONPYCACHEPREFIX=os.path.join(other_caches, str(i))) for i in range(len(against))]
+        child_cpu(plan_argv(model), warm)  # untimed: writes the bytecode and parsed-catalog caches
+        for python, cached in zip(against, other_env):
+            child_cpu(plan_argv(model, python), {k: v for k, v in cached.items() if k != "PYTHONDONTWRITEBYTECODE"})
+        bare, plan, others = [], [], [[] for _ in against]
+        for _ in range(runs):
+            with tempfile.TemporaryDirectory() as prefix, tempfile.TemporaryDirectory() as home:
+                run_env = dict(env)
+                run_env.update({} if bytecode_cache else {"PYTHONPYCACHEPREFIX": prefix})
+                run_env.update({} if parsed_catalog else {"SERVEKIT_HOME": home})
+                bare.append(child_cpu([sys.executable, "-c", "pass"], run_env))
+                plan.append(child_cpu(plan_argv(model), run_env))
+                for python, cached, times in zip(against, other_env, others):
+                    other = dict(cached) if bytecode_cache else dict(cached, PYTHONPYCACHEPREFIX=prefix + "-other")
+                    other.update({} if parsed_catalog else {"SERVEKIT_HOME": home})
+                    times.append(child_cpu(plan_argv(model, python), other))
+    return bare, plan, others
 
 
 def imported_modules(model: str) -> list[str]:
@@ -81,8 +94,11 @@ def main() -> int:
     parser.add_argument("--no-bytecode-cache", action="store_true", help="compile every module on every run")
     parser.add_argument("--no-parsed-catalog", action="store_true", help="parse the catalog's YAML on every run")
     parser.add_argument("--imports", action="store_true", help="list the modules the plan imports")
+    parser.add_argument("--against", action="append", default=[], metavar="PYTHON",
+                        help="also time the plan under this interpreter (another checkout's venv), interleaved")
     args = parser.parse_args()
-    bare, plan = measure(args.runs, args.model, not args.no_bytecode_cache, not args.no_parsed_catalog)
+    bare, plan, others = measure(args.runs, args.model, not args.no_bytecode_cache, not args.no_parsed_catalog,
+                                 args.against)
     b, p = statistics.median(bare), statistics.median(plan)
     mode = ("compiled from source each run" if args.no_bytecode_cache else "bytecode cached") + \
         (", catalog YAML parsed each run" if args.no_parsed_catalog else ", catalog documents parsed before")
@@ -95,6 +111,11 @@ def main() -> int:
     print(f"  servekit plan {args.model} --format json {p * 1000:7.1f} ms   (least {min(plan) * 1000:.1f} ms)")
     print(f"  difference {(p - b) * 1000:.1f} ms (target at most {TARGET_EXTRA_S * 1000:.0f} ms), "
           f"ratio {p / b if b else float('inf'):.1f}x")
+    for python, times in zip(args.against, others):
+        o = statistics.median(times)
+        print(f"  against {python}: {o * 1000:.1f} ms (least {min(times) * 1000:.1f} ms), "
+              f"difference {(o - b) * 1000:.1f} ms, ratio {o / b if b else float('inf'):.1f}x; "
+              f"this checkout saves {(o - p) * 1000:.1f} ms")
     if args.imports:
         mods = imported_modules(args.model)
         tops = sorted({m.split(".")[0] for m in mods})
