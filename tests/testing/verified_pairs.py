@@ -18,7 +18,7 @@ from typing import Any
 from servekit.app.overridden import plan_with_overrides
 from servekit.app.plan_view import engine_errors
 from servekit.catalog.documents import CatalogDocuments
-from servekit.cli.plan_cmd import PlanOptions, plan_overrides, plan_request, print_plan
+from servekit.cli.plan_cmd import PlanOptions, plan_request, print_plan
 from servekit.errors import ServekitError
 
 FORMS = ("text", "docker")
@@ -65,7 +65,7 @@ def outcome(docs: CatalogDocuments, recipe: str, hardware: str, form: str) -> Ou
     sink = io.StringIO()
     try:
         with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-            result = plan_with_overrides(plan_request(opts, docs), plan_overrides(opts))
+            result = plan_with_overrides(plan_request(opts, docs), opts.overrides)
             code = print_plan(result, opts)
     except ServekitError as exc:
         return Outcome(recipe, hardware, form, 1, (f"error:{exc.message}",), (exc.fix,))

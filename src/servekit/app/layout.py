@@ -23,8 +23,9 @@ from servekit.app.checks import known_facts, process_checks
 from servekit.catalog.domain import recipe_of, strategies_of
 from servekit.errors import ServekitError
 from servekit.findings import Finding
+from servekit.synthesis.apply_overrides import apply_overrides
 from servekit.synthesis.layouts import Layout, parallel_layouts
-from servekit.synthesis.overrides import Overrides, apply_overrides
+from servekit.synthesis.overrides import Overrides
 from servekit.synthesis.plan import Selection
 from servekit.synthesis.resolve import selection_from_request
 from servekit.synthesis.synthesize import synthesize

@@ -24,7 +24,8 @@ from servekit.catalog.ids import UnknownIdError
 from servekit.errors import SelectionError
 from servekit.facts.missing import FactsNotFoundError
 from servekit.hardware import LOCAL, profile_of
-from servekit.synthesis.overrides import Overrides, apply_overrides
+from servekit.synthesis.apply_overrides import apply_overrides
+from servekit.synthesis.overrides import Overrides
 from servekit.synthesis.plan import Plan, Selection
 from servekit.synthesis.resolve import resolve_selection
 from servekit.synthesis.synthesize import synthesize

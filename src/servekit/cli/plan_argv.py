@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from typing import Any
 
 from servekit.cli.plan_run import PlanOptions
+from servekit.synthesis.overrides import Overrides
 
 COMMAND = "plan"
 COMPLETION_ENV = "_SERVEKIT_COMPLETE"
@@ -56,7 +58,8 @@ OPTIONS: dict[str, tuple[str, str, Any]] = {
     "--vllm-version": ("vllm_version", STRING, None),
     "--docker": ("docker", FLAG, True),
 }
-"""Option -> (``PlanOptions`` field, kind, the value a flag sets)."""
+"""Option -> (``PlanOptions`` field, or ``Overrides`` field for an override, kind, the value a flag sets)."""
+OVERRIDES = tuple(f.name for f in fields(Overrides))
 TYPER_ONLY = ("--slo", "--workload")
 """Options of ``servekit plan`` this reader leaves to typer: they run another search or add the
 performance prediction (``servekit.cli.plan_cmd``), not the plain plan."""
@@ -73,9 +76,11 @@ def plain_plan(argv: Sequence[str], environ: Mapping[str, str] | None = None) ->
     if not argv or argv[0] != COMMAND or COMPLETION_ENV in (os.environ if environ is None else environ):
         return None
     try:
-        return PlanOptions(**_values(list(argv[1:])))
+        values = _values(list(argv[1:]))
     except _Unplain:
         return None
+    overrides = Overrides(**{name: values.pop(name) for name in OVERRIDES if name in values})
+    return PlanOptions(**values, overrides=overrides)
 
 
 def _values(words: list[str]) -> dict[str, Any]:

@@ -8,11 +8,10 @@ import json
 
 import typer
 
-from servekit.cli.plan_run import (FORMATS, PlanOptions, checked_format, plan_command, plan_overrides, plan_request,
-                                   print_plan, run_plan)
+from servekit.cli.plan_run import FORMATS, PlanOptions, checked_format, plan_command, plan_request, print_plan, run_plan
+from servekit.synthesis.overrides import Overrides
 
-__all__ = ["FORMATS", "OVERRIDE_OPTIONS", "PlanOptions", "plan_command", "plan_overrides", "plan_request",
-           "print_plan", "register"]
+__all__ = ["FORMATS", "OVERRIDE_OPTIONS", "PlanOptions", "plan_command", "plan_request", "print_plan", "register"]
 
 
 def slo_command(model: str | None, hardware: str | None, variant: str | None, engine: str, catalog: str | None,
@@ -131,7 +130,7 @@ def register(app: typer.Typer) -> None:
         opts = PlanOptions(model, hardware, variant, strategy, nodes, list(features), list(no_features),
                            list(modes), kv_offload, engine, catalog, output_format, batch, task, checks,
                            target, qaic_mode, devices, namespace, name, storage_class, cache_size, docker,
-                           max_model_len, tp, port, gpu_memory_utilization, image, vllm_version, pp)
+                           Overrides(max_model_len, tp, port, gpu_memory_utilization, image, vllm_version, pp))
         if workload is not None:
             raise typer.Exit(plan_with_performance(opts, workload))
         raise typer.Exit(run_plan(opts))

@@ -14,6 +14,8 @@ import json
 import sys
 from dataclasses import dataclass, field
 
+from servekit.synthesis.overrides import Overrides
+
 FORMATS = ("text", "json", "sh", "k8s")
 
 
@@ -42,13 +44,7 @@ class PlanOptions:
     storage_class: str | None = None
     cache_size: str | None = None
     docker: bool = False
-    max_model_len: str | None = None
-    tp: int | None = None
-    port: int | None = None
-    gpu_memory_utilization: float | None = None
-    image: str | None = None
-    vllm_version: str | None = None
-    pp: int | None = None
+    overrides: Overrides = field(default_factory=Overrides)  # --tp, --image, --vllm-version ...
 
 
 def batch_command(path: str, catalog: str | None) -> int:
@@ -76,13 +72,6 @@ def plan_request(opts: PlanOptions, documents=None):
         site=RunSite(container=opts.docker or opts.output_format == "k8s", docker=opts.output_format != "k8s"),
         documents=documents,
     )
-
-
-def plan_overrides(opts: PlanOptions):
-    from servekit.synthesis.overrides import Overrides
-
-    return Overrides(opts.max_model_len, opts.tp, opts.port, opts.gpu_memory_utilization, opts.image,
-                     opts.vllm_version, opts.pp)
 
 
 def _ignored_options(opts: PlanOptions) -> None:
@@ -133,7 +122,7 @@ def plan_command(opts: PlanOptions) -> int:
         raise SelectionError("name a MODEL (a recipe id such as Qwen/Qwen3.8-27B) or pass --batch FILE")
     from servekit.app.overridden import plan_with_overrides
 
-    return print_plan(plan_with_overrides(plan_request(opts), plan_overrides(opts)), opts)
+    return print_plan(plan_with_overrides(plan_request(opts), opts.overrides), opts)
 
 
 def print_plan(result, opts: PlanOptions) -> int:
@@ -148,14 +137,15 @@ def print_plan(result, opts: PlanOptions) -> int:
         if _k8s(result.plan, opts):
             return 1
     elif opts.output_format == "json":
-        sys.stdout.write(json.dumps(plan_payload(result, opts.vllm_version), indent=2, ensure_ascii=False) + "\n")
+        payload = plan_payload(result, opts.overrides.vllm_version)
+        sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     else:
         from servekit.app.plan_text import plan_lines, plan_sh  # the script writer: not for the JSON form
 
         if opts.output_format == "sh":
-            sys.stdout.write(plan_sh(result, docker=opts.docker, version=opts.vllm_version))
+            sys.stdout.write(plan_sh(result, docker=opts.docker, version=opts.overrides.vllm_version))
         else:
-            _print_lines(plan_lines(result, docker=opts.docker, version=opts.vllm_version))
+            _print_lines(plan_lines(result, docker=opts.docker, version=opts.overrides.vllm_version))
     if _engine_error(result):
         return 1
     if not result.can_start:
