@@ -63,20 +63,26 @@ def measure(runs: int, model: str, bytecode_cache: bool, parsed_catalog: bool,
     warm = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory() as other_caches:
         other_env = [dict(env, PYTHONPYCACHEPREFIX=os.path.join(other_caches, str(i))) for i in range(len(against))]
-        child_cpu(plan_argv(model), warm)  # untimed: writes the bytecode and parsed-catalog caches
-        for python, cached in zip(against, other_env):
-            child_cpu(plan_argv(model, python), {k: v for k, v in cached.items() if k != "PYTHONDONTWRITEBYTECODE"})
+        # untimed: writes the bytecode and parsed-catalog caches; without the parsed catalog, once more
+        # with an empty home, so the modules that parse the YAML have their bytecode written as well
+        homes = [{}] if parsed_catalog else [{}, {"SERVEKIT_HOME": os.path.join(other_caches, "warm-home")}]
+        for home in homes:
+            child_cpu(plan_argv(model), dict(warm, **home))
+            for i, (python, cached) in enumerate(zip(against, other_env)):
+                warm_other = {k: v for k, v in cached.items() if k != "PYTHONDONTWRITEBYTECODE"}
+                child_cpu(plan_argv(model, python), dict(warm_other, **{k: v + f"-{i}" for k, v in home.items()}))
         bare, plan, others = [], [], [[] for _ in against]
         for _ in range(runs):
-            with tempfile.TemporaryDirectory() as prefix, tempfile.TemporaryDirectory() as home:
+            with tempfile.TemporaryDirectory() as scratch:  # each source its own empty caches, when asked
                 run_env = dict(env)
-                run_env.update({} if bytecode_cache else {"PYTHONPYCACHEPREFIX": prefix})
-                run_env.update({} if parsed_catalog else {"SERVEKIT_HOME": home})
+                run_env.update({} if bytecode_cache else {"PYTHONPYCACHEPREFIX": os.path.join(scratch, "pyc")})
+                run_env.update({} if parsed_catalog else {"SERVEKIT_HOME": os.path.join(scratch, "home")})
                 bare.append(child_cpu([sys.executable, "-c", "pass"], run_env))
                 plan.append(child_cpu(plan_argv(model), run_env))
-                for python, cached, times in zip(against, other_env, others):
-                    other = dict(cached) if bytecode_cache else dict(cached, PYTHONPYCACHEPREFIX=prefix + "-other")
-                    other.update({} if parsed_catalog else {"SERVEKIT_HOME": home})
+                for i, (python, cached, times) in enumerate(zip(against, other_env, others)):
+                    other = dict(cached)
+                    other.update({} if bytecode_cache else {"PYTHONPYCACHEPREFIX": os.path.join(scratch, f"pyc-{i}")})
+                    other.update({} if parsed_catalog else {"SERVEKIT_HOME": os.path.join(scratch, f"home-{i}")})
                     times.append(child_cpu(plan_argv(model, python), other))
     return bare, plan, others
 
