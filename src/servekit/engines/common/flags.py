@@ -227,7 +227,9 @@ class FlagCatalog:
         )
 
 
+@lru_cache(maxsize=4096)
 def version_key(text: str) -> tuple[int, Any]:
+    """A sort key for a version string (a plan compares the stored releases' names many times over)."""
     try:
         return (1, Version(text))
     except InvalidVersion:
