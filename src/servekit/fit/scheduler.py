@@ -8,7 +8,9 @@ by a rule that changed between releases (``v1_batch_defaults`` in ``servekit.fit
 * 0.8.4: 1024 sequences only on H100/H200, 256 elsewhere;
 * 0.8.5: any device of at least 70 GiB gets 8192 / 1024;
 * 0.9: ... except devices named A100;
-* 0.28: devices of at least 160 GiB get 16384 batched tokens.
+* 0.28: devices of at least 160 GiB get 16384 batched tokens;
+* on the CPU platform (vLLM CPU 0.32.0, ``EngineArgs.get_batch_defaults``, "cpu specific default
+  values"): 2048 batched tokens and 128 sequences per rank of the world (TP x PP) for the server.
 
 Without chunked prefill V1 raises the batched tokens to ``max_model_len``. The profile's dummy
 forward pass runs over the batched tokens, its dummy sampler over ``max_num_seqs`` rows.
@@ -40,6 +42,9 @@ V0_BATCHED_TOKENS = 2048
 V0_MULTIMODAL_BATCHED_TOKENS = 5120
 V0_LONG_CONTEXT = 32768
 NAMED_LARGE = ("h100", "h200")
+CPU_SERVER_DEFAULTS = (2048, 128)
+"""(batched tokens, sequences) per rank the OpenAI server takes on the CPU platform (the ``LLM()``
+class: 4096 / 256)."""
 OFFLINE_TOKEN_FACTOR = {True: 2, False: 4}
 """How many times the server's batched tokens the ``LLM()`` class defaults to, on large devices and
 on the rest (vllm/engine/arg_utils.py: LLM_CLASS 16384 / 8192 against OPENAI_API_SERVER 8192 / 2048)."""
@@ -60,10 +65,14 @@ def effective_max_model_len(facts: ModelFacts, launch: LaunchSettings) -> int:
     return launch.max_model_len or facts.max_position_embeddings or DEFAULT_MAX_MODEL_LEN
 
 
-def v1_defaults(device: Device, run: VllmRun, offline: bool = False) -> tuple[int, int]:
+def v1_defaults(device: Device, run: VllmRun, offline: bool = False, world_size: int = 1) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) the V1 OpenAI server picks for this device; the
     ``LLM()`` class (``offline``) takes 16384 / 8192 tokens where the server takes 8192 / 2048
-    (``UsageContext.LLM_CLASS`` in the same tables)."""
+    (``UsageContext.LLM_CLASS`` in the same tables). On the CPU platform both scale with the
+    ranks of the world (``world_size``: TP x PP)."""
+    if run.platform == "cpu":
+        tokens, seqs = CPU_SERVER_DEFAULTS
+        return tokens * world_size * (2 if offline else 1), seqs * world_size * (2 if offline else 1)
     scheme = run.rule("v1_batch_defaults")
     gib, name = device.memory_gib, device.name.lower()
     if scheme == "memory_70_160" and gib >= value("huge_device_gib"):
