@@ -4,7 +4,9 @@
 order), every value of its grid is tried with the others held, and the one with the lowest loss
 kept (ties: the value tried first); rounds repeat until none changes (at most ``ROUNDS``). The loss
 is the mean over points of the mean |ln(predicted / measured)| over the metrics a point
-measured (output throughput, TPOT, TTFT). The measured figures are read here and only here;
+measured (output throughput, TPOT, TTFT). The CPU backend's constants (suffix ``vllm_cpu``) move
+only with points of that backend: no point of the perf-points file is one
+(``bench/bench_cpu_overheads.py`` fits them on their own calibration set). The measured figures are read here and only here;
 ``servekit perf --points`` never reads them.
 """
 
@@ -17,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from servekit.hardware.profile import HardwareProfile
-from servekit.perf.constants import CONSTANTS, ENGINES, FITTED, fitted_values
+from servekit.perf.constants import CONSTANTS, FITTED, OVERHEAD_KEYS, fitted_values
 from servekit.perf.intervals import METRICS, interval_ratios, symmetric_ratios
 from servekit.perf.points import kv_pool, launch_of, point_profile, shape_facts, workload_of
 from servekit.perf.predict import Prediction, predict
@@ -78,7 +80,7 @@ def loss(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile], va
 def _touches(key: str, points: Sequence[Measured]) -> bool:
     """A per-engine constant moves only with points of its engine."""
     suffix = key.split(".", 1)[1] if "." in key else ""
-    if suffix not in ENGINES:
+    if suffix not in OVERHEAD_KEYS:
         return True
     return any(m.point.get("engine") == suffix for m in points)
 

@@ -67,11 +67,49 @@ point in file order, starting with the first (the rule that chose them; every ot
 point is the evaluation set)."""
 
 ENGINES = ("vllm", "sglang", "trtllm")
+CPU_KEY = "vllm_cpu"
+"""The suffix of the CPU backend's overhead constants (vLLM on the CPU platform)."""
+OVERHEAD_KEYS = (*ENGINES, CPU_KEY)
 STEP_MS = {"vllm": 2.5, "sglang": 1.5, "trtllm": 0.0}
 SEQ_US = {"vllm": 55.0, "sglang": 110.0, "trtllm": 0.0}
 REQUEST_MS = {"vllm": 35.0, "sglang": 2.5, "trtllm": 0.0}
 """The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``,
 ``request_overhead_ms.ENGINE``)."""
+
+CPU_CALIBRATION = ("a small Llama (4 layers, hidden 1024, 8 heads, 8 KV heads, head_dim 128, intermediate 2816, "
+                   "BF16, 104 MB) served by vLLM CPU 0.32.0 on the project's build machine (AMD EPYC, 2 vCPUs, "
+                   "KVM, shared with other work); vllm bench serve, random dataset with --ignore-eos, 40 prompts "
+                   "each: 128:64 at concurrency 1 and 16, 512:32 at concurrency 2 (bench/bench_cpu_overheads.py)")
+"""The calibration set of the CPU backend's constants. The run the engine test measures
+(256:128 at concurrency 4) is none of them."""
+
+CPU_FITTED = {"bandwidth_fraction": 1.4, "flops_fraction": 1.45, "step_overhead_ms": 3.75, "seq_overhead_us": 640.0,
+              "request_overhead_ms": 0.0}
+"""Fitted on ``CPU_CALIBRATION`` (``<name>.vllm_cpu`` for each name), against the CPU row the probe
+measured then (16.8 GB/s, 0.239 TFLOPS BF16; shares above 1: the probe ran beside other work and
+the server reached more than it measured); the run is in bench/results/cpu-overheads-2026-12-02.txt."""
+
+CPU_CONSTANTS: tuple[PerfConstant, ...] = (
+    PerfConstant("bandwidth_fraction.vllm_cpu", CPU_FITTED["bandwidth_fraction"], FITTED,
+                 "share of the measured CPU memory bandwidth",
+                 "fitted on CPU_CALIBRATION (the probe's copy loop against vLLM CPU's weight and KV reads)",
+                 _grid(0.05, 1.5, 0.05)),
+    PerfConstant("flops_fraction.vllm_cpu", CPU_FITTED["flops_fraction"], FITTED,
+                 "share of the measured CPU BF16 FLOP/s",
+                 "fitted on CPU_CALIBRATION (the probe's 2048^3 product against vLLM CPU's GEMMs of a few tokens)",
+                 _grid(0.05, 3.0, 0.05)),
+    PerfConstant("step_overhead_ms.vllm_cpu", CPU_FITTED["step_overhead_ms"], FITTED, "milliseconds per engine step",
+                 "fitted on CPU_CALIBRATION (the CPU backend's scheduling, sampling, detokenizing and the Python "
+                 "of its forward pass; valid for the machine it was measured on)", _grid(0.0, 15.0, 0.25)),
+    PerfConstant("seq_overhead_us.vllm_cpu", CPU_FITTED["seq_overhead_us"], FITTED,
+                 "microseconds per running sequence per step",
+                 "fitted on CPU_CALIBRATION (input preparation, sampling, streaming per sequence)",
+                 _grid(0.0, 1000.0, 10.0)),
+    PerfConstant("request_overhead_ms.vllm_cpu", CPU_FITTED["request_overhead_ms"], FITTED,
+                 "milliseconds per request before its first step",
+                 "fitted on CPU_CALIBRATION (HTTP, tokenizing and admitting a request: the API server shares the "
+                 "CPU with the engine)", _grid(0.0, 100.0, 1.0)),
+)
 
 CONSTANTS: tuple[PerfConstant, ...] = (
     PerfConstant("bandwidth_fraction", 0.95, FITTED, "share of the datasheet memory bandwidth",
@@ -119,6 +157,7 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "relative to the NVIDIA parts the fraction is fitted on",
                  "assumed: MI300X streams about 81% of its 5.3 TB/s in public measurements against about 90% "
                  "for Hopper's HBM3: 0.81 / 0.90"),
+    *CPU_CONSTANTS,
     PerfConstant("acceptance.mtp", 0.85, SOURCED, "probability a drafted token is accepted",
                  "DeepSeek-V3 technical report, https://arxiv.org/abs/2412.19437 section 5.4.3: the second "
                  "token's acceptance rate is 85-90%"),

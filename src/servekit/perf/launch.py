@@ -4,6 +4,11 @@ Rates are the device table's figures (``servekit.hardware.device_compute``) time
 fractions (``servekit.perf.constants``; an AMD part's scaled by the measured gap between its
 achievable and peak figures and NVIDIA's, ``constants.vendor_scale``); a device without a link
 figure talks over PCIe Gen4.
+Hardware ``local`` on a CPU machine takes its measured row (``servekit.perf.local_cpu``), whose
+figures are achieved on large operations: the CPU backend's shares of them are fitted
+(``bandwidth_fraction.vllm_cpu``, ``flops_fraction.vllm_cpu``). A launch on the CPU platform takes
+the CPU backend's overheads (``*.vllm_cpu`` constants); all are fitted on their own calibration
+runs (``servekit.perf.constants.CPU_CALIBRATION``).
 Scheduler limits are the launch's own ``max_num_seqs`` / ``max_num_batched_tokens``, else the
 engine's defaults: vLLM's per release and device (``servekit.fit.scheduler.v1_defaults``),
 SGLang's and TensorRT-LLM's from ``constants``.
@@ -17,9 +22,10 @@ from servekit.errors import ServekitError
 from servekit.fit.hardware import Device
 from servekit.fit.scheduler import v1_defaults
 from servekit.fit.versions import VllmRun
-from servekit.hardware.device_compute import PCIE4, compute_format
+from servekit.hardware import LOCAL
+from servekit.hardware.device_compute import PCIE4, DeviceCompute, compute_format
 from servekit.hardware.profile import HardwareProfile
-from servekit.perf.constants import ENGINES, constant, fitted_values, flops_fraction, vendor_scale
+from servekit.perf.constants import CPU_KEY, ENGINES, constant, fitted_values, flops_fraction, vendor_scale
 from servekit.perf.shape import ModelShape
 from servekit.perf.terms import Rates
 
@@ -33,12 +39,26 @@ def engine_key(engine: str) -> str:
     return engine if engine in ENGINES else "vllm"
 
 
+def overhead_key(engine: str, profile: HardwareProfile) -> str:
+    """The suffix of the overhead constants of ``engine`` on ``profile``'s platform."""
+    return CPU_KEY if profile.platform == "cpu" else engine_key(engine)
+
+
+def device_row(profile: HardwareProfile) -> DeviceCompute:
+    """The speed row of the profile's device: the table's, or this machine's measured CPU."""
+    if profile.compute is not None:
+        return profile.compute
+    if profile.id == LOCAL and profile.platform == "cpu":
+        from servekit.perf.local_cpu import local_cpu_row  # measures once per machine; only hardware local asks
+
+        return local_cpu_row(profile.display_name)
+    raise PerfError(f"no speed figures for {profile.id!r} ({profile.display_name})",
+                    fix="add its datasheet row to servekit.hardware.device_compute")
+
+
 def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
               values: Mapping[str, float] | None = None) -> Rates:
-    row = profile.compute
-    if row is None:
-        raise PerfError(f"no speed figures for {profile.id!r} ({profile.display_name})",
-                        fix="add its datasheet row to servekit.hardware.device_compute")
+    row = device_row(profile)
     fmt = compute_format(row, shape.compute_format)
     flops = row.flops(fmt) if fmt else None
     if flops is None:
@@ -46,27 +66,33 @@ def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
                         f"{shape.compute_format} or a wider format",
                         fix="add the datasheet's figure to servekit.hardware.device_compute")
     v = {**fitted_values(), **(values or {})}
-    share = flops_fraction(v, profile.generation) * vendor_scale("flops", profile.generation)
+    key = overhead_key(engine, profile)
+    if row.measured:  # achieved on large operations; the CPU backend's share of them is fitted
+        memory_share, flops_share = v[f"bandwidth_fraction.{CPU_KEY}"], v[f"flops_fraction.{CPU_KEY}"]
+    else:
+        memory_share = v["bandwidth_fraction"] * vendor_scale("bandwidth", profile.generation)
+        flops_share = flops_fraction(v, profile.generation) * vendor_scale("flops", profile.generation)
     return Rates(
-        memory=row.memory_gb_s * 1e9 * v["bandwidth_fraction"] * vendor_scale("bandwidth", profile.generation),
-        flops=flops * share,
+        memory=row.memory_gb_s * 1e9 * memory_share,
+        flops=flops * flops_share,
         link=(row.link_gb_s or PCIE4) * 1e9,
         layer_s=v["layer_overhead_us"] * 1e-6,
-        step_s=v[f"step_overhead_ms.{engine_key(engine)}"] * 1e-3,
-        seq_s=v[f"seq_overhead_us.{engine_key(engine)}"] * 1e-6,
-        expert_flops=flops * share * v["moe_flops_share"],
+        step_s=v[f"step_overhead_ms.{key}"] * 1e-3,
+        seq_s=v[f"seq_overhead_us.{key}"] * 1e-6,
+        expert_flops=flops * flops_share * v["moe_flops_share"],
         allreduce_s=v["allreduce_latency_us"] * 1e-6,
-        request_s=v[f"request_overhead_ms.{engine_key(engine)}"] * 1e-3,
+        request_s=v[f"request_overhead_ms.{key}"] * 1e-3,
     )
 
 
 def default_limits(engine: str, profile: HardwareProfile, version: str | None,
-                   speculative: bool = False) -> tuple[int, int]:
+                   speculative: bool = False, world_size: int = 1) -> tuple[int, int]:
     """(max_num_seqs, max_num_batched_tokens) the engine picks when the launch names neither
-    (SGLang lowers its sequences when it decodes speculatively)."""
+    (SGLang lowers its sequences when it decodes speculatively; vLLM on CPU scales both with the
+    ranks of the world, ``world_size``)."""
     key = engine_key(engine)
     if key == "vllm":
-        tokens, seqs = v1_defaults(Device(profile), VllmRun(version, {}, profile.platform))
+        tokens, seqs = v1_defaults(Device(profile), VllmRun(version, {}, profile.platform), world_size=world_size)
         return seqs, tokens
     seqs_key = f"max_batch.{key}.spec" if speculative and key == "sglang" else f"max_batch.{key}"
     return int(constant(seqs_key)), int(constant(f"max_tokens.{key}"))

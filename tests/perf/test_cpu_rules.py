@@ -1,0 +1,117 @@
+"""The CPU parts of the speed model: the measured CPU row (cached per machine), the CPU backend's
+scheduler defaults, and the measured-vs-predicted comparison."""
+
+from __future__ import annotations
+
+import json
+import pytest
+
+from servekit.fit.hardware import Device
+from servekit.fit.scheduler import v1_defaults
+from servekit.fit.versions import VllmRun
+from servekit.hardware import LOCAL, build_profile
+from servekit.perf import local_cpu
+from servekit.perf.compare import all_inside, compare
+from servekit.perf.constants import constant
+from servekit.perf.launch import device_row, overhead_key, rates_for
+from servekit.perf.shape import ModelShape
+
+CPU_ENTRY = {"brand": "AMD", "display_name": "this machine (Test CPU)", "generation": "cpu", "gpu_count": 1,
+             "kind": "cpu", "platform": "cpu", "vram_gb": 20.0, "multi_node": False}
+FIGURES = {"memory_gb_s": 25.0, "bf16_tflops": 0.4, "threads": 2, "torch": "2.13.0+cpu"}
+TINY = ModelShape(params_total=1e6, params_active=1e6, expert_params=0.0, experts=0, experts_per_token=0, layers=2,
+                  hidden=256, heads=4, attention_dim=128, kv_bytes_per_token=1024.0, weights_format="bf16")
+
+
+class Counting:
+    def __init__(self, figures: dict):
+        self.figures, self.calls = figures, 0
+
+    def __call__(self) -> dict:
+        self.calls += 1
+        return dict(self.figures)
+
+
+def test_a_machine_is_measured_once_and_the_figures_are_cached():
+    measure = Counting(FIGURES)
+    first = local_cpu.cpu_speed("this machine (Test CPU)", measure)
+    again = local_cpu.cpu_speed("this machine (Test CPU)", measure)
+    assert measure.calls == 1 and first == again
+    stored = json.loads(local_cpu.cache_file().read_text())
+    assert stored["figures"] == FIGURES and stored["machine"].startswith("this machine (Test CPU)")
+
+
+def test_another_machine_or_a_broken_cache_measures_again():
+    measure = Counting(FIGURES)
+    local_cpu.cpu_speed("this machine (Test CPU)", measure)
+    local_cpu.cpu_speed("this machine (Other CPU)", measure)
+    assert measure.calls == 2
+    local_cpu.cache_file().write_bytes(b"{not json")  # a broken cache file
+    local_cpu.cpu_speed("this machine (Other CPU)", measure)
+    assert measure.calls == 3
+
+
+def test_the_measured_row_states_its_figures_and_method():
+    row = local_cpu.cpu_row(local_cpu.cpu_speed("this machine (Test CPU)", Counting(FIGURES)))
+    assert row.memory_gb_s == 25.0 and row.flops("bf16") == pytest.approx(0.4e12)
+    assert "STREAM" in row.measured and "25.0 GB/s" in row.source and row.link == "none"
+
+
+def test_hardware_local_on_a_cpu_takes_the_measured_row_at_the_cpu_backends_shares():
+    local_cpu.cpu_speed("this machine (Test CPU)", Counting(FIGURES))
+    profile = build_profile(LOCAL, CPU_ENTRY)
+    assert device_row(profile).id == local_cpu.ROW_ID
+    rates = rates_for(profile, TINY, "vllm")
+    assert rates.memory == pytest.approx(25e9 * constant("bandwidth_fraction.vllm_cpu"))
+    assert rates.flops == pytest.approx(0.4e12 * constant("flops_fraction.vllm_cpu"))
+    assert overhead_key("vllm", profile) == "vllm_cpu"
+    assert rates.step_s > 0 and rates.request_s >= 0
+
+
+def test_a_named_cpu_profile_is_not_this_machine():
+    from servekit.perf.launch import PerfError
+
+    with pytest.raises(PerfError, match="no speed figures"):
+        device_row(build_profile("xeon6", {**CPU_ENTRY, "display_name": "Xeon 6"}))
+
+
+def test_a_doubled_measured_bandwidth_halves_the_weight_term():
+    slow = build_profile(LOCAL, CPU_ENTRY)
+    local_cpu.cpu_speed("this machine (Test CPU)", Counting(FIGURES))
+    one = rates_for(slow, TINY, "vllm")
+    local_cpu.cache_file().unlink()
+    local_cpu.cpu_speed("this machine (Test CPU)", Counting({**FIGURES, "memory_gb_s": 50.0}))
+    two = rates_for(slow, TINY, "vllm")
+    assert two.memory == pytest.approx(2 * one.memory)
+
+
+def test_vllm_cpu_scheduler_defaults_scale_with_the_world():
+    cpu = Device(build_profile(LOCAL, CPU_ENTRY))
+    assert v1_defaults(cpu, VllmRun("0.32.0", {}, "cpu")) == (2048, 128)
+    assert v1_defaults(cpu, VllmRun("0.32.0", {}, "cpu"), world_size=2) == (4096, 256)
+    assert v1_defaults(cpu, VllmRun("0.32.0", {}, "cpu"), offline=True) == (4096, 256)
+
+
+PREDICTED = {"output_throughput_tok_s": 100.0, "ttft_ms": {"median": 10.0, "p99": 20.0},
+             "tpot_ms": {"median": 2.0, "p99": 3.0},
+             "interval80": {"output_throughput_tok_s": [80.0, 160.0], "ttft_ms": {"median": [7.0, 19.0],
+                                                                                  "p99": [14.0, 38.0]},
+                            "tpot_ms": {"median": [1.3, 2.7], "p99": [2.0, 4.0]}}}
+
+
+def test_every_figure_is_compared_with_its_own_interval():
+    measured = {"output_throughput_tok_s": 160.0, "ttft_ms": {"median": 6.9, "p99": 30.0},
+                "tpot_ms": {"median": 2.0, "p99": 4.5}}
+    got = compare(measured, PREDICTED)
+    assert set(got) == {"output_throughput_tok_s", "ttft_ms.median", "ttft_ms.p99", "tpot_ms.median", "tpot_ms.p99"}
+    assert got["output_throughput_tok_s"]["inside"]  # the bound itself is inside
+    assert not got["ttft_ms.median"]["inside"] and got["ttft_ms.median"]["ratio"] == pytest.approx(0.69)
+    assert got["ttft_ms.p99"]["inside"] and got["tpot_ms.median"]["inside"]
+    assert not got["tpot_ms.p99"]["inside"] and got["tpot_ms.p99"]["interval80"] == [2.0, 4.0]
+    assert not all_inside(got)
+
+
+def test_a_prediction_inside_on_every_figure_is_inside():
+    measured = {"output_throughput_tok_s": 100.0, "ttft_ms": {"median": 10.0, "p99": 20.0},
+                "tpot_ms": {"median": 2.0, "p99": 3.0}}
+    assert all_inside(compare(measured, PREDICTED))
