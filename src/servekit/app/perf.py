@@ -22,7 +22,7 @@ from servekit.fit.api import precision_of
 from servekit.fit.launch import LaunchArgsError, LaunchSettings, launch_settings
 from servekit.fit.planner import FitReport
 from servekit.fit.sharding import GIB
-from servekit.hardware import profiles_for
+from servekit.hardware import HardwareProfile, profiles_for
 from servekit.jsonl import numbered_objects
 from servekit.perf.constants import acceptance, fitted_values
 from servekit.perf.intervals import INTERVAL80, METRICS
@@ -124,22 +124,50 @@ def perf_launch(opts: PerfOptions) -> tuple[PerfLaunch, dict[str, Any]]:
         raise SelectionError(f"{opts.fit.model} on {opts.fit.hardware}: the launch does not fit ({check.verdict})",
                              fix="see `servekit fit` with the same options for the layout that fits")
     facts, precision = _facts(opts.fit, context)
-    fmt = weights_format(facts, precision)
-    shape = model_shape(facts, report, fmt)
-    docs = load_documents(opts.fit.catalog)
-    profile = profiles_for(docs.taxonomy)[opts.fit.hardware]
-    settings = _settings(context.get("argv") or [])
-    spec = _spec(settings, opts.acceptance_rate)
-    seqs, tokens = default_limits(opts.fit.engine, profile, None, spec is not None)
-    limits = Limits(max_num_seqs=opts.fit.max_num_seqs or seqs,
-                    max_num_batched_tokens=opts.max_num_batched_tokens or tokens, kv_tokens=report.kv_tokens)
+    profile = profiles_for(load_documents(opts.fit.catalog).taxonomy)[opts.fit.hardware]
+    checked = CheckedLaunch(facts, precision, report, profile, opts.fit.engine, tuple(context.get("argv") or ()))
+    launch, found = launch_of_check(checked, max_num_seqs=opts.fit.max_num_seqs,
+                                    max_num_batched_tokens=opts.max_num_batched_tokens,
+                                    acceptance_rate=opts.acceptance_rate)
+    return launch, {**context, **found}
+
+
+@dataclass(frozen=True)
+class CheckedLaunch:
+    """A launch fit has checked: the model's facts, the checkpoint's precision, the fit report,
+    the hardware, the engine (and its release), the server's argv."""
+
+    facts: ModelFacts
+    precision: str | None
+    report: FitReport
+    profile: HardwareProfile
+    engine: str
+    argv: tuple[str, ...]
+    version: str | None = None
+
+
+def launch_of_check(checked: CheckedLaunch, *, max_num_seqs: int | None = None,
+                    max_num_batched_tokens: int | None = None,
+                    acceptance_rate: float | None = None) -> tuple[PerfLaunch, dict[str, Any]]:
+    """The speed model's launch for a checked one, and what it read (the ``perf`` JSON's context
+    keys). Scheduler limits: those given, else the argv's, else the engine's defaults."""
+    report = checked.report
+    fmt = weights_format(checked.facts, checked.precision)
+    shape = model_shape(checked.facts, report, fmt)
+    settings = _settings(list(checked.argv))
+    spec = _spec(settings, acceptance_rate)
+    seqs, tokens = default_limits(checked.engine, checked.profile, checked.version, spec is not None,
+                                  report.tp * report.pp)
+    limits = Limits(max_num_seqs=max_num_seqs or settings.max_num_seqs or seqs,
+                    max_num_batched_tokens=max_num_batched_tokens or settings.max_num_batched_tokens or tokens,
+                    kv_tokens=report.kv_tokens)
     layout, replicas = layout_of(report, settings)
-    launch = PerfLaunch(shape, layout, rates_for(profile, shape, opts.fit.engine), limits,
+    launch = PerfLaunch(shape, layout, rates_for(checked.profile, shape, checked.engine), limits,
                         replicas, spec, fitted_values()["offline_occupancy"])
-    context = {**context, "weights_format": fmt, "tp": report.tp, "pp": report.pp, "dp": replicas,
-               "expert_parallel": layout.expert_replicas > 1, "kv_tokens": report.kv_tokens,
-               "max_num_seqs": limits.max_num_seqs, "max_num_batched_tokens": limits.max_num_batched_tokens}
-    return launch, context
+    found = {"weights_format": fmt, "tp": report.tp, "pp": report.pp, "dp": replicas,
+             "expert_parallel": layout.expert_replicas > 1, "kv_tokens": report.kv_tokens,
+             "max_num_seqs": limits.max_num_seqs, "max_num_batched_tokens": limits.max_num_batched_tokens}
+    return launch, found
 
 
 def prediction_dict(pred: Prediction, context: dict[str, Any]) -> dict[str, Any]:
@@ -170,11 +198,17 @@ def prediction_dict(pred: Prediction, context: dict[str, Any]) -> dict[str, Any]
     }
 
 
-def run_perf(opts: PerfOptions) -> dict[str, Any]:
-    launch, context = perf_launch(opts)
+def predicted(launch: PerfLaunch, workload: Workload, context: dict[str, Any], what: str) -> dict[str, Any]:
+    """The ``servekit perf`` JSON of ``workload`` on ``launch``; ``what`` names the launch in the
+    error when the KV pool cannot hold one request."""
     try:
-        pred = predict(launch, opts.workload)
+        pred = predict(launch, workload)
     except NoRoom as exc:
-        raise SelectionError(f"{opts.fit.model} on {opts.fit.hardware}: {exc}",
+        raise SelectionError(f"{what}: {exc}",
                              fix="shorten --input-len/--output-len, or plan more devices (--tp) for a larger pool")
     return prediction_dict(pred, context)
+
+
+def run_perf(opts: PerfOptions) -> dict[str, Any]:
+    launch, context = perf_launch(opts)
+    return predicted(launch, opts.workload, context, f"{opts.fit.model} on {opts.fit.hardware}")

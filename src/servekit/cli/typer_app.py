@@ -30,6 +30,7 @@ COMMAND_MODULES: dict[str, str] = {
     "logs": "servekit.cli.logs_cmd",
     "down": "servekit.cli.down_cmd",
     "verify": "servekit.cli.verify_cmd",
+    "bench": "servekit.cli.bench_cmd",
 }
 """Command name -> the module that registers it. Only the invoked command's module is imported,
 so a cold ``servekit plan`` does not pay for engines, pydantic or huggingface_hub."""

@@ -1,5 +1,6 @@
-"""What one verify leaves behind: a record under ``home()/evidence/`` (plan hash, engine and
-version, hardware, measured and predicted figures, probes, timings), written atomically."""
+"""What one verify or bench leaves behind: a record under ``home()/evidence/`` (plan hash, engine
+and version, hardware, measured and predicted figures, probes or the load's comparison, timings),
+written atomically."""
 
 from __future__ import annotations
 
@@ -20,8 +21,10 @@ def evidence_dir() -> Path:
 
 
 def write_evidence(doc: dict[str, Any]) -> Path:
-    """Store ``doc`` (a verify result with its context) as ``<time>-<run>.json``; returns the path."""
-    name = f"{time.strftime('%Y%m%d-%H%M%S')}-{doc.get('run') or 'url'}.json"
+    """Store ``doc`` (a verify or bench result with its context) as ``<time>-<run>.json``
+    (``<time>-<run>-<kind>.json`` for a record that names its kind); returns the path."""
+    kind = f"-{doc['kind']}" if doc.get("kind") else ""
+    name = f"{time.strftime('%Y%m%d-%H%M%S')}-{doc.get('run') or 'url'}{kind}.json"
     path = evidence_dir() / name
     write_json_atomic(path, {"evidence_version": EVIDENCE_VERSION, **doc})
     return path

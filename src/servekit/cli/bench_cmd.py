@@ -1,0 +1,70 @@
+"""``servekit bench RUN``: a real load (``vllm bench serve``) against a run ``servekit up``
+started, its measured figures against the ``servekit perf`` prediction, recorded as evidence."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+
+DEFAULT_CONCURRENCY = 4
+
+
+def _band(pair: list[float]) -> str:
+    return f"[{pair[0]:,.2f} .. {pair[1]:,.2f}]"
+
+
+def render_text(doc: dict) -> str:
+    """Measured against predicted, figure by figure, for people."""
+    load, pred = doc["workload"], doc["predicted"]
+    shape = (f"concurrency {load['concurrency']}" if load["concurrency"] is not None
+             else f"request rate {load['request_rate']}/s")
+    lines = [f"bench {doc['run']}: {doc['model']} ({doc['engine']} {doc['engine_version']}), "
+             f"{load['input_len']}:{load['output_len']} tokens, {shape}, {load['num_prompts']} prompts",
+             f"  {'figure':28} {'measured':>10} {'predicted':>10}  80% interval"]
+    for name, row in doc["compared"].items():
+        lines.append(f"  {name:28} {row['measured']:>10,.2f} {row['predicted']:>10,.2f}  {_band(row['interval80'])}  "
+                     f"{'inside' if row['inside'] else 'OUTSIDE'}")
+    lines += [f"  binding: {doc['binding']} (running batch {pred['batch']}); "
+              f"{'every figure inside its interval' if doc['inside'] else 'the prediction misses (see OUTSIDE)'}",
+              f"  completed {doc['measured']['completed']}, failed {doc['measured']['failed']}",
+              f"  evidence: {doc['evidence']}"]
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("bench")
+    def bench(
+        run: str = typer.Argument(..., help="Run id (servekit ps) of a run `servekit up` started."),
+        input_len: int = typer.Option(256, "--input-len", help="prompt tokens per request"),
+        output_len: int = typer.Option(128, "--output-len", help="generated tokens per request"),
+        concurrency: Optional[int] = typer.Option(
+            None, "--concurrency", help=f"requests in flight (closed loop; default {DEFAULT_CONCURRENCY})"),
+        request_rate: Optional[float] = typer.Option(None, "--request-rate", help="requests per second (Poisson)"),
+        num_prompts: int = typer.Option(64, "--num-prompts", help="requests of the load"),
+        seed: int = typer.Option(0, "--seed", help="seed of the random prompts"),
+        timeout: float = typer.Option(1800.0, "--timeout", help="seconds the load may take"),
+        output_format: str = typer.Option("text", "--format", help="text | json"),
+    ) -> None:
+        """Load a running server with `vllm bench serve`; measured against predicted, recorded as evidence."""
+        from servekit.errors import SelectionError
+
+        if output_format not in ("text", "json"):
+            raise SelectionError(f"unknown --format {output_format!r}", fix="use text or json")
+        if concurrency is not None and request_rate is not None:
+            raise SelectionError("--concurrency and --request-rate both given", fix="give one of them")
+        for name, value in (("--input-len", input_len), ("--output-len", output_len), ("--num-prompts", num_prompts),
+                            ("--concurrency", concurrency or 1)):
+            if value < 1:
+                raise SelectionError(f"{name} {value} must be at least 1")
+        if request_rate is not None and request_rate <= 0:
+            raise SelectionError(f"--request-rate {request_rate} must be above 0")
+        from servekit.app.bench import BenchOptions, bench_run
+        from servekit.launch.bench_serve import Load
+
+        if request_rate is None and concurrency is None:
+            concurrency = DEFAULT_CONCURRENCY
+        load = Load(input_len, output_len, concurrency, request_rate, num_prompts, seed)
+        doc = bench_run(BenchOptions(run, load, timeout))
+        typer.echo(json.dumps(doc, indent=2) if output_format == "json" else render_text(doc))

@@ -1,0 +1,134 @@
+"""A real load against a running server: vLLM's own ``vllm bench serve``, from the run's engine
+environment, and the figures of the result file it saves (``--save-result``; the JSON's fields,
+never its printed table).
+
+The load is the random dataset (``--dataset-name random``) of ``input_len`` prompt tokens and
+``output_len`` generated tokens per request (``--ignore-eos``: every request generates all of
+them, as the prediction assumes), ``num_prompts`` requests, either ``concurrency`` requests in
+flight (a closed loop: ``--max-concurrency`` with every request ready at once) or a Poisson
+``request_rate``. Percentiles asked for: 10, 50, 90 and 99 of TTFT, TPOT, ITL and end-to-end
+latency (vllm/benchmarks/serve.py writes them as ``p<N>_<metric>_ms``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from servekit.errors import ServekitError
+
+PERCENTILES = "10,50,90,99"
+PERCENTILE_METRICS = "ttft,tpot,itl,e2el"
+TAIL_CHARS = 3000
+
+
+class BenchToolError(ServekitError):
+    """The load tool failed, or left no result servekit can read."""
+
+
+@dataclass(frozen=True)
+class Load:
+    input_len: int
+    output_len: int
+    concurrency: int | None = None
+    request_rate: float | None = None
+    num_prompts: int = 100
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What one load measured (times in ms, throughput in generated tokens per second)."""
+
+    output_throughput_tok_s: float
+    ttft_ms: dict[str, float]
+    tpot_ms: dict[str, float]
+    completed: int
+    failed: int
+    duration_s: float
+    total_input_tokens: int
+    total_output_tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def bench_argv(program: Path, url: str, served_name: str, tokenizer: str, load: Load,
+               result: Path) -> list[str]:
+    """The ``vllm bench serve`` command for ``load`` against ``url``, saving to ``result``."""
+    argv = [str(program), "bench", "serve", "--backend", "openai", "--base-url", url, "--endpoint", "/v1/completions",
+            "--model", served_name, "--tokenizer", tokenizer, "--dataset-name", "random",
+            "--random-input-len", str(load.input_len), "--random-output-len", str(load.output_len),
+            "--num-prompts", str(load.num_prompts), "--ignore-eos", "--seed", str(load.seed),
+            "--percentile-metrics", PERCENTILE_METRICS, "--metric-percentiles", PERCENTILES, "--disable-tqdm",
+            "--save-result", "--result-dir", str(result.parent), "--result-filename", result.name]
+    if load.concurrency is not None:
+        argv += ["--max-concurrency", str(load.concurrency)]
+    if load.request_rate is not None:
+        argv += ["--request-rate", str(load.request_rate)]
+    return argv
+
+
+def _number(doc: Mapping[str, Any], key: str, source: str) -> float:
+    value = doc.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BenchToolError(f"{source}: the result has no number {key!r} (found {value!r})",
+                             fix="run the load with the engine environment's own `vllm bench serve`")
+    return float(value)
+
+
+def parse_result(doc: Mapping[str, Any], source: str) -> Measured:
+    """The figures of a ``--save-result`` JSON object; ``source`` names it in errors."""
+    completed = int(_number(doc, "completed", source))
+    if completed < 1:
+        failed = doc.get("failed")
+        raise BenchToolError(f"{source}: no request completed ({failed} failed)",
+                             fix="see the server's log (servekit logs RUN)")
+    stats = {metric: {"median": _number(doc, f"median_{metric}_ms", source),
+                      "p99": _number(doc, f"p99_{metric}_ms", source)} for metric in ("ttft", "tpot")}
+    return Measured(
+        output_throughput_tok_s=_number(doc, "output_throughput", source),
+        ttft_ms=stats["ttft"], tpot_ms=stats["tpot"], completed=completed,
+        failed=int(doc.get("failed") or 0), duration_s=_number(doc, "duration", source),
+        total_input_tokens=int(_number(doc, "total_input_tokens", source)),
+        total_output_tokens=int(_number(doc, "total_output_tokens", source)),
+    )
+
+
+def read_result(path: Path) -> tuple[Measured, dict[str, Any]]:
+    """(figures, the whole JSON object) of a saved result."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise BenchToolError(f"the load tool left no result at {path}: {exc}") from None
+    except ValueError as exc:
+        raise BenchToolError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(doc, dict):
+        raise BenchToolError(f"{path}: a JSON object was expected, found {type(doc).__name__}")
+    return parse_result(doc, str(path)), doc
+
+
+def tail(text: str, chars: int = TAIL_CHARS) -> str:
+    return text[-chars:].strip()
+
+
+def run_load(argv: Sequence[str], env: Mapping[str, str], result: Path, timeout_s: float) -> tuple[Measured, dict]:
+    """Run the tool; its figures, or an error with its stderr's tail."""
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout_s,
+                              env={**os.environ, **env}, cwd=str(result.parent))
+    except subprocess.TimeoutExpired as exc:
+        err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        raise BenchToolError(f"the load did not finish within {timeout_s:.0f} s; stderr tail:\n{tail(err)}",
+                             fix="lower --num-prompts, or raise --timeout") from None
+    except OSError as exc:
+        raise BenchToolError(f"the load tool cannot start: {exc}") from None
+    if done.returncode != 0:
+        raise BenchToolError(f"`{Path(argv[0]).name} bench serve` failed (exit {done.returncode}); stderr tail:\n"
+                             f"{tail(done.stderr or done.stdout)}")
+    return read_result(result)

