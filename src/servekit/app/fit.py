@@ -21,6 +21,7 @@ from servekit.app.model_facts import generic_model
 from servekit.app.model_ref import ModelRef, model_ref
 from servekit.app.layout import Checker, fit_checker, layout_finding, verdicts
 from servekit.app.plan import plan_from_selection, reselector, resolve, select
+from servekit.app.local_hardware import with_local
 from servekit.app.request import PlanRequest, load_documents
 from servekit.catalog.documents import CatalogDocuments
 from servekit.catalog.ids import recipe_for_model
@@ -212,7 +213,7 @@ def run_fit(opts: FitOptions) -> tuple[FitCheck, dict[str, Any]]:
     engines = engine_choices()
     if opts.engine not in engines:
         raise SelectionError(f"unknown engine {opts.engine!r}", fix=f"use one of: {', '.join(engines)}")
-    docs = load_documents(opts.catalog)
+    docs = with_local(load_documents(opts.catalog), opts.hardware)  # ``local``: this machine, as `plan` reads it
     profile = _hardware_profile(docs, opts.hardware)
     found = recipe_for_model(docs.recipes, opts.model, opts.variant)
     if found is not None:  # the catalog's spelling of a recipe or checkpoint id

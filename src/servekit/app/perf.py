@@ -14,6 +14,7 @@ from typing import Any
 
 from servekit.app.checks import known_facts
 from servekit.app.fit import FitOptions, run_fit
+from servekit.app.local_hardware import with_local
 from servekit.app.request import load_documents
 from servekit.errors import SelectionError, ServekitError
 from servekit.facts.model import ModelFacts
@@ -124,7 +125,7 @@ def perf_launch(opts: PerfOptions) -> tuple[PerfLaunch, dict[str, Any]]:
         raise SelectionError(f"{opts.fit.model} on {opts.fit.hardware}: the launch does not fit ({check.verdict})",
                              fix="see `servekit fit` with the same options for the layout that fits")
     facts, precision = _facts(opts.fit, context)
-    profile = profiles_for(load_documents(opts.fit.catalog).taxonomy)[opts.fit.hardware]
+    profile = profiles_for(with_local(load_documents(opts.fit.catalog), opts.fit.hardware).taxonomy)[opts.fit.hardware]
     checked = CheckedLaunch(facts, precision, report, profile, opts.fit.engine, tuple(context.get("argv") or ()))
     launch, found = launch_of_check(checked, max_num_seqs=opts.fit.max_num_seqs,
                                     max_num_batched_tokens=opts.max_num_batched_tokens,
