@@ -33,20 +33,21 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "tests"))
 
-from servekit.app.bench import bench_program, run_launch, workload_of  # noqa: E402
+from servekit.app.bench import bench_program, run_launch  # noqa: E402
 from servekit.atomic import write_bytes_atomic  # noqa: E402
 from servekit.cli.app import main  # noqa: E402
 from servekit.launch import records  # noqa: E402
-from servekit.launch.bench_serve import Load, Measured, bench_argv, run_load  # noqa: E402
+from servekit.launch.bench_serve import Measured, bench_argv, run_load  # noqa: E402
 from servekit.launch.launch_plan import plan_from_dict  # noqa: E402
+from servekit.perf.calibrate import descend  # noqa: E402
 from servekit.perf.constants import CPU_CONSTANTS  # noqa: E402
 from servekit.perf.local_cpu import cache_file  # noqa: E402
-from servekit.perf.predict import PerfLaunch, predict  # noqa: E402
+from servekit.perf.predict import PerfLaunch, Workload, predict  # noqa: E402
 from testing.tiny_model import TinyLlamaShape, write_tiny_llama  # noqa: E402
 
 SHAPE = TinyLlamaShape(layers=4, hidden=1024, heads=8, kv_heads=8, head_dim=128, intermediate=2816)
-CALIBRATION = (Load(128, 64, 1, None, 40), Load(128, 64, 16, None, 40), Load(512, 32, 2, None, 40))
-EVALUATION = (Load(256, 128, 4, None, 40), Load(64, 256, 8, None, 40))
+CALIBRATION = (Workload(128, 64, 1, None, 40), Workload(128, 64, 16, None, 40), Workload(512, 32, 2, None, 40))
+EVALUATION = (Workload(256, 128, 4, None, 40), Workload(64, 256, 8, None, 40))
 ROUNDS = 6
 
 
@@ -63,8 +64,8 @@ def rates_with(launch: PerfLaunch, values: dict[str, float]) -> PerfLaunch:
     return dataclasses.replace(launch, rates=rates)
 
 
-def figures_of(launch: PerfLaunch, load: Load, values: dict[str, float]) -> dict[str, float]:
-    pred = predict(rates_with(launch, values), workload_of(load))
+def figures_of(launch: PerfLaunch, load: Workload, values: dict[str, float]) -> dict[str, float]:
+    pred = predict(rates_with(launch, values), load)
     return {"output_throughput_tok_s": pred.output_throughput_tok_s, "ttft_ms": pred.ttft_ms, "tpot_ms": pred.tpot_ms}
 
 
@@ -83,20 +84,8 @@ def loss(launch, points, values) -> float:
 
 
 def fit(launch, points) -> dict[str, float]:
-    values = {c.id: c.value for c in CPU_CONSTANTS}
-    for _ in range(ROUNDS):
-        changed = False
-        for c in CPU_CONSTANTS:
-            best, best_loss = values[c.id], loss(launch, points, values)
-            for candidate in c.grid:
-                trial = loss(launch, points, {**values, c.id: candidate})
-                if trial < best_loss - 1e-12:
-                    best, best_loss = candidate, trial
-            changed |= best != values[c.id]
-            values[c.id] = best
-        if not changed:
-            break
-    return values
+    return descend(CPU_CONSTANTS, {c.id: c.value for c in CPU_CONSTANTS}, lambda values: loss(launch, points, values),
+                   ROUNDS)
 
 
 def up_model(folder: Path) -> str:
@@ -110,14 +99,14 @@ def up_model(folder: Path) -> str:
     return json.loads(out.getvalue().strip().splitlines()[-1])["run"]
 
 
-def load_once(record, plan, load: Load, n: int) -> Measured:
+def load_once(record, plan, load: Workload, n: int) -> Measured:
     result = record.folder / "bench" / f"cal-{n}.json"
     result.parent.mkdir(parents=True, exist_ok=True)
     argv = bench_argv(bench_program(record), record.url, record.served_name, plan.model, load, result)
     return run_load(argv, {}, result, 900)[0]
 
 
-def row(name: str, load: Load, measured: dict, predicted: dict) -> str:
+def row(name: str, load: Workload, measured: dict, predicted: dict) -> str:
     cells = "  ".join(f"{k.split('_')[0] if k != 'output_throughput_tok_s' else 'tok/s'} {measured[k]:9.2f} / "
                       f"{predicted[k]:9.2f}" for k in measured)
     return f"  {name:5} {load.input_len}:{load.output_len} c={load.concurrency}:  {cells}  (measured / predicted)"

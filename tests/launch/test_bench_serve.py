@@ -16,7 +16,8 @@ import pytest
 from servekit.cli.app import main
 from servekit.errors import ServekitError
 from servekit.launch import records
-from servekit.launch.bench_serve import BenchToolError, Load, bench_argv, parse_result, read_result, run_load
+from servekit.launch.bench_serve import BenchToolError, bench_argv, parse_result, read_result, run_load
+from servekit.perf.predict import Workload
 from servekit.launch.evidence import read_evidence, write_evidence
 
 RESULT = {  # the fields vllm bench serve 0.32.0 saved for a 40-prompt load of a tiny model (trimmed)
@@ -61,7 +62,7 @@ def test_a_result_file_that_is_not_an_object_is_an_error(tmp_path):
 def test_the_command_asks_for_a_closed_loop_or_a_rate_and_saves_its_result(tmp_path):
     result = tmp_path / "out" / "r.json"
     closed = bench_argv(Path("/env/bin/vllm"), "http://127.0.0.1:8000", "tiny", "/models/tiny",
-                        Load(128, 64, concurrency=4, num_prompts=40), result)
+                        Workload(128, 64, concurrency=4, num_prompts=40), result)
     assert closed[:3] == ["/env/bin/vllm", "bench", "serve"]
     assert shlex.split(shlex.join(closed)) == closed
     words = " ".join(closed)
@@ -70,8 +71,9 @@ def test_the_command_asks_for_a_closed_loop_or_a_rate_and_saves_its_result(tmp_p
                  "--model tiny", "--tokenizer /models/tiny", "--base-url http://127.0.0.1:8000"):
         assert part in words
     assert "--request-rate" not in words
-    rate = bench_argv(Path("vllm"), "http://h:1", "m", "m", Load(16, 16, request_rate=2.5), result)
+    rate = bench_argv(Path("vllm"), "http://h:1", "m", "m", Workload(16, 16, request_rate=2.5), result, seed=7)
     assert "--request-rate 2.5" in " ".join(rate) and "--max-concurrency" not in rate
+    assert "--seed 7" in " ".join(rate) and "--seed 0" in words
 
 
 def test_a_failing_tool_reports_its_stderr_tail(tmp_path):

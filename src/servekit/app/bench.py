@@ -23,7 +23,7 @@ from servekit.engines.registry import get_engine, native_engine
 from servekit.errors import SelectionError, ServekitError
 from servekit.hardware import build_profile
 from servekit.launch import records
-from servekit.launch.bench_serve import Load, bench_argv, run_load
+from servekit.launch.bench_serve import bench_argv, run_load
 from servekit.launch.environment import engine_env
 from servekit.launch.evidence import write_evidence
 from servekit.launch.launch_plan import LaunchPlan, plan_from_dict
@@ -38,7 +38,8 @@ TOOL = "vllm bench serve"
 @dataclass(frozen=True)
 class BenchOptions:
     run: str
-    load: Load
+    load: Workload
+    seed: int = 0
     timeout_s: float = 1800.0
 
 
@@ -51,10 +52,6 @@ def running_record(run: str) -> records.RunRecord:
         raise ServekitError(f"run {record.run} is not running: {what}",
                             fix="start one with `servekit up MODEL --detach` (see `servekit ps`)")
     return record
-
-
-def workload_of(load: Load) -> Workload:
-    return Workload(load.input_len, load.output_len, load.concurrency, load.request_rate, load.num_prompts)
 
 
 def run_launch(record: records.RunRecord, plan: LaunchPlan) -> tuple[PerfLaunch, dict[str, Any], int]:
@@ -74,13 +71,13 @@ def run_launch(record: records.RunRecord, plan: LaunchPlan) -> tuple[PerfLaunch,
     return launch, {"model": record.model, "checkpoint": plan.model, "hardware": name, **found}, report.max_model_len
 
 
-def run_prediction(record: records.RunRecord, plan: LaunchPlan, load: Load) -> dict[str, Any]:
+def run_prediction(record: records.RunRecord, plan: LaunchPlan, load: Workload) -> dict[str, Any]:
     """``servekit perf``'s JSON for the run's launch and ``load``."""
     launch, context, max_model_len = run_launch(record, plan)
     if load.input_len + load.output_len > max_model_len:
         raise SelectionError(f"--input-len {load.input_len} + --output-len {load.output_len} exceed the run's "
                              f"max-model-len {max_model_len}", fix="shorten the requests")
-    return predicted(launch, workload_of(load), context, f"run {record.run}")
+    return predicted(launch, load, context, f"run {record.run}")
 
 
 def bench_program(record: records.RunRecord) -> Path:
@@ -103,7 +100,7 @@ def bench_run(opts: BenchOptions) -> dict[str, Any]:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     result = record.folder / "bench" / f"{stamp}.json"
     result.parent.mkdir(parents=True, exist_ok=True)
-    argv = bench_argv(program, record.url, record.served_name, plan.model, opts.load, result)
+    argv = bench_argv(program, record.url, record.served_name, plan.model, opts.load, result, opts.seed)
     hf_env = {k: v for k, v in plan.engine_server.env.items() if k.startswith("HF_")}
     started, load_before = time.time(), list(os.getloadavg())
     measured, _ = run_load(argv, hf_env, result, opts.timeout_s)
@@ -111,7 +108,7 @@ def bench_run(opts: BenchOptions) -> dict[str, Any]:
     doc = {"kind": "bench", "run": record.run, "plan_hash": record.plan_hash, "engine": record.engine,
            "engine_version": record.engine_version, "hardware": record.hardware, "model": record.model,
            "benched_at": started, "tool": {"name": TOOL, "argv": argv, "result": str(result)},
-           "workload": asdict(opts.load), "measured": measured.to_dict(), "predicted": prediction,
+           "workload": {**asdict(opts.load), "seed": opts.seed}, "measured": measured.to_dict(), "predicted": prediction,
            "compared": compared, "inside": all_inside(compared), "binding": prediction["binding"],
            "timings": {"bench_seconds": round(time.time() - started, 2)},
            "machine_load": {"before": load_before, "after": list(os.getloadavg())}}

@@ -48,23 +48,14 @@ def register(app: typer.Typer) -> None:
         output_format: str = typer.Option("text", "--format", help="text | json"),
     ) -> None:
         """Load a running server with `vllm bench serve`; measured against predicted, recorded as evidence."""
-        from servekit.errors import SelectionError
+        from servekit.cli.perf_cmd import check_workload
 
-        if output_format not in ("text", "json"):
-            raise SelectionError(f"unknown --format {output_format!r}", fix="use text or json")
-        if concurrency is not None and request_rate is not None:
-            raise SelectionError("--concurrency and --request-rate both given", fix="give one of them")
-        for name, value in (("--input-len", input_len), ("--output-len", output_len), ("--num-prompts", num_prompts),
-                            ("--concurrency", concurrency or 1)):
-            if value < 1:
-                raise SelectionError(f"{name} {value} must be at least 1")
-        if request_rate is not None and request_rate <= 0:
-            raise SelectionError(f"--request-rate {request_rate} must be above 0")
+        check_workload(output_format, input_len, output_len, num_prompts, concurrency, request_rate)
         from servekit.app.bench import BenchOptions, bench_run
-        from servekit.launch.bench_serve import Load
+        from servekit.perf.predict import Workload
 
         if request_rate is None and concurrency is None:
             concurrency = DEFAULT_CONCURRENCY
-        load = Load(input_len, output_len, concurrency, request_rate, num_prompts, seed)
-        doc = bench_run(BenchOptions(run, load, timeout))
+        load = Workload(input_len, output_len, concurrency, request_rate, num_prompts)
+        doc = bench_run(BenchOptions(run, load, seed, timeout))
         typer.echo(json.dumps(doc, indent=2) if output_format == "json" else render_text(doc))

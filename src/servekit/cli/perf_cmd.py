@@ -18,6 +18,23 @@ def points_command(path: str, catalog: str | None) -> int:
     return written.exit_code
 
 
+def check_workload(output_format: str, input_len: int, output_len: int, num_prompts: int,
+                   concurrency: int | None, request_rate: float | None) -> None:
+    """The workload options of ``perf`` and ``bench``: a clear error for each bad one."""
+    from servekit.errors import SelectionError
+
+    if output_format not in ("text", "json"):
+        raise SelectionError(f"unknown --format {output_format!r}", fix="use text or json")
+    if concurrency is not None and request_rate is not None:
+        raise SelectionError("--concurrency and --request-rate both given", fix="give one of them")
+    for name, value in (("--input-len", input_len), ("--output-len", output_len), ("--num-prompts", num_prompts),
+                        ("--concurrency", concurrency or 1)):
+        if value < 1:
+            raise SelectionError(f"{name} {value} must be at least 1")
+    if request_rate is not None and request_rate <= 0:
+        raise SelectionError(f"--request-rate {request_rate} must be above 0")
+
+
 def _band(pair: list[float]) -> str:
     return f"[{pair[0]:,.1f} .. {pair[1]:,.1f}]"
 
@@ -78,16 +95,7 @@ def register(app: typer.Typer) -> None:
             sys.exit(points_command(points, catalog))
         if not model or not hardware:
             raise SelectionError("servekit perf needs MODEL and --hardware (or --points FILE)")
-        if output_format not in ("text", "json"):
-            raise SelectionError(f"unknown --format {output_format!r}", fix="use text or json")
-        if concurrency is not None and request_rate is not None:
-            raise SelectionError("--concurrency and --request-rate both given", fix="give one of them")
-        for name, value in (("--input-len", input_len), ("--output-len", output_len), ("--num-prompts", num_prompts),
-                            ("--concurrency", concurrency or 1)):
-            if value < 1:
-                raise SelectionError(f"{name} {value} must be at least 1")
-        if request_rate is not None and request_rate <= 0:
-            raise SelectionError(f"--request-rate {request_rate} must be above 0")
+        check_workload(output_format, input_len, output_len, num_prompts, concurrency, request_rate)
         if acceptance_rate is not None and not 0 <= acceptance_rate <= 1:
             raise SelectionError(f"--acceptance-rate {acceptance_rate} must lie between 0 and 1")
         from servekit.app.fit import FitOptions

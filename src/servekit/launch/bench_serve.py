@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from servekit.errors import ServekitError
+from servekit.perf.predict import Workload
 
 PERCENTILES = "10,50,90,99"
 PERCENTILE_METRICS = "ttft,tpot,itl,e2el"
@@ -29,16 +30,6 @@ TAIL_CHARS = 3000
 
 class BenchToolError(ServekitError):
     """The load tool failed, or left no result servekit can read."""
-
-
-@dataclass(frozen=True)
-class Load:
-    input_len: int
-    output_len: int
-    concurrency: int | None = None
-    request_rate: float | None = None
-    num_prompts: int = 100
-    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -58,13 +49,14 @@ class Measured:
         return asdict(self)
 
 
-def bench_argv(program: Path, url: str, served_name: str, tokenizer: str, load: Load,
-               result: Path) -> list[str]:
-    """The ``vllm bench serve`` command for ``load`` against ``url``, saving to ``result``."""
+def bench_argv(program: Path, url: str, served_name: str, tokenizer: str, load: Workload,
+               result: Path, seed: int = 0) -> list[str]:
+    """The ``vllm bench serve`` command for ``load`` against ``url``, saving to ``result``; ``seed``
+    seeds the random prompts."""
     argv = [str(program), "bench", "serve", "--backend", "openai", "--base-url", url, "--endpoint", "/v1/completions",
             "--model", served_name, "--tokenizer", tokenizer, "--dataset-name", "random",
             "--random-input-len", str(load.input_len), "--random-output-len", str(load.output_len),
-            "--num-prompts", str(load.num_prompts), "--ignore-eos", "--seed", str(load.seed),
+            "--num-prompts", str(load.num_prompts), "--ignore-eos", "--seed", str(seed),
             "--percentile-metrics", PERCENTILE_METRICS, "--metric-percentiles", PERCENTILES, "--disable-tqdm",
             "--save-result", "--result-dir", str(result.parent), "--result-filename", result.name]
     if load.concurrency is not None:

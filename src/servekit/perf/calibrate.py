@@ -1,6 +1,6 @@
 """Fitting the speed model's constants on measured points, and checking the fit.
 
-``fit_constants`` runs coordinate descent: for each fitted constant in turn (``constants.CONSTANTS``
+``fit_constants`` runs coordinate descent (``descend``): for each fitted constant in turn (``constants.CONSTANTS``
 order), every value of its grid is tried with the others held, and the one with the lowest loss
 kept (ties: the value tried first); rounds repeat until none changes (at most ``ROUNDS``). The loss
 is the mean over points of the mean |ln(predicted / measured)| over the metrics a point
@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from servekit.hardware.profile import HardwareProfile
-from servekit.perf.constants import CONSTANTS, FITTED, OVERHEAD_KEYS, fitted_values
+from servekit.perf.constants import CONSTANTS, FITTED, OVERHEAD_KEYS, PerfConstant, fitted_values
 from servekit.perf.intervals import METRICS, interval_ratios, symmetric_ratios
 from servekit.perf.points import kv_pool, launch_of, point_profile, shape_facts, workload_of
 from servekit.perf.predict import Prediction, predict
@@ -85,17 +85,17 @@ def _touches(key: str, points: Sequence[Measured]) -> bool:
     return any(m.point.get("engine") == suffix for m in points)
 
 
-def fit_constants(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
-                  start: Mapping[str, float] | None = None, rounds: int = ROUNDS) -> dict[str, float]:
-    values = dict(start or fitted_values())
+def descend(constants: Sequence[PerfConstant], start: Mapping[str, float],
+            loss_of: Callable[[Mapping[str, float]], float], rounds: int = ROUNDS) -> dict[str, float]:
+    """Coordinate descent: each constant in turn takes the value of its grid with the lowest
+    ``loss_of`` (the others held; ties keep the current value), until a round changes none."""
+    values = dict(start)
     for _ in range(rounds):
         changed = False
-        for c in CONSTANTS:
-            if c.kind != FITTED or not _touches(c.id, points):
-                continue
-            best, best_loss = values[c.id], loss(points, profiles, values)
+        for c in constants:
+            best, best_loss = values[c.id], loss_of(values)
             for candidate in c.grid:
-                trial = loss(points, profiles, {**values, c.id: candidate})
+                trial = loss_of({**values, c.id: candidate})
                 if trial < best_loss - 1e-12:
                     best, best_loss = candidate, trial
             changed |= best != values[c.id]
@@ -103,6 +103,12 @@ def fit_constants(points: Sequence[Measured], profiles: Mapping[str, HardwarePro
         if not changed:
             break
     return values
+
+
+def fit_constants(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
+                  start: Mapping[str, float] | None = None, rounds: int = ROUNDS) -> dict[str, float]:
+    moving = [c for c in CONSTANTS if c.kind == FITTED and _touches(c.id, points)]
+    return descend(moving, start or fitted_values(), lambda values: loss(points, profiles, values), rounds)
 
 
 def ratios(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
