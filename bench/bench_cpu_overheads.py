@@ -3,10 +3,11 @@
 Usage: SERVEKIT_ENGINES_DIR=... python bench/bench_cpu_overheads.py [--run RUN] [--write]
 
 Starts the small Llama of ``servekit.perf.constants.CPU_CALIBRATION`` with ``servekit up`` on vLLM
-CPU (the installed environment; ``--run``: a run of it already up), runs ``vllm bench serve`` (``servekit.launch.bench_serve``) for
-each calibration workload (``CALIBRATION``) and each evaluation workload (``EVALUATION``, never
-fitted on), and fits the ``*.vllm_cpu`` constants (``servekit.perf.constants.CPU_CONSTANTS``: the shares of the
-measured bandwidth and FLOP/s, the step, per-sequence and per-request overheads) by coordinate descent over their grids (the loss of
+CPU (the installed environment; ``--run``: a run of it already up), runs ``vllm bench serve``
+(``servekit.launch.bench_serve``) for each calibration workload (``CALIBRATION``) and each
+evaluation workload (``EVALUATION``, never fitted on), and fits the ``*.vllm_cpu`` constants
+(``servekit.perf.constants.CPU_CONSTANTS``: the shares of the measured bandwidth and FLOP/s, the
+step, per-sequence and per-request overheads) by coordinate descent over their grids (the loss of
 ``servekit.perf.calibrate``: the mean |ln(predicted / measured)| of output throughput, median
 TTFT and median TPOT). Prints the machine's measured CPU row, the fitted values (to be copied into
 ``servekit.perf.constants``), each point's measured and predicted figures, the errors of the

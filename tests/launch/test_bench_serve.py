@@ -74,6 +74,8 @@ def test_the_command_asks_for_a_closed_loop_or_a_rate_and_saves_its_result(tmp_p
     rate = bench_argv(Path("vllm"), "http://h:1", "m", "m", Workload(16, 16, request_rate=2.5), result, seed=7)
     assert "--request-rate 2.5" in " ".join(rate) and "--max-concurrency" not in rate
     assert "--seed 7" in " ".join(rate) and "--seed 0" in words
+    assert "--num-warmups 8" in words and "--num-warmups 8" in " ".join(rate)  # two rounds of 4; 8 for a rate
+    assert "--num-warmups 0" in " ".join(bench_argv(Path("vllm"), "u", "m", "m", Workload(1, 1, 2), result, warmups=0))
 
 
 def test_a_failing_tool_reports_its_stderr_tail(tmp_path):

@@ -23,7 +23,7 @@ from servekit.engines.registry import get_engine, native_engine
 from servekit.errors import SelectionError, ServekitError
 from servekit.hardware import build_profile
 from servekit.launch import records
-from servekit.launch.bench_serve import bench_argv, run_load
+from servekit.launch.bench_serve import bench_argv, run_load, warmups_for
 from servekit.launch.environment import engine_env
 from servekit.launch.evidence import write_evidence
 from servekit.launch.launch_plan import LaunchPlan, plan_from_dict
@@ -41,6 +41,8 @@ class BenchOptions:
     load: Workload
     seed: int = 0
     timeout_s: float = 1800.0
+    warmups: int | None = None
+    """Unmeasured requests first (None: ``servekit.launch.bench_serve.warmups_for``)."""
 
 
 def running_record(run: str) -> records.RunRecord:
@@ -100,7 +102,8 @@ def bench_run(opts: BenchOptions) -> dict[str, Any]:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     result = record.folder / "bench" / f"{stamp}.json"
     result.parent.mkdir(parents=True, exist_ok=True)
-    argv = bench_argv(program, record.url, record.served_name, plan.model, opts.load, result, opts.seed)
+    warmups = warmups_for(opts.load) if opts.warmups is None else opts.warmups
+    argv = bench_argv(program, record.url, record.served_name, plan.model, opts.load, result, opts.seed, warmups)
     hf_env = {k: v for k, v in plan.engine_server.env.items() if k.startswith("HF_")}
     started, load_before = time.time(), list(os.getloadavg())
     measured, _ = run_load(argv, hf_env, result, opts.timeout_s)
@@ -108,8 +111,9 @@ def bench_run(opts: BenchOptions) -> dict[str, Any]:
     doc = {"kind": "bench", "run": record.run, "plan_hash": record.plan_hash, "engine": record.engine,
            "engine_version": record.engine_version, "hardware": record.hardware, "model": record.model,
            "benched_at": started, "tool": {"name": TOOL, "argv": argv, "result": str(result)},
-           "workload": {**asdict(opts.load), "seed": opts.seed}, "measured": measured.to_dict(), "predicted": prediction,
-           "compared": compared, "inside": all_inside(compared), "binding": prediction["binding"],
+           "workload": {**asdict(opts.load), "seed": opts.seed, "warmups": warmups},
+           "measured": measured.to_dict(), "predicted": prediction, "compared": compared,
+           "inside": all_inside(compared), "binding": prediction["binding"],
            "timings": {"bench_seconds": round(time.time() - started, 2)},
            "machine_load": {"before": load_before, "after": list(os.getloadavg())}}
     path = write_evidence(doc)

@@ -44,18 +44,23 @@ def register(app: typer.Typer) -> None:
         request_rate: Optional[float] = typer.Option(None, "--request-rate", help="requests per second (Poisson)"),
         num_prompts: int = typer.Option(64, "--num-prompts", help="requests of the load"),
         seed: int = typer.Option(0, "--seed", help="seed of the random prompts"),
+        warmups: Optional[int] = typer.Option(None, "--num-warmups",
+                                              help="unmeasured requests first (default: twice the concurrency)"),
         timeout: float = typer.Option(1800.0, "--timeout", help="seconds the load may take"),
         output_format: str = typer.Option("text", "--format", help="text | json"),
     ) -> None:
         """Load a running server with `vllm bench serve`; measured against predicted, recorded as evidence."""
         from servekit.cli.perf_cmd import check_workload
+        from servekit.errors import SelectionError
 
         check_workload(output_format, input_len, output_len, num_prompts, concurrency, request_rate)
+        if warmups is not None and warmups < 0:
+            raise SelectionError(f"--num-warmups {warmups} must be at least 0")
         from servekit.app.bench import BenchOptions, bench_run
         from servekit.perf.predict import Workload
 
         if request_rate is None and concurrency is None:
             concurrency = DEFAULT_CONCURRENCY
         load = Workload(input_len, output_len, concurrency, request_rate, num_prompts)
-        doc = bench_run(BenchOptions(run, load, seed, timeout))
+        doc = bench_run(BenchOptions(run, load, seed, timeout, warmups))
         typer.echo(json.dumps(doc, indent=2) if output_format == "json" else render_text(doc))

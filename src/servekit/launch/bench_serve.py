@@ -4,7 +4,8 @@ never its printed table).
 
 The load is the random dataset (``--dataset-name random``) of ``input_len`` prompt tokens and
 ``output_len`` generated tokens per request (``--ignore-eos``: every request generates all of
-them, as the prediction assumes), ``num_prompts`` requests, either ``concurrency`` requests in
+them, as the prediction assumes), ``num_prompts`` measured requests after unmeasured warm-up ones
+(``warmups_for``), either ``concurrency`` requests in
 flight (a closed loop: ``--max-concurrency`` with every request ready at once) or a Poisson
 ``request_rate``. Percentiles asked for: 10, 50, 90 and 99 of TTFT, TPOT, ITL and end-to-end
 latency (vllm/benchmarks/serve.py writes them as ``p<N>_<metric>_ms``).
@@ -49,14 +50,24 @@ class Measured:
         return asdict(self)
 
 
+def warmups_for(load: Workload) -> int:
+    """Warm-up requests before the measured ones: two rounds of the load's concurrency (8 for a
+    request rate). A server's first requests after start-up run slower than later ones (on the
+    vLLM CPU server of the calibration, the first 256:128 load at concurrency 4 measured a median
+    TTFT of 192 ms, a later one of the same workload 82 ms), and the CPU constants were fitted on
+    loads of a warm server."""
+    return 2 * load.concurrency if load.concurrency is not None else 8
+
+
 def bench_argv(program: Path, url: str, served_name: str, tokenizer: str, load: Workload,
-               result: Path, seed: int = 0) -> list[str]:
+               result: Path, seed: int = 0, warmups: int | None = None) -> list[str]:
     """The ``vllm bench serve`` command for ``load`` against ``url``, saving to ``result``; ``seed``
-    seeds the random prompts."""
+    seeds the random prompts; ``warmups`` requests (default ``warmups_for``) run first, unmeasured."""
     argv = [str(program), "bench", "serve", "--backend", "openai", "--base-url", url, "--endpoint", "/v1/completions",
             "--model", served_name, "--tokenizer", tokenizer, "--dataset-name", "random",
             "--random-input-len", str(load.input_len), "--random-output-len", str(load.output_len),
             "--num-prompts", str(load.num_prompts), "--ignore-eos", "--seed", str(seed),
+            "--num-warmups", str(warmups_for(load) if warmups is None else warmups),
             "--percentile-metrics", PERCENTILE_METRICS, "--metric-percentiles", PERCENTILES, "--disable-tqdm",
             "--save-result", "--result-dir", str(result.parent), "--result-filename", result.name]
     if load.concurrency is not None:

@@ -6,8 +6,8 @@ kept (ties: the value tried first); rounds repeat until none changes (at most ``
 is the mean over points of the mean |ln(predicted / measured)| over the metrics a point
 measured (output throughput, TPOT, TTFT). The CPU backend's constants (suffix ``vllm_cpu``) move
 only with points of that backend: no point of the perf-points file is one
-(``bench/bench_cpu_overheads.py`` fits them on their own calibration set). The measured figures are read here and only here;
-``servekit perf --points`` never reads them.
+(``bench/bench_cpu_overheads.py`` fits them on their own calibration set). The measured figures
+are read here and only here; ``servekit perf --points`` never reads them.
 """
 
 from __future__ import annotations
