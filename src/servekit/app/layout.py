@@ -17,18 +17,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from servekit.app.checks import known_facts, process_checks
 from servekit.catalog.domain import recipe_of, strategies_of
 from servekit.errors import ServekitError
 from servekit.findings import Finding
 from servekit.synthesis.apply_overrides import apply_overrides
-from servekit.synthesis.layouts import Layout, parallel_layouts
 from servekit.synthesis.overrides import Overrides
 from servekit.synthesis.plan import Selection
 from servekit.synthesis.resolve import selection_from_request
 from servekit.synthesis.synthesize import synthesize
+
+if TYPE_CHECKING:
+    from servekit.synthesis.layouts import Layout
 
 SEARCHED_FAILURES = frozenset({"memory", "divisibility", "devices"})
 """What another layout can cure; a plan failing on anything else keeps its layout."""
@@ -94,6 +96,8 @@ def _curable(pairs: Verdicts | None) -> bool:
 def smallest_fitting(docs: Any, selection: Selection, reselect: Reselect,
                      check: Checker) -> tuple[Layout, Selection] | None:
     """The first layout, fewest devices first, whose plan fits (with its selection); None when none does."""
+    from servekit.synthesis.layouts import parallel_layouts  # only a plan that does not fit searches
+
     recipe = recipe_of(docs, selection.recipe_id)
     profile = (docs.taxonomy.get("hardware_profiles") or {}).get(selection.hardware) or {}
     for layout in parallel_layouts(recipe, profile, selection.hardware, strategies_of(docs), selection.strategy):

@@ -18,6 +18,8 @@ HUB_HOSTS = ("huggingface.co", "www.huggingface.co", "hf.co")
 
 @dataclass(frozen=True)
 class ModelRef:
+    """A model as typed on the command line: a local directory or a hub repository."""
+
     text: str
     """What was typed."""
     kind: Literal["dir", "hub"]

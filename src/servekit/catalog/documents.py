@@ -21,7 +21,6 @@ the shared documents of a directory always, a recipe when it is read on its own 
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -63,14 +62,20 @@ def resolve_catalog_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
 
 def normalise(value: Any) -> Any:
     """Plain JSON-able values: dates to ISO strings, mappings to dicts, sequences to lists."""
-    if isinstance(value, _dt.datetime):
-        return value.date().isoformat() if value.time() == _dt.time() else value.isoformat()
-    if isinstance(value, _dt.date):
+    import datetime  # stdlib; only dates read from YAML need it (a plan from the parsed cache does not)
+
+    return _plain(value, datetime)
+
+
+def _plain(value: Any, dt: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return value.date().isoformat() if value.time() == dt.time() else value.isoformat()
+    if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, dict):
-        return {str(k) if not isinstance(k, str) else k: normalise(v) for k, v in value.items()}
+        return {str(k) if not isinstance(k, str) else k: _plain(v, dt) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [normalise(v) for v in value]
+        return [_plain(v, dt) for v in value]
     return value
 
 

@@ -14,16 +14,19 @@ link, so an interrupted or failed sync never touches the copy in use.
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import json
 import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from servekit.atomic import file_lock, write_json_atomic
 from servekit.errors import ServekitError
 from servekit.paths import home
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 STORE_NAME = "recipes"
 RECORD_FILE = "sync.json"
@@ -46,9 +49,10 @@ class SyncRecord:
     """ISO 8601, UTC."""
     warnings: int = 0
 
-    def age_seconds(self, now: _dt.datetime | None = None) -> float:
-        when = _dt.datetime.fromisoformat(self.synced_at)
-        return ((now or _dt.datetime.now(_dt.timezone.utc)) - when).total_seconds()
+    def age_seconds(self, now: datetime | None = None) -> float:
+        from datetime import datetime, timezone  # stdlib; a plan never asks a snapshot's age
+
+        return ((now or datetime.now(timezone.utc)) - datetime.fromisoformat(self.synced_at)).total_seconds()
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -156,7 +160,9 @@ def publish(staging: Path, record: SyncRecord) -> Path:
     write_json_atomic(staging / RECORD_FILE, record.to_json())
     snapshots = store_dir() / "snapshots"
     snapshots.mkdir(parents=True, exist_ok=True)
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    from datetime import datetime, timezone  # stdlib; only a sync publishes
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
     snapshot = snapshots / f"{stamp}-{record.content_hash.split(':')[-1][:12]}"
     os.rename(staging, snapshot)
     link = store_dir() / "current"

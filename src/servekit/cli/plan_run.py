@@ -21,6 +21,8 @@ FORMATS = ("text", "json", "sh", "k8s")
 
 @dataclass
 class PlanOptions:
+    """What a ``servekit plan`` command line asks for, as parsed."""
+
     model: str | None = None
     hardware: str | None = None
     variant: str | None = None

@@ -98,6 +98,8 @@ class VisionFacts(_Json):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MoEFacts(_Json):
+    """The mixture-of-experts shape of a checkpoint."""
+
     num_experts: int
     experts_per_token: int | None = None
     moe_intermediate_size: int | None = None
@@ -107,6 +109,8 @@ class MoEFacts(_Json):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QuantFacts(_Json):
+    """How a checkpoint is quantised (its ``quantization_config``)."""
+
     method: str
     """``quant_method`` of the checkpoint (fp8, modelopt, compressed-tensors, ...)."""
     algo: str | None = None
@@ -136,6 +140,8 @@ class WeightBytes(_Json):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ModelFacts(_Json):
+    """What a plan needs to know about a checkpoint, read from its config and weight headers."""
+
     model_id: str | None = None
     source: str = ""
     """Where the facts were read from: a path, or the public documents they were taken from."""

@@ -38,6 +38,8 @@ def failure_kind(code: str) -> str:
 
 @dataclass(frozen=True)
 class FitCheck:
+    """A plan's fit: the report, when one could be made, and the findings."""
+
     report: FitReport | None
     findings: tuple[Finding, ...]
 

@@ -25,6 +25,8 @@ ASSUMED = "stated assumption"
 
 @dataclass(frozen=True)
 class Constant:
+    """A number a prediction uses, with what it stands for and its source."""
+
     id: str
     value: float
     stands_for: str

@@ -63,6 +63,8 @@ pixels is 24576 * 32 * 32')."""
 
 @dataclass(frozen=True)
 class EncoderProfile:
+    """The multimodal encoder's start-up profile: the items it runs and the memory they take."""
+
     items: int
     tokens_per_item: int
     patches_per_item: int

@@ -42,6 +42,8 @@ MLA_HYBRID_ALIGNMENT = 128
 
 @dataclass(frozen=True)
 class KVOptions:
+    """What sizes the KV cache of one rank: bytes per token, parallel sizes, context and block size."""
+
     kv_bytes: float
     tp: int = 1
     pp: int = 1
@@ -59,6 +61,8 @@ class KVOptions:
 
 @dataclass(frozen=True)
 class LayerGroup:
+    """Layers of one attention kind on one rank and what each holds per token or per sequence."""
+
     kind: str
     layers: int
     """Layers of this kind on one rank."""
@@ -71,6 +75,8 @@ class LayerGroup:
 
 @dataclass(frozen=True)
 class PoolLayout:
+    """How the KV pool is divided: its layer groups, block size and bytes per page."""
+
     groups: tuple[LayerGroup, ...]
     block_size: int
     page_bytes: int

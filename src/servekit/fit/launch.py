@@ -12,6 +12,8 @@ from servekit.errors import ServekitError
 
 @dataclass(frozen=True)
 class LaunchSettings:
+    """The launch options that decide memory: parallel sizes, context length, KV dtype, limits."""
+
     tp: int = 1
     pp: int = 1
     dp: int = 1

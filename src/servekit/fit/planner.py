@@ -68,6 +68,8 @@ def memory_model(engine: str, device_kind: str) -> tuple[MemoryHooks, MemoryRule
 
 @dataclass(frozen=True)
 class FitRequest:
+    """One fit question: a model's facts on a device under given launch settings."""
+
     facts: ModelFacts
     device: Device
     launch: LaunchSettings
@@ -96,6 +98,8 @@ class FitRequest:
 
 @dataclass(frozen=True)
 class FitReport:
+    """The answer to a fit question: the memory budget, weights, KV cache and the verdict."""
+
     engine: str
     device: str
     tp: int

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class VersionRule:
+    """A default that changed in an engine release: its value from ``since`` on, and the source."""
+
     id: str
     since: tuple[int, ...]
     value: str

@@ -52,6 +52,8 @@ on the rest (vllm/engine/arg_utils.py: LLM_CLASS 16384 / 8192 against OPENAI_API
 
 @dataclass(frozen=True)
 class SchedulerLimits:
+    """The scheduler's sequence and batched-token limits that a launch runs with."""
+
     max_num_seqs: int
     max_num_batched_tokens: int
 

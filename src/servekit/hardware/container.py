@@ -48,6 +48,8 @@ QAIC_SOURCE = "https://quic.github.io/cloud-ai-sdk-pages/ (Cloud AI 100 devices:
 
 @dataclass(frozen=True)
 class ContainerDevices:
+    """How a container reaches a platform's devices: the ``docker run`` flags and what goes with them."""
+
     argv: tuple[str, ...]
     """The device flags as ``docker run`` arguments."""
     lines: tuple[str, ...]

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from servekit.catalog.domain import (
     Feature,
-    KvOffload,
-    KvStore,
     Recipe,
     Strategy,
     StrategyOverride,
@@ -21,6 +19,10 @@ from servekit.errors import SelectionError
 from servekit.hardware import HardwareProfile, profile_of, profiles_for
 from servekit.synthesis import selection as rules
 from servekit.synthesis.plan import Selection
+
+if TYPE_CHECKING:
+    from servekit.catalog.domain.kv_offload import KvOffload
+    from servekit.catalog.domain.kv_store import KvStore
 
 Doc = dict[str, Any]
 

@@ -24,6 +24,8 @@ VLLM_DOCS = "https://github.com/vllm-project/vllm/blob/main/docs/getting_started
 
 @dataclass(frozen=True)
 class ImageFacts:
+    """What a family of engine container images runs and how it takes its arguments."""
+
     repositories: tuple[str, ...]
     """Repository names of the family (a registry host included where the name has one)."""
     entrypoint: tuple[str, ...]

@@ -47,6 +47,8 @@ ASCEND_INDEX = "https://mirrors.huaweicloud.com/ascend/repos/pypi/variant"
 
 @dataclass(frozen=True)
 class PipForm:
+    """The pip commands of one install family: newest, pinned and nightly releases."""
+
     latest: str
     """Install the newest release."""
     pinned: str
@@ -60,6 +62,8 @@ class PipForm:
 
 @dataclass(frozen=True)
 class InstallFamily:
+    """How an engine is installed on one family of platforms (pip, or why not, and what comes first)."""
+
     id: str
     label: str
     source: str

@@ -7,8 +7,13 @@ Mooncake deployment wraps a serving strategy on NVIDIA/AMD hardware that can sca
 
 from __future__ import annotations
 
-from servekit.catalog.domain import KvOffload, Recipe, Strategy
+from typing import TYPE_CHECKING
+
+from servekit.catalog.domain import Recipe, Strategy
 from servekit.synthesis.hardware import Profile, brand, hardware_scalable, kv_store_brand_supported
+
+if TYPE_CHECKING:
+    from servekit.catalog.domain.kv_offload import KvOffload
 
 
 def strategy_allows_kv_offload(strategy_doc: Strategy | None) -> bool:

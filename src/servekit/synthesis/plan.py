@@ -122,6 +122,8 @@ class Docker:
 
 @dataclass(frozen=True)
 class InstallStep:
+    """One step of a plan's install, as a shell command with where it comes from."""
+
     kind: str  # "prerequisite", "pip", "docker", "extra", "kv_store", "kv_offload"
     command: str
     note: str | None = None

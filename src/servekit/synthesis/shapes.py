@@ -8,13 +8,16 @@ router), and the Mooncake kv-store shell that wraps any non-PD serving strategy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from servekit.catalog.domain import KvStore, RoleOverride, StrategyRole, block_or_empty
+from servekit.catalog.domain import RoleOverride, StrategyRole, block_or_empty
 from servekit.synthesis import selection as rules
 from servekit.synthesis.context import Context
 from servekit.synthesis.hardware import generation_key, layered_key
 from servekit.synthesis.nodes import placement
+
+if TYPE_CHECKING:
+    from servekit.catalog.domain.kv_store import KvStore
 
 KV_INSTALL_PLATFORMS = ("cuda", "rocm")
 """Platforms a brand-keyed kv-store install serves (under the profile's ``image_key``)."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from servekit.catalog.domain import KvStore
+from typing import TYPE_CHECKING
+
 from servekit.synthesis import nodes, shapes
 from servekit.synthesis.args import serve_args
 from servekit.synthesis.context import Context, build_context
@@ -11,6 +12,9 @@ from servekit.synthesis.env import serve_env
 from servekit.synthesis.install import install_steps, min_version
 from servekit.synthesis.omni import omni_process
 from servekit.synthesis.plan import Plan, Process, Selection
+
+if TYPE_CHECKING:
+    from servekit.catalog.domain.kv_store import KvStore
 
 
 def _process(ctx: Context, role: str, *, node: str | None = None, rank: int = 0,

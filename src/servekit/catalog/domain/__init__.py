@@ -8,18 +8,20 @@ microseconds per recipe and nothing per rendering. Each keeps its document as ``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from servekit.catalog.domain.feature import Companion, Feature, Mode
 from servekit.catalog.domain.hardware_block import EMPTY_BLOCK, HardwareBlock, block_or_empty
 from servekit.catalog.domain.install import Dependency, InstallTab
-from servekit.catalog.domain.kv_offload import KvOffload
-from servekit.catalog.domain.kv_store import KvProcess, KvStore
 from servekit.catalog.domain.omni import Omni, OmniTask
 from servekit.catalog.domain.recipe import ModelSection, Recipe, RecipeMeta
 from servekit.catalog.domain.strategy import NO_STRATEGY, Strategy, StrategyRole
 from servekit.catalog.domain.strategy_override import NO_OVERRIDE, RoleOverride, StrategyOverride
 from servekit.catalog.domain.variant import EMPTY_VARIANT, Variant
+
+if TYPE_CHECKING:
+    from servekit.catalog.domain.kv_offload import KvOffload
+    from servekit.catalog.domain.kv_store import KvProcess, KvStore
 
 __all__ = [
     "EMPTY_BLOCK", "EMPTY_VARIANT", "NO_OVERRIDE", "NO_STRATEGY", "Companion", "Dependency", "Feature",
@@ -27,6 +29,23 @@ __all__ = [
     "RoleOverride", "Strategy", "StrategyOverride", "StrategyRole", "Variant", "block_or_empty",
     "kv_offload_keys", "kv_offload_of", "kv_store_of", "recipe_of", "strategies_of", "strategy_of",
 ]
+
+_LAZY = {
+    "KvOffload": "servekit.catalog.domain.kv_offload",
+    "KvProcess": "servekit.catalog.domain.kv_store",
+    "KvStore": "servekit.catalog.domain.kv_store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The KV-store and KV-offload types, imported on first use: a plan without either (most)
+    does not create their classes."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 
 def _cached(docs: Any, key: tuple[str, str], raw: Any, build) -> Any:
@@ -65,6 +84,8 @@ def kv_store_of(docs: Any, name: str | None) -> KvStore | None:
     raw = docs.kv_store.get(name) if name else None
     if not raw:
         return None
+    from servekit.catalog.domain.kv_store import KvStore
+
     return _cached(docs, ("kv_store", name), raw, lambda: KvStore.of(name, raw))
 
 
@@ -82,4 +103,6 @@ def kv_offload_of(docs: Any, key: str | None) -> KvOffload | None:
     raw = _kv_offload_docs(docs).get(key) if key else None
     if not raw:
         return None
+    from servekit.catalog.domain.kv_offload import KvOffload
+
     return _cached(docs, ("kv_offload", key), raw, lambda: KvOffload.of(key, raw))

@@ -34,6 +34,8 @@ _OPTION_NARGS = {None: "(A)", "?": "(A?)", "*": "([A]*)", "+": "(A[A]*)", 0: "()
 
 @dataclass(frozen=True)
 class _Token:
+    """One word of the command line, after the engine's own rewriting (``text``) and as written."""
+
     text: str
     written: str
     dotted: bool = False
@@ -41,6 +43,8 @@ class _Token:
 
 @dataclass(frozen=True)
 class _Option:
+    """An option word matched to its flag (None: unknown), with the value written in it, if any."""
+
     name: str
     spec: FlagSpec | None
     explicit: str | None

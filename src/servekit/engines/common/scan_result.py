@@ -26,6 +26,8 @@ class Occurrence:
 
 @dataclass
 class Scan:
+    """One command line read against an engine's flag catalog: what each word became, and the findings."""
+
     occurrences: list[Occurrence] = field(default_factory=list)
     positionals: list[str] = field(default_factory=list)  # words the command's positionals took
     extras: list[str] = field(default_factory=list)  # words nothing took: the parser refuses them

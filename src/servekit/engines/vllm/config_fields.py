@@ -24,7 +24,6 @@ from servekit.engines.common.flags import FlagCatalog, read_stored_json, stored_
 from servekit.engines.common.scan import HELP, Occurrence
 from servekit.engines.common.startup import is_shell_reference
 from servekit.engines.common.valuecheck import expand_json_numbers, json_kind
-from servekit.engines.vllm.config_values import value_problem
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 _ANY_OF_KIND = ("x", 1, 1.5, [], {})  # a requirement measured with these holds for any value of their kind
@@ -135,6 +134,8 @@ def _unknown_key(place: _Place, class_name: str, key: str, fields: dict[str, Any
 
 
 def _value_findings(place: _Place, key: str, item: Any, field: dict[str, Any]) -> list[Finding]:
+    from servekit.engines.vllm.config_values import value_problem  # only a JSON value met needs its rules
+
     problem = value_problem(place.key(key), item, field)
     if problem is None:
         return []

@@ -31,6 +31,8 @@ MODEL_OPTION = "--model"
 
 @dataclass(frozen=True)
 class Option:
+    """One option of a ``vllm serve`` command line and the values it took."""
+
     flag: str  # normalised: "--max-model-len"
     values: tuple[str, ...]  # () for a switch; one item for most options
     given: str  # the option as written
@@ -42,6 +44,8 @@ class Option:
 
 @dataclass(frozen=True)
 class VllmLaunch:
+    """A ``vllm serve`` command line, parsed: the program, the model and its options in order."""
+
     program: tuple[str, ...]
     model: str | None
     options: tuple[Option, ...]

@@ -22,6 +22,8 @@ from servekit.engines.vllm.launch import parse_vllm_argv
 
 @dataclass(frozen=True)
 class ParallelLayout:
+    """The parallel sizes a vLLM launch asks for (tensor, pipeline, context, data) and its nodes."""
+
     tp: int = 1
     pp: int = 1
     pcp: int = 1
