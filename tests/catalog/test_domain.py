@@ -111,3 +111,13 @@ def test_install_tabs_and_dependencies():
     assert recipe.model.pip.dropped and not recipe.model.docker.dropped
     assert recipe.model.docker.command == "docker run x" and recipe.model.docker.note is None
     assert [(d.command, d.note) for d in recipe.dependencies] == [("pip y", "why")]
+
+
+def test_kv_types_are_the_package_names_imported_on_first_use():
+    import servekit.catalog.domain as domain
+    from servekit.catalog.domain import kv_offload, kv_store
+
+    assert (domain.KvStore, domain.KvProcess, domain.KvOffload) == (kv_store.KvStore, kv_store.KvProcess, kv_offload.KvOffload)
+    assert {"KvStore", "KvProcess", "KvOffload"} <= set(domain.__all__)
+    with pytest.raises(AttributeError, match="has no attribute 'Nope'"):
+        domain.Nope  # noqa: B018 - the lookup is the test
