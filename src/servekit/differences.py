@@ -10,7 +10,7 @@ skip a field only when an entry here explains it, and then check the difference 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.hardware import profile_of
@@ -33,7 +33,7 @@ def _with_roles(*fields: str) -> tuple[str, ...]:
     return fields + tuple(f"{role}.{f}" for role in ("prefill", "decode") for f in fields if f in role_fields)
 
 
-@dataclass(frozen=True)
+@record
 class Difference:
     id: str
     reason: str

@@ -6,7 +6,8 @@ single actionable line and a non-zero exit. Anything else is a bug.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 
 
 class ServekitError(Exception):
@@ -35,7 +36,7 @@ class ConflictError(SelectionError):
     exit_code = 2
 
 
-@dataclass(frozen=True)
+@record
 class Location:
     """Where in the catalog a finding points: file, 1-based line and column, key path."""
 

@@ -21,7 +21,7 @@ release), when a release decides it; every renderer above shows it when it is se
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from servekit.records import record
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +39,7 @@ class Severity(StrEnum):
     NOTE = "note"
 
 
-@dataclass(frozen=True)
+@record
 class KeyPathLocation:
     """A place in one document by key path; ``at_key`` points at the mapping key itself (an
     unknown or misnamed key) rather than its value."""
@@ -48,7 +48,7 @@ class KeyPathLocation:
     at_key: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     """One problem (or remark): ``code`` is stable and machine-readable (``unknown-option``,
     ``fit-weights``, ``unknown-hardware``...), ``fix`` says what to change."""

@@ -20,7 +20,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from servekit.records import record
 
 import psutil
 
@@ -127,7 +127,7 @@ def exited(pid: int) -> int | None:
 # ── stopping ────────────────────────────────────────────────────────────────────────────
 
 
-@dataclass(frozen=True)
+@record
 class StopResult:
     signals: tuple[str, ...]
     left: tuple[int, ...]

@@ -29,6 +29,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from servekit.records import record
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -85,7 +86,7 @@ class BuildSummary:
         return text
 
 
-@dataclass(frozen=True)
+@record
 class Published:
     """One published variant: its headline command object and servekit's facts about it."""
 

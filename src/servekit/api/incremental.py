@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ MIN_INCREMENTAL = 4
 through the parallel full build."""
 
 
-@dataclass(frozen=True)
+@record
 class BuildInputs:
     """What a build depends on, read before anything is rendered."""
 

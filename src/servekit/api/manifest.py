@@ -21,7 +21,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ FORMAT = 3
 INDEX_FILES = ("models.json", "servekit.json")
 
 
-@dataclass(frozen=True)
+@record
 class RecipeEntry:
     """One recipe as the last build rendered it."""
 
@@ -50,7 +51,7 @@ class RecipeEntry:
     skipped: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Manifest:
     environment: str
     shared: str

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from servekit.records import record
 from typing import Any
 
 from servekit.catalog.documents import CatalogDocuments
@@ -28,7 +29,7 @@ KV_STORE_LB = "kv_store_lb"
 MULTI_NODE = "multi_node"
 
 
-@dataclass(frozen=True)
+@record
 class RenderRequest:
     """One command to render: everything the synthesis needs, spelled out."""
 
@@ -56,7 +57,7 @@ class HardwareRendering:
     """What each object was rendered from: None for the headline, else the strategy id."""
 
 
-@dataclass(frozen=True)
+@record
 class MatrixContext:
     """Catalog-wide inputs, shared by every recipe of one build."""
 

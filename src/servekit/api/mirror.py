@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from pathlib import Path
 
 from servekit.api.manifest import owner_of, tree_entries, tree_inodes
@@ -73,7 +74,7 @@ def update_paths(tree: Path, mirror: Path, paths: Iterable[str], writes: Mapping
         raise _error(exc) from None
 
 
-@dataclass(frozen=True)
+@record
 class NextVersion:
     """The mirror being made into a full build's version of the tree (nothing of the tree
     changes). Made before the build's workers fork, so each of them shares what was scanned."""

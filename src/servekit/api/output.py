@@ -26,7 +26,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from servekit.records import record
 from pathlib import Path
 
 from servekit.api.swap import restore
@@ -41,7 +41,7 @@ STAGE_PREFIX = "stage-"
 TEMP_SUFFIX = ".tmp"
 
 
-@dataclass(frozen=True)
+@record
 class Output:
     """``--out`` and the paths of its build state."""
 

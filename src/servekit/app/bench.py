@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from servekit.processes import exited
 TOOL = "vllm bench serve"
 
 
-@dataclass(frozen=True)
+@record
 class BenchOptions:
     run: str
     load: Workload

@@ -11,7 +11,7 @@ node has. A placement Ray makes (``--distributed-executor-backend ray``) is Ray'
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.engines.common.command_line import split_docker_run
 from servekit.engines.vllm.launch import parse_vllm_argv
@@ -25,7 +25,7 @@ CODE = "visible-devices"
 CONTAINER_CODE = "container-devices"
 
 
-@dataclass(frozen=True)
+@record
 class NodeShare:
     """One server's parallel layout (``servekit.engines.vllm.layout``) and whether Ray places its ranks."""
 

@@ -8,7 +8,8 @@ taxonomy entries as written.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
+from servekit.records import record
 from typing import Any
 
 from servekit.catalog.documents import CatalogDocuments
@@ -55,7 +56,7 @@ def typed_recipe(docs: CatalogDocuments, recipe_id: str) -> Recipe:
         return recipe_of(docs, recipe_id)
 
 
-@dataclass(frozen=True)
+@record
 class VariantInfo:
     name: str
     precision: str | None
@@ -65,7 +66,7 @@ class VariantInfo:
     description: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class FeatureInfo:
     name: str
     description: str | None
@@ -74,7 +75,7 @@ class FeatureInfo:
     opt_in: bool
 
 
-@dataclass(frozen=True)
+@record
 class RecipeInfo:
     id: str
     display_name: str | None

@@ -7,7 +7,7 @@ a weight (``servekit.facts.fetch``); plans, fit and api build then read them off
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.app.model_ref import hub_url_parts
@@ -20,7 +20,7 @@ from servekit.facts.missing import looks_like_repo_id
 from servekit.facts.resolve import variant_checkpoint
 
 
-@dataclass(frozen=True)
+@record
 class FetchTarget:
     repo_id: str
     revision: str | None = None

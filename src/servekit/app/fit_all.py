@@ -12,7 +12,7 @@ hardware", before any memory is checked.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.app.fit import FitOptions, _hardware_profile, _recipe_argv, _user_argv
@@ -27,7 +27,7 @@ from servekit.synthesis.selection import hardware_allowed
 NOT_FOR_HARDWARE = "variant not for this hardware"
 
 
-@dataclass(frozen=True)
+@record
 class FitAllOptions:
     hardware: str
     gpus: int | None = None

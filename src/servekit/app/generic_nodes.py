@@ -11,7 +11,8 @@ the interface ``$IFACE_NAME`` names (Gloo for CPU and control traffic, NCCL for 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from servekit.records import record
 
 from servekit.errors import SelectionError
 from servekit.synthesis.args import dedupe
@@ -26,7 +27,7 @@ NETWORK_ENV = ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME")
 _PLACE_SOURCE = "--nodes {n}: vLLM's multiprocessing rendezvous; ranks above 0 run --headless"
 
 
-@dataclass(frozen=True)
+@record
 class Topology:
     """What the request asks for: nodes, tensor and pipeline parallel sizes (None: planned)."""
 

@@ -7,7 +7,8 @@ Each argument says which config key or fit result put it there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from servekit.records import record
 from typing import Any
 
 from servekit.app.deploy_checks import deploy_checks
@@ -41,7 +42,7 @@ from servekit.synthesis.install import platform_steps
 from servekit.synthesis.plan import Arg, Docker, Plan, Selection
 
 
-@dataclass(frozen=True)
+@record
 class Layout:
     """The tensor parallel size and context chosen, with the fit check of that launch."""
 
@@ -53,7 +54,7 @@ class Layout:
     """VLLM_CPU_KVCACHE_SPACE on a CPU: the KV pool the fit planned, in whole GiB."""
 
 
-@dataclass(frozen=True)
+@record
 class _Target:
     """What one fit check runs against: the hardware, the layout asked for, the CPU KV space."""
 

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.engines.registry import native_engine
@@ -35,7 +35,7 @@ CPU_THREADS_BIND = ("VLLM_CPU_OMP_THREADS_BIND", "auto")
 gets the cores of its own NUMA node; a machine's environment may name cores or ``nobind``."""
 
 
-@dataclass(frozen=True)
+@record
 class Architecture:
     name: str | None
     kind: str | None

@@ -9,7 +9,8 @@ the config and marked so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from servekit.facts.missing import FactsMissingError, missing_facts, missing_mes
 from servekit.facts.model import ModelFacts
 
 
-@dataclass(frozen=True)
+@record
 class GenericModel:
     """What a plan without a recipe knows about its model."""
 

@@ -5,7 +5,7 @@ config.json), a Hugging Face id ``ORG/NAME``, or a Hugging Face URL
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote, urlsplit
@@ -16,7 +16,7 @@ from servekit.facts.missing import looks_like_repo_id
 HUB_HOSTS = ("huggingface.co", "www.huggingface.co", "hf.co")
 
 
-@dataclass(frozen=True)
+@record
 class ModelRef:
     """A model as typed on the command line: a local directory or a hub repository."""
 

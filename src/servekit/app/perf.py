@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from servekit.records import record
 from typing import Any
 
 from servekit.app.checks import known_facts
@@ -133,7 +134,7 @@ def perf_launch(opts: PerfOptions) -> tuple[PerfLaunch, dict[str, Any]]:
     return launch, {**context, **found}
 
 
-@dataclass(frozen=True)
+@record
 class CheckedLaunch:
     """A launch fit has checked: the model's facts, the checkpoint's precision, the fit report,
     the hardware, the engine (and its release), the server's argv."""

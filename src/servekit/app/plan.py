@@ -8,7 +8,8 @@ warm-cache, so each rule is applied in one place whatever asked for the plan.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from servekit.records import record
 from typing import Any
 
 from servekit.app.checks import checks_pass, plan_checks
@@ -31,7 +32,7 @@ from servekit.synthesis.resolve import resolve_selection
 from servekit.synthesis.synthesize import synthesize
 
 
-@dataclass(frozen=True)
+@record
 class PlanResult:
     """One plan and what was found about it."""
 

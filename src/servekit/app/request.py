@@ -8,7 +8,8 @@ variant.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from typing import Any
 
 from servekit.app.run_site import RunSite
@@ -18,7 +19,7 @@ from servekit.errors import SelectionError
 from servekit.synthesis.overrides import Overrides
 
 
-@dataclass(frozen=True)
+@record
 class EngineOptions:
     """Options for an engine other than the native one (MAX compile target, QAIC mode, devices)."""
 
@@ -38,7 +39,7 @@ class EngineOptions:
         return options
 
 
-@dataclass(frozen=True)
+@record
 class PlanRequest:
     """One plan's choices; unset ones are filled from the catalog's default rules."""
 

@@ -15,7 +15,7 @@ checked catalog does not know.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.engines.common.flags import version_key
 from servekit.synthesis.plan import Plan, Process
@@ -29,7 +29,7 @@ PROJECT_IMAGES = "vllm/"
 builds (https://hub.docker.com/u/vllm)."""
 
 
-@dataclass(frozen=True)
+@record
 class RunRelease:
     """The release one form of a plan runs."""
 

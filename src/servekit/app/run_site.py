@@ -5,7 +5,7 @@ catalog) and where the files a command names must be.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.app.run_release import RunRelease, image_release, native_release, omni_release
@@ -17,7 +17,7 @@ from servekit.synthesis.image_files import ImagePlace
 from servekit.synthesis.plan import Plan, Process
 
 
-@dataclass(frozen=True)
+@record
 class RunSite:
     """``container``: the plan runs in its image (else from its native install); ``docker``: as
     its ``docker run`` form (else as Kubernetes pods, which bring their own network and devices);

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.app.checks import known_facts
@@ -24,7 +24,7 @@ RULES_SOURCE = "servekit.fit.release_rules (the memory rules of each vLLM releas
 NOTABLE = 0.10  # a KV pool that moves by more than this share is a warning, not a note
 
 
-@dataclass(frozen=True)
+@record
 class UpgradeLint:
     report: UpgradeReport
     memory: tuple[Sourced, ...]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from servekit.records import record
 from typing import Any
 
 from servekit.app.engine_choice import checked_engine
@@ -19,7 +20,7 @@ from servekit.synthesis.plan import Plan
 from servekit.warm.engine_steps import EngineTarget
 
 
-@dataclass(frozen=True)
+@record
 class ResolvedTargets:
     targets: tuple[EngineTarget, ...]
     hardware: str | None

@@ -10,7 +10,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
+from servekit.records import record
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -31,7 +31,7 @@ class SourceUnreachable(ServekitError):
     """The source could not be reached (no network, host down, clone refused)."""
 
 
-@dataclass(frozen=True)
+@record
 class Source:
     text: str
     """As the user wrote it (or the default URL)."""
@@ -41,7 +41,7 @@ class Source:
     """The URL or absolute path to fetch."""
 
 
-@dataclass(frozen=True)
+@record
 class Fetched:
     tree: Path
     """The fetched files; the catalog root is this folder or one below it."""

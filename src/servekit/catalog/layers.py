@@ -8,7 +8,7 @@ in ``CatalogDocuments.sources``, so error messages still name the file that said
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -121,7 +121,7 @@ def read_layered(root: Path, only_recipes: list[str] | None) -> CatalogDocuments
     return merged
 
 
-@dataclass(frozen=True)
+@record
 class CatalogInUse:
     """One catalog directory a plan reads, as ``servekit catalog list`` shows it."""
 

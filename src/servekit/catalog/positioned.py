@@ -13,6 +13,7 @@ reader) and each repeat is reported so the validator can point at it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from servekit.records import record
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ KeyPath = tuple[str | int, ...]
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-@dataclass(frozen=True)
+@record
 class Mark:
     """1-based line and column."""
 

@@ -17,7 +17,8 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from servekit.records import record
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,7 +35,7 @@ CATALOG_FOLDER = "catalog"
 STAGING_PREFIX = "staging-"
 
 
-@dataclass(frozen=True)
+@record
 class SyncRecord:
     """What a synced copy is: where it came from, which revision, how many files, when."""
 

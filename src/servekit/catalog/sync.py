@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import shutil
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+from servekit.records import record
 from pathlib import Path
 
 from servekit.catalog.documents import recipe_paths
@@ -31,7 +32,7 @@ _SKIP = {".git", ".hg", ".svn", "node_modules", "__pycache__"}
 MAX_DEPTH = 4
 
 
-@dataclass(frozen=True)
+@record
 class SyncResult:
     record: SyncRecord
     changed: bool

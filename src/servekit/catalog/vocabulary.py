@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from typing import Any
 
 ARCH_PREFIX = "arch:"
@@ -40,7 +41,7 @@ def sample(names: Iterable[str], limit: int = 6) -> str:
     return shown + (", ..." if len(items) > limit else "")
 
 
-@dataclass(frozen=True)
+@record
 class HardwareVocabulary:
     profiles: frozenset[str]
     generations: frozenset[str]
@@ -91,7 +92,7 @@ class HardwareVocabulary:
         return f"use a hardware profile id from taxonomy.yaml ({sample(self.profiles, 5)})"
 
 
-@dataclass(frozen=True)
+@record
 class CatalogVocabulary:
     hardware: HardwareVocabulary
     strategies: frozenset[str]

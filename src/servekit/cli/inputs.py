@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any, BinaryIO, Iterable
 
 from servekit.errors import ServekitError
@@ -43,7 +43,7 @@ def open_input(path: str, what: str) -> BinaryIO:
     return _sniffed(handle, path, what)
 
 
-@dataclass(frozen=True)
+@record
 class Written:
     """How many result lines were written, and how many of them are errors."""
 

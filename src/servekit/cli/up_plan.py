@@ -13,7 +13,8 @@ the command sets it, so the pool the engine reports is the prediction whatever e
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+from servekit.records import record
 from typing import Any
 
 from servekit.errors import ServekitError
@@ -21,7 +22,7 @@ from servekit.errors import ServekitError
 LOCAL = "local"
 
 
-@dataclass(frozen=True)
+@record
 class UpCommand:
     model: str
     hardware: str = LOCAL
@@ -52,7 +53,7 @@ class UpCommand:
     pull: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class UpPlan:
     plan: Any
     """The ``LaunchPlan``."""

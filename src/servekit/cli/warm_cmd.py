@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import ExitStack
-from dataclasses import dataclass
+from servekit.records import record
 
 import typer
 
 from servekit.errors import ServekitError
 
 
-@dataclass(frozen=True)
+@record
 class WarmCommand:
     model: str | None
     hardware: str | None = None

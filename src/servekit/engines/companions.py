@@ -12,13 +12,13 @@ does, for the engine-marked tests); ``servekit.engines.install_specs`` reads the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.engines.common.install import InstallRecipe, InstallSpec
 
 
 
-@dataclass(frozen=True)
+@record
 class CompanionProgram:
     """One program a plan may start beside its engine servers.
 

@@ -21,7 +21,7 @@ import shutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from servekit.records import record
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -55,7 +55,7 @@ class EnvironmentBroken(ServekitError):
     """An engine environment exists but cannot be used as it is."""
 
 
-@dataclass(frozen=True)
+@record
 class EngineEnv:
     """One engine environment on disk."""
 
@@ -181,7 +181,7 @@ def _build(env: EngineEnv, python: str, torch: TorchSource) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
+@record
 class InstallOutcome:
     env: EngineEnv
     reused: bool
@@ -251,7 +251,7 @@ def remove(requirement: str | InstallSpec, *, root: Path | None = None) -> bool:
     return True
 
 
-@dataclass(frozen=True)
+@record
 class EnvStatus:
     key: str
     root: Path

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.findings import ERROR, Finding, finding
@@ -19,7 +19,7 @@ from servekit.engines.common.translation import DialectContext, EngineLaunch
 from servekit.engines.registry import engine_names, get_engine, native_engine
 
 
-@dataclass(frozen=True)
+@record
 class ProcessCommand:
     role: str
     rank: int

@@ -12,14 +12,14 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.engines.common.install import TORCH_LOCAL, InstallSpec
 
 PROBE_TIMEOUT_S = 10.0
 
 
-@dataclass(frozen=True)
+@record
 class TorchSource:
     source: str  # the index URL, or ``local``
     note: str | None = None  # why it is not the index the spec names

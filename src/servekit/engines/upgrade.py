@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from servekit.records import record
 from functools import lru_cache
 from typing import Any
 
@@ -29,7 +30,7 @@ from servekit.engines.common.upgrade_words import Item, group, lookup, merge_int
 from servekit.errors import ServekitError
 
 
-@dataclass(frozen=True)
+@record
 class Sourced:
     """A finding and the public page (or catalog) it rests on."""
 
@@ -47,7 +48,7 @@ class Sourced:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class UpgradeReport:
     engine: str
     old: str

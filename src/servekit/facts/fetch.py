@@ -9,7 +9,7 @@ The endpoint (``HF_ENDPOINT``), cache folder and offline mode are read when call
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ class FetchError(ServekitError):
     """The hub refused a request for a model's facts (unknown repo or revision, gated, bad header)."""
 
 
-@dataclass(frozen=True)
+@record
 class FetchedFacts:
     repo_id: str
     commit: str

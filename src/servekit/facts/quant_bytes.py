@@ -26,7 +26,8 @@ A config that states no group size for a group-quantized int4 checkpoint is pric
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from servekit.records import record
 from typing import Any
 
 from servekit.facts.unquantized import Unquantized, unquantized_from_config
@@ -45,7 +46,7 @@ FORMATS: dict[str, int] = {"fp8": 8, "int8": 8, "int4": 4, "nvfp4": 4, "mxfp4": 
 ``quantization`` field takes the same: ``servekit.fit.point_fields``)."""
 
 
-@dataclass(frozen=True)
+@record
 class QuantFormat:
     """How a checkpoint stores its quantized linears."""
 

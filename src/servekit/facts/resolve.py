@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +12,7 @@ from servekit.facts.model import ModelFacts
 from servekit.facts.shipped import shipped_facts
 
 
-@dataclass(frozen=True)
+@record
 class ResolvedModel:
     facts: ModelFacts
     recipe_id: str | None = None

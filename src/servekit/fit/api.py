@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from servekit.records import record
 from typing import Any
 
 from servekit.facts.model import ModelFacts
@@ -36,7 +37,7 @@ def failure_kind(code: str) -> str:
     return next((kind for kind, prefixes in FAILURE_KINDS if code.startswith(prefixes)), "flags")
 
 
-@dataclass(frozen=True)
+@record
 class FitCheck:
     """A plan's fit: the report, when one could be made, and the findings."""
 

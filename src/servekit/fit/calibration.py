@@ -24,7 +24,7 @@ calibration: ``refit(cal, without=point)``). The table itself is ``servekit.fit.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from servekit.records import record
 from decimal import ROUND_HALF_UP, Decimal
 
 MEDIAN = "median"
@@ -34,7 +34,7 @@ VISIBLE = "kv-points-visible.jsonl"
 """File name of the shared reference points; ``VISIBLE:N`` is its N-th line."""
 
 
-@dataclass(frozen=True)
+@record
 class Observation:
     point: str
     """A kv-points id (``kv-points-visible.jsonl:16``) or a named public log."""
@@ -46,7 +46,7 @@ class Observation:
     """The vLLM release of the launch (for a ``BOUNDARY`` refit)."""
 
 
-@dataclass(frozen=True)
+@record
 class Calibration:
     target: str
     """A constant id, or ``rule:ID@RELEASE`` for the entry of a release rule that starts there."""

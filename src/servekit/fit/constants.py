@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from servekit.records import record
 
 CODE = "engine code path"
 MEASURED = "public measurement"
 ASSUMED = "stated assumption"
 
 
-@dataclass(frozen=True)
+@record
 class Constant:
     """A number a prediction uses, with what it stands for and its source."""
 

@@ -43,7 +43,7 @@ of the constants table (``default_vision_*``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.facts.model import ModelFacts, VisionFacts
 from servekit.fit.constants import value
@@ -61,7 +61,7 @@ QWEN3_VL_MAX_FRAMES = 24576
 pixels is 24576 * 32 * 32')."""
 
 
-@dataclass(frozen=True)
+@record
 class EncoderProfile:
     """The multimodal encoder's start-up profile: the items it runs and the memory they take."""
 

@@ -11,10 +11,10 @@ without a switch by PCIe. A node of another form (an H100 PCIe server) states ``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 
-@dataclass(frozen=True)
+@record
 class GpuPart:
     id: str
     brand: str

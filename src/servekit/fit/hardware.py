@@ -6,7 +6,7 @@ gpu_count`` nominal GB, of which drivers leave a little less usable (``USABLE_FR
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any, Mapping
 
 from servekit.errors import ServekitError
@@ -15,7 +15,7 @@ from servekit.hardware import USABLE_FRACTION, HardwareProfile, build_profile, c
 __all__ = ["USABLE_FRACTION", "Device", "HardwareError", "custom_device", "device_from_profile"]
 
 
-@dataclass(frozen=True)
+@record
 class Device:
     """One node's devices as fit sees them."""
 

@@ -30,7 +30,7 @@ kernel block (16) and the configured block size, and at least 128 next to MLA
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.facts.model import ModelFacts
 from servekit.fit.dtypes import dtype_bytes
@@ -40,7 +40,7 @@ BLOCK_ALIGNMENT = 16
 MLA_HYBRID_ALIGNMENT = 128
 
 
-@dataclass(frozen=True)
+@record
 class KVOptions:
     """What sizes the KV cache of one rank: bytes per token, parallel sizes, context and block size."""
 
@@ -59,7 +59,7 @@ class KVOptions:
     """Pool sliding-window layers as full attention (V0, and V1 before the hybrid allocator)."""
 
 
-@dataclass(frozen=True)
+@record
 class LayerGroup:
     """Layers of one attention kind on one rank and what each holds per token or per sequence."""
 
@@ -73,7 +73,7 @@ class LayerGroup:
     window: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class PoolLayout:
     """How the KV pool is divided: its layer groups, block size and bytes per page."""
 

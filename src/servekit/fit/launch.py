@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from servekit.records import record
 
 from servekit.engines.vllm.launch import Option, parse_length, parse_vllm_argv
 from servekit.errors import ServekitError
 
 
-@dataclass(frozen=True)
+@record
 class LaunchSettings:
     """The launch options that decide memory: parallel sizes, context length, KV dtype, limits."""
 

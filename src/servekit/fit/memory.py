@@ -29,7 +29,7 @@ engine ran, from ``servekit.fit.versions``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.facts.model import ModelFacts
 from servekit.fit.constants import value
@@ -58,7 +58,7 @@ def as_run(run: RunLike, device: Device) -> VllmRun:
     return run if isinstance(run, VllmRun) else VllmRun(run, platform=device.profile.platform)
 
 
-@dataclass(frozen=True)
+@record
 class RankMemory:
     """GiB per rank."""
 

@@ -21,7 +21,8 @@ A CPU device takes the engine's CPU rule (the native engine's when it has none);
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, field, replace
+from servekit.records import record
 
 from servekit.engines.common.specs import (
     BUDGET_CPU_SPACE,
@@ -66,7 +67,7 @@ def memory_model(engine: str, device_kind: str) -> tuple[MemoryHooks, MemoryRule
     return hooks, hooks.rule_for(device_kind) or _cpu_rule()
 
 
-@dataclass(frozen=True)
+@record
 class FitRequest:
     """One fit question: a model's facts on a device under given launch settings."""
 
@@ -96,7 +97,7 @@ class FitRequest:
         return VllmRun(self.engine_version, self.engine_env, self.device.profile.platform, self.engine_generation)
 
 
-@dataclass(frozen=True)
+@record
 class FitReport:
     """The answer to a fit question: the memory budget, weights, KV cache and the verdict."""
 

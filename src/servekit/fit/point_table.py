@@ -10,7 +10,7 @@ error (the file changed under the table).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -22,13 +22,13 @@ from servekit.jsonl import numbered_objects
 CONFIG_PREFIX = "config_facts."
 
 
-@dataclass(frozen=True)
+@record
 class StructuredField:
     value: Any
     reason: str
 
 
-@dataclass(frozen=True)
+@record
 class TableEntry:
     model: str
     fields: dict[str, StructuredField]

@@ -5,10 +5,10 @@ named public measurement). ``servekit.fit.versions`` selects from it by a launch
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 
-@dataclass(frozen=True)
+@record
 class VersionRule:
     """A default that changed in an engine release: its value from ``since`` on, and the source."""
 

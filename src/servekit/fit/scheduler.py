@@ -28,7 +28,7 @@ says ``"entrypoint": "offline"`` for an ``LLM()`` run (``LaunchSettings.offline`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.facts.model import ModelFacts
 from servekit.fit.constants import value
@@ -50,7 +50,7 @@ OFFLINE_TOKEN_FACTOR = {True: 2, False: 4}
 on the rest (vllm/engine/arg_utils.py: LLM_CLASS 16384 / 8192 against OPENAI_API_SERVER 8192 / 2048)."""
 
 
-@dataclass(frozen=True)
+@record
 class SchedulerLimits:
     """The scheduler's sequence and batched-token limits that a launch runs with."""
 

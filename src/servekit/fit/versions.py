@@ -29,7 +29,8 @@ import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 
 from packaging.version import InvalidVersion, Version
 
@@ -56,7 +57,7 @@ class VersionTextError(ServekitError):
     """A version text in none of the forms servekit reads."""
 
 
-@dataclass(frozen=True)
+@record
 class EngineVersion:
     """A version text as read: the release it orders as, and whether it is only approximate."""
 
@@ -154,7 +155,7 @@ def rule(rule_id: str, engine_version: str | EngineVersion | None) -> str:
     return [value for since, value in entries if found.at_least(since)][-1]
 
 
-@dataclass(frozen=True)
+@record
 class VllmRun:
     """What selects the accounting of one vLLM launch: its version text, its environment
     (``VLLM_USE_V1``, ``VLLM_USE_FLASHINFER_SAMPLER``) and the platform it ran on."""

@@ -19,7 +19,7 @@ named once so that no flag is written twice:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 ASCEND_HOST_MOUNTS = (
     "/usr/local/Ascend/driver:/usr/local/Ascend/driver",
@@ -46,7 +46,7 @@ ASCEND_SOURCE = "https://github.com/vllm-project/vllm-ascend/blob/main/docs/sour
 QAIC_SOURCE = "https://quic.github.io/cloud-ai-sdk-pages/ (Cloud AI 100 devices: /dev/accel/accelN per SoC)"
 
 
-@dataclass(frozen=True)
+@record
 class ContainerDevices:
     """How a container reaches a platform's devices: the ``docker run`` flags and what goes with them."""
 

@@ -20,7 +20,8 @@ A part with no row has no speed prediction: ``servekit perf`` says so and names 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 
 PCIE4 = 32.0
 PCIE5 = 64.0
@@ -30,7 +31,7 @@ FORMATS = ("bf16", "fp8", "fp4")
 WIDE_FORMATS = {"fp4": ("fp8", "bf16"), "fp8": ("bf16",), "bf16": ()}
 
 
-@dataclass(frozen=True)
+@record
 class DeviceCompute:
     """Speed facts of one device model."""
 

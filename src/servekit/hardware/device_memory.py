@@ -14,7 +14,7 @@ parts) or ``AMD_USABLE_FRACTION`` (AMD Instinct), and its profile says the figur
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from servekit.records import record
 
 USABLE_FRACTION = 31.4 / 32
 """Share of a device's nominal memory assumed usable when no row of the table names the part:
@@ -25,7 +25,7 @@ AMD_USABLE_FRACTION = 191.98 / 192
 191.98 GiB (vllm-project/vllm#53961); assumed for the other Instinct parts."""
 
 
-@dataclass(frozen=True)
+@record
 class DeviceMemory:
     """The total memory one GPU model reports to the engine."""
 

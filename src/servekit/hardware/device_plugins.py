@@ -9,14 +9,15 @@ for no device.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 
 TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 TPU_SOURCE = "https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus"
 
 
-@dataclass(frozen=True)
+@record
 class TpuSlice:
     """A GKE TPU node: the accelerator label value and the single-host topologies by chip count."""
 
@@ -30,7 +31,7 @@ class TpuSlice:
         return next((topo for count, topo in self.topologies if count >= chips), None)
 
 
-@dataclass(frozen=True)
+@record
 class DevicePlugin:
     """The extended resource a container requests for one device, and what else the pod needs."""
 

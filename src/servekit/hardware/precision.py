@@ -19,7 +19,7 @@ Without a ``precisions`` key, the formats are derived:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from servekit.records import record
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -98,7 +98,7 @@ def variant_precision_supported(profile: HardwareProfile, variant: Mapping[str, 
     return not needs_native_precision(variant) or runs_natively(profile, variant["precision"])
 
 
-@dataclass(frozen=True)
+@record
 class PrecisionGap:
     """A checkpoint precision the device has no native kernels for."""
 

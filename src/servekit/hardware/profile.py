@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+from servekit.records import record
 from typing import Any
 
 from servekit.hardware.container import ContainerDevices, container_devices
@@ -52,7 +53,7 @@ NVL4_WORD = "NVL4"
 """A display name naming an NVL4 tray (one GB200/GB300 tray of an NVL72 rack)."""
 
 
-@dataclass(frozen=True)
+@record
 class SocLayout:
     """How a Cloud AI 100 node is built from SoCs (each SoC is one device, addressed by its QID)."""
 
@@ -63,7 +64,7 @@ class SocLayout:
     memory_gb_per_soc: float | None = None
 
 
-@dataclass(frozen=True)
+@record
 class HardwareProfile:
     """One node of accelerators, as servekit reasons about it."""
 

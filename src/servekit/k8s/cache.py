@@ -18,7 +18,8 @@ import hashlib
 import json
 import shlex
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from typing import Any
 
 from servekit.k8s.options import HF_CACHE_PATH, K8sOptions
@@ -45,7 +46,7 @@ if len(sys.argv) > 2:
 (``RepoDownload.spec``); MARKER, when given, is written last with SPEC as its content."""
 
 
-@dataclass(frozen=True)
+@record
 class RepoDownload:
     """What the warm step fetches from one hub repo: the exact files when servekit listed the
     repo, else ``huggingface_hub`` patterns."""

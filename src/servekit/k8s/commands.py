@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.command_line import option_value
@@ -15,7 +16,7 @@ from servekit.synthesis.plan import Plan, Process
 NATIVE_ENGINE = "vllm"
 
 
-@dataclass(frozen=True)
+@record
 class ServerCommand:
     """One process of the plan as a container will run it."""
 

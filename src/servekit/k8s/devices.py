@@ -9,7 +9,8 @@ pod never asks for the whole node just because the node has more devices.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from typing import Any
 
 from servekit.engines.vllm.layout import ParallelLayout, parallel_layout
@@ -19,7 +20,7 @@ from servekit.hardware.profile import HardwareProfile
 from servekit.synthesis.plan import Process
 
 
-@dataclass(frozen=True)
+@record
 class DeviceRequest:
     """What one server container asks the scheduler for."""
 

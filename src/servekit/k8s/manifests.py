@@ -10,7 +10,8 @@ and for all of them the Hugging Face cache claim and the warm-cache Job (or init
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
+from servekit.records import record
 from typing import Any
 
 from servekit.findings import Finding
@@ -29,7 +30,7 @@ from servekit.synthesis.plan import Plan
 POOLS = ("prefill", "decode")
 
 
-@dataclass(frozen=True)
+@record
 class Manifests:
     """The documents to apply, in apply order, and what a person should know before applying."""
 

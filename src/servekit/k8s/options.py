@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.errors import SelectionError
 
@@ -17,7 +17,7 @@ MAX_NAME = 40
 """Room left for the suffixes controllers add (``-prefill``, ``-0-12``, pod hashes)."""
 
 
-@dataclass(frozen=True)
+@record
 class K8sOptions:
     """Choices for ``--format k8s``; every field has a default that works on a plain cluster."""
 

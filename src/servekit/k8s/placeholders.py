@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from typing import Any
 
 from servekit.errors import ServekitError
@@ -49,7 +50,7 @@ SUBSTITUTIONS: tuple[tuple[str, str], ...] = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class Scope:
     """Where one process runs: its node number (1-based) and whether it is in an LWS group."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.k8s.devices import DeviceRequest
@@ -16,7 +16,7 @@ HF_TOKEN_SECRET = "hf-token"
 PROBE_PERIOD_S = 10
 
 
-@dataclass(frozen=True)
+@record
 class Probes:
     port: int
     path: str

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.command_line import option_value
@@ -44,7 +44,7 @@ _SERVEKIT_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|pipx)\s+install\b[^;&|\n]*\
 _SERVEKIT_RUN = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?servekit\s")
 
 
-@dataclass(frozen=True)
+@record
 class PodTemplate:
     """One pod template of a workload: ``only`` (Deployment or Job), ``leader`` or ``worker``."""
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from typing import Any
 
 from servekit.errors import ServekitError
@@ -14,7 +15,7 @@ from servekit.k8s.pod import Probes, cache_mounts, container, pod_spec, with_com
 from servekit.k8s.workloads import deployment, leader_selector, leader_worker_set, metadata, selector_labels, service
 
 
-@dataclass(frozen=True)
+@record
 class ServerSetup:
     """What every server pod of one deployment shares."""
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from servekit.records import record
 from functools import lru_cache
 from typing import Any
 
@@ -21,7 +21,7 @@ KUBERNETES_VERSION = "1.34.0"
 """Schemas of this Kubernetes release (kubernetes-validate bundles 1.25 through 1.37)."""
 
 
-@dataclass(frozen=True)
+@record
 class Problem:
     kind: str
     name: str

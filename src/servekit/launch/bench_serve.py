@@ -17,7 +17,8 @@ import json
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ class BenchToolError(ServekitError):
     """The load tool failed, or left no result servekit can read."""
 
 
-@dataclass(frozen=True)
+@record
 class Measured:
     """What one load measured (times in ms, throughput in generated tokens per second)."""
 

@@ -29,7 +29,8 @@ import shutil
 import subprocess
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from servekit.records import record
 from pathlib import Path
 
 from servekit.engines.registry import get_engine
@@ -98,7 +99,7 @@ PULL_POLICIES = ("missing", "always", "never")
 VOLUME_MODES = ("ro", "rw")
 
 
-@dataclass(frozen=True)
+@record
 class ContainerOptions:
     """What ``up --docker`` sets on the plan's container form (``--dry-run`` prints the command with it)."""
 

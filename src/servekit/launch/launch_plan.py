@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
+from servekit.records import record
 from typing import Any
 
 from servekit.engines.registry import get_engine, native_engine
@@ -22,7 +23,7 @@ the router."""
 START_ORDER = (COMPANION, ENGINE, ROUTER)
 
 
-@dataclass(frozen=True)
+@record
 class LaunchProcess:
     """One process: its argv (an engine's in the engine's form, without host and port; a router's
     or companion's as the catalog writes it, placeholders included) and its env."""
@@ -37,7 +38,7 @@ class LaunchProcess:
     """The port the plan gives it (a router's backend URLs name engine servers by it)."""
 
 
-@dataclass(frozen=True)
+@record
 class LaunchPlan:
     engine: str
     model: str

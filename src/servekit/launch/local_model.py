@@ -7,7 +7,8 @@ the directory's name unless ``--served-model-name`` says otherwise.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from pathlib import Path
 
 from servekit.engines.registry import native_engine
@@ -15,7 +16,7 @@ from servekit.errors import ServekitError
 from servekit.launch.launch_plan import LaunchPlan, engine_process, served_name_of
 
 
-@dataclass(frozen=True)
+@record
 class LocalOptions:
     """Plan options for a local model: the engine's own options, its env, what to probe."""
 

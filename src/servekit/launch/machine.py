@@ -14,7 +14,8 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
+from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ CPU_VENDORS = {"GenuineIntel": "Intel", "AuthenticAMD": "AMD"}
 """``vendor_id`` of ``/proc/cpuinfo`` -> brand."""
 
 
-@dataclass(frozen=True)
+@record
 class Gpu:
     name: str
     memory_gib: float
@@ -37,7 +38,7 @@ class Gpu:
     """``major.minor`` as ``nvidia-smi --query-gpu=compute_cap`` prints it (None: not reported)."""
 
 
-@dataclass(frozen=True)
+@record
 class LocalMachine:
     cpu_model: str
     cores: int

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.engines.common.engine import Engine
 from servekit.engines.common.specs import (
@@ -25,7 +25,7 @@ DOWNLOAD, WEIGHTS, COMPILE, KV_CACHE, READY = PHASE_DOWNLOAD, PHASE_WEIGHTS, PHA
 ORDER = PHASES
 
 
-@dataclass(frozen=True)
+@record
 class PhaseMatcher:
     patterns: tuple[tuple[str, re.Pattern[str]], ...]
 

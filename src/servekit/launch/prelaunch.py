@@ -5,7 +5,7 @@ A router's or companion's command is its own program's, not the engine's: it is 
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.command_line import split_docker_run
@@ -15,7 +15,7 @@ from servekit.launch.launch_plan import LaunchPlan
 from servekit.synthesis.image_files import ImagePlace
 
 
-@dataclass(frozen=True)
+@record
 class Prelaunch:
     ok: bool
     reasons: tuple[str, ...]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
+from servekit.records import record
 from typing import Any
 
 import httpx
@@ -23,7 +24,7 @@ TOOL = {"type": "function", "function": {
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
 
 
-@dataclass(frozen=True)
+@record
 class Probe:
     name: str
     ok: bool
@@ -33,7 +34,7 @@ class Probe:
         return asdict(self)
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     """The server probed: its base URL, the model name it serves, its readiness path."""
 

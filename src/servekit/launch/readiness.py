@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from pathlib import Path
 
 from servekit.launch.phases import READY, PhaseMatcher
@@ -19,7 +20,7 @@ from servekit.processes import exited, http_ok, port_open
 PhaseCallback = Callable[[str, float], None]
 
 
-@dataclass(frozen=True)
+@record
 class Readiness:
     ok: bool
     seconds: float
@@ -50,7 +51,7 @@ class LogWatcher:
         return self.text
 
 
-@dataclass(frozen=True)
+@record
 class Watch:
     """One process waited for: its name, where it shows it is ready (an ``http://`` URL that
     answers 200, or ``tcp://HOST:PORT`` that accepts connections), its pids, logs and phases."""

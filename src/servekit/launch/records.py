@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, field, replace
 from pathlib import Path
 from typing import Any
 
 from servekit import paths
 from servekit.atomic import write_json_atomic
 from servekit.errors import ServekitError
+from servekit.records import record
 
 RECORD_FILE = "run.json"
 RECORD_VERSION = 1
@@ -30,7 +31,7 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
-@dataclass(frozen=True)
+@record
 class ProcessRecord:
     """One process of a run: its role and kind (engine, router, companion), the command it runs,
     its log, its pid and process group, the URL it serves (when it serves HTTP), and the container
@@ -47,7 +48,7 @@ class ProcessRecord:
     container: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class RunRecord:
     run: str
     engine: str

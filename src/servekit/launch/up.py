@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from servekit.processes import StopResult, free_port, port_free, stop_processes
 __all__ = ["UpOptions", "log_tail", "run_env", "start_run", "stop_recorded", "warm_missing"]
 
 
-@dataclass(frozen=True)
+@record
 class UpOptions:
     host: str = "127.0.0.1"
     port: int | None = None  # None: a free port

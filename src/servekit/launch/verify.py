@@ -10,7 +10,8 @@ server's, which the fit prediction is about.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from servekit.launch.up import log_tail
 COMPARED = ("kv_tokens", "max_concurrency")
 
 
-@dataclass(frozen=True)
+@record
 class VerifyResult:
     ok: bool
     run: str | None

@@ -19,7 +19,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from pathlib import Path
 from typing import Protocol
 
@@ -51,7 +52,7 @@ class Programs(Protocol):
     def engine_phases(self) -> PhaseMatcher: ...
 
 
-@dataclass(frozen=True)
+@record
 class Bound:
     """One process bound to this machine: the command and env it runs with, the URL it serves
     (None for a companion that speaks no HTTP), its readiness check (``Watch.check``), its phases."""
@@ -65,7 +66,7 @@ class Bound:
     phases: PhaseMatcher = field(default_factory=lambda: PhaseMatcher(()))
 
 
-@dataclass(frozen=True)
+@record
 class Wiring:
     stages: tuple[tuple[Bound, ...], ...]
     files: tuple[tuple[Path, str], ...]

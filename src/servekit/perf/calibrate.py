@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.hardware.profile import HardwareProfile
@@ -27,7 +27,7 @@ from servekit.perf.predict import Prediction, predict
 ROUNDS = 6
 
 
-@dataclass(frozen=True)
+@record
 class Measured:
     """One point ready for fitting: the line, its KV pool (independent of the constants) and what
     was measured."""

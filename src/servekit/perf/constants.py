@@ -10,14 +10,14 @@ papers; ``ASSUMED`` ones are stated assumptions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 FITTED = "fitted"
 SOURCED = "sourced"
 ASSUMED = "assumed"
 
 
-@dataclass(frozen=True)
+@record
 class PerfConstant:
     id: str
     value: float

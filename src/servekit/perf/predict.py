@@ -35,7 +35,8 @@ amortise as the target's many layers do.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 
 from servekit.perf.shape import ModelShape
 from servekit.perf.terms import Layout, Rates, StepTerms, lm_head_s, step_terms
@@ -46,7 +47,7 @@ P99_PREFILLS = 2.0
 assumption: no calibration point measures a TPOT tail)."""
 
 
-@dataclass(frozen=True)
+@record
 class Workload:
     input_len: int
     output_len: int
@@ -59,7 +60,7 @@ class Workload:
         return self.concurrency is None and self.request_rate is None
 
 
-@dataclass(frozen=True)
+@record
 class Limits:
     max_num_seqs: int
     max_num_batched_tokens: int
@@ -71,7 +72,7 @@ class Limits:
     written so far."""
 
 
-@dataclass(frozen=True)
+@record
 class Spec:
     method: str
     tokens: int
@@ -83,7 +84,7 @@ class Spec:
         return float(k + 1) if a >= 1 else (1 - a ** (k + 1)) / (1 - a)
 
 
-@dataclass(frozen=True)
+@record
 class PerfLaunch:
     shape: ModelShape
     layout: Layout
@@ -99,7 +100,7 @@ class PerfLaunch:
         return self.layout.tp * self.layout.pp * self.replicas
 
 
-@dataclass(frozen=True)
+@record
 class Prediction:
     output_throughput_tok_s: float
     ttft_ms: float
@@ -139,7 +140,7 @@ def batch_limit(launch: PerfLaunch, wl: Workload) -> tuple[int, str]:
     return seqs, "scheduler limit"
 
 
-@dataclass(frozen=True)
+@record
 class Life:
     """One request's life with ``batch`` requests running."""
 

@@ -7,7 +7,7 @@ projections of each expert, as the Mixtral/DeepSeek/Qwen-MoE configs define them
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 FORMAT_BYTES: dict[str, float] = {
     "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0,
@@ -51,7 +51,7 @@ LM_HEAD_BYTES = 2
 """Bytes per output-head weight (BF16: ``terms.lm_head_s``)."""
 
 
-@dataclass(frozen=True)
+@record
 class ModelShape:
     params_total: float
     params_active: float

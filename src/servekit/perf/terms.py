@@ -29,12 +29,12 @@ communication and overhead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.perf.shape import ACTIVATION_BYTES, LM_HEAD_BYTES, ModelShape, touched_fraction
 
 
-@dataclass(frozen=True)
+@record
 class Rates:
     """What one device achieves: bytes/s of memory, FLOP/s, bytes/s of link, seconds of overhead."""
 
@@ -54,7 +54,7 @@ class Rates:
     reaches the client (HTTP handling, tokenizing, the hand-over to the engine process and back)."""
 
 
-@dataclass(frozen=True)
+@record
 class Layout:
     tp: int = 1
     pp: int = 1
@@ -64,7 +64,7 @@ class Layout:
     them); 1 without expert parallelism."""
 
 
-@dataclass(frozen=True)
+@record
 class StepTerms:
     weights: float
     kv: float

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from typing import Protocol
 
 from servekit.synthesis.images import ImageFacts, image_facts
@@ -26,7 +27,7 @@ class HostPlace(Protocol):
     def has(self, path: str) -> bool | None: ...
 
 
-@dataclass(frozen=True)
+@record
 class ImagePlace:
     """Files as a command running in ``image`` sees them."""
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 VLLM_DOCKER = "https://github.com/vllm-project/vllm/blob/main/docker/"
 VLLM_DOCS = "https://github.com/vllm-project/vllm/blob/main/docs/getting_started/installation/"
 
 
-@dataclass(frozen=True)
+@record
 class ImageFacts:
     """What a family of engine container images runs and how it takes its arguments."""
 
@@ -110,7 +110,7 @@ def image_facts(image: str | None, more: Sequence[ImageFacts] = ()) -> ImageFact
     return next((f for f in more if repository in f.repositories), None) or _BY_REPOSITORY.get(repository)
 
 
-@dataclass(frozen=True)
+@record
 class ContainerCommand:
     """What follows the ``docker run`` options: an ``--entrypoint`` override, then the words after the image."""
 

@@ -15,7 +15,7 @@ are learnt from vLLM's installation guides and from the recipes site's builder
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 from packaging.version import InvalidVersion, Version
 
@@ -45,7 +45,7 @@ LATEST_RELEASE = ("VLLM_VERSION=$(curl -s https://api.github.com/repos/vllm-proj
 ASCEND_INDEX = "https://mirrors.huaweicloud.com/ascend/repos/pypi/variant"
 
 
-@dataclass(frozen=True)
+@record
 class PipForm:
     """The pip commands of one install family: newest, pinned and nightly releases."""
 
@@ -60,7 +60,7 @@ class PipForm:
     note: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class InstallFamily:
     """How an engine is installed on one family of platforms (pip, or why not, and what comes first)."""
 

@@ -7,13 +7,13 @@ taxonomy profile and the strategies (``servekit.synthesis.selection``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.catalog.domain import Recipe, Strategy
 from servekit.synthesis.selection import MAX_NODES, Profile, gpu_count, nodes_for_strategy, offered_strategies
 
 
-@dataclass(frozen=True)
+@record
 class Layout:
     """A parallel layout: a serving strategy, its node count, and (``single_node_tp`` only) a
     tensor-parallel size other than the recipe's rule; ``devices`` is how many it occupies."""

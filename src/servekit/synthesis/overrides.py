@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.errors import SelectionError
 
 _VERSION = re.compile(r"[0-9]+(\.[0-9]+)*([a-z0-9.+-]*)")
 
 
-@dataclass(frozen=True)
+@record
 class Overrides:
     """Values given on the command line; None leaves the recipe's."""
 

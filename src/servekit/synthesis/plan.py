@@ -10,12 +10,13 @@ config template) are carried as plain data in ``passthrough`` fields.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from servekit.records import record
 from typing import Any, NamedTuple
 
 from servekit.hardware.container import ContainerDevices
 
 
-@dataclass(frozen=True)
+@record
 class Selection:
     """One fully specified choice: every field is set, defaults already applied."""
 
@@ -73,7 +74,7 @@ class EnvVar(NamedTuple):
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class Process:
     """One ``vllm serve`` to start: which role, which node rank, its args and env."""
 
@@ -108,7 +109,7 @@ class Process:
         return [{"arg": arg.tokens(), "source": arg.source} for arg in self.args]
 
 
-@dataclass(frozen=True)
+@record
 class Docker:
     """How a plan's processes run in containers on this hardware."""
 
@@ -120,7 +121,7 @@ class Docker:
     """The plan's servers run on several machines: host network, no published ports."""
 
 
-@dataclass(frozen=True)
+@record
 class InstallStep:
     """One step of a plan's install, as a shell command with where it comes from."""
 
@@ -133,7 +134,7 @@ class InstallStep:
     """The platform install family (``servekit.synthesis.install_families``) that wrote it."""
 
 
-@dataclass(frozen=True)
+@record
 class Plan:
     """Selection -> everything needed to start, check and explain a deployment."""
 

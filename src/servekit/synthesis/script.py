@@ -10,7 +10,7 @@ the part (``install`` runs the install steps).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.synthesis.shell import quote_expansions
 
@@ -55,7 +55,7 @@ EXTRA_ARGS = '"$@"'
 (``sh plan.sh 1 --enforce-eager``)."""
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     """A command started before a part's main command (a companion server, a compile step)."""
 
@@ -66,7 +66,7 @@ class Step:
     """Run after the part's exports, so it starts with the part's env (Ray's head does)."""
 
 
-@dataclass(frozen=True)
+@record
 class Part:
     """What runs on one machine, or as one process: env, steps before, the command, why."""
 
@@ -78,7 +78,7 @@ class Part:
     activate: bool = False  # the install steps make a virtual environment to activate first
 
 
-@dataclass(frozen=True)
+@record
 class Install:
     """One install step; ``runs`` False shows it as a comment (the other form's step)."""
 
@@ -90,7 +90,7 @@ class Install:
     """The page or recipe key the step follows."""
 
 
-@dataclass(frozen=True)
+@record
 class Script:
     header: tuple[str, ...]
     install: tuple[Install, ...]

@@ -7,7 +7,7 @@ router), and the Mooncake kv-store shell that wraps any non-PD serving strategy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 from typing import TYPE_CHECKING, Any
 
 from servekit.catalog.domain import RoleOverride, StrategyRole, block_or_empty
@@ -106,7 +106,7 @@ def multi_node_args(ctx: Context, worker: bool, rank: int) -> list[Chunk]:
     return [sizes, (placement(nodes, mp_rank, addr), place_src)]
 
 
-@dataclass(frozen=True)
+@record
 class PoolMeta:
     """One PD pool: nodes (0 = half of a shared node), parallelism and its sizes."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from servekit.records import record
 from pathlib import Path
 
 from servekit.warm.fetch_plan import RepoFetch
@@ -21,7 +21,7 @@ from servekit.warm.hub import HubError, HubSettings, call_hub
 Advance = Callable[[int], None]
 
 
-@dataclass(frozen=True)
+@record
 class DownloadResult:
     repo_id: str
     commit: str

@@ -14,7 +14,8 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ _PLATFORM_TOOLS = {
 CPU = "cpu"  # the kind of a CPU hardware profile, and the hardware id of a CPU host
 
 
-@dataclass(frozen=True)
+@record
 class EngineTarget:
     """One engine launch from the plan: the vLLM-form argv and its env."""
 
@@ -49,7 +50,7 @@ class EngineTarget:
     role: str = "serve"
 
 
-@dataclass(frozen=True)
+@record
 class StepContext:
     settings: HubSettings
     hardware: str | None = None  # taxonomy id; None = this machine (an explicit command)

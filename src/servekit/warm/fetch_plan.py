@@ -8,7 +8,8 @@ the hub cannot be reached, servekit's manifest of an earlier download (or the li
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from pathlib import Path
 
 from servekit.warm.artifacts import Artifact
@@ -27,7 +28,7 @@ from servekit.warm.hub import (
 from servekit.warm.manifest import read_manifest
 
 
-@dataclass(frozen=True)
+@record
 class RepoFetch:
     artifact: Artifact
     selection: FileSelection

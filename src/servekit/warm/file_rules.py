@@ -13,7 +13,8 @@ of ``allow``/``ignore`` patterns in ``huggingface_hub``'s fnmatch syntax.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 
 from servekit.warm.artifacts import TOKENIZER
 from servekit.errors import ServekitError
@@ -29,7 +30,7 @@ class RepoLayoutError(ServekitError):
     """A repo's files contradict each other (an index naming a shard the repo lacks, no weights)."""
 
 
-@dataclass(frozen=True)
+@record
 class FileSelection:
     """What to fetch from one repo: exact files when listed, else patterns."""
 

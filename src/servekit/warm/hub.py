@@ -8,7 +8,7 @@ explicitly, so a change of environment (a test, a second command in one process)
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from servekit.records import record
 from pathlib import Path
 
 from servekit.errors import ServekitError
@@ -25,7 +25,7 @@ class HubUnreachable(Exception):
     """The hub cannot be reached or offline mode is on; callers fall back to the cache."""
 
 
-@dataclass(frozen=True)
+@record
 class HubSettings:
     endpoint: str
     cache_dir: Path
@@ -44,7 +44,7 @@ class HubSettings:
         )
 
 
-@dataclass(frozen=True)
+@record
 class RemoteFile:
     path: str
     size: int
@@ -55,7 +55,7 @@ class RemoteFile:
         return {"path": self.path, "size": self.size, "sha256": self.sha256, "blob_id": self.blob_id}
 
 
-@dataclass(frozen=True)
+@record
 class RepoListing:
     repo_id: str
     revision: str

@@ -8,7 +8,8 @@ completeness (and hashes) can be checked without the network.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from pathlib import Path
 
 from servekit import paths
@@ -18,7 +19,7 @@ from servekit.warm.hub import RemoteFile
 MANIFEST_VERSION = 1
 
 
-@dataclass(frozen=True)
+@record
 class Manifest:
     repo_id: str
     commit: str

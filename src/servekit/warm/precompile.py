@@ -15,7 +15,8 @@ import os
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from pathlib import Path
 
 from servekit import paths
@@ -28,7 +29,7 @@ from servekit.warm.hub import HubSettings
 DONE, SKIPPED, FAILED = "done", "skipped", "failed"
 
 
-@dataclass(frozen=True)
+@record
 class StepResult:
     name: str
     engine: str
@@ -50,7 +51,7 @@ class StepResult:
         }
 
 
-@dataclass(frozen=True)
+@record
 class BootOptions:
     health_timeout: float = 1800.0
     stop_timeout: float = 30.0

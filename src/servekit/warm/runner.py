@@ -12,7 +12,8 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from pathlib import Path
 
 from servekit.warm.artifacts import Artifact, artifacts_from_argv, dedupe
@@ -28,7 +29,7 @@ from servekit.warm.verify import RepoVerification, discard, verify_repo
 ProgressFactory = Callable[[str, int], Advance]
 
 
-@dataclass(frozen=True)
+@record
 class WarmOptions:
     dry_run: bool = False
     precompile: bool = True
@@ -36,7 +37,7 @@ class WarmOptions:
     workers: int = 8
 
 
-@dataclass(frozen=True)
+@record
 class RepoReport:
     fetch: RepoFetch
     download: DownloadResult | None = None
@@ -71,7 +72,7 @@ class RepoReport:
         return doc
 
 
-@dataclass(frozen=True)
+@record
 class WarmReport:
     dry_run: bool
     repos: tuple[RepoReport, ...]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from servekit.records import record
 from pathlib import Path
 
 from servekit.warm.fetch_plan import RepoFetch
@@ -21,7 +21,7 @@ _CHUNK = 8 * 1024 * 1024
 GIT_HASH_LIMIT = 64 * 1024 * 1024  # git blob ids are only checked for small (non-LFS) files
 
 
-@dataclass(frozen=True)
+@record
 class FileProblem:
     path: str
     problem: str  # missing | size | sha256 | git-sha1 | index
@@ -37,7 +37,7 @@ class FileProblem:
         return {"path": self.path, "problem": self.problem, "expected": self.expected, "actual": self.actual}
 
 
-@dataclass(frozen=True)
+@record
 class RepoVerification:
     repo_id: str
     commit: str | None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from servekit.records import record
 from typing import Any
 
 from servekit.app.discovery import hardware_marks, runs_on
@@ -38,7 +39,7 @@ LABELS = {"hardware": "Hardware", "variant": "Variant", "strategy": "Strategy", 
 FIT_MARKS = {True: "fits", False: "doesn't fit", None: ""}
 
 
-@dataclass(frozen=True)
+@record
 class Option:
     value: str
     label: str
@@ -47,7 +48,7 @@ class Option:
     """The choice in full (hardware: its name and id, the fit verdict, the recipe's mark)."""
 
 
-@dataclass(frozen=True)
+@record
 class Field:
     """One select of the form: its offered values and what "auto" resolves to."""
 
@@ -66,7 +67,7 @@ class Field:
         return next((o.caption or o.label for o in self.options if o.value == value), value)
 
 
-@dataclass(frozen=True)
+@record
 class FeatureChoice:
     name: str
     description: str
@@ -77,7 +78,7 @@ class FeatureChoice:
     default_mode: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class Builder:
     """The resolved form: canonical choices, the selection, the fields and the notes."""
 

@@ -9,14 +9,15 @@ a deployment finding belongs to the docker form; a fit finding to the memory cha
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from servekit.records import record
 from typing import Any
 
 KINDS = {"flags": "flags", "deploy": "deployment", "fit": "fit", "engine": "engine", "docker-flags": "flags (docker)"}
 """Kind of check -> how the page names it."""
 
 
-@dataclass(frozen=True)
+@record
 class Check:
     number: int
     kind: str

@@ -11,7 +11,8 @@ set (the unchecked ones are turned off).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from urllib.parse import urlencode
 
 MAX_VALUE = 200
@@ -23,7 +24,7 @@ OVERRIDES = ("tp", "max_model_len", "gpu_memory_utilization", "image", "vllm_ver
 DEFAULT_ENGINE = "vllm"
 
 
-@dataclass(frozen=True)
+@record
 class Choices:
     """The builder's explicit choices; an unset one is left to the catalog's default rules."""
 

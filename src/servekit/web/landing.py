@@ -7,7 +7,7 @@ catalog (``servekit.app.fit_all``): its rows, written for people. The query name
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 from urllib.parse import urlencode
 
@@ -18,7 +18,7 @@ from servekit.web.site import Site, short_names
 MAX_GPUS = 64
 
 
-@dataclass(frozen=True)
+@record
 class FitRow:
     """One ``fit --all`` row as the landing page shows it."""
 

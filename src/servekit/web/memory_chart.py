@@ -9,7 +9,7 @@ module only lays them out (segment positions on a 0..``WIDTH`` scale) and writes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 WIDTH = 1000.0
@@ -20,7 +20,7 @@ TERMS = (("weights", "weights_gib_per_rank", "Weights"), ("activations", "activa
 """(key, fit report field, label) of each memory term, in the order the engine takes memory."""
 
 
-@dataclass(frozen=True)
+@record
 class Segment:
     key: str
     label: str
@@ -33,7 +33,7 @@ class Segment:
         return gib(self.gib)
 
 
-@dataclass(frozen=True)
+@record
 class MemoryChart:
     """One rank's memory terms laid out on one bar; ``over`` is what does not fit the budget."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.app.k8s_plan import plan_k8s_text, plan_manifests
@@ -29,14 +29,14 @@ from servekit.web.memory_chart import MemoryChart, memory_chart
 READY = "no check stops it; it can start as it stands"
 
 
-@dataclass(frozen=True)
+@record
 class Line:
     text: str
     marks: tuple[int, ...] = ()
     """Numbers of the checks about this line (``Check.number``)."""
 
 
-@dataclass(frozen=True)
+@record
 class Block:
     """One copyable text: a command, a script, a config."""
 
@@ -58,7 +58,7 @@ class Block:
         return self.lines or tuple(Line(t) for t in self.text.split("\n"))
 
 
-@dataclass(frozen=True)
+@record
 class Form:
     """One tab of the answer: a title and its blocks, or a note saying why there are none."""
 
@@ -68,14 +68,14 @@ class Form:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class Reason:
     process: str
     arg: str
     source: str
 
 
-@dataclass(frozen=True)
+@record
 class RankMemory:
     role: str
     ok: bool
@@ -84,7 +84,7 @@ class RankMemory:
     checks: tuple[Check, ...]
 
 
-@dataclass(frozen=True)
+@record
 class PlanSections:
     facts: tuple[tuple[str, str], ...]
     starts: bool

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from servekit.catalog.documents import CatalogDocuments
 from servekit.web.live_tree import LiveTree
 
 
-@dataclass(frozen=True)
+@record
 class ModelRow:
     """One recipe as the model picker and the catalog page list it."""
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.flags import FlagCatalog, FlagSpec
@@ -32,7 +32,7 @@ _POSITIONAL_OPTIONAL = "(-*A?-*)"
 _OPTION_NARGS = {None: "(A)", "?": "(A?)", "*": "([A]*)", "+": "(A[A]*)", 0: "()"}
 
 
-@dataclass(frozen=True)
+@record
 class _Token:
     """One word of the command line, after the engine's own rewriting (``text``) and as written."""
 
@@ -41,7 +41,7 @@ class _Token:
     dotted: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class _Option:
     """An option word matched to its flag (None: unknown), with the value written in it, if any."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from servekit.records import record
 from pathlib import Path
 
 from servekit.errors import ServekitError
@@ -24,7 +24,7 @@ class ArtifactError(ServekitError):
     """A launch command names an artifact servekit cannot interpret."""
 
 
-@dataclass(frozen=True)
+@record
 class Artifact:
     """One repo (or local folder) the engine loads at start."""
 

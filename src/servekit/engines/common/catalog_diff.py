@@ -10,7 +10,7 @@ versions have the flag.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.flags import FlagCatalog, FlagSpec
@@ -19,7 +19,7 @@ NAME = "name"
 NEGATION = "negation"
 
 
-@dataclass(frozen=True)
+@record
 class Rename:
     """``old`` is written ``new`` in the newer release; ``still_parses``: the old spelling works, hidden."""
 
@@ -32,7 +32,7 @@ class Rename:
         return {"old": self.old, "new": self.new, "kind": self.kind, "still_parses": self.still_parses}
 
 
-@dataclass(frozen=True)
+@record
 class ValueChange:
     """A flag's choices or default before and after (choices ``None``: any value)."""
 
@@ -48,7 +48,7 @@ class ValueChange:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class CatalogDiff:
     engine: str
     command: str

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 
 from servekit.errors import ServekitError
 from servekit.synthesis.images import ImageFacts, image_facts
@@ -13,7 +14,7 @@ from servekit.synthesis.images import ImageFacts, image_facts
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
-@dataclass(frozen=True)
+@record
 class EngineCommand:
     """A command line split into program part and option list."""
 
@@ -46,7 +47,7 @@ _DOCKER_VALUE_OPTIONS = frozenset({
 })
 
 
-@dataclass(frozen=True)
+@record
 class DockerRun:
     """``docker run [OPTIONS] IMAGE [ARGS]`` taken apart."""
 

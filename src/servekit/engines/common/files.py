@@ -11,7 +11,7 @@ the engine's own code; one that cannot be looked at is a warning that says where
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from servekit.records import record
 from pathlib import Path
 from typing import Protocol
 
@@ -23,7 +23,7 @@ from servekit.engines.common.startup import final_values, is_shell_reference
 NOT_CHECKED = "file-not-checked"
 
 
-@dataclass(frozen=True)
+@record
 class NamedFile:
     """One file an option names: what happens without it, and a hint where it comes from."""
 
@@ -50,7 +50,7 @@ class FilePlace(Protocol):
         """A fix this place knows for ``path`` (where the file is kept there), or None."""
 
 
-@dataclass(frozen=True)
+@record
 class LocalFiles:
     """This machine, relative paths from the current directory."""
 
@@ -63,7 +63,7 @@ class LocalFiles:
         return None
 
 
-@dataclass(frozen=True)
+@record
 class UnseenFiles:
     """A machine servekit cannot look at."""
 

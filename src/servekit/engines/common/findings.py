@@ -3,7 +3,8 @@ option when ``location`` names one), and the result that gathers them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from typing import Any
 
 from servekit.findings import Finding, Severity
@@ -32,7 +33,7 @@ def finding(severity: str, code: str, message: str, *, option: str | None = None
     return Finding(severity=severity, code=code, message=message, location=option, fix=fix)
 
 
-@dataclass(frozen=True)
+@record
 class LintResult:
     """Findings for one command against one engine version; valid means no error findings."""
 

@@ -11,7 +11,8 @@ installed.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ def read_stored_json(path: Path) -> Any:
     return json.loads(text)
 
 
-@dataclass(frozen=True)
+@record
 class FlagSpec:
     """One option of an engine command, as the engine's own parser defines it."""
 
@@ -127,7 +128,7 @@ def _strings(value: Any) -> tuple[str, ...] | None:
     return tuple(str(v) for v in value) if value is not None else None
 
 
-@dataclass(frozen=True)
+@record
 class Requirement:
     """``flag`` (when given, optionally only with value ``when_value``) needs ``requires``."""
 
@@ -146,7 +147,7 @@ class Requirement:
         )
 
 
-@dataclass(frozen=True)
+@record
 class RegistryCheck:
     """The value of ``flag`` must be one of ``registries[registry]`` or startup fails."""
 
@@ -163,7 +164,7 @@ class RegistryCheck:
         return folded in names or folded in self.also
 
 
-@dataclass(frozen=True)
+@record
 class FlagCatalog:
     """All options of one engine command at one version, plus facts only startup enforces."""
 
@@ -236,7 +237,7 @@ def version_key(text: str) -> tuple[int, Any]:
         return (0, text)
 
 
-@dataclass(frozen=True)
+@record
 class CatalogStore:
     """The stored catalogs of one engine: ``<data_dir>/<engine>-<version>[-<command>].json[.gz]``.
 

@@ -3,7 +3,7 @@ health check."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 """Where the CPU builds of torch are published (vLLM's CPU install guide installs from it)."""
@@ -12,7 +12,7 @@ TORCH_LOCAL = "local"
 """``torch_index`` value: take torch from pip's own configured sources (a wheel on disk via find-links)."""
 
 
-@dataclass(frozen=True)
+@record
 class InstallSpec:
     """How to build one engine environment.
 
@@ -60,7 +60,7 @@ class InstallSpec:
                      for i, step in enumerate(self.steps))
 
 
-@dataclass(frozen=True)
+@record
 class InstallRecipe:
     """An engine's install steps for any version: ``{version}`` in a step is filled in."""
 

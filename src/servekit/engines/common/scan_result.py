@@ -4,6 +4,7 @@ the words the positionals took, the words nothing took, and findings for what th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from servekit.records import record
 
 from servekit.engines.common.findings import Finding
 from servekit.engines.common.flags import FlagCatalog, FlagSpec
@@ -11,7 +12,7 @@ from servekit.engines.common.flags import FlagCatalog, FlagSpec
 HELP = FlagSpec(name="--help", aliases=("-h",), dest="help", takes_value=False, type="bool")
 
 
-@dataclass(frozen=True)
+@record
 class Occurrence:
     """One option as the parser resolved it."""
 

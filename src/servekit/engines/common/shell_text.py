@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 
 from servekit.errors import ServekitError
 
@@ -24,7 +25,7 @@ _PREFIX_PROGRAMS = ("nohup", "exec", "time", "env")
 _QUOTE_ERRORS = {"'": "a single quote is not closed", '"': "a double quote is not closed"}
 
 
-@dataclass(frozen=True)
+@record
 class ShellCommand:
     """One simple command: its words (program first) and the environment the line gives it."""
 
@@ -41,7 +42,7 @@ class ShellCommand:
         return " ".join(self.words)
 
 
-@dataclass(frozen=True)
+@record
 class _Token:
     text: str
     kind: str  # "word", "op" (a separator) or "redirect"

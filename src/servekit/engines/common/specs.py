@@ -4,7 +4,8 @@ and the memory model fit applies to it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 
 # PrecompileSpec.kind
 BOOT = "boot"  # start the server once from the warmed cache, wait until ready, stop it
@@ -17,7 +18,7 @@ COMPILES_FOR_TARGET = "or-target"  # runs without it when given a compile target
 NO_ACCELERATOR = "not-needed"  # compiles ahead of time without the accelerator
 
 
-@dataclass(frozen=True)
+@record
 class PrecompileSpec:
     """The step warm-cache runs after the weights are cached, and where it can run.
 
@@ -50,7 +51,7 @@ PHASE_READY = "ready"
 PHASES = (PHASE_DOWNLOAD, PHASE_WEIGHTS, PHASE_COMPILE, PHASE_KV_CACHE, PHASE_READY)
 
 
-@dataclass(frozen=True)
+@record
 class LaunchSpec:
     """How the engine's server is started and watched.
 
@@ -90,7 +91,7 @@ BUDGET_WHOLE_DEVICE = "whole-device"  # all device memory; KV lives beside weigh
 BUDGET_CPU_SPACE = "cpu-space"  # a KV space given in GiB, else utilization of node memory less the process
 
 
-@dataclass(frozen=True)
+@record
 class MemoryRule:
     """How one engine on one kind of device sizes its KV pool."""
 
@@ -114,7 +115,7 @@ class MemoryRule:
         return blocks_per_request * (max_num_seqs or self.pool_requests) + self.null_pages
 
 
-@dataclass(frozen=True)
+@record
 class MemoryHooks:
     """The memory model fit applies: a rule per device kind, and the KV dtype ``auto`` means."""
 

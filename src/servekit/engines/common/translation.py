@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.findings import ERROR, NOTE, WARNING, Finding, finding
@@ -21,7 +22,7 @@ from servekit.engines.common.flags import FlagCatalog
 CUDA_ENV_PREFIXES = ("CUDA_", "NCCL_", "PYTORCH_CUDA_")
 
 
-@dataclass(frozen=True)
+@record
 class Untranslated:
     """A vLLM option (or env var) the target engine has no equivalent for, and why."""
 
@@ -33,7 +34,7 @@ class Untranslated:
         return {"flag": self.flag, "value": self.value, "reason": self.reason}
 
 
-@dataclass(frozen=True)
+@record
 class PrecompileStep:
     """Something to run before the server starts (cache warm-up, ahead-of-time compile).
 
@@ -61,7 +62,7 @@ class PrecompileStep:
         }
 
 
-@dataclass(frozen=True)
+@record
 class EngineLaunch:
     """One engine launch, ready to run, with everything that did not carry over."""
 
@@ -94,7 +95,7 @@ class EngineLaunch:
         }
 
 
-@dataclass(frozen=True)
+@record
 class DialectContext:
     """What a dialect knows besides the argv.
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.findings import Finding
@@ -22,7 +23,7 @@ FindOlder = Callable[[str], "tuple[FlagSpec, str] | None"]
 """An option name -> (its flag in the newest stored release at or below the target that knows it, that release)."""
 
 
-@dataclass(frozen=True)
+@record
 class Sides:
     """The two releases of one check: what was asked for and which catalogs stand for them."""
 
@@ -193,7 +194,7 @@ def _removal_release(seen: str | None, listed: str | None, sides: Sides) -> str 
     return seen or listed
 
 
-@dataclass(frozen=True)
+@record
 class Gone:
     """How to say that the newer release does not parse an option."""
 

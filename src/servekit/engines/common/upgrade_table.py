@@ -12,7 +12,8 @@ with a release is also applied where no catalog of that release is stored.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+from servekit.records import record
 
 from servekit.engines.common.flags import version_key
 
@@ -21,7 +22,7 @@ RENAMED = "renamed"  # written as ``words`` now (``{value}`` stands for the valu
 MOVED = "moved"  # its value is a key (``key``) inside the JSON-valued option ``into`` now
 
 
-@dataclass(frozen=True)
+@record
 class OptionChange:
     """One option of an older release and what became of it."""
 
@@ -49,7 +50,7 @@ class OptionChange:
         return tuple(w.replace("{value}", value or "") for w in self.words)
 
 
-@dataclass(frozen=True)
+@record
 class ChoiceChange:
     """A value of an option that a release refuses (``new``: what to write instead, if anything)."""
 
@@ -61,7 +62,7 @@ class ChoiceChange:
     why: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class KeyChange:
     """A key inside a JSON-valued option that a release renamed (``new``) or dropped (None)."""
 
@@ -73,7 +74,7 @@ class KeyChange:
     why: str = ""
 
 
-@dataclass(frozen=True)
+@record
 class DefaultChange:
     """A change of behaviour that no option of the command shows: what a launch that sets nothing
     gets from ``release`` on. ``setting`` is the option or environment variable that keeps the old
@@ -92,7 +93,7 @@ class DefaultChange:
     severity: str = "warning"
 
 
-@dataclass(frozen=True)
+@record
 class UpgradeTable:
     """One engine's table (empty for an engine with no known changes)."""
 

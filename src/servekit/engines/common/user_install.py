@@ -7,10 +7,10 @@ the steps a plan shows, per form (``pip`` into a virtual environment, ``docker``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 
-@dataclass(frozen=True)
+@record
 class UserInstallStep:
     kind: str  # "pip", "docker" or "prerequisite"
     command: str
@@ -19,7 +19,7 @@ class UserInstallStep:
     """The page the step follows."""
 
 
-@dataclass(frozen=True)
+@record
 class UserInstall:
     """An engine's install steps for people; ``default_version`` fills ``{version}`` when none is given.
 

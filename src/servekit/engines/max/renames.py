@@ -8,14 +8,14 @@ the new one, which is all that entry asserts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from servekit.records import record
 
 REMOVED = "removed"
 _NOT_IN_26_7 = "MAX 26.7 `max serve --help` lacks the old spelling and lists the new one"
 _GONE_IN_26_7 = "MAX 26.7 `max serve --help` lacks the option and has no successor"
 
 
-@dataclass(frozen=True)
+@record
 class Rename:
     """``old`` became ``new`` (an option name, or ``REMOVED``) in ``release``."""
 

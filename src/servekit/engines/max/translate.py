@@ -10,7 +10,7 @@ Context options (``DialectContext.options``): ``target`` ("cuda:sm_90", "hip:gfx
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.engines.common.findings import Finding
 from servekit.engines.common.translation import DialectContext, Untranslated, unique_findings
@@ -21,7 +21,7 @@ from servekit.engines.max.vocab import SERVE_ONLY
 from servekit.engines.vllm.launch import parse_vllm_argv
 
 
-@dataclass(frozen=True)
+@record
 class MaxTranslation:
     argv: tuple[str, ...]
     warm_cache_argv: tuple[str, ...]

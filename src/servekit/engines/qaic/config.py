@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.hardware import profile_of
@@ -120,7 +120,7 @@ def render_json(config: Mapping[str, Any]) -> str:
     return json.dumps(config, separators=(",", ":"))
 
 
-@dataclass(frozen=True)
+@record
 class QaicHardware:
     """A Cloud AI 100 profile's facts; unknown facts are None and their checks are skipped."""
 

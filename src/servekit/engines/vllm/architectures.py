@@ -9,7 +9,7 @@ architectures vLLM no longer serves are kept apart with the last version that di
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from servekit.records import record
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,7 +22,7 @@ GENERATIVE_KINDS = ("text_generation", "multimodal")
 """Kinds ``vllm serve`` answers chat and completion requests for."""
 
 
-@dataclass(frozen=True)
+@record
 class SupportedArchitectures:
     """The architectures one vLLM version serves, and the ones it dropped."""
 

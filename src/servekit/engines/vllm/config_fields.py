@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from servekit.records import record
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 _ANY_OF_KIND = ("x", 1, 1.5, [], {})  # a requirement measured with these holds for any value of their kind
 
 
-@dataclass(frozen=True)
+@record
 class ConfigFields:
     """One vLLM version's config-class tree: ``flags`` option -> {class, stage}; ``classes`` by name."""
 
@@ -53,7 +53,7 @@ def load_config_fields(version: str) -> ConfigFields | None:
     return ConfigFields(version, data["flags"], data["classes"])
 
 
-@dataclass(frozen=True)
+@record
 class _Place:
     """Where a check stands: the option, the dotted key path inside it, and how vLLM meets the value."""
 

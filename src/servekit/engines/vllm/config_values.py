@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
-from dataclasses import dataclass
+from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.valuecheck import json_kind
@@ -24,7 +24,7 @@ _BOUND_WORDS = {"gt": ("greater than", lambda v, b: v > b), "ge": ("at least", l
                 "lt": ("less than", lambda v, b: v < b), "le": ("at most", lambda v, b: v <= b)}
 
 
-@dataclass(frozen=True)
+@record
 class Problem:
     """What is wrong with the value (after ``key ``) and how to fix it."""
 

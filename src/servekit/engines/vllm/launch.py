@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.engines.common.command_line import looks_like_option
 from servekit.engines.common.flags import FlagCatalog, FlagSpec
@@ -29,7 +29,7 @@ _PROGRAM_FORMS = (
 MODEL_OPTION = "--model"
 
 
-@dataclass(frozen=True)
+@record
 class Option:
     """One option of a ``vllm serve`` command line and the values it took."""
 
@@ -42,7 +42,7 @@ class Option:
         return " ".join(self.values) if self.values else None
 
 
-@dataclass(frozen=True)
+@record
 class VllmLaunch:
     """A ``vllm serve`` command line, parsed: the program, the model and its options in order."""
 

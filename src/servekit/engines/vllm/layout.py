@@ -15,12 +15,12 @@ vLLM's rules (vllm 0.32: ``vllm/config/parallel.py`` ``ParallelConfig.world_size
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.engines.vllm.launch import parse_vllm_argv
 
 
-@dataclass(frozen=True)
+@record
 class ParallelLayout:
     """The parallel sizes a vLLM launch asks for (tensor, pipeline, context, data) and its nodes."""
 

@@ -8,7 +8,7 @@ real functions. Each rule reads the winning value of each option (``Values``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from servekit.records import record
 
 from servekit.engines.common.findings import Finding
 from servekit.engines.common.flags import FlagCatalog
@@ -18,7 +18,7 @@ from servekit.engines.common.valuecheck import lora_module_problem
 from servekit.engines.vllm.versions import renamed_spelling_findings
 
 
-@dataclass(frozen=True)
+@record
 class Values:
     """The winning value of each option, by destination name."""
 
