@@ -10,10 +10,10 @@ skip a field only when an entry here explains it, and then check the difference 
 from __future__ import annotations
 
 from collections.abc import Callable
-from servekit.records import record
 from typing import Any
 
 from servekit.hardware import profile_of
+from servekit.records import record
 
 
 COMMAND_FIELDS = ("command", "head_command", "worker_command", "worker_commands", "vllm_command",

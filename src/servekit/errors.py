@@ -7,6 +7,7 @@ single actionable line and a non-zero exit. Anything else is a bug.
 from __future__ import annotations
 
 from dataclasses import field
+
 from servekit.records import record
 
 

@@ -21,9 +21,10 @@ release), when a release decides it; every renderer above shows it when it is se
 from __future__ import annotations
 
 from collections.abc import Iterable
-from servekit.records import record
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
+
+from servekit.records import record
 
 if TYPE_CHECKING:
     from servekit.errors import Location

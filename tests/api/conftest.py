@@ -48,5 +48,5 @@ def recorded_build(reference_docs):
     """The same build in memory, in one process, with what each rendering came from."""
     from servekit.api.build import build_in_memory
 
-    tree, summary, requests = build_in_memory(reference_docs, record=True)
+    tree, summary, requests = build_in_memory(reference_docs, keep_requests=True)
     return tree, summary, requests

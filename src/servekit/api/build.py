@@ -29,7 +29,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from servekit.records import record
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -48,6 +47,7 @@ from servekit.api.render import SynthesisRenderer
 from servekit.api.static_docs import put_static_documents
 from servekit.api.tree import JsonTree
 from servekit.catalog.documents import CatalogDocuments
+from servekit.records import record
 
 T = TypeVar("T")
 
@@ -103,7 +103,7 @@ class ApiBuilder:
         docs: CatalogDocuments,
         renderer: Renderer | None = None,
         *,
-        record: bool = False,
+        keep_requests: bool = False,
         known_ids: set[str] | None = None,
     ) -> None:
         self.docs = docs
@@ -115,8 +115,8 @@ class ApiBuilder:
         """Recipe id -> the repository ids it tried to publish promoted variants under."""
         self._renderer = renderer
         self.skipped: list[str] = []
-        self.requests: dict[str, tuple[str, RenderRequest]] | None = {} if record else None
-        """With ``record``: path of each rendering file -> (recipe id, what it was rendered from)."""
+        self.requests: dict[str, tuple[str, RenderRequest]] | None = {} if keep_requests else None
+        """With ``keep_requests``: path of each rendering file -> (recipe id, what it was rendered from)."""
         self._recipe_id = ""
         self.skipped_by: dict[str, list[str]] = {}
         """Recipe id -> the skipped renderings of that recipe."""
@@ -268,11 +268,11 @@ def build_tree(
 
 
 def build_in_memory(
-    docs: CatalogDocuments, renderer: Renderer | None = None, *, record: bool = False
+    docs: CatalogDocuments, renderer: Renderer | None = None, *, keep_requests: bool = False
 ) -> tuple[JsonTree, BuildSummary, dict[str, tuple[str, RenderRequest]] | None]:
-    """``build_tree`` plus, with ``record``, what each rendering file was rendered from."""
+    """``build_tree`` plus, with ``keep_requests``, what each rendering file was rendered from."""
     start = time.perf_counter()
-    builder = ApiBuilder(docs, renderer, record=record)
+    builder = ApiBuilder(docs, renderer, keep_requests=keep_requests)
     rows = builder.build_recipes(list(docs.recipes))
     put_catalog_documents(builder.tree, docs, rows, builder.skipped)
     promoted = sum(len(r[1]) for r in rows.values())

@@ -18,7 +18,6 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from servekit.api.recipe_doc import public_id
 from servekit.api.tree import JsonTree, encode_json
 from servekit.api.static_docs import put_static_documents
 from servekit.catalog.documents import CatalogDocuments, read_documents, recipe_paths
+from servekit.records import record
 
 MIN_INCREMENTAL = 4
 """Up to this many recipes (or a quarter of the catalog) are re-rendered in place; more go

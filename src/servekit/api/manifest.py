@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 from dataclasses import field
-from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from servekit.api.recipe_doc import promotion_target, public_id
 from servekit.api.stamps import Stamps
 from servekit.api.tree import JsonTree, encode_json
 from servekit.atomic import write_bytes_atomic
+from servekit.records import record
 
 FORMAT = 3
 INDEX_FILES = ("models.json", "servekit.json")

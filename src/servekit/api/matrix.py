@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from servekit.records import record
 from typing import Any
 
 from servekit.catalog.documents import CatalogDocuments
 from servekit.catalog.domain import Recipe, Strategy, Variant, strategies_of
+from servekit.records import record
 from servekit.synthesis import selection as sel
 from servekit.synthesis.resolve import recommended_layout
 

@@ -20,13 +20,13 @@ import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field
-from servekit.records import record
 from pathlib import Path
 
 from servekit.api.manifest import owner_of, tree_entries, tree_inodes
 from servekit.api.stamps import dirs_of
 from servekit.api.tree import ApiTreeError
 from servekit.atomic import write_staged
+from servekit.records import record
 
 def mirror_all(tree: Path, mirror: Path) -> None:
     """Make ``mirror`` hold exactly the tree's files, each a link to the tree's file."""

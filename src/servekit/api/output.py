@@ -26,11 +26,11 @@ import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
-from servekit.records import record
 from pathlib import Path
 
 from servekit.api.swap import restore
 from servekit.api.tree import ApiTreeError
+from servekit.records import record
 
 try:
     import fcntl

@@ -11,7 +11,6 @@ node has. A placement Ray makes (``--distributed-executor-backend ray``) is Ray'
 from __future__ import annotations
 
 from collections.abc import Sequence
-from servekit.records import record
 
 from servekit.engines.common.command_line import split_docker_run
 from servekit.engines.vllm.launch import parse_vllm_argv
@@ -20,6 +19,7 @@ from servekit.errors import ServekitError
 from servekit.findings import Finding
 from servekit.hardware.profile import HardwareProfile
 from servekit.hardware.visible import listed_devices, visible_devices_env
+from servekit.records import record
 
 CODE = "visible-devices"
 CONTAINER_CODE = "container-devices"

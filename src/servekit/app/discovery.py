@@ -9,7 +9,6 @@ taxonomy entries as written.
 from __future__ import annotations
 
 from dataclasses import asdict, field
-from servekit.records import record
 from typing import Any
 
 from servekit.catalog.documents import CatalogDocuments
@@ -18,6 +17,7 @@ from servekit.catalog.faults import catalog_faults
 from servekit.catalog.ids import recipe_for_model, unknown_model
 from servekit.catalog.layers import recipe_origins
 from servekit.errors import SelectionError
+from servekit.records import record
 
 OFF_MARKS = frozenset({"unsupported", "false", "none", ""})
 """Hardware marks that say a recipe does not run there."""

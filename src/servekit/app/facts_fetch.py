@@ -7,7 +7,6 @@ a weight (``servekit.facts.fetch``); plans, fit and api build then read them off
 
 from __future__ import annotations
 
-from servekit.records import record
 from typing import Any
 
 from servekit.app.model_ref import hub_url_parts
@@ -18,6 +17,7 @@ from servekit.facts.fetch import FetchedFacts, fetch_facts
 from servekit.facts.locate import facts_from_snapshot
 from servekit.facts.missing import looks_like_repo_id
 from servekit.facts.resolve import variant_checkpoint
+from servekit.records import record
 
 
 @record

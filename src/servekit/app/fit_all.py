@@ -12,7 +12,6 @@ hardware", before any memory is checked.
 
 from __future__ import annotations
 
-from servekit.records import record
 from typing import Any
 
 from servekit.app.fit import FitOptions, _hardware_profile, _recipe_argv, _user_argv
@@ -22,6 +21,7 @@ from servekit.catalog.domain import recipe_of
 from servekit.errors import SelectionError, ServekitError
 from servekit.facts.resolve import resolve_model
 from servekit.fit.api import FitCheck, check_plan_fit
+from servekit.records import record
 from servekit.synthesis.selection import hardware_allowed
 
 NOT_FOR_HARDWARE = "variant not for this hardware"

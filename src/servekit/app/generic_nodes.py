@@ -12,9 +12,9 @@ the interface ``$IFACE_NAME`` names (Gloo for CPU and control traffic, NCCL for 
 from __future__ import annotations
 
 from dataclasses import replace
-from servekit.records import record
 
 from servekit.errors import SelectionError
+from servekit.records import record
 from servekit.synthesis.args import dedupe
 from servekit.synthesis.nodes import HEAD_ADDRESS, MASTER_PORT, placement
 from servekit.synthesis.plan import Arg, EnvVar, Process

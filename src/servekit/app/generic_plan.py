@@ -8,7 +8,6 @@ Each argument says which config key or fit result put it there.
 from __future__ import annotations
 
 from dataclasses import replace
-from servekit.records import record
 from typing import Any
 
 from servekit.app.deploy_checks import deploy_checks
@@ -37,6 +36,7 @@ from servekit.fit import FitCheck, check_plan_fit, device_from_profile
 from servekit.fit.api import cpu_kv_space_gib
 from servekit.fit.memory import GIB
 from servekit.hardware import profile_of
+from servekit.records import record
 from servekit.synthesis.docker import default_image, docker_on
 from servekit.synthesis.install import platform_steps
 from servekit.synthesis.plan import Arg, Docker, Plan, Selection

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-from servekit.records import record
 from typing import Any
 
 from servekit.engines.registry import native_engine
@@ -20,6 +19,7 @@ from servekit.facts.config import language_config
 from servekit.facts.model import ModelFacts
 from servekit.fit.checks import check_divisibility
 from servekit.fit.launch import LaunchSettings
+from servekit.records import record
 from servekit.synthesis.plan import EnvVar
 
 CONTEXT_STEP = 1024

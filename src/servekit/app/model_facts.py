@@ -10,7 +10,6 @@ the config and marked so.
 from __future__ import annotations
 
 from dataclasses import replace
-from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from servekit.facts.fetch import fetch_facts
 from servekit.facts.locate import facts_from_dir, facts_from_snapshot, read_config
 from servekit.facts.missing import FactsMissingError, missing_facts, missing_message, snapshot_dir
 from servekit.facts.model import ModelFacts
+from servekit.records import record
 
 
 @record

@@ -5,13 +5,13 @@ config.json), a Hugging Face id ``ORG/NAME``, or a Hugging Face URL
 
 from __future__ import annotations
 
-from servekit.records import record
 from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote, urlsplit
 
 from servekit.errors import SelectionError
 from servekit.facts.missing import looks_like_repo_id
+from servekit.records import record
 
 HUB_HOSTS = ("huggingface.co", "www.huggingface.co", "hf.co")
 

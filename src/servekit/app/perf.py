@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from servekit.records import record
 from typing import Any
 
 from servekit.app.checks import known_facts
@@ -33,6 +32,7 @@ from servekit.perf.points import launch_of, output_line, workload_of
 from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Prediction, Spec, Workload, predict
 from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params, mla_decode_width
 from servekit.perf.terms import Layout
+from servekit.records import record
 
 
 @dataclass

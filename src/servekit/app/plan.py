@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from servekit.records import record
 from typing import Any
 
 from servekit.app.checks import checks_pass, plan_checks
@@ -25,6 +24,7 @@ from servekit.catalog.ids import UnknownIdError
 from servekit.errors import SelectionError
 from servekit.facts.missing import FactsNotFoundError
 from servekit.hardware import LOCAL, profile_of
+from servekit.records import record
 from servekit.synthesis.apply_overrides import apply_overrides
 from servekit.synthesis.overrides import Overrides
 from servekit.synthesis.plan import Plan, Selection

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import field
-from servekit.records import record
 from typing import Any
 
 from servekit.app.run_site import RunSite
 from servekit.catalog.documents import CatalogDocuments, read_documents, recipe_paths, resolve_catalog_dir
 from servekit.catalog.ids import canonical_id, recipe_for_model, unknown_model
 from servekit.errors import SelectionError
+from servekit.records import record
 from servekit.synthesis.overrides import Overrides
 
 

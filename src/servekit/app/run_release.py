@@ -15,9 +15,9 @@ checked catalog does not know.
 from __future__ import annotations
 
 import re
-from servekit.records import record
 
 from servekit.engines.common.flags import version_key
+from servekit.records import record
 from servekit.synthesis.plan import Plan, Process
 
 EXTRACTOR = "scripts/extract_vllm_flags.py"

@@ -5,13 +5,13 @@ catalog) and where the files a command names must be.
 
 from __future__ import annotations
 
-from servekit.records import record
 from typing import Any
 
 from servekit.app.run_release import RunRelease, image_release, native_release, omni_release
 from servekit.engines.common.command_line import split_docker_run
 from servekit.engines.common.files import ELSEWHERE, HERE, FilePlace
 from servekit.engines.common.flags import version_key
+from servekit.records import record
 from servekit.synthesis.docker import docker_argv
 from servekit.synthesis.image_files import ImagePlace
 from servekit.synthesis.plan import Plan, Process

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable, Sequence
-from servekit.records import record
 from typing import Any
 
 from servekit.app.checks import known_facts
@@ -19,6 +18,7 @@ from servekit.engines.upgrade import Sourced, UpgradeReport, check_upgrade
 from servekit.errors import SelectionError
 from servekit.findings import Finding
 from servekit.fit.api import FitCheck, check_plan_fit
+from servekit.records import record
 
 RULES_SOURCE = "servekit.fit.release_rules (the memory rules of each vLLM release)"
 NOTABLE = 0.10  # a KV pool that moves by more than this share is a warning, not a note

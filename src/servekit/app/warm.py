@@ -9,13 +9,13 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 from dataclasses import replace
-from servekit.records import record
 from typing import Any
 
 from servekit.app.engine_choice import checked_engine
 from servekit.app.plan import plan
 from servekit.app.request import PlanRequest, load_documents
 from servekit.errors import ServekitError
+from servekit.records import record
 from servekit.synthesis.plan import Plan
 from servekit.warm.engine_steps import EngineTarget
 

@@ -10,13 +10,13 @@ import os
 import shutil
 import subprocess
 from collections.abc import Callable
-from servekit.records import record
 from pathlib import Path
 from urllib.parse import urlparse
 
 from servekit.atomic import replacing
 from servekit.catalog.archives import extract_archive
 from servekit.errors import ServekitError
+from servekit.records import record
 
 DEFAULT_SOURCE = "https://github.com/vllm-project/recipes/archive/refs/heads/main.tar.gz"
 """The public vLLM recipes catalog: the main branch of github.com/vllm-project/recipes."""

@@ -8,7 +8,6 @@ in ``CatalogDocuments.sources``, so error messages still name the file that said
 
 from __future__ import annotations
 
-from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from servekit.catalog.documents import (
     single_recipe_paths,
 )
 from servekit.catalog.store import synced_catalog_root
+from servekit.records import record
 
 BUNDLED = "bundled"
 SYNCED = "synced"
@@ -158,12 +158,12 @@ def catalogs_in_use(root: Path) -> list[CatalogInUse]:
         if is_default(root) and layer == bundled_catalog_dir():
             out.append(CatalogInUse(BUNDLED, layer, "the servekit package", f"servekit {_package_version()}", count))
             continue
-        record = read_record(layer.parent) if is_default(root) else None
-        if record is None:
+        sync_record = read_record(layer.parent) if is_default(root) else None
+        if sync_record is None:
             out.append(CatalogInUse(str(layer), layer, str(layer), "(a directory, read as it is)", count))
             continue
-        out.append(CatalogInUse(SYNCED, layer, record.source, record.revision, count,
-                                record.synced_at, record.age_seconds()))
+        out.append(CatalogInUse(SYNCED, layer, sync_record.source, sync_record.revision, count,
+                                sync_record.synced_at, sync_record.age_seconds()))
     return out
 
 

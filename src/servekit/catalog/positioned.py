@@ -13,13 +13,13 @@ reader) and each repeat is reported so the validator can point at it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from servekit.records import record
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from servekit.catalog.documents import normalise, read_text, yaml_error
 from servekit.errors import CatalogError, Location
+from servekit.records import record
 
 KeyPath = tuple[str | int, ...]
 

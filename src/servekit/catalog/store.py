@@ -18,13 +18,13 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import asdict
-from servekit.records import record
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from servekit.atomic import file_lock, write_json_atomic
 from servekit.errors import ServekitError
 from servekit.paths import home
+from servekit.records import record
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -156,15 +156,15 @@ def remove_leftovers() -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
-def publish(staging: Path, record: SyncRecord) -> Path:
+def publish(staging: Path, sync_record: SyncRecord) -> Path:
     """Turn a complete staging folder into the snapshot in use with one atomic link swap."""
-    write_json_atomic(staging / RECORD_FILE, record.to_json())
+    write_json_atomic(staging / RECORD_FILE, sync_record.to_json())
     snapshots = store_dir() / "snapshots"
     snapshots.mkdir(parents=True, exist_ok=True)
     from datetime import datetime, timezone  # stdlib; only a sync publishes
 
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%f")
-    snapshot = snapshots / f"{stamp}-{record.content_hash.split(':')[-1][:12]}"
+    snapshot = snapshots / f"{stamp}-{sync_record.content_hash.split(':')[-1][:12]}"
     os.rename(staging, snapshot)
     link = store_dir() / "current"
     tmp_link = store_dir() / f".current.{os.getpid()}"

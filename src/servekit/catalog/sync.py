@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as _dt
 import shutil
 from dataclasses import field, replace
-from servekit.records import record
 from pathlib import Path
 
 from servekit.catalog.documents import recipe_paths
@@ -27,6 +26,7 @@ from servekit.catalog.store import (
     sync_lock,
 )
 from servekit.errors import CatalogError, Location, ServekitError
+from servekit.records import record
 
 _SKIP = {".git", ".hg", ".svn", "node_modules", "__pycache__"}
 MAX_DEPTH = 4
@@ -68,11 +68,11 @@ def locate_root(tree: Path, source: str) -> Path:
 
 def keep_message() -> str:
     """What stays in use when a sync does not finish."""
-    record = read_record()
-    if record is None:
+    sync_record = read_record()
+    if sync_record is None:
         return "no catalog has been synced yet, so the bundled catalog stays in use alone"
-    age = describe_age(record.age_seconds())
-    return f"the catalog synced {age} ago from {record.source} stays in use"
+    age = describe_age(sync_record.age_seconds())
+    return f"the catalog synced {age} ago from {sync_record.source} stays in use"
 
 
 def _as_in_source(finding: Finding, root: Path, origin: str) -> Finding:
@@ -148,8 +148,8 @@ def sync_catalog(source_text: str | None = None, progress: Progress | None = Non
             staged = _stage(source, staging, progress)
             if isinstance(staged, SyncResult):
                 return staged
-            record, warnings = staged
-            publish(staging, record)
+            sync_record, warnings = staged
+            publish(staging, sync_record)
         except OSError as exc:
             raise ServekitError(
                 f"cannot store the synced catalog under {staging.parent}: {exc.strerror or exc}; {keep_message()}",
@@ -157,4 +157,4 @@ def sync_catalog(source_text: str | None = None, progress: Progress | None = Non
             ) from None
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    return SyncResult(record, changed=True, warnings=warnings)
+    return SyncResult(sync_record, changed=True, warnings=warnings)

@@ -13,8 +13,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 from dataclasses import field
-from servekit.records import record
 from typing import Any
+
+from servekit.records import record
 
 ARCH_PREFIX = "arch:"
 DEFAULT_KEY = "default"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-from servekit.records import record
 from typing import Any, BinaryIO, Iterable
 
 from servekit.errors import ServekitError
+from servekit.records import record
 
 
 _UTF8_BOM = b"\xef\xbb\xbf"

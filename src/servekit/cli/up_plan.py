@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import field, replace
-from servekit.records import record
 from typing import Any
 
 from servekit.errors import ServekitError
+from servekit.records import record
 
 LOCAL = "local"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import ExitStack
-from servekit.records import record
 
 import typer
 
 from servekit.errors import ServekitError
+from servekit.records import record
 
 
 @record

@@ -12,9 +12,8 @@ does, for the engine-marked tests); ``servekit.engines.install_specs`` reads the
 
 from __future__ import annotations
 
-from servekit.records import record
-
 from servekit.engines.common.install import InstallRecipe, InstallSpec
+from servekit.records import record
 
 
 

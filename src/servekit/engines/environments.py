@@ -21,7 +21,6 @@ import shutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from servekit.records import record
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from servekit.engines.common.process import CommandFailed, run_logged
 from servekit.engines.metadata_alias import missing_aliases, write_aliases
 from servekit.engines.torch_source import TorchSource, torch_source
 from servekit.errors import ServekitError
+from servekit.records import record
 
 RECORD_VERSION = 1
 RECORD_FILE = "record.json"
@@ -193,9 +193,9 @@ def _repair(env: EngineEnv) -> None:
         written = write_aliases(env.venv, env.spec.aliases)
     except OSError:
         return  # not a venv this can mend: the health check decides
-    record = env.record()
-    if written and record is not None:
-        write_json_atomic(env.record_path, {**record, "metadata_aliases": list(env.spec.metadata_aliases)})
+    env_record = env.record()
+    if written and env_record is not None:
+        write_json_atomic(env.record_path, {**env_record, "metadata_aliases": list(env.spec.metadata_aliases)})
 
 
 def _reusable(env: EngineEnv) -> bool:
@@ -230,8 +230,8 @@ def install(
             if notify is not None:
                 notify(torch.note)
         try:
-            record = _build(env, python or sys.executable, torch)
-            write_json_atomic(env.record_path, record)
+            env_record = _build(env, python or sys.executable, torch)
+            write_json_atomic(env.record_path, env_record)
             write_json_atomic(env.marker, {"requirement": env.spec.requirement})
         except BaseException:
             shutil.rmtree(env.root, ignore_errors=True)
@@ -266,14 +266,14 @@ def list_envs(root: Path | None = None) -> list[EnvStatus]:
         return []
     out: list[EnvStatus] = []
     for folder in sorted(p for p in base.iterdir() if p.is_dir() and p.name != "logs"):
-        record = _read_record(folder / RECORD_FILE)
+        env_record = _read_record(folder / RECORD_FILE)
         if not (folder / MARKER_FILE).is_file():
             state = "incomplete"
-        elif record is None or not (folder / "venv" / "bin" / "python").exists():
+        elif env_record is None or not (folder / "venv" / "bin" / "python").exists():
             state = "broken"
         else:
             state = "complete"
-        out.append(EnvStatus(key=folder.name, root=folder, state=state, record=record))
+        out.append(EnvStatus(key=folder.name, root=folder, state=state, record=env_record))
     return out
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from collections.abc import Mapping
-from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.findings import ERROR, Finding, finding
 from servekit.engines.common.render import render_multiline
 from servekit.engines.common.translation import DialectContext, EngineLaunch
 from servekit.engines.registry import engine_names, get_engine, native_engine
+from servekit.records import record
 
 
 @record

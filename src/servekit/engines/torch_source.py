@@ -12,9 +12,9 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from servekit.records import record
 
 from servekit.engines.common.install import TORCH_LOCAL, InstallSpec
+from servekit.records import record
 
 PROBE_TIMEOUT_S = 10.0
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import replace
-from servekit.records import record
 from functools import lru_cache
 from typing import Any
 
@@ -28,6 +27,7 @@ from servekit.engines.common.upgrade_defaults import catalog_defaults, table_def
 from servekit.engines.common.upgrade_options import Outcome, Sides, analyse
 from servekit.engines.common.upgrade_words import Item, group, lookup, merge_into
 from servekit.errors import ServekitError
+from servekit.records import record
 
 
 @record

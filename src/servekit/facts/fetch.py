@@ -9,7 +9,6 @@ The endpoint (``HF_ENDPOINT``), cache folder and offline mode are read when call
 from __future__ import annotations
 
 import os
-from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from servekit.facts.header_cache import write_headers
 from servekit.facts.missing import FactsMissingError, missing_facts
 from servekit.facts.safetensors import INDEX_NAME
 from servekit.hfcache import hub_cache_dir, offline_requested
+from servekit.records import record
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 SINGLE_FILE = "model.safetensors"

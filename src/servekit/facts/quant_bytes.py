@@ -27,10 +27,10 @@ A config that states no group size for a group-quantized int4 checkpoint is pric
 from __future__ import annotations
 
 from dataclasses import replace
-from servekit.records import record
 from typing import Any
 
 from servekit.facts.unquantized import Unquantized, unquantized_from_config
+from servekit.records import record
 
 DEFAULT_GROUP_SIZE = 128
 """Weights per scale group when an int4 config does not say (AutoAWQ's ``q_group_size`` and

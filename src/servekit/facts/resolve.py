@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +9,7 @@ from servekit.errors import SelectionError
 from servekit.facts.locate import FactsNotFoundError, facts_from_path_or_cache
 from servekit.facts.model import ModelFacts
 from servekit.facts.shipped import shipped_facts
+from servekit.records import record
 
 
 @record

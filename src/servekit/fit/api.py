@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from servekit.records import record
 from typing import Any
 
 from servekit.facts.model import ModelFacts
@@ -20,6 +19,7 @@ from servekit.fit.checks import (
 from servekit.fit.hardware import device_from_profile
 from servekit.fit.launch import launch_settings
 from servekit.fit.planner import FitReport, FitRequest, memory_model, plan_fit
+from servekit.records import record
 
 _QUANT_PRECISION = {"fp8": "fp8", "modelopt": "nvfp4", "mxfp4": "mxfp4", "modelopt_fp4": "nvfp4"}
 

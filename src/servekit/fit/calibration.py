@@ -24,8 +24,9 @@ calibration: ``refit(cal, without=point)``). The table itself is ``servekit.fit.
 from __future__ import annotations
 
 import statistics
-from servekit.records import record
 from decimal import ROUND_HALF_UP, Decimal
+
+from servekit.records import record
 
 MEDIAN = "median"
 BOUNDARY = "release boundary"

@@ -43,10 +43,9 @@ of the constants table (``default_vision_*``).
 
 from __future__ import annotations
 
-from servekit.records import record
-
 from servekit.facts.model import ModelFacts, VisionFacts
 from servekit.fit.constants import value
+from servekit.records import record
 
 GIB = 1 << 30
 DEFAULT_MM_LIMIT = 999

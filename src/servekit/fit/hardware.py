@@ -6,11 +6,11 @@ gpu_count`` nominal GB, of which drivers leave a little less usable (``USABLE_FR
 
 from __future__ import annotations
 
-from servekit.records import record
 from typing import Any, Mapping
 
 from servekit.errors import ServekitError
 from servekit.hardware import USABLE_FRACTION, HardwareProfile, build_profile, custom_profile
+from servekit.records import record
 
 __all__ = ["USABLE_FRACTION", "Device", "HardwareError", "custom_device", "device_from_profile"]
 

@@ -30,10 +30,10 @@ kernel block (16) and the configured block size, and at least 128 next to MLA
 from __future__ import annotations
 
 import math
-from servekit.records import record
 
 from servekit.facts.model import ModelFacts
 from servekit.fit.dtypes import dtype_bytes
+from servekit.records import record
 
 DEFAULT_BLOCK_SIZE = 16
 BLOCK_ALIGNMENT = 16

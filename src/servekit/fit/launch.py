@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import replace
-from servekit.records import record
 
 from servekit.engines.vllm.launch import Option, parse_length, parse_vllm_argv
 from servekit.errors import ServekitError
+from servekit.records import record
 
 
 @record

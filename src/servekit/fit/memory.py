@@ -29,8 +29,6 @@ engine ran, from ``servekit.fit.versions``.
 
 from __future__ import annotations
 
-from servekit.records import record
-
 from servekit.facts.model import ModelFacts
 from servekit.fit.constants import value
 from servekit.fit.conversion import load_dtype
@@ -42,6 +40,7 @@ from servekit.fit.marlin import marlin_scale_gib
 from servekit.fit.scheduler import DEFAULT_MAX_MODEL_LEN, effective_max_model_len, scheduler_limits
 from servekit.fit.sharding import GIB, loaded_weight_bytes, weights_gib_per_rank
 from servekit.fit.versions import VllmRun
+from servekit.records import record
 
 __all__ = ["DEFAULT_MAX_MODEL_LEN", "GIB", "RankMemory", "loaded_weight_bytes", "rank_memory", "weights_gib_per_rank"]
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, field, replace
-from servekit.records import record
 
 from servekit.engines.common.specs import (
     BUDGET_CPU_SPACE,
@@ -41,6 +40,7 @@ from servekit.fit.launch import LaunchSettings
 from servekit.fit.memory import GIB, RankMemory, rank_memory
 from servekit.fit.scheduler import effective_max_model_len, scheduler_limits
 from servekit.fit.versions import VllmRun
+from servekit.records import record
 
 
 def _cpu_rule() -> MemoryRule:

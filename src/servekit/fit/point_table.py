@@ -10,7 +10,6 @@ error (the file changed under the table).
 
 from __future__ import annotations
 
-from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from ruamel.yaml import YAML
 
 from servekit.fit.point_fields import PointError, reads
 from servekit.jsonl import numbered_objects
+from servekit.records import record
 
 CONFIG_PREFIX = "config_facts."
 

@@ -28,13 +28,12 @@ says ``"entrypoint": "offline"`` for an ``LLM()`` run (``LaunchSettings.offline`
 
 from __future__ import annotations
 
-from servekit.records import record
-
 from servekit.facts.model import ModelFacts
 from servekit.fit.constants import value
 from servekit.fit.hardware import Device
 from servekit.fit.launch import LaunchSettings
 from servekit.fit.versions import VllmRun
+from servekit.records import record
 
 DEFAULT_MAX_MODEL_LEN = 4096
 V0_MAX_NUM_SEQS = 256

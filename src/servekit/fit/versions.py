@@ -30,12 +30,12 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import field
-from servekit.records import record
 
 from packaging.version import InvalidVersion, Version
 
 from servekit.errors import ServekitError
 from servekit.fit.release_rules import RULES, VersionRule
+from servekit.records import record
 
 __all__ = ["ENGINES", "RULES", "EngineVersion", "VersionRule", "VersionTextError", "VllmRun",
            "overridden_rules", "read_version", "rule", "unsettled_rules"]

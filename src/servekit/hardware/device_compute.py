@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
+
 from servekit.records import record
 
 PCIE4 = 32.0

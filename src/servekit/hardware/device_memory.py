@@ -14,6 +14,7 @@ parts) or ``AMD_USABLE_FRACTION`` (AMD Instinct), and its profile says the figur
 from __future__ import annotations
 
 import re
+
 from servekit.records import record
 
 USABLE_FRACTION = 31.4 / 32

@@ -10,6 +10,7 @@ for no device.
 from __future__ import annotations
 
 from dataclasses import field
+
 from servekit.records import record
 
 TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"

@@ -19,8 +19,9 @@ Without a ``precisions`` key, the formats are derived:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from servekit.records import record
 from typing import TYPE_CHECKING, Any
+
+from servekit.records import record
 
 if TYPE_CHECKING:
     from servekit.hardware.profile import HardwareProfile

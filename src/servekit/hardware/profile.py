@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import field, replace
-from servekit.records import record
 from typing import Any
 
 from servekit.hardware.container import ContainerDevices, container_devices
@@ -20,6 +19,7 @@ from servekit.hardware.device_plugins import DevicePlugin, derive_device_plugin
 from servekit.hardware.device_compute import DeviceCompute, compute_row
 from servekit.hardware.device_memory import USABLE_FRACTION, assumed_gib, measured_memory
 from servekit.hardware.precision import derive_precisions
+from servekit.records import record
 
 
 KINDS = ("gpu", "cpu", "npu", "tpu", "accelerator")

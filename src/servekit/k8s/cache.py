@@ -19,12 +19,12 @@ import json
 import shlex
 from collections.abc import Sequence
 from dataclasses import field
-from servekit.records import record
 from typing import Any
 
 from servekit.k8s.options import HF_CACHE_PATH, K8sOptions
 from servekit.k8s.pod import cache_mounts, common_env, pod_spec, split_argv
 from servekit.k8s.workloads import claim, job, metadata
+from servekit.records import record
 
 WAIT_IMAGE = "busybox:1.36"
 MARKER_DIR = f"{HF_CACHE_PATH}/.servekit"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.command_line import option_value
 from servekit.engines.plan_translate import translate_plan
 from servekit.engines.registry import get_engine
 from servekit.errors import ServekitError
+from servekit.records import record
 from servekit.synthesis.plan import Plan, Process
 
 NATIVE_ENGINE = "vllm"

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import field
-from servekit.records import record
 from typing import Any
 
 from servekit.engines.vllm.layout import ParallelLayout, parallel_layout
 from servekit.hardware.device_plugins import TPU_ACCELERATOR_LABEL, TPU_TOPOLOGY_LABEL
 from servekit.hardware.lookup import profile_of
 from servekit.hardware.profile import HardwareProfile
+from servekit.records import record
 from servekit.synthesis.plan import Process
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import field, replace
-from servekit.records import record
 from typing import Any
 
 from servekit.findings import Finding
@@ -25,6 +24,7 @@ from servekit.k8s.semantic import check_manifests
 from servekit.k8s.servers import ServerSetup, group, single_pod
 from servekit.k8s.shm import plan_shm_limit
 from servekit.k8s.workloads import group_host, service_host
+from servekit.records import record
 from servekit.synthesis.plan import Plan
 
 POOLS = ("prefill", "decode")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 import re
-from servekit.records import record
 
 from servekit.errors import SelectionError
+from servekit.records import record
 
 WARM_MODES = ("job", "init", "none")
 HF_CACHE_PATH = "/root/.cache/huggingface"

@@ -23,10 +23,10 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-from servekit.records import record
 from typing import Any
 
 from servekit.errors import ServekitError
+from servekit.records import record
 
 PLACEHOLDER = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
 NODE_ADDRESS = re.compile(r"^(?:HEAD_IP|VLLM_INSTANCE_(\d+)|([A-Z]+)_NODE_(\d+))$")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from servekit.records import record
 from typing import Any
 
 from servekit.k8s.devices import DeviceRequest
 from servekit.k8s.options import HF_CACHE_PATH
+from servekit.records import record
 
 CACHE_VOLUME = "hf-cache"
 SHM_VOLUME = "dshm"

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.command_line import option_value
@@ -33,6 +32,7 @@ from servekit.k8s.pod import SHM_VOLUME
 from servekit.k8s.shm import plan_shm_limit
 from servekit.k8s.workloads import COMPONENT_LABEL
 from servekit.hardware.device_plugins import TPU_ACCELERATOR_LABEL, TPU_TOPOLOGY_LABEL
+from servekit.records import record
 from servekit.synthesis.plan import Plan, Process
 
 SHM_PATH = "/dev/shm"

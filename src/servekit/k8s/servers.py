@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-from servekit.records import record
 from typing import Any
 
 from servekit.errors import ServekitError
@@ -13,6 +12,7 @@ from servekit.k8s.devices import DeviceRequest, device_request, process_devices
 from servekit.k8s.placeholders import DP_RPC_PORT, PLACEHOLDER, Scope, bind_argv, bind_env, worker_template
 from servekit.k8s.pod import Probes, cache_mounts, container, pod_spec, with_common_env
 from servekit.k8s.workloads import deployment, leader_selector, leader_worker_set, metadata, selector_labels, service
+from servekit.records import record
 
 
 @record

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from servekit.records import record
 from functools import lru_cache
 from typing import Any
 
 from servekit.errors import ServekitError
 from servekit.k8s.lws_schema import LWS_FACTS, lws_schema
+from servekit.records import record
 
 KUBERNETES_VERSION = "1.34.0"
 """Schemas of this Kubernetes release (kubernetes-validate bundles 1.25 through 1.37)."""

@@ -18,12 +18,12 @@ import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
-from servekit.records import record
 from pathlib import Path
 from typing import Any
 
 from servekit.errors import ServekitError
 from servekit.perf.predict import Workload
+from servekit.records import record
 
 PERCENTILES = "10,50,90,99"
 PERCENTILE_METRICS = "ttft,tpot,itl,e2el"

@@ -30,7 +30,6 @@ import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from servekit.records import record
 from pathlib import Path
 
 from servekit.engines.registry import get_engine
@@ -41,6 +40,7 @@ from servekit.launch.phases import engine_phases
 from servekit.launch.readiness import PhaseCallback, Watch, wait_all
 from servekit.launch.spawn import start_process
 from servekit.processes import stop_processes
+from servekit.records import record
 from servekit.synthesis.shell import quote_word
 
 DRY_RUN_FIX = "print the commands with --docker --dry-run and run them where a Docker engine answers"
@@ -220,7 +220,7 @@ def _run(words: Sequence[str], name: str, timeout: float) -> str:
     return _last_line(done.stdout)
 
 
-def start_docker(plan: LaunchPlan, record: records.RunRecord, timeout: float,
+def start_docker(plan: LaunchPlan, run_record: records.RunRecord, timeout: float,
                  on_phase: PhaseCallback | None = None) -> records.RunRecord:
     """Run the plan's one container and wait until it serves; the record says ``ready`` or ``failed``."""
     if len(plan.processes) != 1:
@@ -232,28 +232,28 @@ def start_docker(plan: LaunchPlan, record: records.RunRecord, timeout: float,
     docker = docker_cli()
     require_engine(docker)
     process = plan.engine_server
-    words = run_words(docker, plan.docker_commands[0], record.run, process.role)
+    words = run_words(docker, plan.docker_commands[0], run_record.run, process.role)
     url = endpoint(words)
     container = _run(words, words[words.index("--name") + 1], timeout)
-    log = record.folder / f"{process.role}.log"
+    log = run_record.folder / f"{process.role}.log"
     pid = start_process([docker, "logs", "--follow", container], {}, log)
     entry = records.ProcessRecord(process.role, tuple(words), dict(process.env), str(log), pid, pid, ENGINE, url,
                                   container)
-    record = replace(record, url=url, processes=(entry,)).with_times(started=time.time())
-    records.save(record)
+    run_record = replace(run_record, url=url, processes=(entry,)).with_times(started=time.time())
+    records.save(run_record)
     engine = get_engine(plan.engine)
     ready = wait_all([Watch(process.role, url + engine.launch.readiness_path, (pid,), (log,), engine_phases(engine))],
                      timeout, on_phase)
-    record = replace(record, phases=ready.phases, state="ready" if ready.ok else "failed", detail=ready.reason,
+    run_record = replace(run_record, phases=ready.phases, state="ready" if ready.ok else "failed", detail=ready.reason,
                      failed=ready.failed).with_times(ready_seconds=ready.seconds)
     if not ready.ok:
         exited = _container_exit(docker, container)
         problems = stop_containers([container])
         stop_processes([pid], [pid])
         detail = "; ".join(part for part in (ready.reason, exited, *problems) if part)
-        record = replace(record, detail=detail).with_times(stopped=time.time())
-    records.save(record)
-    return record
+        run_record = replace(run_record, detail=detail).with_times(stopped=time.time())
+    records.save(run_record)
+    return run_record
 
 
 def _container_exit(docker: str, container: str) -> str:

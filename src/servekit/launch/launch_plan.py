@@ -10,10 +10,10 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, field
-from servekit.records import record
 from typing import Any
 
 from servekit.engines.registry import get_engine, native_engine
+from servekit.records import record
 
 HOST_OPTIONS = ("--host", "--port")
 ENGINE, ROUTER, COMPANION = "engine", "router", "companion"

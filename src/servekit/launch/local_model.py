@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-from servekit.records import record
 from pathlib import Path
 
 from servekit.engines.registry import native_engine
 from servekit.errors import ServekitError
 from servekit.launch.launch_plan import LaunchPlan, engine_process, served_name_of
+from servekit.records import record
 
 
 @record

@@ -15,12 +15,12 @@ import shutil
 import subprocess
 from collections.abc import Mapping
 from dataclasses import asdict, replace
-from servekit.records import record
 from pathlib import Path
 from typing import Any
 
 from servekit.catalog.documents import CatalogDocuments
 from servekit.hardware import LOCAL, USABLE_FRACTION, profile_of
+from servekit.records import record
 
 GIB = 1024**3
 GPU_FACTS = ("brand", "generation", "kind", "platform", "compute_target", "compute_arch", "precisions")

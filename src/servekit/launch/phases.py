@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from servekit.records import record
 
 from servekit.engines.common.engine import Engine
 from servekit.engines.common.specs import (
@@ -20,6 +19,7 @@ from servekit.engines.common.specs import (
     PHASE_WEIGHTS,
     PHASES,
 )
+from servekit.records import record
 
 DOWNLOAD, WEIGHTS, COMPILE, KV_CACHE, READY = PHASE_DOWNLOAD, PHASE_WEIGHTS, PHASE_COMPILE, PHASE_KV_CACHE, PHASE_READY
 ORDER = PHASES

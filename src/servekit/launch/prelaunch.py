@@ -5,13 +5,13 @@ A router's or companion's command is its own program's, not the engine's: it is 
 from __future__ import annotations
 
 import shlex
-from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.command_line import split_docker_run
 from servekit.engines.common.files import HERE, FilePlace
 from servekit.engines.registry import get_engine
 from servekit.launch.launch_plan import LaunchPlan
+from servekit.records import record
 from servekit.synthesis.image_files import ImagePlace
 
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict
-from servekit.records import record
 from typing import Any
 
 import httpx
 import jsonschema
+
+from servekit.records import record
 
 CHAT_PROMPT = [{"role": "user", "content": "Say hello."}]
 MAX_TOKENS = 8

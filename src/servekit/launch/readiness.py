@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import field
-from servekit.records import record
 from pathlib import Path
 
 from servekit.launch.phases import READY, PhaseMatcher
 from servekit.processes import exited, http_ok, port_open
+from servekit.records import record
 
 PhaseCallback = Callable[[str, float], None]
 

@@ -97,9 +97,9 @@ class RunRecord:
 
 
 
-def save(record: RunRecord) -> Path:
-    path = record.folder / RECORD_FILE
-    write_json_atomic(path, record.to_dict())
+def save(run_record: RunRecord) -> Path:
+    path = run_record.folder / RECORD_FILE
+    write_json_atomic(path, run_record.to_dict())
     return path
 
 

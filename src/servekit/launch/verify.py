@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import field
-from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from servekit.processes import exited
 from servekit.launch.records import ProcessRecord, RunRecord
 from servekit.launch.startup_facts import read_facts
 from servekit.launch.up import log_tail
+from servekit.records import record
 
 COMPARED = ("kv_tokens", "max_concurrency")
 
@@ -76,17 +76,17 @@ def feature_probes(target: p.Target, features: tuple[str, ...], argv: tuple[str,
     return out
 
 
-def processes_probe(record: RunRecord) -> p.Probe:
-    gone = [x for x in record.processes if x.pid and exited(x.pid) is not None]
+def processes_probe(run_record: RunRecord) -> p.Probe:
+    gone = [x for x in run_record.processes if x.pid and exited(x.pid) is not None]
     if gone:
         return p.Probe("processes", False, f"{gone[0].role} (process {gone[0].pid}) of the run is not running")
-    return p.Probe("processes", True, f"{len(record.processes)} process(es) running: "
-                                      + ", ".join(x.role for x in record.processes))
+    return p.Probe("processes", True, f"{len(run_record.processes)} process(es) running: "
+                                      + ", ".join(x.role for x in run_record.processes))
 
 
-def engine_records(record: RunRecord) -> list[ProcessRecord]:
+def engine_records(run_record: RunRecord) -> list[ProcessRecord]:
     """The run's engine servers (all its processes for a record without kinds)."""
-    return [x for x in record.processes if x.kind == ENGINE] or list(record.processes)
+    return [x for x in run_record.processes if x.kind == ENGINE] or list(run_record.processes)
 
 
 def served_name_at(url: str) -> str:
@@ -104,36 +104,37 @@ def run_probes(target: p.Target, features: tuple[str, ...], argv: tuple[str, ...
     return [*found, metrics], values
 
 
-def _measured(record: RunRecord, engine: Engine, samples: dict) -> dict[str, Any]:
-    first = engine_records(record)[:1]
+def _measured(run_record: RunRecord, engine: Engine, samples: dict) -> dict[str, Any]:
+    first = engine_records(run_record)[:1]
     text = "\n".join(Path(x.log).read_text(encoding="utf-8", errors="replace") for x in first if Path(x.log).is_file())
     measured = read_facts(text, engine)
-    if "ready_seconds" in record.times:
-        measured["ready_seconds"] = record.times["ready_seconds"]
-    measured["phases"] = dict(record.phases)
+    if "ready_seconds" in run_record.times:
+        measured["ready_seconds"] = run_record.times["ready_seconds"]
+    measured["phases"] = dict(run_record.phases)
     measured["metrics_samples"] = len(samples)
     return measured
 
 
-def verify_run(record: RunRecord, timeout: float = 120.0) -> VerifyResult:
-    engine = get_engine(record.engine)
-    plan = plan_from_dict(record.plan)
-    server = engine_records(record)[0]
-    metrics_url = metrics_url_of(server.url or record.url, engine, log_tail(record, lines=100_000, role=server.role))
-    if metrics_url is None and server.url and server.url != record.url:
+def verify_run(run_record: RunRecord, timeout: float = 120.0) -> VerifyResult:
+    engine = get_engine(run_record.engine)
+    plan = plan_from_dict(run_record.plan)
+    server = engine_records(run_record)[0]
+    metrics_url = metrics_url_of(server.url or run_record.url, engine,
+                                 log_tail(run_record, lines=100_000, role=server.role))
+    if metrics_url is None and server.url and server.url != run_record.url:
         metrics_url = f"{server.url}/metrics"
-    target = p.Target(record.url, record.served_name, engine.launch.readiness_path, timeout, metrics_url)
+    target = p.Target(run_record.url, run_record.served_name, engine.launch.readiness_path, timeout, metrics_url)
     started = time.monotonic()
     found, samples = run_probes(target, plan.features, plan.engine_server.vllm_argv)
-    found.append(processes_probe(record))
-    fit = predict(plan, record.hardware.get("profile") or {}, record.hardware.get("name", "local"))
-    result = VerifyResult(all(x.ok for x in found), record.run, record.url, tuple(found),
-                          _measured(record, engine, samples), predicted_figures(fit), "")
-    doc = {**result.to_dict(), "plan_hash": record.plan_hash, "engine": record.engine,
-           "engine_version": record.engine_version, "hardware": record.hardware, "model": record.model,
+    found.append(processes_probe(run_record))
+    fit = predict(plan, run_record.hardware.get("profile") or {}, run_record.hardware.get("name", "local"))
+    result = VerifyResult(all(x.ok for x in found), run_record.run, run_record.url, tuple(found),
+                          _measured(run_record, engine, samples), predicted_figures(fit), "")
+    doc = {**result.to_dict(), "plan_hash": run_record.plan_hash, "engine": run_record.engine,
+           "engine_version": run_record.engine_version, "hardware": run_record.hardware, "model": run_record.model,
            "verified_at": time.time(), "timings": {"verify_seconds": round(time.monotonic() - started, 2),
-                                                   **record.times}}
-    tail = "" if result.ok else log_tail(record)
+                                                   **run_record.times}}
+    tail = "" if result.ok else log_tail(run_record)
     path = write_evidence({**doc, "log_tail": tail})
     return VerifyResult(result.ok, result.run, result.url, result.probes, result.measured, result.predicted,
                         tail, str(path))

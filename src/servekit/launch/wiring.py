@@ -20,7 +20,6 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-from servekit.records import record
 from pathlib import Path
 from typing import Protocol
 
@@ -29,6 +28,7 @@ from servekit.errors import ServekitError
 from servekit.k8s.placeholders import DP_RPC_PORT, NODE_ADDRESS, PLACEHOLDER
 from servekit.launch.launch_plan import COMPANION, ENGINE, ROUTER, START_ORDER, LaunchPlan, LaunchProcess
 from servekit.launch.phases import PhaseMatcher
+from servekit.records import record
 
 ONE_MACHINE_ROLES = ("serve", "prefill", "decode")
 """Engine roles that run on one machine; others (``worker``, ``prefill_node`` ...) are further nodes."""

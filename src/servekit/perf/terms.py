@@ -29,9 +29,8 @@ communication and overhead.
 
 from __future__ import annotations
 
-from servekit.records import record
-
 from servekit.perf.shape import ACTIVATION_BYTES, LM_HEAD_BYTES, ModelShape, touched_fraction
+from servekit.records import record
 
 
 @record

@@ -12,9 +12,9 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping
 from dataclasses import field
-from servekit.records import record
 from typing import Protocol
 
+from servekit.records import record
 from servekit.synthesis.images import ImageFacts, image_facts
 
 

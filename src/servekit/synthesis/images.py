@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from servekit.records import record
 from typing import Any
+
+from servekit.records import record
 
 VLLM_DOCKER = "https://github.com/vllm-project/vllm/blob/main/docker/"
 VLLM_DOCS = "https://github.com/vllm-project/vllm/blob/main/docs/getting_started/installation/"

@@ -15,9 +15,9 @@ are learnt from vLLM's installation guides and from the recipes site's builder
 
 from __future__ import annotations
 
-from servekit.records import record
-
 from packaging.version import InvalidVersion, Version
+
+from servekit.records import record
 
 BASE_CUDA = "cu130"
 VENV = "uv venv\nsource .venv/bin/activate\n"

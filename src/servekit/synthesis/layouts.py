@@ -7,9 +7,8 @@ taxonomy profile and the strategies (``servekit.synthesis.selection``).
 
 from __future__ import annotations
 
-from servekit.records import record
-
 from servekit.catalog.domain import Recipe, Strategy
+from servekit.records import record
 from servekit.synthesis.selection import MAX_NODES, Profile, gpu_count, nodes_for_strategy, offered_strategies
 
 

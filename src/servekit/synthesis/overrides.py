@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from servekit.records import record
 
 from servekit.errors import SelectionError
+from servekit.records import record
 
 _VERSION = re.compile(r"[0-9]+(\.[0-9]+)*([a-z0-9.+-]*)")
 

@@ -9,11 +9,11 @@ config template) are carried as plain data in ``passthrough`` fields.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from servekit.records import record
+from dataclasses import field
 from typing import Any, NamedTuple
 
 from servekit.hardware.container import ContainerDevices
+from servekit.records import record
 
 
 @record

@@ -10,8 +10,8 @@ the part (``install`` runs the install steps).
 from __future__ import annotations
 
 import re
-from servekit.records import record
 
+from servekit.records import record
 from servekit.synthesis.shell import quote_expansions
 
 _PLACEHOLDER = re.compile(r"\$\{?([A-Z][A-Z0-9_]*)")

@@ -7,10 +7,10 @@ router), and the Mooncake kv-store shell that wraps any non-PD serving strategy.
 
 from __future__ import annotations
 
-from servekit.records import record
 from typing import TYPE_CHECKING, Any
 
 from servekit.catalog.domain import RoleOverride, StrategyRole, block_or_empty
+from servekit.records import record
 from servekit.synthesis import selection as rules
 from servekit.synthesis.context import Context
 from servekit.synthesis.hardware import generation_key, layered_key

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from servekit.records import record
 from pathlib import Path
 
+from servekit.records import record
 from servekit.warm.fetch_plan import RepoFetch
 from servekit.warm.file_rules import literal_pattern
 from servekit.warm.hub import HubError, HubSettings, call_hub

@@ -15,7 +15,6 @@ import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from servekit.engines.common.translation import DialectContext
 from servekit.engines.environments import EngineEnv, find_env
 from servekit.engines.registry import get_engine
 from servekit.hardware.lookup import profile_of
+from servekit.records import record
 from servekit.warm.hub import HubSettings
 from servekit.warm.precompile import SKIPPED, BootOptions, StepResult, boot_server, engine_environment, run_step
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import field
-from servekit.records import record
 from pathlib import Path
 
+from servekit.records import record
 from servekit.warm.artifacts import Artifact
 from servekit.warm.file_rules import FileSelection, patterns_for, restrict_to_index, select_from_listing
 from servekit.warm.hub import (

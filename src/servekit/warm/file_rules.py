@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import field
-from servekit.records import record
 
+from servekit.records import record
 from servekit.warm.artifacts import TOKENIZER
 from servekit.errors import ServekitError
 

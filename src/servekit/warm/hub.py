@@ -8,11 +8,11 @@ explicitly, so a change of environment (a test, a second command in one process)
 from __future__ import annotations
 
 import os
-from servekit.records import record
 from pathlib import Path
 
 from servekit.errors import ServekitError
 from servekit.hfcache import hub_cache_dir, offline_requested
+from servekit.records import record
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 

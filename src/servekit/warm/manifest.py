@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import field
-from servekit.records import record
 from pathlib import Path
 
 from servekit import paths
 from servekit.atomic import write_json_atomic
+from servekit.records import record
 from servekit.warm.hub import RemoteFile
 
 MANIFEST_VERSION = 1

@@ -16,7 +16,6 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-from servekit.records import record
 from pathlib import Path
 
 from servekit import paths
@@ -24,6 +23,7 @@ from servekit.atomic import appending
 from servekit.engines.common.artifacts import MODEL, ArtifactError
 from servekit.engines.common.engine import Engine
 from servekit.processes import free_port, stop_group, wait_http_ok
+from servekit.records import record
 from servekit.warm.hub import HubSettings
 
 DONE, SKIPPED, FAILED = "done", "skipped", "failed"

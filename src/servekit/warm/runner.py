@@ -13,9 +13,9 @@ import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import field
-from servekit.records import record
 from pathlib import Path
 
+from servekit.records import record
 from servekit.warm.artifacts import Artifact, artifacts_from_argv, dedupe
 from servekit.warm.download import Advance, DownloadResult, download
 from servekit.warm.engine_steps import EngineTarget, StepContext, planned, precompile

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from servekit.records import record
 from pathlib import Path
 
+from servekit.records import record
 from servekit.warm.fetch_plan import RepoFetch
 from servekit.warm.hub import HubSettings, RemoteFile, snapshot_path
 from servekit.warm.manifest import file_stamp

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from servekit.records import record
 from typing import Any
 
 from servekit.app.discovery import hardware_marks, runs_on
@@ -25,6 +24,7 @@ from servekit.catalog.domain import Recipe, kv_offload_keys
 from servekit.catalog.faults import catalog_faults
 from servekit.engines.registry import engine_names
 from servekit.errors import ServekitError
+from servekit.records import record
 from servekit.synthesis.omni import is_omni, known_tasks
 from servekit.synthesis.overrides import Overrides
 from servekit.synthesis.plan import Selection

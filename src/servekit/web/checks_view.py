@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from servekit.records import record
 from typing import Any
+
+from servekit.records import record
 
 KINDS = {"flags": "flags", "deploy": "deployment", "fit": "fit", "engine": "engine", "docker-flags": "flags (docker)"}
 """Kind of check -> how the page names it."""

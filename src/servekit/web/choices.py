@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import field
-from servekit.records import record
 from urllib.parse import urlencode
+
+from servekit.records import record
 
 MAX_VALUE = 200
 MAX_REPEATS = 64

@@ -7,12 +7,12 @@ catalog (``servekit.app.fit_all``): its rows, written for people. The query name
 
 from __future__ import annotations
 
-from servekit.records import record
 from typing import Any
 from urllib.parse import urlencode
 
 from servekit.app.fit_all import FitAllOptions, fit_all
 from servekit.errors import ServekitError
+from servekit.records import record
 from servekit.web.site import Site, short_names
 
 MAX_GPUS = 64

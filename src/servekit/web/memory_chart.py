@@ -9,8 +9,9 @@ module only lays them out (segment positions on a 0..``WIDTH`` scale) and writes
 from __future__ import annotations
 
 from collections.abc import Mapping
-from servekit.records import record
 from typing import Any
+
+from servekit.records import record
 
 WIDTH = 1000.0
 """The chart's scale in SVG user units (the SVG stretches to its box)."""

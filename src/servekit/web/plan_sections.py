@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from servekit.records import record
 from typing import Any
 
 from servekit.app.k8s_plan import plan_k8s_text, plan_manifests
@@ -21,6 +20,7 @@ from servekit.app.plan_text import plan_lines, plan_sh
 from servekit.app.plan_view import CANNOT_START, engine_errors, plan_payload
 from servekit.errors import ServekitError
 from servekit.k8s.cli_glue import options_from_cli
+from servekit.records import record
 from servekit.synthesis.render import process_command
 from servekit.warm.hub import HubSettings
 from servekit.web.checks_view import Check, all_checks, attach

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from servekit.records import record
 from pathlib import Path
 from typing import Any
 
 from servekit.app.discovery import hardware_marks, list_recipes
 from servekit.app.request import load_documents
 from servekit.catalog.documents import CatalogDocuments
+from servekit.records import record
 from servekit.web.live_tree import LiveTree
 
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.flags import FlagCatalog, FlagSpec
 from servekit.engines.common.scan_result import HELP, Occurrence, Scan
 from servekit.engines.common.numbers import human_readable_int
+from servekit.records import record
 
 _NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 _NAME_PART = re.compile(r"(?<=--)[^.]*")

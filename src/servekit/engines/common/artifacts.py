@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from servekit.records import record
 from pathlib import Path
 
 from servekit.errors import ServekitError
+from servekit.records import record
 
 REPO_ID = re.compile(r"^(?:[A-Za-z0-9][\w.\-]*/)?[\w.\-]+$")
 

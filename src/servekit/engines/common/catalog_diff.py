@@ -10,10 +10,10 @@ versions have the flag.
 
 from __future__ import annotations
 
-from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.flags import FlagCatalog, FlagSpec
+from servekit.records import record
 
 NAME = "name"
 NEGATION = "negation"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import field
-from servekit.records import record
 
 from servekit.errors import ServekitError
+from servekit.records import record
 from servekit.synthesis.images import ImageFacts, image_facts
 
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")

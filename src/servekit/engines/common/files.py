@@ -11,7 +11,6 @@ the engine's own code; one that cannot be looked at is a warning that says where
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from servekit.records import record
 from pathlib import Path
 from typing import Protocol
 
@@ -19,6 +18,7 @@ from servekit.engines.common.findings import Finding
 from servekit.engines.common.flags import FlagCatalog
 from servekit.engines.common.scan import Occurrence
 from servekit.engines.common.startup import final_values, is_shell_reference
+from servekit.records import record
 
 NOT_CHECKED = "file-not-checked"
 

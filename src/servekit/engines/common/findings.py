@@ -4,10 +4,10 @@ option when ``location`` names one), and the result that gathers them."""
 from __future__ import annotations
 
 from dataclasses import field
-from servekit.records import record
 from typing import Any
 
 from servekit.findings import Finding, Severity
+from servekit.records import record
 
 __all__ = ["ERROR", "NOTE", "WARNING", "Finding", "LintResult", "Severity", "finding", "names_unknown_to_catalog"]
 

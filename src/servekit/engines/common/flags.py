@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import field
-from servekit.records import record
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from servekit.errors import ServekitError
+from servekit.records import record
 
 CATALOG_FORMAT = 1
 JSON_SUFFIXES = (".json", ".json.gz")  # plain, or gzip-compressed (the stored past releases)

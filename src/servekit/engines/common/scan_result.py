@@ -4,10 +4,10 @@ the words the positionals took, the words nothing took, and findings for what th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from servekit.records import record
 
 from servekit.engines.common.findings import Finding
 from servekit.engines.common.flags import FlagCatalog, FlagSpec
+from servekit.records import record
 
 HELP = FlagSpec(name="--help", aliases=("-h",), dest="help", takes_value=False, type="bool")
 

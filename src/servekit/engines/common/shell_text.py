@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import field
-from servekit.records import record
 
 from servekit.errors import ServekitError
+from servekit.records import record
 
 SEPARATORS = ("&&", "||", ";;", ";", "|&", "|", "&", "\n")
 _REDIRECT = re.compile(r"^(\d*)(&>>|&>|>>|>&|<&|>\||<<<|<<|<>|>|<)(.*)$", re.DOTALL)

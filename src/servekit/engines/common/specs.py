@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import field
+
 from servekit.records import record
 
 # PrecompileSpec.kind

@@ -12,11 +12,11 @@ import dataclasses
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import field
-from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.findings import ERROR, NOTE, WARNING, Finding, finding
 from servekit.engines.common.flags import FlagCatalog
+from servekit.records import record
 
 # Env vars only CUDA / NCCL read; other accelerators ignore them.
 CUDA_ENV_PREFIXES = ("CUDA_", "NCCL_", "PYTORCH_CUDA_")

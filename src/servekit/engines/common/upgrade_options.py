@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.findings import Finding
@@ -18,6 +17,7 @@ from servekit.engines.common.flags import FlagCatalog, FlagSpec, version_key
 from servekit.engines.common.upgrade_table import MOVED, REMOVED, RENAMED, OptionChange, UpgradeTable, crossed
 from servekit.engines.common.upgrade_words import Item, json_object, lookup, typed_value
 from servekit.engines.common.valuecheck import check_value
+from servekit.records import record
 
 FindOlder = Callable[[str], "tuple[FlagSpec, str] | None"]
 """An option name -> (its flag in the newest stored release at or below the target that knows it, that release)."""

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import field
-from servekit.records import record
 
 from servekit.engines.common.flags import version_key
+from servekit.records import record
 
 REMOVED = "removed"  # gone, nothing replaces it (``noop``: dropping it changes nothing)
 RENAMED = "renamed"  # written as ``words`` now (``{value}`` stands for the value it had)

@@ -10,7 +10,6 @@ Context options (``DialectContext.options``): ``target`` ("cuda:sm_90", "hip:gfx
 from __future__ import annotations
 
 from collections.abc import Sequence
-from servekit.records import record
 
 from servekit.engines.common.findings import Finding
 from servekit.engines.common.translation import DialectContext, Untranslated, unique_findings
@@ -19,6 +18,7 @@ from servekit.engines.max.rules import validate_max_argv
 from servekit.engines.max.targets import hardware_findings, resolve_target
 from servekit.engines.max.vocab import SERVE_ONLY
 from servekit.engines.vllm.launch import parse_vllm_argv
+from servekit.records import record
 
 
 @record

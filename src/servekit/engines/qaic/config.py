@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from servekit.records import record
 from typing import Any
 
 from servekit.hardware import profile_of
+from servekit.records import record
 
 TARGET_KEY = "override_qaic_config"
 DRAFT_KEY = "draft_override_qaic_config"

@@ -9,12 +9,12 @@ architectures vLLM no longer serves are kept apart with the last version that di
 from __future__ import annotations
 
 import json
-from servekit.records import record
 from functools import lru_cache
 from pathlib import Path
 
 from servekit.engines.vllm.catalog import DEFAULT_VERSION
 from servekit.errors import ServekitError
+from servekit.records import record
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SCRIPT = "scripts/extract_vllm_architectures.py"

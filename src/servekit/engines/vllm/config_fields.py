@@ -14,7 +14,6 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Sequence
-from servekit.records import record
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from servekit.engines.common.flags import FlagCatalog, read_stored_json, stored_
 from servekit.engines.common.scan import HELP, Occurrence
 from servekit.engines.common.startup import is_shell_reference
 from servekit.engines.common.valuecheck import expand_json_numbers, json_kind
+from servekit.records import record
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 _ANY_OF_KIND = ("x", 1, 1.5, [], {})  # a requirement measured with these holds for any value of their kind

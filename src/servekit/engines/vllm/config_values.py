@@ -14,10 +14,10 @@ from __future__ import annotations
 import difflib
 import json
 import math
-from servekit.records import record
 from typing import Any
 
 from servekit.engines.common.valuecheck import json_kind
+from servekit.records import record
 
 _SHOWN_CHOICES = 12
 _BOUND_WORDS = {"gt": ("greater than", lambda v, b: v > b), "ge": ("at least", lambda v, b: v >= b),

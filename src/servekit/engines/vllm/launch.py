@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from servekit.records import record
 
 from servekit.engines.common.command_line import looks_like_option
 from servekit.engines.common.flags import FlagCatalog, FlagSpec
 from servekit.engines.common.numbers import human_readable_int
 from servekit.engines.vllm.catalog import serve_catalog
 from servekit.errors import ServekitError
+from servekit.records import record
 
 _PROGRAM_FORMS = (
     ("vllm", "serve"),

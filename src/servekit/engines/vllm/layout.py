@@ -15,9 +15,9 @@ vLLM's rules (vllm 0.32: ``vllm/config/parallel.py`` ``ParallelConfig.world_size
 from __future__ import annotations
 
 from collections.abc import Sequence
-from servekit.records import record
 
 from servekit.engines.vllm.launch import parse_vllm_argv
+from servekit.records import record
 
 
 @record

@@ -8,7 +8,6 @@ real functions. Each rule reads the winning value of each option (``Values``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from servekit.records import record
 
 from servekit.engines.common.findings import Finding
 from servekit.engines.common.flags import FlagCatalog
@@ -16,6 +15,7 @@ from servekit.engines.common.scan import Occurrence
 from servekit.engines.common.startup import final_values, is_shell_reference
 from servekit.engines.common.valuecheck import lora_module_problem
 from servekit.engines.vllm.versions import renamed_spelling_findings
+from servekit.records import record
 
 
 @record
