@@ -9,7 +9,9 @@ import time
 import psutil
 
 from servekit.launch.spawn import start_process
-from servekit.processes import alive, stop_processes
+from servekit import processes
+from servekit.processes import (LOWEST_PICKED_PORT, alive, ephemeral_range, free_port, listener, port_free,
+                                 port_picker, stop_processes)
 
 # a parent that starts a child, both ignoring SIGINT and SIGTERM when asked to
 STUBBORN = """
@@ -66,3 +68,38 @@ def test_stopping_a_run_that_already_ended_sends_nothing(tmp_path):
     stop_processes([pid], [pid])
     again = stop_processes([pid], [pid])
     assert again.clean and again.signals == ()
+
+
+def test_a_picked_port_lies_outside_the_kernels_ephemeral_range_and_is_free():
+    low, high = ephemeral_range()
+    for _ in range(20):
+        port = free_port()
+        assert not low <= port <= high and port >= LOWEST_PICKED_PORT
+        assert port_free("127.0.0.1", port)
+
+
+def test_a_port_something_is_bound_to_is_never_picked(monkeypatch):
+    held = listener("127.0.0.1", free_port())
+    try:
+        port = held.getsockname()[1]
+        monkeypatch.setattr(processes, "LOWEST_PICKED_PORT", port)
+        monkeypatch.setattr(processes, "ephemeral_range", lambda: (port + 2, 65535))
+        # one candidate is held, the other is free: the free one comes back every time
+        assert {processes.free_port() for _ in range(10)} == {port + 1}
+    finally:
+        held.close()
+
+
+def _free_block(size: int) -> int:
+    """The first port from which ``size`` ports in a row are free here."""
+    return next(base for base in range(20000, 30000) if all(port_free("127.0.0.1", base + i) for i in range(size)))
+
+
+def test_one_runs_picker_never_hands_out_a_port_twice(monkeypatch):
+    base = _free_block(4)
+    monkeypatch.setattr(processes, "LOWEST_PICKED_PORT", base)
+    monkeypatch.setattr(processes, "ephemeral_range", lambda: (base + 4, 65535))
+    pick = port_picker(given=[base])
+    assert sorted(pick() for _ in range(3)) == [base + 1, base + 2, base + 3]
+    # the four ports outside the range are spent: the kernel's choice, still not one handed out
+    assert pick() not in range(base, base + 4)

@@ -14,15 +14,18 @@ server and the tests all use these; none keeps a copy.
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterable, Sequence
-from servekit.records import record
+from pathlib import Path
 
 import psutil
+
+from servekit.records import record
 
 STOP_STEPS = ((signal.SIGINT, 20.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0))
 """Signal and the seconds given to it, in order, when a run is stopped."""
@@ -31,19 +34,77 @@ STOP_STEPS = ((signal.SIGINT, 20.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.
 # ── ports ───────────────────────────────────────────────────────────────────────────────
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port nothing listens on now (the system's choice)."""
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
+EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LINUX_EPHEMERAL_RANGE = (32768, 60999)
+"""The kernel's default range for ports it hands out itself (``bind`` to port 0, the local end of
+an outgoing connection), used where the file above cannot be read."""
+LOWEST_PICKED_PORT = 10000
+"""Stated assumption: ports below this are the fixed defaults of too many services to hand out."""
+PICK_TRIES = 64
+
+
+def ephemeral_range() -> tuple[int, int]:
+    """The range the kernel hands ports out of on its own, from ``ip_local_port_range``."""
+    try:
+        low, high = (int(word) for word in EPHEMERAL_RANGE_FILE.read_text(encoding="ascii").split())
+    except (OSError, ValueError):
+        return LINUX_EPHEMERAL_RANGE
+    return low, high
+
+
+def free_port(host: str = "127.0.0.1", avoid: Iterable[int] = ()) -> int:
+    """A port nothing is bound to now, outside the kernel's ephemeral range and not in ``avoid``.
+
+    A run's ports are chosen before its servers start, minutes before a router binds; a port from
+    the ephemeral range could meanwhile go to any process that asks the kernel for one (an engine's
+    internal sockets, the local end of a health check). Ports outside it go only to whoever names
+    them. The system's choice is the fallback when no port outside the range is free."""
+    low, high = ephemeral_range()
+    taken = set(avoid)
+    candidates = [*range(LOWEST_PICKED_PORT, min(low, 65536)), *range(max(high + 1, LOWEST_PICKED_PORT), 65536)]
+    chooser = random.SystemRandom()
+    for port in chooser.sample(candidates, min(PICK_TRIES, len(candidates))):
+        if port not in taken and _bindable(host, port):
+            return port
+    while True:
+        with socket.socket(_family(host), socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            port = sock.getsockname()[1]
+        if port not in taken:
+            return port
+
+
+def port_picker(host: str = "127.0.0.1", given: Iterable[int] = ()) -> Callable[[], int]:
+    """Free ports for one run, never the same one twice (nothing binds them until the run starts)."""
+    handed = set(given)
+
+    def pick() -> int:
+        port = free_port(host, avoid=handed)
+        handed.add(port)
+        return port
+
+    return pick
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
+def _bindable(host: str, port: int) -> bool:
+    """Nothing holds the port, connections left in TIME_WAIT included (no ``SO_REUSEADDR``)."""
+    with socket.socket(_family(host), socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
 
 
 def listener(host: str, port: int) -> socket.socket:
     """A socket bound to ``host:port`` and listening, as servers bind (``SO_REUSEADDR``: a
     connection left in TIME_WAIT is no owner); ``OSError`` when the port is taken or the host
     is not an address of this machine."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(_family(host), socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))

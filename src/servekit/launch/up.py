@@ -13,7 +13,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from servekit.records import record
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,8 @@ from servekit.launch.programs import LocalPrograms, run_env
 from servekit.launch.readiness import PhaseCallback, Watch, wait_all
 from servekit.launch.spawn import start_process
 from servekit.launch.wiring import Bound, Programs, Wiring, wire
-from servekit.processes import StopResult, free_port, port_free, stop_processes
+from servekit.processes import StopResult, port_free, port_picker, stop_processes
+from servekit.records import record
 
 __all__ = ["UpOptions", "log_tail", "run_env", "start_run", "stop_recorded", "warm_missing"]
 
@@ -80,104 +80,105 @@ def start_run(plan: LaunchPlan, hardware: Mapping[str, Any], options: UpOptions 
     and the companions' pinned environments)."""
     engine = get_engine(plan.engine)
     programs = programs or LocalPrograms(engine)
-    port = options.port or free_port(options.host)
+    pick_port = port_picker(options.host, given=[options.port] if options.port else [])
+    port = options.port or pick_port()
     if options.warm and (missing := warm_missing(plan)):
         raise ServekitError(f"the model's files are not in the cache: {missing}", fix="servekit warm-cache")
-    record = new_record(plan, hardware, engine_version(engine, getattr(programs, "env", None)))
-    wiring = wire(plan, options.host, port, record.folder, programs, lambda: free_port(options.host))
+    run_record = new_record(plan, hardware, engine_version(engine, getattr(programs, "env", None)))
+    wiring = wire(plan, options.host, port, run_record.folder, programs, pick_port)
     _check_ports(options.host, port, wiring)
     for path, content in wiring.files:
         write_bytes_atomic(path, content.encode("utf-8"))
-    record = replace(record, url=wiring.url)
+    run_record = replace(run_record, url=wiring.url)
     try:
-        return _run_stages(record, wiring, options, on_phase)
+        return _run_stages(run_record, wiring, options, on_phase)
     except BaseException as exc:  # Ctrl-C while starting, or a program that cannot be spawned
-        _abandon(record, exc)
+        _abandon(run_record, exc)
         raise
 
 
-def _abandon(record: records.RunRecord, exc: BaseException) -> None:
+def _abandon(run_record: records.RunRecord, exc: BaseException) -> None:
     """Stop what a start cut short had started; its record says why."""
-    if not (record.folder / records.RECORD_FILE).is_file():
+    if not (run_record.folder / records.RECORD_FILE).is_file():
         return
-    saved = records.load(record.run)
+    saved = records.load(run_record.run)
     stop_processes(saved.pids, saved.groups)
     why = str(exc) or type(exc).__name__
     records.save(replace(saved, state="failed", detail=f"start interrupted: {why}").with_times(stopped=time.time()))
 
 
-def _start_stage(record: records.RunRecord, stage: tuple[Bound, ...]) -> tuple[records.RunRecord, list[Watch]]:
+def _start_stage(run_record: records.RunRecord, stage: tuple[Bound, ...]) -> tuple[records.RunRecord, list[Watch]]:
     entries, watches = [], []
     for bound in stage:
-        log = record.folder / f"{bound.role}.log"
+        log = run_record.folder / f"{bound.role}.log"
         pid = start_process(bound.command, bound.env, log)
         entries.append(records.ProcessRecord(bound.role, bound.command, bound.env, str(log), pid, pid,
                                              bound.kind, bound.url))
         watches.append(Watch(bound.role, bound.check, (pid,), (log,), bound.phases))
-    record = replace(record, processes=(*record.processes, *entries))
-    records.save(record)
-    return record, watches
+    run_record = replace(run_record, processes=(*run_record.processes, *entries))
+    records.save(run_record)
+    return run_record, watches
 
 
-def _run_stages(record: records.RunRecord, wiring: Wiring, options: UpOptions,
+def _run_stages(run_record: records.RunRecord, wiring: Wiring, options: UpOptions,
                 on_phase: PhaseCallback | None) -> records.RunRecord:
     origin = time.monotonic()
-    record = record.with_times(started=time.time())
+    run_record = run_record.with_times(started=time.time())
     named = sum(len(stage) for stage in wiring.stages) > 1
     running: list[Watch] = []
     phases: dict[str, float] = {}
     for stage in wiring.stages:
-        record, watches = _start_stage(record, stage)
+        run_record, watches = _start_stage(run_record, stage)
         left = max(1.0, options.ready_timeout - (time.monotonic() - origin))
         ready = wait_all(watches, left, on_phase, running=running, named=named, since=origin)
         phases.update(ready.phases)
         if not ready.ok:
-            return _failed(replace(record, phases=phases), ready.reason, ready.failed, ready.seconds)
+            return _failed(replace(run_record, phases=phases), ready.reason, ready.failed, ready.seconds)
         running += watches
-    record = replace(record, phases=phases, state="ready", detail=None)
-    record = record.with_times(ready_seconds=round(time.monotonic() - origin, 2), checked=time.time())
-    records.save(record)
-    return record
+    run_record = replace(run_record, phases=phases, state="ready", detail=None)
+    run_record = run_record.with_times(ready_seconds=round(time.monotonic() - origin, 2), checked=time.time())
+    records.save(run_record)
+    return run_record
 
 
-def _failed(record: records.RunRecord, reason: str | None, failed: str | None, seconds: float) -> records.RunRecord:
+def _failed(run_record: records.RunRecord, reason: str | None, failed: str | None, seconds: float) -> records.RunRecord:
     """Stop every process started so far; the record says which one failed and why."""
-    stopped = stop_processes(record.pids, record.groups)
+    stopped = stop_processes(run_record.pids, run_record.groups)
     detail = reason if not stopped.left else f"{reason}; still alive: {list(stopped.left)}"
-    record = replace(record, state="failed", detail=detail, failed=failed)
-    record = record.with_times(ready_seconds=seconds, checked=time.time(), stopped=time.time())
-    records.save(record)
-    return record
+    run_record = replace(run_record, state="failed", detail=detail, failed=failed)
+    run_record = run_record.with_times(ready_seconds=seconds, checked=time.time(), stopped=time.time())
+    records.save(run_record)
+    return run_record
 
 
-def stop_recorded(record: records.RunRecord) -> tuple[records.RunRecord, StopResult]:
+def stop_recorded(run_record: records.RunRecord) -> tuple[records.RunRecord, StopResult]:
     """Stop every process of a recorded run (its containers first); the updated record and the ``StopResult``."""
     problems: list[str] = []
-    if record.containers:
+    if run_record.containers:
         from servekit.launch.docker_run import stop_containers
 
-        problems = stop_containers(record.containers)
-    result = stop_processes(record.pids, record.groups)
+        problems = stop_containers(run_record.containers)
+    result = stop_processes(run_record.pids, run_record.groups)
     clean = result.clean and not problems
     detail = None if clean else "; ".join([*problems, *([f"still alive after SIGKILL: {list(result.left)}"]
                                                          if result.left else [])])
-    updated = replace(record, state="stopped" if clean else record.state, detail=detail)
+    updated = replace(run_record, state="stopped" if clean else run_record.state, detail=detail)
     updated = updated.with_times(stopped=time.time())
     records.save(updated)
     return updated, StopResult(result.signals, result.left, tuple(problems))
 
 
-def log_tail(record: records.RunRecord, lines: int = 30, role: str | None = None) -> str:
+def log_tail(run_record: records.RunRecord, lines: int = 30, role: str | None = None) -> str:
     """The last ``lines`` of each process's log (only ``role``'s when given), each under a
     ``==> ROLE <==`` header when the run has several processes."""
     out = []
-    chosen = [p for p in record.processes if role is None or p.role == role]
+    chosen = [p for p in run_record.processes if role is None or p.role == role]
     for process in chosen:
         try:
             text = Path(process.log).read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             continue
-        if len(record.processes) > 1:
+        if len(run_record.processes) > 1:
             out.append(f"==> {process.role} ({process.log}) <==")
         out += text[-lines:]
     return "\n".join(out)
