@@ -5,13 +5,22 @@ Usage: SERVEKIT_ENGINES_DIR=... python bench/bench_cpu_overheads.py [--run RUN] 
 Starts the small Llama of ``servekit.perf.constants.CPU_CALIBRATION`` with ``servekit up`` on vLLM
 CPU (the installed environment; ``--run``: a run of it already up), runs ``vllm bench serve``
 (``servekit.launch.bench_serve``) for each calibration workload (``CALIBRATION``) and each
-evaluation workload (``EVALUATION``, never fitted on), and fits the ``*.vllm_cpu`` constants
+evaluation workload (``EVALUATION``, never fitted on), each just after measuring the CPU again
+(``servekit.app.bench.measure_cpu_now``, as ``servekit bench`` does: each point is predicted
+with the CPU row of its own moment), and fits the ``*.vllm_cpu`` constants
 (``servekit.perf.constants.CPU_CONSTANTS``: the shares of the measured bandwidth and FLOP/s, the
 step, per-sequence and per-request overheads) by coordinate descent over their grids (the loss of
 ``servekit.perf.calibrate``: the mean |ln(predicted / measured)| of output throughput, median
 TTFT and median TPOT). Prints the machine's measured CPU row, the fitted values (to be copied into
 ``servekit.perf.constants``), each point's measured and predicted figures, the errors of the
-evaluation points, and leave-one-out over the calibration points. ``--write`` also writes the
+evaluation points, and leave-one-out over the calibration points.
+
+The server runs with prefix caching off (``--no-enable-prefix-caching``): the random dataset of a
+model with a vocabulary of a few hundred tokens walks the same token cycle from one of a few
+hundred offsets (vllm/benchmarks/datasets/datasets.py, ``generate_token_sequence``), so over the
+five loads on one server most prompts would begin like earlier ones and be partly served from
+the cache, which the speed model does not count (a fresh server's single load, as the engine
+test runs, repeats few). Each load has its own seed. ``--write`` also writes the
 report to bench/results/cpu-overheads-DATE.txt.
 """
 
@@ -34,7 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "tests"))
 
-from servekit.app.bench import bench_program, run_launch  # noqa: E402
+from servekit.app.bench import bench_program, measure_cpu_now, run_launch  # noqa: E402
 from servekit.atomic import write_bytes_atomic  # noqa: E402
 from servekit.cli.app import main  # noqa: E402
 from servekit.launch import records  # noqa: E402
@@ -42,13 +51,13 @@ from servekit.launch.bench_serve import Measured, bench_argv, run_load  # noqa: 
 from servekit.launch.launch_plan import plan_from_dict  # noqa: E402
 from servekit.perf.calibrate import descend  # noqa: E402
 from servekit.perf.constants import CPU_CONSTANTS  # noqa: E402
-from servekit.perf.local_cpu import cache_file  # noqa: E402
 from servekit.perf.predict import PerfLaunch, Workload, predict  # noqa: E402
 from testing.tiny_model import TinyLlamaShape, write_tiny_llama  # noqa: E402
 
 SHAPE = TinyLlamaShape(layers=4, hidden=1024, heads=8, kv_heads=8, head_dim=128, intermediate=2816)
-CALIBRATION = (Workload(128, 64, 1, None, 40), Workload(128, 64, 16, None, 40), Workload(512, 32, 2, None, 40))
-EVALUATION = (Workload(256, 128, 4, None, 40), Workload(64, 256, 8, None, 40))
+CALIBRATION = (Workload(128, 64, 1, None, 40, True), Workload(128, 64, 16, None, 40, True),
+               Workload(512, 32, 2, None, 40, True))
+EVALUATION = (Workload(256, 128, 4, None, 40, True), Workload(64, 256, 8, None, 40, True))
 ROUNDS = 6
 
 
@@ -80,13 +89,13 @@ def errors(launch, load, measured, values) -> dict[str, float]:
     return {k: abs(math.log(got[k] / v)) for k, v in measured.items() if v > 0}
 
 
-def loss(launch, points, values) -> float:
-    return statistics.fmean(statistics.fmean(errors(launch, load, m, values).values()) for load, m in points)
+def loss(points, values) -> float:
+    """``points``: (launch with the CPU row of its moment, workload, measured figures)."""
+    return statistics.fmean(statistics.fmean(errors(launch, load, m, values).values()) for launch, load, m in points)
 
 
-def fit(launch, points) -> dict[str, float]:
-    return descend(CPU_CONSTANTS, {c.id: c.value for c in CPU_CONSTANTS}, lambda values: loss(launch, points, values),
-                   ROUNDS)
+def fit(points) -> dict[str, float]:
+    return descend(CPU_CONSTANTS, {c.id: c.value for c in CPU_CONSTANTS}, lambda values: loss(points, values), ROUNDS)
 
 
 def up_model(folder: Path) -> str:
@@ -94,7 +103,7 @@ def up_model(folder: Path) -> str:
     out = io.StringIO()
     with redirect_stdout(out):
         code = main(["up", str(model), "--kv-cache-space", "1", "--max-model-len", "1024", "--detach",
-                     "--format", "json"])
+                     "--arg=--no-enable-prefix-caching", "--format", "json"])
     if code != 0:
         raise SystemExit(f"servekit up failed ({code}): {out.getvalue()[-2000:]}")
     return json.loads(out.getvalue().strip().splitlines()[-1])["run"]
@@ -103,7 +112,7 @@ def up_model(folder: Path) -> str:
 def load_once(record, plan, load: Workload, n: int) -> Measured:
     result = record.folder / "bench" / f"cal-{n}.json"
     result.parent.mkdir(parents=True, exist_ok=True)
-    argv = bench_argv(bench_program(record), record.url, record.served_name, plan.model, load, result)
+    argv = bench_argv(bench_program(record), record.url, record.served_name, plan.model, load, result, seed=n)
     return run_load(argv, {}, result, 900)[0]
 
 
@@ -113,21 +122,34 @@ def row(name: str, load: Workload, measured: dict, predicted: dict) -> str:
     return f"  {name:5} {load.input_len}:{load.output_len} c={load.concurrency}:  {cells}  (measured / predicted)"
 
 
-def report(launch, cal, ev, values) -> None:
+def report(cal, ev, values) -> None:
     print("fitted:", json.dumps(values))
     print("calibration points (fitted on):")
-    for load, m in cal:
+    for launch, load, m in cal:
         print(row("cal", load, m, figures_of(launch, load, values)))
     print("evaluation points (not fitted on):")
-    for load, m in ev:
+    for launch, load, m in ev:
         print(row("eval", load, m, figures_of(launch, load, values)))
         print("        |error| " + ", ".join(f"{k} {math.expm1(e) * 100:.0f}%" for k, e in
                                              errors(launch, load, m, values).items()))
     print("leave-one-out over the calibration points:")
-    for i, (load, m) in enumerate(cal):
-        refit = fit(launch, [p for j, p in enumerate(cal) if j != i])
+    for i, (launch, load, m) in enumerate(cal):
+        refit = fit([p for j, p in enumerate(cal) if j != i])
         print(f"  without {load.input_len}:{load.output_len} c={load.concurrency}: {json.dumps(refit)}; its |error| "
               + ", ".join(f"{k} {math.expm1(e) * 100:.0f}%" for k, e in errors(launch, load, m, refit).items()))
+
+
+def measure_point(record, plan, load: Workload, n: int):
+    """(launch with the CPU row measured just before, load, measured figures) of one load."""
+    speed = measure_cpu_now(record) or {}
+    figures, key = speed.get("figures") or {}, speed.get("machine")
+    launch, _, _ = run_launch(record, plan)
+    measured = load_once(record, plan, load, n)
+    print(f"  {load.input_len}:{load.output_len} c={load.concurrency}: CPU row {figures.get('memory_gb_s', 0):.1f} "
+          f"GB/s, {figures.get('bf16_tflops', 0):.3f} TFLOPS BF16 (best {figures.get('best_memory_gb_s', 0):.1f}, "
+          f"{figures.get('best_bf16_tflops', 0):.3f}) on CPUs {figures.get('cpus')} of {key}; load averages "
+          f"{tuple(round(x, 2) for x in os.getloadavg())} after the load")
+    return launch, load, measured_of(measured)
 
 
 def run(existing: str | None) -> None:
@@ -136,13 +158,10 @@ def run(existing: str | None) -> None:
         try:
             record = records.load(run_id)
             plan = plan_from_dict(record.plan)
-            launch, context, _ = run_launch(record, plan)
-            print(f"machine: {json.loads(cache_file().read_text())['machine']}; load averages {os.getloadavg()}")
-            print(f"CPU row: {launch.rates.memory / 1e9:.1f} GB/s, {launch.rates.flops / 1e12:.3f} TFLOPS (BF16)")
-            cal = [(load, measured_of(load_once(record, plan, load, i))) for i, load in enumerate(CALIBRATION)]
-            ev = [(load, measured_of(load_once(record, plan, load, 10 + i))) for i, load in enumerate(EVALUATION)]
-            print(f"load averages after the loads: {os.getloadavg()}")
-            report(launch, cal, ev, fit(launch, cal))
+            print(f"load averages before the loads: {tuple(round(x, 2) for x in os.getloadavg())}")
+            cal = [measure_point(record, plan, load, i) for i, load in enumerate(CALIBRATION)]
+            ev = [measure_point(record, plan, load, 10 + i) for i, load in enumerate(EVALUATION)]
+            report(cal, ev, fit(cal))
         finally:
             if existing is None:
                 with redirect_stdout(io.StringIO()):

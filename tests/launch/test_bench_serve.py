@@ -132,3 +132,37 @@ def test_a_bench_record_sits_beside_the_runs_verify_records():
     bench = write_evidence({"run": "r1", "kind": "bench", "inside": False})
     assert verify.parent == bench.parent and bench.name.endswith("-r1-bench.json")
     assert read_evidence(bench)["inside"] is False and json.loads(verify.read_text())["ok"] is True
+
+
+VLLM_METRICS = """# HELP vllm:prefix_cache_queries_total Prefix cache queries, in terms of number of queried tokens.
+# TYPE vllm:prefix_cache_queries_total counter
+vllm:prefix_cache_queries_total{engine="0",model_name="tiny"} %d
+# HELP vllm:prefix_cache_hits_total Prefix cache hits, in terms of number of cached tokens.
+# TYPE vllm:prefix_cache_hits_total counter
+vllm:prefix_cache_hits_total{engine="0",model_name="tiny"} %d
+"""
+
+
+def test_the_prefix_cache_share_is_the_difference_of_the_servers_counters():
+    from servekit.launch.metrics import parse_metrics, prefix_cache_use
+
+    before, after = parse_metrics(VLLM_METRICS % (1000, 200)), parse_metrics(VLLM_METRICS % (11_000, 5200))
+    assert prefix_cache_use(before, after) == {"queried_tokens": 10_000, "hit_tokens": 5000, "hit_rate": 0.5}
+    assert prefix_cache_use({}, after)["hit_rate"] == pytest.approx(5200 / 11_000, abs=1e-4)
+    assert prefix_cache_use(before, before)["hit_rate"] == 0.0  # nothing queried: no share, no division
+    assert prefix_cache_use(before, parse_metrics("# TYPE x gauge\nx 1\n")) is None  # a server that does not count
+
+
+def test_the_text_report_says_when_a_cache_shortened_the_measured_ttft():
+    from servekit.cli.bench_cmd import render_text
+
+    row = {"measured": 100.0, "predicted": 200.0, "interval80": [115.0, 350.0], "inside": False}
+    doc = {"run": "r", "model": "m", "engine": "vllm", "engine_version": "0.32.0",
+           "workload": {"input_len": 256, "output_len": 128, "concurrency": 4, "request_rate": None, "num_prompts": 40},
+           "predicted": {"batch": 4}, "compared": {"ttft_ms.median": row}, "binding": "compute", "inside": False,
+           "measured": {"completed": 40, "failed": 0}, "evidence": "e.json"}
+    cached = render_text({**doc, "prefix_cache": {"queried_tokens": 10_240, "hit_tokens": 5120, "hit_rate": 0.5}})
+    assert "prefix cache: 50% of 10,240 prompt tokens" in cached and "--no-enable-prefix-caching" in cached
+    assert "prefix cache" not in render_text(doc)
+    assert "prefix cache" not in render_text({**doc, "prefix_cache": {"queried_tokens": 10_240, "hit_tokens": 0,
+                                                                      "hit_rate": 0.0}})

@@ -9,7 +9,13 @@ one the constants were fitted on. (The 2-layer, hidden-256 Llama of the other en
 token in well under a millisecond, faster than the API server streams on two CPUs: the client
 then sees tokens in bursts and a median TPOT near 0 ms, a figure of the client, not the engine.)
 The figures are timings on a CPU the server, the load and anything else running share; the
-evidence keeps the load averages beside them.
+evidence keeps the load averages beside them, and ``bench`` measures the CPU again just before
+the load, so the prediction carries that load too.
+
+The server runs with prefix caching off, as the calibration's did: the speed model prefills every
+prompt token, and the random prompts of this model's 320-token vocabulary share long prefixes
+(with caching on, the server logged a prefix cache hit rate of 45-52% during this load, and the
+median TTFT fell to half the prediction).
 """
 
 from __future__ import annotations
@@ -44,7 +50,8 @@ def _table(doc: dict) -> str:
 
 
 def test_bench_of_a_small_up_run_lands_inside_its_predicted_intervals(small, capsys):
-    started = up_detached(capsys, str(small), "--kv-cache-space", "1", "--max-model-len", "1024")
+    started = up_detached(capsys, str(small), "--kv-cache-space", "1", "--max-model-len", "1024",
+                          "--arg=--no-enable-prefix-caching")
     try:
         code = main(["bench", started["run"], *WORKLOAD, "--format", "json"])
         captured = capsys.readouterr()
@@ -57,17 +64,21 @@ def test_bench_of_a_small_up_run_lands_inside_its_predicted_intervals(small, cap
         ledger = read_evidence(Path(doc["evidence"]))
         assert ledger["kind"] == "bench" and ledger["run"] == started["run"] and ledger["compared"] == doc["compared"]
         assert Path(ledger["tool"]["result"]).is_file()
+        # the server's prefix-cache counters were read around the load (caching off: nothing looked up, nothing hit)
+        assert doc["prefix_cache"]["hit_tokens"] == 0 and ledger["prefix_cache"] == doc["prefix_cache"]
         assert doc["binding"] == doc["predicted"]["binding"]
-        # Asserted: output throughput. TTFT and TPOT are compared and recorded, not asserted: the
-        # CPU constants were fitted beside other work, and on a quiet machine the per-step and
-        # per-request overheads shrink (a clean CI run: median TPOT 9.2 ms against 13.8 predicted,
-        # 4% above the interval's floor; median TTFT 150 ms against 74, outside), and on two CPUs
-        # the API server's streaming delays admission by an amount the model has no term for
-        # (bench/results/cpu-overheads-2026-12-02.txt); the README says so.
-        headline = ("output_throughput_tok_s",)
+        # Asserted: output throughput, median TTFT and median TPOT. The load's fixed-length requests
+        # run in waves (servekit.perf.predict: one prefill step of the four prompts, then decode
+        # steps of four), and the CPU was measured just before the load on the CPU vLLM binds its
+        # worker to, so the prediction carries whatever else runs on the machine (bench/results/
+        # cpu-overheads-2026-12-02.txt). The p99 figures are compared and recorded, not asserted:
+        # no calibration point measures a tail, and on a shared machine a tail is a moment of load.
+        speed = ledger["cpu_speed"]["figures"]
+        assert speed["threads"] == len(speed["cpus"]) >= 1 and speed["memory_gb_s"] > 0
+        headline = ("output_throughput_tok_s", "ttft_ms.median", "tpot_ms.median")
         missed = [name for name in headline if not doc["compared"][name]["inside"]]
         assert not missed, f"the prediction misses {missed} (load averages {doc['machine_load']}):\n{_table(doc)}"
-        for name in ("ttft_ms.median", "ttft_ms.p99", "tpot_ms.median", "tpot_ms.p99"):
+        for name in ("ttft_ms.p99", "tpot_ms.p99"):
             row = doc["compared"][name]
             assert row["measured"] > 0 and row["predicted"] > 0
             assert isinstance(row["inside"], bool) and row["interval80"][0] < row["predicted"] < row["interval80"][1]

@@ -115,3 +115,38 @@ def test_a_prediction_inside_on_every_figure_is_inside():
     measured = {"output_throughput_tok_s": 100.0, "ttft_ms": {"median": 10.0, "p99": 20.0},
                 "tpot_ms": {"median": 2.0, "p99": 3.0}}
     assert all_inside(compare(measured, PREDICTED))
+
+
+def test_a_fresh_measurement_replaces_the_cached_one():
+    measure = Counting(FIGURES)
+    local_cpu.cpu_speed("this machine (Test CPU)", measure)
+    now = local_cpu.cpu_speed("this machine (Test CPU)", Counting({**FIGURES, "memory_gb_s": 9.0}), fresh=True)
+    assert now["figures"]["memory_gb_s"] == 9.0
+    assert local_cpu.cpu_speed("this machine (Test CPU)", measure)["figures"]["memory_gb_s"] == 9.0
+
+
+def _topology(root, cores: dict[int, tuple[int, int]]):
+    """A /sys/devices/system/cpu tree: cpu -> (NUMA node, physical core)."""
+    for cpu, (node, core) in cores.items():
+        (root / f"cpu{cpu}" / f"node{node}").mkdir(parents=True)
+        topo = root / f"cpu{cpu}" / "topology"
+        topo.mkdir()
+        (topo / "physical_package_id").write_text("0\n")
+        (topo / "core_id").write_text(f"{core}\n")
+
+
+@pytest.mark.parametrize(("cores", "machine", "want"), [
+    ({0: (0, 0), 1: (0, 1)}, "x86_64", [0]),  # two cores: one for the worker, one kept for the servers
+    ({0: (0, 0), 1: (0, 1), 2: (0, 0), 3: (0, 1)}, "x86_64", [2]),  # SMT: the last sibling of each core
+    ({0: (0, 0), 1: (0, 1), 2: (1, 2), 3: (1, 3)}, "aarch64", [0]),  # the first NUMA node only
+    ({0: (0, 0), 1: (0, 1), 2: (0, 2), 3: (0, 3)}, "aarch64", [0, 1, 2]),
+    ({0: (0, 0)}, "x86_64", [0]),  # one CPU: nothing to keep apart
+])
+def test_the_probe_measures_on_the_cpus_vllm_cpu_binds_its_worker_to(tmp_path, monkeypatch, cores, machine, want):
+    from servekit.perf import cpu_probe
+
+    _topology(tmp_path, cores)
+    monkeypatch.setattr(cpu_probe, "SYSFS", tmp_path)
+    monkeypatch.setattr(cpu_probe.os, "sched_getaffinity", lambda pid: set(cores))
+    monkeypatch.setattr(cpu_probe.platform, "machine", lambda: machine)
+    assert cpu_probe.engine_cpus() == want

@@ -15,6 +15,14 @@ def _band(pair: list[float]) -> str:
     return f"[{pair[0]:,.2f} .. {pair[1]:,.2f}]"
 
 
+def _cache_lines(cache: dict | None) -> list[str]:
+    if not cache or cache["hit_tokens"] <= 0:
+        return []
+    return [f"  prefix cache: {cache['hit_rate']:.0%} of {cache['queried_tokens']:,.0f} prompt tokens were found cached; "
+            "the prediction prefills every prompt token, so the measured TTFT is shorter by what it skipped "
+            "(to compare like with like: `servekit up MODEL --arg=--no-enable-prefix-caching`)"]
+
+
 def render_text(doc: dict) -> str:
     """Measured against predicted, figure by figure, for people."""
     load, pred = doc["workload"], doc["predicted"]
@@ -29,6 +37,7 @@ def render_text(doc: dict) -> str:
     lines += [f"  binding: {doc['binding']} (running batch {pred['batch']}); "
               f"{'every figure inside its interval' if doc['inside'] else 'the prediction misses (see OUTSIDE)'}",
               f"  completed {doc['measured']['completed']}, failed {doc['measured']['failed']}",
+              *_cache_lines(doc.get("prefix_cache")),
               f"  evidence: {doc['evidence']}"]
     return "\n".join(lines)
 

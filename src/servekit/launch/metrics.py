@@ -19,6 +19,22 @@ def parse_metrics(text: str) -> dict[str, float]:
     return values
 
 
+PREFIX_CACHE_QUERIES = "vllm:prefix_cache_queries_total"
+PREFIX_CACHE_HITS = "vllm:prefix_cache_hits_total"
+"""vLLM V1's prefix-cache counters, in prompt tokens looked up and found cached
+(``vllm/v1/metrics/loggers.py``: ``vllm:prefix_cache_queries`` and ``vllm:prefix_cache_hits``)."""
+
+
+def prefix_cache_use(before: dict[str, float], after: dict[str, float]) -> dict[str, float] | None:
+    """The prompt tokens looked up in the prefix cache between two readings of ``/metrics``, those
+    found there, and their share (None when the server does not count them)."""
+    if PREFIX_CACHE_QUERIES not in after or PREFIX_CACHE_HITS not in after:
+        return None
+    queried = after[PREFIX_CACHE_QUERIES] - before.get(PREFIX_CACHE_QUERIES, 0.0)
+    hits = after[PREFIX_CACHE_HITS] - before.get(PREFIX_CACHE_HITS, 0.0)
+    return {"queried_tokens": queried, "hit_tokens": hits, "hit_rate": round(hits / queried, 4) if queried > 0 else 0.0}
+
+
 def metrics_url_of(url: str, engine: Engine, log_text: str) -> str | None:
     """Where ``engine`` serves ``/metrics`` when it has a port of its own: the port its log names
     (``metrics_port`` fact), else the one it declares; None when it serves them beside the API."""

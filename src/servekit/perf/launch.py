@@ -44,11 +44,16 @@ def overhead_key(engine: str, profile: HardwareProfile) -> str:
     return CPU_KEY if profile.platform == "cpu" else engine_key(engine)
 
 
+def measured_cpu(profile: HardwareProfile) -> bool:
+    """Whether the profile's speed row is this machine's CPU as measured (``local_cpu``)."""
+    return profile.compute is None and profile.id == LOCAL and profile.platform == "cpu"
+
+
 def device_row(profile: HardwareProfile) -> DeviceCompute:
     """The speed row of the profile's device: the table's, or this machine's measured CPU."""
     if profile.compute is not None:
         return profile.compute
-    if profile.id == LOCAL and profile.platform == "cpu":
+    if measured_cpu(profile):
         from servekit.perf.local_cpu import local_cpu_row  # measures once per machine; only hardware local asks
 
         return local_cpu_row(profile.display_name)

@@ -5,7 +5,9 @@ part, its memory channels and the threads given), so hardware ``local`` on a CPU
 measured: ``servekit.perf.cpu_probe`` runs once in the native engine's environment (its torch,
 the one the vLLM CPU server computes with) and the figures are kept under servekit's home
 (``cache_file``) for that machine (its name and CPU count); a new machine, or a removed cache,
-measures again.
+measures again. ``servekit bench`` measures again before each load (``fresh``): the figures are
+the median of the probe's window, the speed the server's steps get with whatever else runs on
+the machine at the time, and the prediction the load is set against uses them.
 
 The row's figures are achieved rates (a copy loop, a large matrix product), so the datasheet
 fractions of ``servekit.perf.constants`` do not apply to them; the CPU backend's own fitted
@@ -29,13 +31,15 @@ from servekit.engines.registry import native_engine
 from servekit.errors import ServekitError
 from servekit.hardware.device_compute import DeviceCompute
 
-CACHE_VERSION = 1
+CACHE_VERSION = 3
 PROBE = Path(__file__).with_name("cpu_probe.py")
 PROBE_TIMEOUT_S = 300
 ROW_ID = "local_cpu"
-METHOD = ("measured on this machine by servekit.perf.cpu_probe in the engine environment's torch: memory = the "
-          "best copy of a 256 MiB float32 tensor over 3 s (bytes read + written / time, STREAM Copy); bf16 = the best "
-          "2048^3 BF16 matrix product over 3 s (2 n^3 / time)")
+METHOD = ("measured on this machine by servekit.perf.cpu_probe in the engine environment's torch, on the CPUs and "
+          "threads vLLM CPU's auto binding gives its worker: memory = the median copy of a 256 MiB float32 tensor "
+          "over 3 s (bytes read + written / time, STREAM Copy); bf16 = the median of a linear layer of 2048 x 2048 "
+          "BF16 weights over 2048 rows (torch.nn.functional.linear, as vLLM CPU's linear layers) over 3 s "
+          "(2 n^3 / time)")
 
 
 class CpuSpeedError(ServekitError):
@@ -90,12 +94,12 @@ def _cached(key: str) -> dict[str, Any] | None:
     return doc if ok else None
 
 
-def cpu_speed(name: str, measure: Callable[[], dict[str, Any]] | None = None) -> dict[str, Any]:
+def cpu_speed(name: str, measure: Callable[[], dict[str, Any]] | None = None, fresh: bool = False) -> dict[str, Any]:
     """The cached measurement of this machine (``name``: its CPU model), measuring it first when
-    there is none for it; ``measure`` (default: the probe in the engine environment) returns the
-    figures."""
+    there is none for it, or when ``fresh``; ``measure`` (default: the probe in the engine
+    environment) returns the figures."""
     key = machine_key(name)
-    doc = _cached(key)
+    doc = None if fresh else _cached(key)
     if doc is None:
         figures = (measure or (lambda: run_probe(probe_python())))()
         doc = {"cache_version": CACHE_VERSION, "machine": key, "measured_at": time.time(), "method": METHOD,
