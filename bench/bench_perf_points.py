@@ -1,6 +1,6 @@
 """Accuracy of servekit's speed predictions against measured serving runs.
 
-Usage: python bench/bench_perf_points.py [POINTS.jsonl] [--loo] [--write]
+Usage: python bench/bench_perf_points.py [POINTS.jsonl] [--loo] [--starts] [--write]
 
 Reads perf-points lines (default: ../shared/reference/perf-points-visible.jsonl beside the repo),
 predicts each from its structured fields (``servekit.perf.points``; the measured figures are read
@@ -12,6 +12,9 @@ per regime (offline, closed-loop concurrency, request rate). ``--loo`` refits th
 calibration point left out (coordinate descent from the stored values, two rounds) and prints
 each constant's range, the held-out points' errors and the 80% interval ratios those errors give
 (the rule of ``servekit.perf.intervals``; the stored ``INTERVAL80`` should equal them).
+``--starts`` runs the whole fit from the stored values and from each of
+``servekit.perf.calibrate.FIT_STARTS`` (one process per CPU) and prints each descent's loss and
+whether the stored constants are the lowest-loss result (the rule the stored constants follow).
 ``--write`` also writes the report to bench/results/perf-points-DATE.txt.
 """
 
@@ -21,9 +24,11 @@ import argparse
 import datetime
 import io
 import json
+import os
 import statistics
 import sys
 from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -34,7 +39,8 @@ from servekit.app.request import load_documents  # noqa: E402
 from servekit.atomic import write_bytes_atomic  # noqa: E402
 from servekit.hardware import profiles_for  # noqa: E402
 from servekit.perf.calibrate import (  # noqa: E402
-    Measured, figures, fit_constants, held_out_intervals, intervals_from, leave_one_out, predicted, prepare,
+    Measured, best_fit, figures, fit_constants, fits_from_starts, held_out_intervals, intervals_from, leave_one_out,
+    predicted, prepare,
 )
 from servekit.perf.constants import CALIBRATION_POINTS, fitted_values  # noqa: E402
 from servekit.perf.intervals import INTERVAL80, METRICS  # noqa: E402
@@ -113,7 +119,20 @@ def print_loo(cal: list[Measured], profiles, values) -> None:
     print("  stored INTERVAL80 " + ("equals them" if same else "differs: update servekit.perf.intervals.INTERVAL80"))
 
 
-def report(path: Path, loo: bool) -> str:
+def print_starts(cal: list[Measured], profiles, values) -> None:
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        fits = fits_from_starts(cal, profiles, mapper=pool.map)
+    print(f"the fit from {len(fits)} starts (the stored values, then servekit.perf.calibrate.FIT_STARTS):")
+    for fit in fits:
+        start = ", ".join(f"{k} {v:g}" for k, v in fit.start.items()) or "the stored values"
+        moved = {k: v for k, v in fit.values.items() if v != values[k]}
+        print(f"  from {start}: loss {fit.loss:.4f}" + (f"; moves {moved}" if moved else "; the stored values"))
+    best = best_fit(fits)
+    print("  the stored constants are the lowest-loss fit" if best.values == values else
+          f"  the lowest-loss fit (loss {best.loss:.4f}) is not the stored one: {best.values}")
+
+
+def report(path: Path, loo: bool, starts: bool = False) -> str:
     profiles = profiles_for(load_documents(None).taxonomy)
     points = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     measured = prepare(points, profiles)
@@ -135,6 +154,8 @@ def report(path: Path, loo: bool) -> str:
         print_score("evaluation", ev, profiles, values)
         print_groups("calibration", cal, profiles, values)
         print_groups("evaluation", ev, profiles, values)
+        if starts:
+            print_starts(cal, profiles, values)
         if loo:
             print_loo(cal, profiles, values)
     return out.getvalue()
@@ -144,13 +165,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("points", nargs="?", default=str(DEFAULT))
     parser.add_argument("--loo", action="store_true", help="leave-one-out refits (slow: about a minute)")
+    parser.add_argument("--starts", action="store_true",
+                        help="the whole fit from every start of FIT_STARTS (slow: minutes per start)")
     parser.add_argument("--write", action="store_true", help="also write bench/results/perf-points-DATE.txt")
     args = parser.parse_args(argv)
     path = Path(args.points)
     if not path.is_file():
         print(f"no points file at {path}", file=sys.stderr)
         return 2
-    text = report(path, args.loo)
+    text = report(path, args.loo, args.starts)
     print(text, end="")
     if args.write:
         name = f"perf-points-{datetime.date.today().isoformat()}.txt"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from servekit.perf.calibrate import fit_constants, held_out_intervals, prepare, ratios
-from servekit.perf.constants import CALIBRATION_POINTS, CONSTANTS, FITTED, fitted_values
+from servekit.perf.calibrate import (FIT_STARTS, Fit, best_fit, descend, fit_constants, held_out_intervals, prepare,
+                                     ratios)
+from servekit.perf.constants import CALIBRATION_POINTS, CONSTANTS, FITTED, PerfConstant, fitted_values
 from servekit.perf.intervals import INTERVAL80, symmetric_ratios
 
 
@@ -55,3 +56,28 @@ def test_every_fitted_constant_lies_on_its_grid():
     for c in CONSTANTS:
         if c.kind == FITTED:
             assert c.value in c.grid, c.id
+
+
+def test_the_fit_keeps_the_lowest_loss_of_its_starts():
+    """Coordinate descent settles in the basin nearest its start (one constant moved at a time
+    cannot cross a ridge); ``best_fit`` keeps the lowest loss of the starts."""
+    grid = tuple(float(i) for i in range(11))
+    knobs = [PerfConstant("x", 0.0, FITTED, "", "", grid), PerfConstant("y", 0.0, FITTED, "", "", grid)]
+    valleys = {2.0: 0.5, 8.0: 0.1}  # a shallow valley at (2, 2), a deeper one at (8, 8)
+
+    def toy_loss(values):
+        return min(abs(values["x"] - at) + abs(values["y"] - at) + depth for at, depth in valleys.items())
+
+    fits = []
+    for start in (1.0, 9.0, 7.0):
+        ended = descend(knobs, {"x": start, "y": start}, toy_loss)
+        fits.append(Fit({"x": start, "y": start}, ended, toy_loss(ended)))
+    assert [(f.values["x"], f.values["y"]) for f in fits] == [(2.0, 2.0), (8.0, 8.0), (8.0, 8.0)]
+    assert best_fit(fits) is fits[1]  # the lowest loss; of equal ones, the earlier
+
+
+def test_the_starts_are_on_the_grids_of_the_constants_they_set():
+    grids = {c.id: c.grid for c in CONSTANTS}
+    for start in FIT_STARTS:
+        for key, value in start.items():
+            assert value in grids[key], (key, value)

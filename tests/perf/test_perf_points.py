@@ -119,3 +119,27 @@ def test_an_instinct_part_runs_at_its_measured_share(perf_points, profiles):
     assert nv.memory == pytest.approx(4800e9 * v["bandwidth_fraction"])
     assert amd.flops == pytest.approx(1307.4e12 * v["flops_fraction"] * constant("flops_scale.amd"))
     assert reserves_whole_output("trtllm") and not reserves_whole_output("vllm") and not reserves_whole_output("sglang")
+
+
+def test_tensorrt_llm_follows_a_modelopt_checkpoints_fp8_kv_cache(perf_points, profiles):
+    """TensorRT-LLM with no KV dtype takes the checkpoint's: FP8 for an FP8 or NVFP4 (ModelOpt)
+    checkpoint, which halves a BF16 KV cache's bytes per token and so doubles the pool's tokens;
+    vLLM and SGLang keep the weights' dtype, and a stated KV dtype is kept by every engine."""
+    from servekit.perf.points import kv_pool, launch_kv_dtype, point_profile, shape_facts
+
+    fp8 = next(p for p in perf_points if p["engine"] == "trtllm" and p["weights_precision"] == "fp8"
+               and not p.get("kv_cache_dtype"))
+    assert launch_kv_dtype(fp8) == "fp8"
+    assert launch_kv_dtype({**fp8, "weights_precision": "nvfp4"}) == "fp8"
+    assert launch_kv_dtype({**fp8, "weights_precision": "bf16"}) == "auto"
+    assert launch_kv_dtype({**fp8, "kv_cache_dtype": "bf16"}) == "auto"  # stated: the weights' dtype, kept
+    assert launch_kv_dtype({**fp8, "kv_cache_dtype": "auto"}) == "fp8"
+    assert launch_kv_dtype({**fp8, "engine": "vllm"}) == "auto"
+    assert launch_kv_dtype({**fp8, "engine": "sglang"}) == "auto"
+
+    profile = point_profile(str(fp8["gpu"]), profiles)
+    shape = shape_facts(fp8)
+    own = kv_pool(fp8, shape, profile, 1, 1)
+    stated = kv_pool({**fp8, "kv_cache_dtype": "bf16"}, shape, profile, 1, 1)
+    assert own["kv_bytes_per_token"] * 2 == stated["kv_bytes_per_token"]
+    assert own["kv_tokens"] > 1.9 * stated["kv_tokens"]

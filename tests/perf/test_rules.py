@@ -182,3 +182,43 @@ def test_drafting_reads_the_output_head():
     assert headed.tpot_ms > headless.tpot_ms
     per_step = (headed.tpot_ms - headless.tpot_ms) * spec.tau  # ms more per step
     assert per_step == pytest.approx(4 * head_s * 1e3, rel=0.05)
+
+
+SLOW_FLOPS = replace(QUIET, flops=2e14, step_s=1e-3)
+"""Prefill is compute bound here, so a wave's prompts cost in proportion to their tokens."""
+
+
+def test_a_fixed_length_closed_loop_runs_in_waves():
+    loop = Workload(input_len=256, output_len=128, concurrency=4)
+    waves = predict(_launch(rates=SLOW_FLOPS), replace(loop, fixed_lengths=True))
+    spread = predict(_launch(rates=SLOW_FLOPS), loop)
+    # the wave's first prompt is prefilled alone, the other three together in the next step, which
+    # the median request waits for; a lone decode step of the four sequences is its TPOT
+    alone = step_terms(DENSE, Layout(), SLOW_FLOPS, tokens=256, seqs=1, context=256, prefill_tokens=256,
+                       prefill_context=128).total
+    others = step_terms(DENSE, Layout(), SLOW_FLOPS, tokens=3 * 256 + 1, seqs=4, context=256,
+                        prefill_tokens=3 * 256, prefill_context=128).total
+    decode = step_terms(DENSE, Layout(), SLOW_FLOPS, tokens=4, seqs=4, context=256 + 64).total
+    assert waves.ttft_ms == pytest.approx((alone + others) * 1e3)
+    assert waves.tpot_ms == pytest.approx(decode * 1e3)
+    assert waves.tpot_p99_ms == pytest.approx((decode + others / 127) * 1e3)
+    assert waves.output_throughput_tok_s == pytest.approx(4 * 128 / (alone + others + 127 * decode))
+    assert waves.ttft_ms > spread.ttft_ms and waves.tpot_ms <= spread.tpot_ms
+
+
+def test_a_single_client_of_fixed_lengths_waits_for_nobody():
+    one = predict(_launch(rates=SLOW_FLOPS), Workload(input_len=256, output_len=128, concurrency=1, fixed_lengths=True))
+    alone = step_terms(DENSE, Layout(), SLOW_FLOPS, tokens=256, seqs=1, context=256, prefill_tokens=256,
+                       prefill_context=128).total
+    assert one.ttft_ms == one.ttft_p99_ms == pytest.approx(alone * 1e3)
+    assert one.tpot_ms == one.tpot_p99_ms
+
+
+def test_waves_need_prompts_that_fit_one_step_and_a_loop_the_scheduler_runs_whole():
+    wide = Workload(input_len=4096, output_len=128, concurrency=4, fixed_lengths=True)
+    assert predict(_launch(), wide) == predict(_launch(), replace(wide, fixed_lengths=False))
+    capped = Workload(input_len=256, output_len=128, concurrency=8, fixed_lengths=True)
+    few = _launch(limits=replace(ROOMY, max_num_seqs=4))
+    assert predict(few, capped) == predict(few, replace(capped, fixed_lengths=False))
+    rate = Workload(input_len=256, output_len=128, request_rate=2.0, fixed_lengths=True)
+    assert predict(_launch(), rate) == predict(_launch(), replace(rate, fixed_lengths=False))

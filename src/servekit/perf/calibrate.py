@@ -2,7 +2,9 @@
 
 ``fit_constants`` runs coordinate descent (``descend``): for each fitted constant in turn (``constants.CONSTANTS``
 order), every value of its grid is tried with the others held, and the one with the lowest loss
-kept (ties: the value tried first); rounds repeat until none changes (at most ``ROUNDS``). The loss
+kept (ties: the value tried first); rounds repeat until none changes (at most ``ROUNDS``). The
+stored constants are the lowest-loss result of the descents from the stored values and from each
+of ``FIT_STARTS`` (``best_fit``: the descent finds the nearest basin, not the lowest). The loss
 is the mean over points of the mean |ln(predicted / measured)| over the metrics a point
 measured (output throughput, TPOT, TTFT). The CPU backend's constants (suffix ``vllm_cpu``) move
 only with points of that backend: no point of the perf-points file is one
@@ -15,7 +17,6 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from servekit.records import record
 from typing import Any
 
 from servekit.hardware.profile import HardwareProfile
@@ -23,6 +24,7 @@ from servekit.perf.constants import CONSTANTS, FITTED, OVERHEAD_KEYS, PerfConsta
 from servekit.perf.intervals import METRICS, interval_ratios, symmetric_ratios
 from servekit.perf.points import kv_pool, launch_of, point_profile, shape_facts, workload_of
 from servekit.perf.predict import Prediction, predict
+from servekit.records import record
 
 ROUNDS = 6
 
@@ -109,6 +111,45 @@ def fit_constants(points: Sequence[Measured], profiles: Mapping[str, HardwarePro
                   start: Mapping[str, float] | None = None, rounds: int = ROUNDS) -> dict[str, float]:
     moving = [c for c in CONSTANTS if c.kind == FITTED and _touches(c.id, points)]
     return descend(moving, start or fitted_values(), lambda values: loss(points, profiles, values), rounds)
+
+
+FIT_STARTS: tuple[dict[str, float], ...] = tuple(
+    {"bandwidth_fraction": bandwidth, "flops_fraction": flops, "seq_overhead_us.vllm": seq,
+     "seq_overhead_us.sglang": 2 * seq}
+    for bandwidth in (0.65, 0.8, 0.95) for flops in (0.3, 0.6) for seq in (55.0, 110.0)
+)
+"""Where ``best_fit`` starts the descent besides the stored values (each start sets these and keeps
+the stored values of the rest). Coordinate descent settles in the basin nearest its start, and the
+calibration loss has several: memory- against compute-bound readings of the same steps, and the
+CPU's share of a large batch's step (bench/results/README.md)."""
+
+
+@record
+class Fit:
+    """One descent: where it started (``{}`` for the stored values), where it ended, its loss."""
+
+    start: dict[str, float]
+    values: dict[str, float]
+    loss: float
+
+
+def fit_from(start: Mapping[str, float], points: Sequence[Measured], profiles: Mapping[str, HardwareProfile]) -> Fit:
+    """The descent from the stored values with ``start``'s values put in."""
+    values = fit_constants(points, profiles, {**fitted_values(), **start})
+    return Fit(dict(start), values, loss(points, profiles, values))
+
+
+def fits_from_starts(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
+                     starts: Sequence[Mapping[str, float]] = FIT_STARTS, mapper: Callable = map) -> list[Fit]:
+    """The fit from the stored values, then from each start, in that order (``mapper``: ``map``,
+    or a process pool's, as the benchmark runs them)."""
+    every = ({}, *starts)
+    return list(mapper(fit_from, every, [points] * len(every), [profiles] * len(every)))
+
+
+def best_fit(fits: Sequence[Fit]) -> Fit:
+    """The lowest calibration loss (ties: the earlier fit)."""
+    return min(fits, key=lambda f: f.loss)
 
 
 def ratios(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],

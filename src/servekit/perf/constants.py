@@ -70,24 +70,26 @@ ENGINES = ("vllm", "sglang", "trtllm")
 CPU_KEY = "vllm_cpu"
 """The suffix of the CPU backend's overhead constants (vLLM on the CPU platform)."""
 OVERHEAD_KEYS = (*ENGINES, CPU_KEY)
-STEP_MS = {"vllm": 2.5, "sglang": 1.5, "trtllm": 0.0}
-SEQ_US = {"vllm": 55.0, "sglang": 110.0, "trtllm": 0.0}
-REQUEST_MS = {"vllm": 35.0, "sglang": 2.5, "trtllm": 0.0}
+STEP_MS = {"vllm": 0.0, "sglang": 0.0, "trtllm": 0.5}
+SEQ_US = {"vllm": 130.0, "sglang": 150.0, "trtllm": 0.0}
+REQUEST_MS = {"vllm": 40.0, "sglang": 7.5, "trtllm": 0.0}
 """The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``,
 ``request_overhead_ms.ENGINE``)."""
 
 CPU_CALIBRATION = ("a small Llama (4 layers, hidden 1024, 8 heads, 8 KV heads, head_dim 128, intermediate 2816, "
                    "BF16, 104 MB) served by vLLM CPU 0.32.0 on the project's build machine (AMD EPYC, 2 vCPUs, "
-                   "KVM, shared with other work); vllm bench serve, random dataset with --ignore-eos, 40 prompts "
-                   "each: 128:64 at concurrency 1 and 16, 512:32 at concurrency 2 (bench/bench_cpu_overheads.py)")
+                   "KVM, shared with other work), prefix caching off; vllm bench serve, random dataset with "
+                   "--ignore-eos, 40 prompts each, the CPU measured again before each: 128:64 at concurrency 1 and "
+                   "16, 512:32 at concurrency 2 (bench/bench_cpu_overheads.py)")
 """The calibration set of the CPU backend's constants. The run the engine test measures
 (256:128 at concurrency 4) is none of them."""
 
-CPU_FITTED = {"bandwidth_fraction": 0.3, "flops_fraction": 0.6, "step_overhead_ms": 2.0, "seq_overhead_us": 550.0,
-              "request_overhead_ms": 11.0}
-"""Fitted on ``CPU_CALIBRATION`` (``<name>.vllm_cpu`` for each name), against the CPU row the probe
-measured then on a quiet machine (88.9 GB/s, 1.067 TFLOPS BF16; beside other work the same probe
-measured 16.8-34.4 GB/s); the run is in bench/results/cpu-overheads-2026-12-02.txt."""
+CPU_FITTED = {"bandwidth_fraction": 0.75, "flops_fraction": 0.85, "step_overhead_ms": 2.25, "seq_overhead_us": 710.0,
+              "request_overhead_ms": 0.0}
+"""Fitted on ``CPU_CALIBRATION`` (``<name>.vllm_cpu`` for each name), each load against the CPU row
+the probe measured just before it on the one CPU vLLM binds its worker to (26.1-30.8 GB/s,
+0.295-0.356 TFLOPS BF16, medians of the probe's window at load averages 3.8-4.9); the run is in
+bench/results/cpu-overheads-2026-12-02.txt."""
 
 CPU_CONSTANTS: tuple[PerfConstant, ...] = (
     PerfConstant("bandwidth_fraction.vllm_cpu", CPU_FITTED["bandwidth_fraction"], FITTED,
@@ -96,7 +98,7 @@ CPU_CONSTANTS: tuple[PerfConstant, ...] = (
                  _grid(0.05, 1.5, 0.05)),
     PerfConstant("flops_fraction.vllm_cpu", CPU_FITTED["flops_fraction"], FITTED,
                  "share of the measured CPU BF16 FLOP/s",
-                 "fitted on CPU_CALIBRATION (the probe's 2048^3 product against vLLM CPU's GEMMs of a few tokens)",
+                 "fitted on CPU_CALIBRATION (the probe's linear layer of 2048 rows against vLLM CPU's GEMMs of a few tokens)",
                  _grid(0.05, 3.0, 0.05)),
     PerfConstant("step_overhead_ms.vllm_cpu", CPU_FITTED["step_overhead_ms"], FITTED, "milliseconds per engine step",
                  "fitted on CPU_CALIBRATION (the CPU backend's scheduling, sampling, detokenizing and the Python "
@@ -112,17 +114,17 @@ CPU_CONSTANTS: tuple[PerfConstant, ...] = (
 )
 
 CONSTANTS: tuple[PerfConstant, ...] = (
-    PerfConstant("bandwidth_fraction", 0.95, FITTED, "share of the datasheet memory bandwidth",
+    PerfConstant("bandwidth_fraction", 0.65, FITTED, "share of the datasheet memory bandwidth",
                  "fitted on CALIBRATION_POINTS", _grid(0.4, 0.95, 0.05)),
-    PerfConstant("flops_fraction", 0.2, FITTED, "share of the datasheet dense FLOPs",
+    PerfConstant("flops_fraction", 0.25, FITTED, "share of the datasheet dense FLOPs",
                  "fitted on CALIBRATION_POINTS (every device generation without its own entry)",
                  _grid(0.05, 0.9, 0.05)),
-    PerfConstant("flops_fraction.ampere", 0.45, FITTED, "share of the datasheet dense FLOPs on Ampere parts",
+    PerfConstant("flops_fraction.ampere", 0.5, FITTED, "share of the datasheet dense FLOPs on Ampere parts",
                  "fitted on the A100 points of CALIBRATION_POINTS (Ampere's datasheet peak is the more "
                  "attainable one: the A100 points run prefill-heavy steps at about half of it)",
                  _grid(0.05, 0.95, 0.05)),
-    PerfConstant("moe_flops_share", 0.28, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
-                 "fitted on CALIBRATION_POINTS (grouped expert GEMMs of few tokens each run far below peak)",
+    PerfConstant("moe_flops_share", 1.0, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
+                 "fitted on CALIBRATION_POINTS (the grid stops at 1: grouped expert GEMMs no faster than dense ones)",
                  _grid(0.02, 1.0, 0.02)),
     PerfConstant("allreduce_latency_us", 95.0, FITTED, "microseconds per TP all-reduce",
                  "fitted on CALIBRATION_POINTS (the fixed cost of one all-reduce, apart from its bytes)",

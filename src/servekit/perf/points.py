@@ -11,8 +11,10 @@ and the like are never read.
 
 The KV pool comes from the memory model of ``servekit.fit`` (``fit.points.predict_point``: the
 vLLM accounting at its default utilization, used for every engine) with the checkpoint size from
-the parameters and format, on the taxonomy profile's device memory. DP replicas count only when
-``tp x pp x dp`` equals ``gpu_count`` (else DP is data-parallel attention inside the TP group).
+the parameters and format, on the taxonomy profile's device memory, and the KV dtype the launch
+runs (``launch_kv_dtype``: TensorRT-LLM follows an FP8 or NVFP4 checkpoint's FP8 KV cache when the
+line states none). DP replicas count only when ``tp x pp x dp`` equals ``gpu_count`` (else DP is
+data-parallel attention inside the TP group).
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ def kv_pool(point: Mapping[str, Any], shape: ModelShape, profile: HardwareProfil
         cf["attention_layers"] = layers
     wl = point["workload"]
     line: dict[str, Any] = {
-        "config_facts": cf, "tp": tp, "pp": pp, "kv_cache_dtype": kv_dtype(point.get("kv_cache_dtype")),
+        "config_facts": cf, "tp": tp, "pp": pp, "kv_cache_dtype": launch_kv_dtype(point),
         "weights_gib": (shape.dense_bytes + shape.expert_bytes) / GIB, "gpu_mem_gib": profile.memory_gib,
         "max_model_len": max(MIN_MODEL_LEN, int(wl["input_len"]) + int(wl["output_len"])),
     }
@@ -122,6 +124,29 @@ def kv_dtype(value: Any) -> str:
     if text in KV_CACHE_DTYPES:
         return text
     return "fp8" if "fp8" in text else "auto"
+
+
+CHECKPOINT_KV_FP8_ENGINES = ("trtllm",)
+"""Engines whose unset KV dtype follows the checkpoint's own KV quantization: TensorRT-LLM's
+``KvCacheConfig.dtype`` defaults to ``"auto"``, which takes ``kv_cache_quant_algo`` from the
+checkpoint's ``hf_quant_config.json`` (tensorrt_llm/llmapi/llm_args.py, llm_utils.py)."""
+
+CHECKPOINT_KV_FP8_FORMATS = ("fp8", "nvfp4")
+"""Checkpoint formats taken to carry an FP8 KV cache: the FP8 and NVFP4 checkpoints TensorRT-LLM
+runs are NVIDIA ModelOpt exports, whose PTQ script quantizes the KV cache to FP8 unless told
+otherwise (TensorRT-Model-Optimizer examples/llm_ptq/hf_ptq.py: ``--kv_cache_qformat`` defaults to
+``fp8``). An assumption for any one checkpoint: a point that states its KV dtype keeps it."""
+
+
+def launch_kv_dtype(point: Mapping[str, Any]) -> str:
+    """The KV dtype a line's launch runs: its own (``kv_dtype``), else FP8 where the engine follows
+    the checkpoint and the checkpoint's format is one ModelOpt exports with an FP8 KV cache, else
+    auto."""
+    own = kv_dtype(point.get("kv_cache_dtype"))
+    stated = str(point.get("kv_cache_dtype") or "auto").strip().lower() != "auto"
+    if stated or str(point.get("engine")) not in CHECKPOINT_KV_FP8_ENGINES:
+        return own
+    return "fp8" if weights_format_of(str(point.get("weights_precision"))) in CHECKPOINT_KV_FP8_FORMATS else own
 
 
 def vllm_release(point: Mapping[str, Any]) -> str | None:

@@ -24,6 +24,22 @@ iteration of waiting for the running one (p99: a whole one), and the queue:
   iterations, rho = R / capacity; above it the queue grows over the run: the median request waits
   ``N / 2 x (1 / capacity - 1 / R)``.
 
+Lockstep (``Workload.fixed_lengths``: every request has the same prompt and output length, as
+``vllm bench serve``'s random dataset makes them with ``--random-range-ratio 0``, its default, and
+``--ignore-eos``): in a closed loop of ``C`` clients that the scheduler runs at once, and whose
+``C x input`` prompt tokens fit one step's ``max_num_batched_tokens``, the requests run in waves:
+they end in the same step and the clients send the next ``C`` at once. The engine steps as soon
+as one request waits (vLLM's ``EngineCore.run_busy_loop`` leaves ``_process_input_queue`` once
+it has work), so the wave's first request is prefilled alone, and the other ``C - 1``, which reach
+the engine during that step, are prefilled together in the next one (servekit bench's loads on
+the vLLM CPU server show it: each wave's requests start within a few milliseconds, one has a
+short TTFT and the others one long one). The first request's TTFT is the request overhead and its
+prefill, the others' that plus their prefill step; the first decodes through the others'
+prefill step (its first inter-token gap carries it), the others decode ``output - 1`` steps of
+``C`` sequences. The median over the requests is the others' figure when they are the majority
+(``C`` > 2), the mean of both at ``C`` = 2; p99 is the larger one. The throughput is ``C x output``
+over the wave.
+
 Speculative decoding with ``k`` drafted tokens accepted at rate ``a`` yields ``tau = (1 - a^(k+1))
 / (1 - a)`` tokens per step (Leviathan et al., https://arxiv.org/abs/2211.17192, eq. 1), verifies
 ``k + 1`` tokens per sequence per step, and drafts with a one-layer head: each of the ``k`` draft
@@ -36,10 +52,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import field
-from servekit.records import record
 
 from servekit.perf.shape import ModelShape
 from servekit.perf.terms import Layout, Rates, StepTerms, lm_head_s, step_terms
+from servekit.records import record
 
 RATE_ITERATIONS = 60
 P99_PREFILLS = 2.0
@@ -54,6 +70,9 @@ class Workload:
     concurrency: int | None = None
     request_rate: float | None = None
     num_prompts: int = 1000
+    fixed_lengths: bool = False
+    """Every request has exactly ``input_len`` prompt and ``output_len`` output tokens (a random
+    dataset with no length spread, generating past EOS): closed loops of them run in lockstep."""
 
     @property
     def offline(self) -> bool:
@@ -206,6 +225,35 @@ def _rate_batch(launch: PerfLaunch, wl: Workload, per_replica: float, cap: int) 
     return max(1, round(batch))
 
 
+def lockstep(launch: PerfLaunch, wl: Workload, batch: int) -> bool:
+    """Whether the workload's requests run in waves of ``batch`` (the module's text)."""
+    per_replica = math.ceil((wl.concurrency or 0) / launch.replicas)
+    return (wl.fixed_lengths and wl.request_rate is None and wl.concurrency is not None and launch.spec is None
+            and per_replica == batch and batch * wl.input_len <= launch.limits.max_num_batched_tokens)
+
+
+def _waves(launch: PerfLaunch, wl: Workload, batch: int) -> Prediction:
+    alone, _ = _iteration(launch, wl.input_len, 1, wl.input_len, wl.input_len, wl.input_len)
+    rest = (batch - 1) * wl.input_len
+    others = _iteration(launch, rest + 1, batch, wl.input_len, rest, wl.input_len)[0] if batch > 1 else 0.0
+    decode, terms = _iteration(launch, batch, batch, wl.input_len + wl.output_len / 2, 0, wl.input_len)
+    steps = max(1, wl.output_len - 1)
+    arrive = launch.rates.request_s
+    ttft = (arrive + alone, arrive + alone + others)  # (the first of the wave, the others)
+    tpot = (decode + others / steps, decode)
+
+    def median(pair: tuple[float, float]) -> float:
+        return pair[0] if batch == 1 else (pair[0] + pair[1]) / 2 if batch == 2 else pair[1]
+
+    wave = arrive + alone + others + steps * decode
+    return Prediction(
+        output_throughput_tok_s=launch.replicas * batch * wl.output_len / wave,
+        ttft_ms=median(ttft) * 1e3, ttft_p99_ms=max(ttft) * 1e3, tpot_ms=median(tpot) * 1e3,
+        tpot_p99_ms=max(tpot) * 1e3, binding=terms.binding, batch=batch, devices=launch.devices,
+        terms_ms={k: round(v, 4) for k, v in terms.as_ms().items()},
+    )
+
+
 def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
     cap, limit = batch_limit(launch, wl)
     demand = wl.num_prompts if wl.offline else wl.concurrency
@@ -222,6 +270,8 @@ def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
         running = per_replica_demand * (launch.occupancy if wl.offline else 1.0)
         batch = max(1, min(round(running), cap))
         capacity = per_replica = 0.0
+        if lockstep(launch, wl, batch):
+            return _waves(launch, wl, batch)
     lf = life(launch, wl, batch)
     prefill, _ = _prefill_s(launch, wl, batch)
     arrive = launch.rates.request_s
