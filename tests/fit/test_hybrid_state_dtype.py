@@ -6,26 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from servekit.fit.dtypes import kv_dtype_bytes
-from servekit.fit.kv import pool_layout
-from servekit.fit.planner import kv_options, launch_facts
-from servekit.fit.point_device import point_device
-from servekit.fit.point_fields import normalized_point
+from servekit.fit.planner import launch_facts
 from servekit.fit.points import facts_from_point, launch_from_point
-from servekit.fit.versions import VllmRun
+from testing.kv_layout import point_layout
 
 GDN = {"num_hidden_layers": 48, "full_attention_interval": 4, "num_attention_heads": 16, "num_key_value_heads": 2,
        "head_dim": 256, "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
        "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4}
 
 
-def _layout(point: dict):
-    point = normalized_point(point)
-    facts, _ = facts_from_point(point["config_facts"])
-    launch = launch_from_point(point)
-    device, _, _ = point_device(point, {}, launch.tp)
-    run = VllmRun(point.get("vllm_version"))
-    return pool_layout(facts, kv_options(facts, launch, device, kv_dtype_bytes(launch.kv_cache_dtype, facts.dtype), run))
 
 
 def test_the_recurrent_state_follows_the_model_dtype_unless_the_config_states_one():
@@ -33,8 +22,8 @@ def test_the_recurrent_state_follows_the_model_dtype_unless_the_config_states_on
     float32, _ = facts_from_point({**GDN, "mamba_ssm_dtype": "float32"})
     assert model_dtype.linear.state_dtype is None and float32.linear.state_dtype == "float32"
     line = {"config_facts": GDN, "tp": 2, "max_model_len": 32768, "vllm_version": "0.11.0", "kv_cache_dtype": "fp8"}
-    half = _layout(line)
-    full = _layout({**line, "config_facts": {**GDN, "mamba_ssm_dtype": "float32"}})
+    half = point_layout(line)
+    full = point_layout({**line, "config_facts": {**GDN, "mamba_ssm_dtype": "float32"}})
     # a float32 state is twice the recurrent bytes: the attention page that must hold it doubles
     assert full.block_size == pytest.approx(2 * half.block_size, rel=0.03)
 
@@ -46,12 +35,12 @@ def test_qwen3_next_at_0_11_logs_the_blocks_of_a_model_dtype_state(structured_po
     blocks one request takes. A float16 recurrent state gives 1,072-token blocks, 4 groups and
     204 blocks per request; 339 blocks reproduce both figures (a float32 state would not: 2,096)."""
     point = dict(structured_points)["kv-points-visible.jsonl:23"]
-    layout = _layout(point)
+    layout = point_layout(point)
     assert layout.block_size == 1072 and layout.num_groups == 4 and layout.blocks_per_request == 204
     blocks = 339
     assert blocks // layout.num_groups * layout.block_size == point["measured_kv_tokens"] == 90_048
     assert blocks / layout.blocks_per_request == pytest.approx(point["measured_concurrency"], abs=0.005)
-    assert _layout({**point, "config_facts": {**point["config_facts"], "mamba_ssm_dtype": "float32"}}).block_size == 2096
+    assert point_layout({**point, "config_facts": {**point["config_facts"], "mamba_ssm_dtype": "float32"}}).block_size == 2096
 
 
 def test_mamba_ssm_cache_dtype_on_the_command_line_wins():
