@@ -9,6 +9,7 @@ import stat
 
 import pytest
 
+from servekit.app.local_hardware import this_machine
 from servekit.app.request import load_documents
 from servekit.cli.app import main
 from servekit.engines.registry import native_engine
@@ -115,7 +116,16 @@ def _stand_in_nvidia_smi(folder, line: str):
     return folder
 
 
-def test_a_recipe_on_a_gpu_machine_is_planned_for_its_gpus(tmp_path, capsys, monkeypatch):
+@pytest.fixture
+def fresh_machine():
+    """``this_machine`` is detected once per process: detected anew here, and forgotten after, so
+    the stand-in GPU does not outlive the test (a later test in the process would see a GPU)."""
+    this_machine.cache_clear()
+    yield
+    this_machine.cache_clear()
+
+
+def test_a_recipe_on_a_gpu_machine_is_planned_for_its_gpus(tmp_path, capsys, monkeypatch, fresh_machine):
     """A stand-in ``nvidia-smi`` (no GPU exists on the machines the fast tests run on) reports
     one H200; the plan is for that GPU, in the GPU docker form, and fits its memory."""
     bin_dir = _stand_in_nvidia_smi(tmp_path / "bin", "NVIDIA H200, 143771, 9.0")
