@@ -222,3 +222,26 @@ def test_waves_need_prompts_that_fit_one_step_and_a_loop_the_scheduler_runs_whol
     assert predict(few, capped) == predict(few, replace(capped, fixed_lengths=False))
     rate = Workload(input_len=256, output_len=128, request_rate=2.0, fixed_lengths=True)
     assert predict(_launch(), rate) == predict(_launch(), replace(rate, fixed_lengths=False))
+
+
+OFFLINE = Workload(input_len=2048, output_len=256, num_prompts=1000)
+"""Every prompt at once: the median request is the 500th, admitted after the 500 prompts ahead of it."""
+
+
+def _offline(occupancy: float):
+    return predict(_launch(rates=SLOW_FLOPS, limits=Limits(1000, 8192, None), occupancy=occupancy), OFFLINE)
+
+
+@pytest.mark.parametrize("occupancy", [0.45, 0.5, 0.55])
+def test_an_offline_request_waits_at_least_for_the_prompts_ahead_of_it(occupancy):
+    everyone = _offline(1.0)  # every prompt runs at once: the median waits for the prefills queued ahead alone
+    got = _offline(occupancy)
+    assert everyone.batch == 1000 and got.batch == round(1000 * occupancy)
+    # below, at and above the median's position the running batch changes which wait binds, never
+    # the floor (the queued prefill steps run beside at most 500 decodes in every case)
+    assert got.ttft_ms >= 0.95 * everyone.ttft_ms
+
+
+def test_an_offline_median_does_not_jump_where_the_batch_passes_it():
+    ttft = [_offline(share / 100).ttft_ms for share in range(46, 55)]
+    assert max(ttft) < 1.5 * min(ttft)

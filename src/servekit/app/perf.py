@@ -25,9 +25,9 @@ from servekit.fit.planner import FitReport
 from servekit.fit.sharding import GIB
 from servekit.hardware import HardwareProfile, profiles_for
 from servekit.jsonl import numbered_objects
-from servekit.perf.constants import acceptance, fitted_values
+from servekit.perf.constants import acceptance
 from servekit.perf.intervals import INTERVAL80, METRICS
-from servekit.perf.launch import default_limits, rates_for
+from servekit.perf.launch import default_limits, offline_occupancy, rates_for
 from servekit.perf.points import launch_of, output_line, workload_of
 from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Prediction, Spec, Workload, predict
 from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params, mla_decode_width
@@ -165,7 +165,7 @@ def launch_of_check(checked: CheckedLaunch, *, max_num_seqs: int | None = None,
                     kv_tokens=report.kv_tokens)
     layout, replicas = layout_of(report, settings)
     launch = PerfLaunch(shape, layout, rates_for(checked.profile, shape, checked.engine), limits,
-                        replicas, spec, fitted_values()["offline_occupancy"])
+                        replicas, spec, offline_occupancy(checked.engine))
     found = {"weights_format": fmt, "tp": report.tp, "pp": report.pp, "dp": replicas,
              "expert_parallel": layout.expert_replicas > 1, "kv_tokens": report.kv_tokens,
              "max_num_seqs": limits.max_num_seqs, "max_num_batched_tokens": limits.max_num_batched_tokens}

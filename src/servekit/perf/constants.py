@@ -71,10 +71,12 @@ CPU_KEY = "vllm_cpu"
 """The suffix of the CPU backend's overhead constants (vLLM on the CPU platform)."""
 OVERHEAD_KEYS = (*ENGINES, CPU_KEY)
 STEP_MS = {"vllm": 0.0, "sglang": 0.0, "trtllm": 0.5}
-SEQ_US = {"vllm": 130.0, "sglang": 150.0, "trtllm": 0.0}
+SEQ_US = {"vllm": 130.0, "sglang": 165.0, "trtllm": 0.0}
 REQUEST_MS = {"vllm": 40.0, "sglang": 7.5, "trtllm": 0.0}
 """The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``,
 ``request_overhead_ms.ENGINE``)."""
+OCCUPANCY = {"vllm": 0.35, "sglang": 0.4, "trtllm": 0.2}
+"""The fitted share of an offline run's prompts each engine runs at once (``offline_occupancy.ENGINE``)."""
 
 CPU_CALIBRATION = ("a small Llama (4 layers, hidden 1024, 8 heads, 8 KV heads, head_dim 128, intermediate 2816, "
                    "BF16, 104 MB) served by vLLM CPU 0.32.0 on the project's build machine (AMD EPYC, 2 vCPUs, "
@@ -119,7 +121,7 @@ CONSTANTS: tuple[PerfConstant, ...] = (
     PerfConstant("flops_fraction", 0.25, FITTED, "share of the datasheet dense FLOPs",
                  "fitted on CALIBRATION_POINTS (every device generation without its own entry)",
                  _grid(0.05, 0.9, 0.05)),
-    PerfConstant("flops_fraction.ampere", 0.5, FITTED, "share of the datasheet dense FLOPs on Ampere parts",
+    PerfConstant("flops_fraction.ampere", 0.55, FITTED, "share of the datasheet dense FLOPs on Ampere parts",
                  "fitted on the A100 points of CALIBRATION_POINTS (Ampere's datasheet peak is the more "
                  "attainable one: the A100 points run prefill-heavy steps at about half of it)",
                  _grid(0.05, 0.95, 0.05)),
@@ -129,10 +131,12 @@ CONSTANTS: tuple[PerfConstant, ...] = (
     PerfConstant("allreduce_latency_us", 95.0, FITTED, "microseconds per TP all-reduce",
                  "fitted on CALIBRATION_POINTS (the fixed cost of one all-reduce, apart from its bytes)",
                  _grid(0.0, 200.0, 5.0)),
-    PerfConstant("offline_occupancy", 0.35, FITTED, "share of an offline run's prompts running at once",
-                 "fitted on CALIBRATION_POINTS: when every prompt is sent at once and the scheduler and pool "
-                 "admit them all, requests of varying lengths finish apart and the running batch averages "
-                 "this share of them", _grid(0.2, 1.0, 0.05)),
+    *(PerfConstant(f"offline_occupancy.{engine}", OCCUPANCY[engine], FITTED,
+                   "share of an offline run's prompts running at once",
+                   f"fitted on the offline {engine} points of CALIBRATION_POINTS: when every prompt is sent at once "
+                   "and the scheduler and pool admit them all, the running batch averages this share of them "
+                   "(requests of varying lengths finish apart; each engine admits in its own order)",
+                   _grid(0.2, 1.0, 0.05)) for engine in ENGINES),
     PerfConstant("layer_overhead_us", 0.0, FITTED, "microseconds per decoder layer per step and stage",
                  "fitted on CALIBRATION_POINTS (kernel launches, norms, the all-reduce's latency)",
                  _grid(0.0, 60.0, 2.5)),

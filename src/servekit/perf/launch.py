@@ -39,6 +39,11 @@ def engine_key(engine: str) -> str:
     return engine if engine in ENGINES else "vllm"
 
 
+def offline_occupancy(engine: str, values: Mapping[str, float] | None = None) -> float:
+    """The fitted share of an offline run's prompts ``engine`` runs at once (``offline_occupancy.ENGINE``)."""
+    return {**fitted_values(), **(values or {})}[f"offline_occupancy.{engine_key(engine)}"]
+
+
 def overhead_key(engine: str, profile: HardwareProfile) -> str:
     """The suffix of the overhead constants of ``engine`` on ``profile``'s platform."""
     return CPU_KEY if profile.platform == "cpu" else engine_key(engine)

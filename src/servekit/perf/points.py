@@ -31,8 +31,8 @@ from servekit.fit.gpu_models import gpu_part
 from servekit.hardware.device_compute import compute_row
 from servekit.hardware.device_memory import memory_row
 from servekit.hardware.profile import HardwareProfile, custom_profile
-from servekit.perf.constants import acceptance, fitted_values
-from servekit.perf.launch import PerfError, default_limits, rates_for, reserves_whole_output
+from servekit.perf.constants import acceptance
+from servekit.perf.launch import PerfError, default_limits, offline_occupancy, rates_for, reserves_whole_output
 from servekit.perf.predict import Limits, PerfLaunch, Prediction, Spec, Workload
 from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params, mla_widths, weights_format_of
 from servekit.perf.terms import Layout
@@ -217,9 +217,8 @@ def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
                     max_num_batched_tokens=_int(point, "max_num_batched_tokens", tokens),
                     kv_tokens=pool.get("kv_tokens"), reserves_output=reserves_whole_output(engine))
     replicas = dp if tp * pp * dp == _int(point, "gpu_count", tp * pp) else 1
-    occupancy = {**fitted_values(), **(values or {})}["offline_occupancy"]
     return PerfLaunch(shape, Layout(tp, pp), rates_for(profile, shape, engine, values), limits, replicas,
-                      spec, occupancy)
+                      spec, offline_occupancy(engine, values))
 
 
 def output_line(point: Mapping[str, Any], pred: Prediction, intervals: Mapping[str, tuple[float, float]]) -> dict:

@@ -17,9 +17,12 @@ TTFT is the engine's fixed cost of taking a request in and streaming its first t
 iteration of waiting for the running one (p99: a whole one), and the queue:
 
 * concurrency above ``B``: every request waits ``(C - B) / B x L`` (closed loop, steady state);
-* offline (every prompt at once): ``B`` is at most the fitted occupancy times ``N`` (requests of
-  varying lengths finish apart); the request at position ``q x N`` waits ``(qN - B) / B x L``;
-  the first ``B`` wait for the prefills queued ahead of them (median q = 0.5, p99 q = 0.99);
+* offline (every prompt at once): ``B`` is at most the engine's fitted occupancy times ``N``
+  (requests of varying lengths finish apart, and each engine admits in its own order); the request
+  at position ``q x N`` waits for the prefills queued ahead of it (``qN`` prompts at
+  ``max_num_batched_tokens`` a step) and, beyond the first ``B``, for a slot, ``(qN - B) / B x
+  L``, whichever is longer: no request is admitted before the prompts ahead of it are
+  (median q = 0.5, p99 q = 0.99);
 * request rate ``R`` (with a client concurrency cap, ``B`` is at most that cap) below capacity: the M/D/1 wait (Pollaczek-Khinchine) rho / (2 (1 - rho))
   iterations, rho = R / capacity; above it the queue grows over the run: the median request waits
   ``N / 2 x (1 / capacity - 1 / R)``.
@@ -211,10 +214,11 @@ def _prefill_s(launch: PerfLaunch, wl: Workload, batch: int) -> tuple[float, flo
 def _offline_ttft(launch: PerfLaunch, wl: Workload, batch: int, lf: Life, q: float) -> float:
     position = q * wl.num_prompts
     _, full = _prefill_s(launch, wl, int(min(position, batch)))
+    queued = math.ceil((position + 1) * wl.input_len / launch.limits.max_num_batched_tokens) * full
     if position < batch:  # the first wave: prefills queued ahead of it
-        return math.ceil((position + 1) * wl.input_len / launch.limits.max_num_batched_tokens) * full
+        return queued
     prefill, _ = _prefill_s(launch, wl, batch)
-    return (position - batch) / batch * lf.seconds + prefill + lf.iteration / 2
+    return max(queued, (position - batch) / batch * lf.seconds + prefill + lf.iteration / 2)
 
 
 def _rate_batch(launch: PerfLaunch, wl: Workload, per_replica: float, cap: int) -> int:
