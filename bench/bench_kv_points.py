@@ -28,7 +28,8 @@ of the device table) and got a prediction. High- and medium-confidence points ar
 (a line of another file, without the table's structured fields) is set aside and read as unstated
 (``predict_point(..., set_aside_unreadable=True)``); the report counts the fields set aside. A version read only approximately is marked ``~`` per point,
 an unstated one ``?``; an approximate version also names the rules that change inside the
-release series it names (read as written, so those may not be the rules that ran). ``--sensitivity`` re-scores the evaluation set with each constant halved
+release series it names (read as written, so those may not be the rules that ran) and, with
+``--verbose``, the error under each other reading of the series (shown, never scored). ``--sensitivity`` re-scores the evaluation set with each constant halved
 and doubled. ``--write`` also writes the report to bench/results/kv-points-DATE.txt. Exit status
 1 when the evaluation set's model median exceeds the target.
 """
@@ -109,12 +110,20 @@ def version_mark(point: dict) -> str:
     return "~" if result and result["version"]["approximate"] else " "
 
 
-def unsettled_note(point: dict) -> str:
-    """The rules an approximate version leaves open (``servekit.fit.versions.unsettled_rules``)."""
-    result = predicted(point, True)
-    rules = (result or {}).get("version", {}).get("unsettled") or []
-    return f"  ({point['vllm_version']}: read as {result['version']['read_as']}; unsettled: {', '.join(rules)})" \
-        if rules else ""
+def unsettled_note(point: dict, use_logged: bool = False) -> str:
+    """The rules an approximate version leaves open (``servekit.fit.versions.unsettled_rules``) and
+    the error under each other reading of its series (``kv_tokens_by_reading``; shown, never
+    scored: the score takes the version as written)."""
+    result = predicted(point, use_logged)
+    version = (result or {}).get("version", {})
+    rules = version.get("unsettled") or []
+    if not rules:
+        return ""
+    measured = point.get("measured_kv_tokens")
+    others = [f"{release} {tokens / measured - 1:+.1%}" for release, tokens in
+              list((version.get("kv_tokens_by_reading") or {}).items())[1:] if tokens and measured]
+    also = f"; as {', '.join(others)}" if others else ""
+    return f"  ({point['vllm_version']}: read as {version['read_as']}; unsettled: {', '.join(rules)}{also})"
 
 
 def errors(points: Points, use_logged: bool, verbose: bool = False) -> dict[str, list[float]]:
@@ -126,7 +135,7 @@ def errors(points: Points, use_logged: bool, verbose: bool = False) -> dict[str,
             continue
         by_kind[architecture_kind(point.get("arch_type", ""))].append(found)
         if verbose:
-            print(f"  {pid:<28}{version_mark(point)} {point['model'][:40]:<40} {found:+8.1%}{unsettled_note(point)}")
+            print(f"  {pid:<28}{version_mark(point)} {point['model'][:40]:<40} {found:+8.1%}{unsettled_note(point, use_logged)}")
     return by_kind
 
 

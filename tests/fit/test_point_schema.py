@@ -8,7 +8,7 @@ import pytest
 
 from servekit.fit.point_fields import PointError
 from servekit.fit.points import facts_from_point, launch_from_point, predict_point
-from servekit.fit.versions import read_version, unsettled_rules
+from servekit.fit.versions import read_version, series_readings, unsettled_rules
 
 POINT = {"config_facts": {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
                           "head_dim": 128, "hidden_size": 4096, "vocab_size": 128256},
@@ -80,6 +80,24 @@ def test_an_approximate_version_names_the_rules_its_series_changes():
     assert unsettled_rules(read_version("~0.19")) == ()
     assert unsettled_rules(read_version("0.11.1")) == ()
     assert predict_point({**POINT, "vllm_version": "~0.11"})["version"]["unsettled"] == ["sampler"]
+
+
+def test_an_approximate_version_gives_the_pool_under_each_reading_of_its_series():
+    """Not guessed: the figure stays the version as written (0.11.0: FlashInfer's sampler, 8 B per
+    logit), and the output adds the pool under 0.11.1's rules (the sort sampler, 38.9 B per logit,
+    a larger activation peak over the 1,024 x 128,256 logits of the dummy pass: a smaller pool)."""
+    assert series_readings(read_version("~0.11")) == ("0.11", "0.11.1")
+    assert series_readings(read_version("~0.11.1")) == ("0.11.1", "0.11.0")  # the stretch before it too
+    assert series_readings(read_version("~0.19")) == ()  # no rule changes inside: one reading
+    assert series_readings(read_version("0.11.1")) == ()
+    version = predict_point({**POINT, "vllm_version": "~0.11"}, use_logged_memory=False)["version"]
+    by = version["kv_tokens_by_reading"]
+    assert version["readings"] == ["0.11", "0.11.1"] and list(by) == version["readings"]
+    as_written = predict_point({**POINT, "vllm_version": "0.11.0"}, use_logged_memory=False)["kv_tokens"]
+    later = predict_point({**POINT, "vllm_version": "0.11.1"}, use_logged_memory=False)["kv_tokens"]
+    assert by == {"0.11": as_written, "0.11.1": later} and later < as_written
+    exact = predict_point({**POINT, "vllm_version": "0.11.0"}, use_logged_memory=False)["version"]
+    assert "readings" not in exact and "kv_tokens_by_reading" not in exact
 
 
 def test_an_unstated_version_is_reported_as_such():

@@ -59,7 +59,7 @@ from servekit.fit.planner import FitRequest, plan_fit
 from servekit.fit.point_device import point_device
 from servekit.fit.point_fields import ENV_ENTRY, PointError, flag_argv, normalized_point, readable_point
 from servekit.fit.sharding import GIB, per_rank_bytes
-from servekit.fit.versions import VllmRun, read_version, unsettled_rules
+from servekit.fit.versions import VllmRun, read_version, series_readings, unsettled_rules
 
 ASSUMED_KV_HEADS = 8
 ASSUMED_HEAD_DIM = 128
@@ -271,7 +271,8 @@ def version_read(point: dict[str, Any]) -> dict[str, Any]:
     """How the line's ``vllm_version`` was read: the release whose rules apply, its form, and
     whether it is only approximate (no version: the newest rules); an approximate one also lists
     the rules that change inside the series it names (``unsettled``: the prediction applies them
-    as of the version as written, which may not be the release that ran)."""
+    as of the version as written, which may not be the release that ran) and the releases that
+    stand for each set of them (``readings``, the version as written first)."""
     text = point.get("vllm_version")
     if text is None:
         return {"read_as": None, "form": "not stated: the newest release's rules", "approximate": False}
@@ -279,6 +280,8 @@ def version_read(point: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"read_as": str(found.version), "form": found.form, "approximate": found.approximate}
     if found.approximate:
         out["unsettled"] = list(unsettled_rules(found))
+        if readings := series_readings(found):
+            out["readings"] = list(readings)
     return out
 
 
@@ -330,17 +333,26 @@ def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True,
     weights, estimated = weights_per_rank_from_point(point, facts, launch)
     available = point.get("available_kv_gib_per_gpu") if use_logged_memory else None
     device, engine, cpu_space = point_device(point, env, launch.tp)
-    report = plan_fit(FitRequest(
-        facts=facts, device=device, launch=launch, engine=engine, cpu_kvcache_space_gib=cpu_space,
-        available_kv_gib=available, weights_gib_per_rank=weights if weights is not None else 0.0,
-        weights_as_loaded=point.get("weights_gib_per_rank") is not None,
-        engine_version=point.get("vllm_version"), engine_env=env, engine_generation=point.get("engine"),
-    ))
+
+    def fit_at(version: str | None):
+        return plan_fit(FitRequest(
+            facts=facts, device=device, launch=launch, engine=engine, cpu_kvcache_space_gib=cpu_space,
+            available_kv_gib=available, weights_gib_per_rank=weights if weights is not None else 0.0,
+            weights_as_loaded=point.get("weights_gib_per_rank") is not None,
+            engine_version=version, engine_env=env, engine_generation=point.get("engine"),
+        ))
+
+    report = fit_at(point.get("vllm_version"))
     out: dict[str, Any] = {"kv_tokens": None, "kv_bytes_per_token": report.kv_bytes_per_token,
                            "weights_gib_per_rank": weights, "version": version_read(point)}
     if available is not None or cpu_space is not None or (device.memory_gib and weights is not None):
         out["kv_tokens"] = report.kv_tokens
         out["available_kv_gib"] = round(report.available_kv_gib, 4)
+        readings = out["version"].get("readings")
+        if readings:  # an approximate version: the pool under each set of rules its series holds
+            out["version"]["kv_tokens_by_reading"] = {
+                release: report.kv_tokens if i == 0 else fit_at(release).kv_tokens
+                for i, release in enumerate(readings)}
     if estimated:
         out["weights_estimated"] = True
         stated = stated_format(point)

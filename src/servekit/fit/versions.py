@@ -38,7 +38,7 @@ from servekit.fit.release_rules import RULES, VersionRule
 from servekit.records import record
 
 __all__ = ["ENGINES", "RULES", "EngineVersion", "VersionRule", "VersionTextError", "VllmRun",
-           "overridden_rules", "read_version", "rule", "unsettled_rules"]
+           "overridden_rules", "read_version", "rule", "series_readings", "unsettled_rules"]
 
 ENGINES = ("v0", "v1")
 """The engine generations a launch may state."""
@@ -110,6 +110,24 @@ def unsettled_rules(found: EngineVersion) -> tuple[str, ...]:
         if low < since < high and r.id not in out:
             out.append(r.id)
     return tuple(out)
+
+
+def series_readings(found: EngineVersion) -> tuple[str, ...]:
+    """The releases an approximate version may be, one per set of rules inside the series it
+    names: the version as written, then the first release of each other stretch of the series
+    between the releases where an unsettled rule changes (``~0.11``: 0.11.0, 0.11.1; ``~0.11.1``:
+    0.11.1, 0.11.0); empty for an exact version and for a series no rule changes inside."""
+    if not found.approximate:
+        return ()
+    major, minor = (list(found.version.release) + [0, 0])[:2]
+    low, high = Version(f"{major}.{minor}.0"), Version(f"{major}.{minor + 1}")
+    changes = sorted({since for since in (Version(".".join(str(n) for n in r.since) or "0") for r in RULES)
+                      if low < since < high})
+    if not changes:
+        return ()
+    starts = [low, *changes]
+    written = max((v for v in starts if v <= found.version), default=low)
+    return (str(found.version), *(str(v) for v in starts if v != written))
 
 
 _RULE_OVERRIDES: ContextVar[dict[tuple[str, tuple[int, ...]], tuple[int, ...] | None]] = ContextVar(
