@@ -96,18 +96,27 @@ def read_version(text: str) -> EngineVersion:
         raise VersionTextError(f"{stripped!r} is not a vLLM version", fix=f"write {FORMS}") from None
 
 
+def _series(found: EngineVersion) -> tuple[Version, Version]:
+    """The release series an approximate version names: from its ``major.minor.0`` up to, not
+    including, the next minor release."""
+    major, minor = (list(found.version.release) + [0, 0])[:2]
+    return Version(f"{major}.{minor}.0"), Version(f"{major}.{minor + 1}")
+
+
+def _rule_since(r: VersionRule) -> Version:
+    return Version(".".join(str(n) for n in r.since) or "0")
+
+
 def unsettled_rules(found: EngineVersion) -> tuple[str, ...]:
     """The rules an approximate version leaves open: those that change inside the release series
     it names (``~0.11`` spans 0.11.0 up to 0.12: the sampler changed at 0.11.1), so the reading as
     written is one of several; empty for an exact version."""
     if not found.approximate:
         return ()
-    major, minor = (list(found.version.release) + [0, 0])[:2]
-    low, high = Version(f"{major}.{minor}"), Version(f"{major}.{minor + 1}")
+    low, high = _series(found)
     out: list[str] = []
     for r in RULES:
-        since = Version(".".join(str(n) for n in r.since) or "0")
-        if low < since < high and r.id not in out:
+        if low < _rule_since(r) < high and r.id not in out:
             out.append(r.id)
     return tuple(out)
 
@@ -119,10 +128,8 @@ def series_readings(found: EngineVersion) -> tuple[str, ...]:
     0.11.1, 0.11.0); empty for an exact version and for a series no rule changes inside."""
     if not found.approximate:
         return ()
-    major, minor = (list(found.version.release) + [0, 0])[:2]
-    low, high = Version(f"{major}.{minor}.0"), Version(f"{major}.{minor + 1}")
-    changes = sorted({since for since in (Version(".".join(str(n) for n in r.since) or "0") for r in RULES)
-                      if low < since < high})
+    low, high = _series(found)
+    changes = sorted({since for since in map(_rule_since, RULES) if low < since < high})
     if not changes:
         return ()
     starts = [low, *changes]
