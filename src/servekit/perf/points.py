@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from servekit.facts.quant_bytes import FORMATS
 from servekit.fit.points import predict_point
 from servekit.fit.sharding import GIB
 from servekit.fit.versions import VersionTextError, read_version
@@ -108,6 +109,8 @@ def kv_pool(point: Mapping[str, Any], shape: ModelShape, profile: HardwareProfil
         "weights_gib": (shape.dense_bytes + shape.expert_bytes) / GIB, "gpu_mem_gib": profile.memory_gib,
         "max_model_len": max(MIN_MODEL_LEN, int(wl["input_len"]) + int(wl["output_len"])),
     }
+    if shape.weights_format in FORMATS:  # what the load adds to a quantized checkpoint (servekit.fit.memory)
+        line["quantization"] = {"method": shape.weights_format, "bits": FORMATS[shape.weights_format]}
     row = profile.compute
     if row is not None and row.memory_id and memory_row(row.memory_id):
         line["gpu_model"] = row.memory_id
