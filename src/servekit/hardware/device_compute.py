@@ -137,6 +137,9 @@ DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
     DeviceCompute("mi355x", {"bf16": 2516.6, "fp8": 5033.2, "fp4": 10066.3}, 8000, "xgmi", 537.6,
                   "AMD datasheet https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html (BF16 2.5 / "
                   "FP8 5.0 / MXFP4 10.1 PFLOPS dense, 8 TB/s HBM3E, Infinity Fabric 1,075 GB/s)"),
+    DeviceCompute("mi350x", {"bf16": 2306.9, "fp8": 4613.7, "fp4": 9227.5}, 8000, "xgmi", 537.6,
+                  "AMD datasheet https://www.amd.com/en/products/accelerators/instinct/mi350/mi350x.html (BF16 2.3 / "
+                  "FP8 4.6 / MXFP4 9.2 PFLOPS dense, 8 TB/s HBM3E, Infinity Fabric 1,075 GB/s)"),
     DeviceCompute("trillium", {"bf16": 918.0, "fp8": 1836.0}, 1640, "ici", 224,
                   "Google Cloud https://cloud.google.com/tpu/docs/v6e (918 TFLOPS BF16, 1,836 TOPS INT8, 1,640 GB/s "
                   "HBM, ICI 3,584 Gbps per chip)", aliases=("tpu_v6e_(trillium)",)),
