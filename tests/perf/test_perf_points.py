@@ -148,14 +148,14 @@ def test_tensorrt_llm_follows_a_modelopt_checkpoints_fp8_kv_cache(perf_points, p
 def test_the_pool_of_an_mxfp4_moe_on_a_gpu_before_hopper_leaves_room_for_marlins_padding(perf_points, profiles,
                                                                                            monkeypatch):
     """The line's weights precision reaches the memory model: MXFP4 experts on an A100 are laid out
-    for Marlin (servekit.fit.mxfp4_marlin), so the pool is smaller by the padding on each rank;
-    on an H100 nothing is added."""
+    for Marlin (servekit.fit.mxfp4_layout), so the pool is smaller by the padding on each rank;
+    on an H100 at TP 1 nothing is added (Triton pads each rank's width to 64, and 2880 is 45 x 64)."""
     from dataclasses import replace
 
     from servekit.facts.model import QuantFacts
     from servekit.fit.hardware import Device
     from servekit.fit.launch import LaunchSettings
-    from servekit.fit.mxfp4_marlin import mxfp4_marlin_padding_gib
+    from servekit.fit.mxfp4_layout import mxfp4_padding_gib
     from servekit.fit.points import facts_from_point
     from servekit.perf.points import kv_pool, point_profile, shape_facts
 
@@ -164,11 +164,11 @@ def test_the_pool_of_an_mxfp4_moe_on_a_gpu_before_hopper_leaves_room_for_marlins
     tp, profile, shape = int(mxfp4["tp"]), point_profile("a100", profiles), shape_facts(mxfp4)
     facts, _ = facts_from_point(mxfp4["config_facts"])
     padded = kv_pool(mxfp4, shape, profile, tp, 1)
-    monkeypatch.setattr("servekit.fit.memory.mxfp4_marlin_padding_gib", lambda *args: 0.0)
+    monkeypatch.setattr("servekit.fit.memory.mxfp4_padding_gib", lambda *args: 0.0)
     plain = kv_pool(mxfp4, shape, profile, tp, 1)
     quantized = replace(facts, quantization=QuantFacts(method="mxfp4"))
-    padding = mxfp4_marlin_padding_gib(quantized, LaunchSettings(tp=tp), Device(profile))
+    padding = mxfp4_padding_gib(quantized, LaunchSettings(tp=tp), Device(profile))
     assert padding > 0.5  # gpt-oss-20b on one A100: 0.85 GiB
     assert plain["available_kv_gib"] - padded["available_kv_gib"] == pytest.approx(padding, abs=0.01)
     hopper = point_profile("h100", profiles)
-    assert mxfp4_marlin_padding_gib(quantized, LaunchSettings(tp=tp), Device(hopper)) == 0.0
+    assert mxfp4_padding_gib(quantized, LaunchSettings(tp=tp), Device(hopper)) == 0.0

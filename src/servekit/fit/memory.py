@@ -6,8 +6,8 @@ activation peak - non-torch memory [- CUDA-graph estimate]``:
 * weights: the bytes loaded on the rank (checkpoint, less the vision tower when serving text
   only and the MTP head unless it drafts), split over TP x PP except the tensors every TP rank
   holds whole (``servekit.fit.sharding``), plus what the load adds (Marlin's scales for FP8 on
-  GPUs without FP8: ``servekit.fit.marlin``; Marlin's padding of MXFP4 experts on GPUs before
-  Hopper: ``servekit.fit.mxfp4_marlin``);
+  GPUs without FP8: ``servekit.fit.marlin``; the padding of MXFP4 experts to the sizes the MoE
+  kernels of the GPU take: ``servekit.fit.mxfp4_layout``);
 * activation peak: the profile run's largest transient (``profile_run``): the multimodal
   encoder's dummy batch (``servekit.fit.encoder``), whose outputs stay in the encoder cache while
   a forward pass over the profiled tokens (``servekit.fit.scheduler``) runs (the larger of a
@@ -38,7 +38,7 @@ from servekit.fit.encoder import EncoderProfile, encoder_profile, tower
 from servekit.fit.hardware import Device
 from servekit.fit.launch import LaunchSettings
 from servekit.fit.marlin import marlin_scale_gib
-from servekit.fit.mxfp4_marlin import mxfp4_marlin_padding_gib
+from servekit.fit.mxfp4_layout import mxfp4_padding_gib
 from servekit.fit.scheduler import DEFAULT_MAX_MODEL_LEN, effective_max_model_len, scheduler_limits
 from servekit.fit.sharding import GIB, loaded_weight_bytes, weights_gib_per_rank
 from servekit.fit.versions import VllmRun
@@ -284,7 +284,7 @@ def rank_memory(
     run = as_run(run, device)
     weights = (weights_gib if weights_gib is not None else weights_gib_per_rank(facts, launch)) or 0.0
     if not weights_as_loaded:
-        weights += marlin_scale_gib(facts, launch, device, weights) + mxfp4_marlin_padding_gib(facts, launch, device)
+        weights += marlin_scale_gib(facts, launch, device, weights) + mxfp4_padding_gib(facts, launch, device)
     return RankMemory(
         weights=weights,
         activation=activation_gib(facts, launch, device, run),
