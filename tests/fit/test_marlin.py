@@ -55,9 +55,10 @@ def test_a_plan_counts_the_relaid_scales_in_the_weights_on_ampere_only():
     assert ampere.weights_gib_per_rank == pytest.approx(8.0 + marlin_scale_gib(
         FP8_BLOCK, launch, custom_device(79.15, generation="ampere"), 8.0))
     assert ampere.available_kv_gib < hopper.available_kv_gib
+    assert [what for what, _ in ampere.weights_added] == ["Marlin's FP8 group scales"] and hopper.weights_added == ()
     logged = plan_fit(FitRequest(FP8_BLOCK, custom_device(79.15, generation="ampere"), launch,
                                  weights_gib_per_rank=8.0, weights_as_loaded=True))
-    assert logged.weights_gib_per_rank == 8.0  # the engine's own figure already holds them
+    assert logged.weights_gib_per_rank == 8.0 and logged.weights_added == ()  # the engine's own figure holds them
 
 
 @pytest.mark.parametrize("quantization,block", [

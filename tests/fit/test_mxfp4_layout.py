@@ -5,27 +5,31 @@ tensor here (gate-up and down weights, their scales and biases), not the module'
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
 
+from servekit.cli.app import main
 from servekit.facts.config import facts_from_config
 from servekit.facts.model import QuantFacts
 from servekit.fit.hardware import custom_device, device_from_profile
 from servekit.fit.launch import LaunchSettings
 from servekit.fit.memory import rank_memory
 from servekit.fit.mxfp4_layout import FLASHINFER_TRTLLM, MARLIN, TRITON, mxfp4_layout, mxfp4_padding_gib
+from servekit.fit.planner import FitRequest, plan_fit
 
 GIB = 1 << 30
 LAYERS, EXPERTS, HIDDEN, WIDTH = 36, 128, 2880, 2880
-GPT_OSS = facts_from_config({
+CONFIG = {
     "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidden_size": HIDDEN,
     "num_hidden_layers": LAYERS, "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64,
     "intermediate_size": WIDTH, "vocab_size": 201088, "num_local_experts": EXPERTS, "num_experts_per_tok": 4,
     "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention"] * (LAYERS // 2),
     "max_position_embeddings": 131072, "torch_dtype": "bfloat16",
     "quantization_config": {"quant_method": "mxfp4"},
-}, model_id="gpt-oss-like")
+}
+GPT_OSS = facts_from_config(CONFIG, model_id="gpt-oss-like")
 A100 = device_from_profile("a100", {"brand": "NVIDIA", "generation": "ampere", "gpu_count": 1, "vram_gb": 80})
 L40S = device_from_profile("l40s", {"brand": "NVIDIA", "generation": "ada", "gpu_count": 1, "vram_gb": 48})
 H100 = device_from_profile("h100", {"brand": "NVIDIA", "generation": "hopper", "gpu_count": 1, "vram_gb": 80})
@@ -91,3 +95,18 @@ def test_the_rank_holds_the_padding_unless_the_weights_are_the_engines_own_figur
     assert rank_memory(GPT_OSS, launch, A100, weights_gib=61.0).weights == pytest.approx(61.0 + padding)
     assert rank_memory(GPT_OSS, launch, A100, weights_gib=65.97, weights_as_loaded=True).weights == 65.97
     assert rank_memory(GPT_OSS, launch, H100, weights_gib=61.0).weights == pytest.approx(61.0)  # nothing at TP 1
+
+
+def test_the_fit_report_names_what_the_load_adds(tmp_path, capsys):
+    launch = LaunchSettings(max_model_len=8192)
+    ampere = plan_fit(FitRequest(GPT_OSS, A100, launch, weights_gib_per_rank=61.09))
+    padding = mxfp4_padding_gib(GPT_OSS, launch, A100)
+    assert ampere.weights_added == (("MXFP4 experts padded for Marlin", padding),)
+    assert ampere.weights_gib_per_rank == pytest.approx(61.09 + padding)
+    assert ampere.to_dict()["weights_added"] == {"MXFP4 experts padded for Marlin": round(padding, 4)}
+    assert plan_fit(FitRequest(GPT_OSS, H100, launch, weights_gib_per_rank=61.09)).weights_added == ()
+    # and the CLI says it, beside the weights it is part of
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    assert main(["fit", str(tmp_path / "config.json"), "--hardware", "a100", "--max-model-len", "8192"]) == 0
+    out = capsys.readouterr().out
+    assert f"{padding:.2f} of them MXFP4 experts padded for Marlin" in out

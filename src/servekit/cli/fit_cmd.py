@@ -21,6 +21,7 @@ def points_command(path: str, strict: bool = False) -> int:
 def _report_lines(r) -> list[str]:
     """The memory plan of a ``FitReport``, per rank."""
     state = f", {r.linear_state_bytes_per_seq:,} B/sequence of constant state" if r.linear_state_bytes_per_seq else ""
+    added = "".join(f"; {gib:.2f} of them {what}" for what, gib in r.weights_added)
     graphs = f" + CUDA graphs {r.cudagraph_gib:.2f}" if r.cudagraph_gib else ""
     graphs += f" + runner buffers {r.buffers_gib:.2f}" if r.buffers_gib else ""
     return [
@@ -30,6 +31,7 @@ def _report_lines(r) -> list[str]:
           if r.device_memory_source else []),
         f"  per rank: budget {r.budget_gib:.2f} GiB = weights {r.weights_gib_per_rank:.2f} + activation "
         f"{r.activation_gib:.2f} + runtime {r.runtime_gib:.2f}{graphs} + KV {r.available_kv_gib:.2f} GiB",
+        *([f"  weights: {r.weights_gib_per_rank:.2f} GiB per rank as loaded{added}"] if added else []),
         f"  KV: {r.kv_bytes_per_token:,.0f} B/token/rank (attention layers){state}, block {r.block_size} tokens",
         f"  pool {r.kv_tokens:,} tokens; {r.max_concurrency:.2f}x requests of {r.max_model_len:,}; "
         f"longest context that fits {r.longest_context:,}",

@@ -38,7 +38,7 @@ from servekit.fit.encoder import EncoderProfile, encoder_profile, tower
 from servekit.fit.hardware import Device
 from servekit.fit.launch import LaunchSettings
 from servekit.fit.marlin import marlin_scale_gib
-from servekit.fit.mxfp4_layout import mxfp4_padding_gib
+from servekit.fit.mxfp4_layout import mxfp4_layout, mxfp4_padding_gib
 from servekit.fit.scheduler import DEFAULT_MAX_MODEL_LEN, effective_max_model_len, scheduler_limits
 from servekit.fit.sharding import GIB, loaded_weight_bytes, weights_gib_per_rank
 from servekit.fit.versions import VllmRun
@@ -69,6 +69,8 @@ class RankMemory:
     cudagraph: float = 0.0
     buffers: float = 0.0
     """The model runner's and the drafter's persistent buffers, where the release counts them."""
+    load_added: tuple[tuple[str, float], ...] = ()
+    """What the load adds to the checkpoint's bytes, included in ``weights``: (what, GiB) pairs."""
 
     @property
     def total(self) -> float:
@@ -270,6 +272,17 @@ def cudagraph_gib(facts: ModelFacts, launch: LaunchSettings, device: Device, run
     return value("cudagraph_gib_per_layer_graph") * layers * capture_sizes(largest)
 
 
+def load_added_gib(facts: ModelFacts, launch: LaunchSettings, device: Device,
+                   weights_gib: float) -> tuple[tuple[str, float], ...]:
+    """What loading ``weights_gib`` of checkpoint on a rank adds to it, per cause (the nonzero ones):
+    Marlin's group scales of block-scaled FP8 (``servekit.fit.marlin``) and the padding of MXFP4
+    experts to the sizes of the backend's kernels (``servekit.fit.mxfp4_layout``)."""
+    layout = mxfp4_layout(facts, device)
+    causes = (("Marlin's FP8 group scales", marlin_scale_gib(facts, launch, device, weights_gib)),
+              (f"MXFP4 experts padded for {layout.backend if layout else ''}", mxfp4_padding_gib(facts, launch, device)))
+    return tuple((what, gib) for what, gib in causes if gib > 0)
+
+
 def rank_memory(
     facts: ModelFacts,
     launch: LaunchSettings,
@@ -283,10 +296,10 @@ def rank_memory(
     ``weights_as_loaded`` says it is the engine's own figure (``Model loading took``)."""
     run = as_run(run, device)
     weights = (weights_gib if weights_gib is not None else weights_gib_per_rank(facts, launch)) or 0.0
-    if not weights_as_loaded:
-        weights += marlin_scale_gib(facts, launch, device, weights) + mxfp4_padding_gib(facts, launch, device)
+    added = () if weights_as_loaded else load_added_gib(facts, launch, device, weights)
     return RankMemory(
-        weights=weights,
+        weights=weights + sum(gib for _, gib in added),
+        load_added=added,
         activation=activation_gib(facts, launch, device, run),
         runtime=runtime_gib(launch, device, run),
         cudagraph=cudagraph_gib(facts, launch, device, run) if run.counts_cudagraphs else 0.0,

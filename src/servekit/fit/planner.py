@@ -127,6 +127,8 @@ class FitReport:
     """One device's memory as the engine sees it; the budget is this times the utilization."""
     device_memory_source: str = ""
     """Where ``device_memory_gib`` comes from (the device table's log, or an assumption)."""
+    weights_added: tuple[tuple[str, float], ...] = ()
+    """What the load adds to the checkpoint, per cause, GiB per rank (included in the weights)."""
 
     @property
     def fits(self) -> bool:
@@ -135,6 +137,7 @@ class FitReport:
     def to_dict(self) -> dict:
         out = asdict(self)
         out["fits"] = self.fits
+        out["weights_added"] = {what: round(gib, 4) for what, gib in self.weights_added}
         for key, value in out.items():
             if isinstance(value, float):
                 out[key] = round(value, 4)
@@ -228,6 +231,7 @@ def _report(
         weights_known=req.weights_gib_per_rank is not None or req.facts.weights is not None,
         num_blocks=int(available_gib * GIB // layout.block_bytes) if available_gib > 0 else 0,
         buffers_gib=mem.buffers,
+        weights_added=mem.load_added,
     )
 
 
