@@ -164,7 +164,7 @@ def test_the_pool_of_an_mxfp4_moe_on_a_gpu_before_hopper_leaves_room_for_marlins
     tp, profile, shape = int(mxfp4["tp"]), point_profile("a100", profiles), shape_facts(mxfp4)
     facts, _ = facts_from_point(mxfp4["config_facts"])
     padded = kv_pool(mxfp4, shape, profile, tp, 1)
-    monkeypatch.setattr("servekit.fit.memory.mxfp4_padding_gib", lambda *args: 0.0)
+    monkeypatch.setattr("servekit.fit.memory.layout_padding_gib", lambda *args: 0.0)
     plain = kv_pool(mxfp4, shape, profile, tp, 1)
     quantized = replace(facts, quantization=QuantFacts(method="mxfp4"))
     padding = mxfp4_padding_gib(quantized, LaunchSettings(tp=tp), Device(profile))

@@ -38,7 +38,7 @@ from servekit.fit.encoder import EncoderProfile, encoder_profile, tower
 from servekit.fit.hardware import Device
 from servekit.fit.launch import LaunchSettings
 from servekit.fit.marlin import marlin_scale_gib
-from servekit.fit.mxfp4_layout import mxfp4_layout, mxfp4_padding_gib
+from servekit.fit.mxfp4_layout import layout_padding_gib, mxfp4_layout
 from servekit.fit.scheduler import DEFAULT_MAX_MODEL_LEN, effective_max_model_len, scheduler_limits
 from servekit.fit.sharding import GIB, loaded_weight_bytes, weights_gib_per_rank
 from servekit.fit.versions import VllmRun
@@ -277,9 +277,10 @@ def load_added_gib(facts: ModelFacts, launch: LaunchSettings, device: Device,
     """What loading ``weights_gib`` of checkpoint on a rank adds to it, per cause (the nonzero ones):
     Marlin's group scales of block-scaled FP8 (``servekit.fit.marlin``) and the padding of MXFP4
     experts to the sizes of the backend's kernels (``servekit.fit.mxfp4_layout``)."""
+    causes = [("Marlin's FP8 group scales", marlin_scale_gib(facts, launch, device, weights_gib))]
     layout = mxfp4_layout(facts, device)
-    causes = (("Marlin's FP8 group scales", marlin_scale_gib(facts, launch, device, weights_gib)),
-              (f"MXFP4 experts padded for {layout.backend if layout else ''}", mxfp4_padding_gib(facts, launch, device)))
+    if layout is not None:
+        causes.append((f"MXFP4 experts padded for {layout.backend}", layout_padding_gib(facts, launch, layout)))
     return tuple((what, gib) for what, gib in causes if gib > 0)
 
 

@@ -100,11 +100,13 @@ def _moe_layers_per_rank(facts: ModelFacts, launch: LaunchSettings) -> int:
 
 
 def mxfp4_padding_gib(facts: ModelFacts, launch: LaunchSettings, device: Device) -> float:
-    """What the layout's padding adds to a rank's MXFP4 experts (0 where no layout is known, or
-    the config lacks the sizes)."""
+    """What the device's layout pads a rank's MXFP4 experts by (0 where no layout is known)."""
     layout = mxfp4_layout(facts, device)
-    if layout is None:
-        return 0.0
+    return layout_padding_gib(facts, launch, layout) if layout is not None else 0.0
+
+
+def layout_padding_gib(facts: ModelFacts, launch: LaunchSettings, layout: Mxfp4Layout) -> float:
+    """What ``layout``'s padding adds to a rank's MXFP4 experts (0 where the config lacks the sizes)."""
     moe = facts.moe
     assert moe is not None
     width_total = moe.moe_intermediate_size or facts.intermediate_size
