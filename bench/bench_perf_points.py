@@ -1,6 +1,6 @@
 """Accuracy of servekit's speed predictions against measured serving runs.
 
-Usage: python bench/bench_perf_points.py [POINTS.jsonl] [--loo] [--starts] [--write]
+Usage: python bench/bench_perf_points.py [POINTS.jsonl] [--cross-check FILE|none] [--loo] [--starts] [--write]
 
 Reads perf-points lines (default: ../shared/reference/perf-points-visible.jsonl beside the repo),
 predicts each from its structured fields (``servekit.perf.points``; the measured figures are read
@@ -15,6 +15,8 @@ each constant's range, the held-out points' errors and the 80% interval ratios t
 ``--starts`` runs the whole fit from the stored values and from each of
 ``servekit.perf.calibrate.FIT_STARTS`` (one process per CPU) and prints each descent's loss and
 whether the stored constants are the lowest-loss result (the rule the stored constants follow).
+``--cross-check`` (default: bench/data/trtllm-perf-overview-v1.0.jsonl) scores a second file apart,
+with the median predicted / measured throughput per input/output length; no constant is fitted on it.
 ``--write`` also writes the report to bench/results/perf-points-DATE.txt.
 """
 
@@ -46,6 +48,9 @@ from servekit.perf.constants import CALIBRATION_POINTS, fitted_values  # noqa: E
 from servekit.perf.intervals import INTERVAL80, METRICS  # noqa: E402
 
 DEFAULT = REPO.parent / "shared" / "reference" / "perf-points-visible.jsonl"
+CROSS_CHECK = REPO / "bench" / "data" / "trtllm-perf-overview-v1.0.jsonl"
+"""TensorRT-LLM's published throughput table as perf-points lines (bench/make_trtllm_overview_points.py):
+prompt-heavy and long runs the visible file lacks, scored apart as a cross-check."""
 SHORT = {"output_throughput_tok_s": "throughput", "tpot_ms": "TPOT", "ttft_ms": "TTFT"}
 
 
@@ -102,6 +107,18 @@ def print_groups(title: str, points: list[Measured], profiles, values) -> None:
             print(f"  {first:20} {second:13} " + "  ".join(cells))
 
 
+def print_shapes(points: list[Measured], profiles, values) -> None:
+    """Median predicted / measured throughput per input/output length (where a bias by shape shows)."""
+    shapes: dict[str, list[float]] = defaultdict(list)
+    for m in points:
+        if "output_throughput_tok_s" in m.measured:
+            wl = m.point["workload"]
+            got = figures(predicted(m, profiles, values))["output_throughput_tok_s"]
+            shapes[f"{wl['input_len']}/{wl['output_len']}"].append(got / m.measured["output_throughput_tok_s"])
+    print("  predicted / measured throughput, median per input/output length: "
+          + ", ".join(f"{k} {statistics.median(r):.2f} (n={len(r)})" for k, r in shapes.items()))
+
+
 def print_loo(cal: list[Measured], profiles, values) -> None:
     rows = leave_one_out(cal, profiles, values)
     print("leave-one-out: each calibration point left out, constants refitted (2 rounds from the stored values)")
@@ -132,10 +149,14 @@ def print_starts(cal: list[Measured], profiles, values) -> None:
           f"  the lowest-loss fit (loss {best.loss:.4f}) is not the stored one: {best.values}")
 
 
-def report(path: Path, loo: bool, starts: bool = False) -> str:
+def read_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def report(path: Path, loo: bool, starts: bool = False, cross_check: Path | None = None) -> str:
     profiles = profiles_for(load_documents(None).taxonomy)
-    points = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    measured = prepare(points, profiles)
+    measured = prepare(read_lines(path), profiles)
+    extra = prepare(read_lines(cross_check), profiles) if cross_check else []
     cal = [m for m in measured if m.id in CALIBRATION_POINTS]
     ev = [m for m in measured if m.id not in CALIBRATION_POINTS]
     values = fitted_values()
@@ -154,6 +175,10 @@ def report(path: Path, loo: bool, starts: bool = False) -> str:
         print_score("evaluation", ev, profiles, values)
         print_groups("calibration", cal, profiles, values)
         print_groups("evaluation", ev, profiles, values)
+        if extra:
+            print(f"cross-check: {cross_check.name}, {len(extra)} points (no constant fitted on them)")
+            print_score("cross-check", extra, profiles, values)
+            print_shapes(extra, profiles, values)
         if starts:
             print_starts(cal, profiles, values)
         if loo:
@@ -168,12 +193,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--starts", action="store_true",
                         help="the whole fit from every start of FIT_STARTS (slow: minutes per start)")
     parser.add_argument("--write", action="store_true", help="also write bench/results/perf-points-DATE.txt")
+    parser.add_argument("--cross-check", default=str(CROSS_CHECK), metavar="FILE",
+                        help="perf-points lines scored apart, no constant fitted on them (default: TensorRT-LLM's "
+                             "published table, bench/data; 'none' for none)")
     args = parser.parse_args(argv)
     path = Path(args.points)
-    if not path.is_file():
-        print(f"no points file at {path}", file=sys.stderr)
-        return 2
-    text = report(path, args.loo, args.starts)
+    cross = None if args.cross_check == "none" else Path(args.cross_check)
+    for p in (path, cross):
+        if p is not None and not p.is_file():
+            print(f"no points file at {p}", file=sys.stderr)
+            return 2
+    text = report(path, args.loo, args.starts, cross)
     print(text, end="")
     if args.write:
         name = f"perf-points-{datetime.date.today().isoformat()}.txt"

@@ -81,3 +81,24 @@ def test_the_starts_are_on_the_grids_of_the_constants_they_set():
     for start in FIT_STARTS:
         for key, value in start.items():
             assert value in grids[key], (key, value)
+
+
+def test_the_cross_check_table_is_the_published_table(perf_points):
+    """bench/data's TensorRT-LLM table is what its writer makes of the page's figures and the visible
+    file's config facts, less the runs the visible file already holds; none is a calibration point."""
+    import json
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(repo / "bench"))
+    try:
+        import make_trtllm_overview_points as writer
+    finally:
+        sys.path.remove(str(repo / "bench"))
+    stored = [json.loads(line) for line in writer.OUT.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert writer.lines(perf_points) == stored
+    held = {writer.run_key(p) for p in perf_points if p["engine"] == "trtllm"}
+    assert not held & {writer.run_key(p) for p in stored}
+    assert not {p["id"] for p in stored} & set(CALIBRATION_POINTS)
+    assert len(stored) > 100 and all(p["measured"]["output_throughput_tok_s"] > 0 for p in stored)
