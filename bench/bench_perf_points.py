@@ -1,22 +1,25 @@
 """Accuracy of servekit's speed predictions against measured serving runs.
 
-Usage: python bench/bench_perf_points.py [POINTS.jsonl] [--cross-check FILE|none] [--loo] [--starts] [--write]
+Usage: python bench/bench_perf_points.py [POINTS.jsonl] [--table FILE] [--loo] [--starts] [--write]
 
 Reads perf-points lines (default: ../shared/reference/perf-points-visible.jsonl beside the repo),
-predicts each from its structured fields (``servekit.perf.points``; the measured figures are read
-only to score) and prints the calibration set (``servekit.perf.constants.CALIBRATION_POINTS``, on
-which the fitted constants were fitted) and the evaluation set (every other point) apart:
+and TensorRT-LLM's published throughput table (``--table``, default
+bench/data/trtllm-perf-overview-v1.0.jsonl), predicts each from its structured fields
+(``servekit.perf.points``; the measured figures are read only to score) and prints the calibration
+set (``servekit.perf.constants.CALIBRATION_POINTS`` and the table's calibration half,
+``servekit.perf.calibrate.calibration_half``, on which the fitted constants were fitted, the two
+sources weighing the same) and the evaluation set (every other point of each file) apart:
 median |relative error| of output throughput, TPOT and TTFT, and the share of measurements inside
 the 80% interval, overall, per engine release and device, per model kind (dense, MoE, MLA) and
 per regime (offline, closed-loop concurrency, request rate). ``--loo`` refits the constants once per
-calibration point left out (coordinate descent from the stored values, two rounds) and prints
+calibration point left out (coordinate descent from the stored values, two rounds; one process per
+CPU) and prints
 each constant's range, the held-out points' errors and the 80% interval ratios those errors give
 (the rule of ``servekit.perf.intervals``; the stored ``INTERVAL80`` should equal them).
 ``--starts`` runs the whole fit from the stored values and from each of
 ``servekit.perf.calibrate.FIT_STARTS`` (one process per CPU) and prints each descent's loss and
 whether the stored constants are the lowest-loss result (the rule the stored constants follow).
-``--cross-check`` (default: bench/data/trtllm-perf-overview-v1.0.jsonl) scores a second file apart,
-with the median predicted / measured throughput per input/output length; no constant is fitted on it.
+The table's halves also print the median predicted / measured throughput per input/output length.
 ``--write`` also writes the report to bench/results/perf-points-DATE.txt.
 """
 
@@ -41,16 +44,16 @@ from servekit.app.request import load_documents  # noqa: E402
 from servekit.atomic import write_bytes_atomic  # noqa: E402
 from servekit.hardware import profiles_for  # noqa: E402
 from servekit.perf.calibrate import (  # noqa: E402
-    Measured, best_fit, figures, fit_constants, fits_from_starts, held_out_intervals, intervals_from, leave_one_out,
-    predicted, prepare,
+    Measured, best_fit, calibration_half, figures, fit_constants, fits_from_starts, held_out_intervals, intervals_from,
+    leave_one_out, predicted, prepare, weighted_by_source,
 )
 from servekit.perf.constants import CALIBRATION_POINTS, fitted_values  # noqa: E402
 from servekit.perf.intervals import INTERVAL80, METRICS  # noqa: E402
 
 DEFAULT = REPO.parent / "shared" / "reference" / "perf-points-visible.jsonl"
-CROSS_CHECK = REPO / "bench" / "data" / "trtllm-perf-overview-v1.0.jsonl"
+TABLE = REPO / "bench" / "data" / "trtllm-perf-overview-v1.0.jsonl"
 """TensorRT-LLM's published throughput table as perf-points lines (bench/make_trtllm_overview_points.py):
-prompt-heavy and long runs the visible file lacks, scored apart as a cross-check."""
+prompt-heavy and long runs the visible file lacks (``servekit.perf.constants.TABLE_CALIBRATION``)."""
 SHORT = {"output_throughput_tok_s": "throughput", "tpot_ms": "TPOT", "ttft_ms": "TTFT"}
 
 
@@ -120,7 +123,8 @@ def print_shapes(points: list[Measured], profiles, values) -> None:
 
 
 def print_loo(cal: list[Measured], profiles, values) -> None:
-    rows = leave_one_out(cal, profiles, values)
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        rows = leave_one_out(cal, profiles, values, mapper=pool.map)
     print("leave-one-out: each calibration point left out, constants refitted (2 rounds from the stored values)")
     for key, stored in values.items():
         seen = [r["constants"][key] for r in rows]
@@ -153,16 +157,22 @@ def read_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def report(path: Path, loo: bool, starts: bool = False, cross_check: Path | None = None) -> str:
+def report(path: Path, loo: bool, starts: bool = False, table: Path = TABLE) -> str:
     profiles = profiles_for(load_documents(None).taxonomy)
-    measured = prepare(read_lines(path), profiles)
-    extra = prepare(read_lines(cross_check), profiles) if cross_check else []
-    cal = [m for m in measured if m.id in CALIBRATION_POINTS]
+    lines = read_lines(path)
+    measured = prepare(lines, profiles)
+    table_lines = read_lines(table)
+    table_cal_ids = {p["id"] for p in calibration_half(table_lines)}
+    table_cal = prepare([p for p in table_lines if p["id"] in table_cal_ids], profiles)
+    table_ev = prepare([p for p in table_lines if p["id"] not in table_cal_ids], profiles)
+    visible_cal = [m for m in measured if m.id in CALIBRATION_POINTS]
     ev = [m for m in measured if m.id not in CALIBRATION_POINTS]
+    cal = weighted_by_source(visible_cal, table_cal)
     values = fitted_values()
     out = io.StringIO()
     with redirect_stdout(out):
-        print(f"perf points: {path.name}, {len(measured)} points; constants: servekit.perf.constants")
+        print(f"perf points: {path.name}, {len(measured)} points; {table.name}, {len(table_lines)} points; "
+              "constants: servekit.perf.constants")
         refit = fit_constants(cal, profiles, values, rounds=1)
         moved = {k: v for k, v in refit.items() if v != values[k]}
         print("stored constants are a fixed point of the fit" if not moved else f"a refit moves: {moved}")
@@ -171,14 +181,15 @@ def report(path: Path, loo: bool, starts: bool = False, cross_check: Path | None
               + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in bands.items()))
         print("80% interval ratios used (servekit.perf.intervals, from leave-one-out errors): "
               + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in INTERVAL80.items()))
-        print_score("calibration", cal, profiles, values)
-        print_score("evaluation", ev, profiles, values)
-        print_groups("calibration", cal, profiles, values)
-        print_groups("evaluation", ev, profiles, values)
-        if extra:
-            print(f"cross-check: {cross_check.name}, {len(extra)} points (no constant fitted on them)")
-            print_score("cross-check", extra, profiles, values)
-            print_shapes(extra, profiles, values)
+        print_score(f"calibration, {path.name}", visible_cal, profiles, values)
+        print_score(f"calibration, {table.name}", table_cal, profiles, values)
+        print_score(f"evaluation, {path.name}", ev, profiles, values)
+        print_score(f"evaluation, {table.name}", table_ev, profiles, values)
+        print_groups("calibration", visible_cal + table_cal, profiles, values)
+        print_groups("evaluation", ev + table_ev, profiles, values)
+        for name, half in (("calibration", table_cal), ("evaluation", table_ev)):
+            print(f"{table.name}, {name} half:")
+            print_shapes(half, profiles, values)
         if starts:
             print_starts(cal, profiles, values)
         if loo:
@@ -193,17 +204,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--starts", action="store_true",
                         help="the whole fit from every start of FIT_STARTS (slow: minutes per start)")
     parser.add_argument("--write", action="store_true", help="also write bench/results/perf-points-DATE.txt")
-    parser.add_argument("--cross-check", default=str(CROSS_CHECK), metavar="FILE",
-                        help="perf-points lines scored apart, no constant fitted on them (default: TensorRT-LLM's "
-                             "published table, bench/data; 'none' for none)")
+    parser.add_argument("--table", default=str(TABLE), metavar="FILE",
+                        help="the second calibration source (default: TensorRT-LLM's published table, bench/data)")
     args = parser.parse_args(argv)
-    path = Path(args.points)
-    cross = None if args.cross_check == "none" else Path(args.cross_check)
-    for p in (path, cross):
-        if p is not None and not p.is_file():
+    path, table = Path(args.points), Path(args.table)
+    for p in (path, table):
+        if not p.is_file():
             print(f"no points file at {p}", file=sys.stderr)
             return 2
-    text = report(path, args.loo, args.starts, cross)
+    text = report(path, args.loo, args.starts, table)
     print(text, end="")
     if args.write:
         name = f"perf-points-{datetime.date.today().isoformat()}.txt"

@@ -1,13 +1,15 @@
 """Writes bench/data/trtllm-perf-overview-v1.0.jsonl: the rows of TensorRT-LLM's published
 throughput table (docs/source/performance/perf-overview.md at commit 00f3768, the page marked
 'NEW for v1.0'; trtllm-bench throughput, PyTorch backend, every request of one input/output
-length, the request counts of the page's table) as perf-points lines, for a cross-check of the
-speed model on input/output shapes the visible file does not hold (long prompts, long outputs).
+length, the request counts of the page's table) as perf-points lines: the speed model's second
+calibration source, with input/output shapes the visible file does not hold (long prompts, long
+outputs).
 
 Only models whose config.json facts the visible perf-points file already carries are written
 (their ``config_facts`` are read from it), and no run that file already holds; the figures are
-the page's "Total Output Throughput". No constant is fitted on these lines:
-``bench/bench_perf_points.py`` scores them apart (``--cross-check``).
+the page's "Total Output Throughput". Half the lines are calibration points
+(``servekit.perf.constants.TABLE_CALIBRATION``), the other half evaluation points, which
+``bench/bench_perf_points.py`` scores apart.
 
 Usage: python bench/make_trtllm_overview_points.py [VISIBLE.jsonl]
 """

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from servekit.perf.calibrate import (FIT_STARTS, Fit, best_fit, descend, fit_constants, held_out_intervals, prepare,
-                                     ratios)
+from servekit.perf.calibrate import (FIT_STARTS, Fit, Measured, best_fit, calibration_half, descend, fit_constants,
+                                     held_out_intervals, loss, prepare, ratios, weighted_by_source)
 from servekit.perf.constants import CALIBRATION_POINTS, CONSTANTS, FITTED, PerfConstant, fitted_values
 from servekit.perf.intervals import INTERVAL80, symmetric_ratios
+
+
+def table_lines() -> list[dict]:
+    """bench/data's TensorRT-LLM table (``constants.TABLE_CALIBRATION``), part of the project."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "data" / "trtllm-perf-overview-v1.0.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 @pytest.fixture(scope="module")
@@ -15,13 +24,36 @@ def calibration(perf_points, profiles):
     ids = {p["id"] for p in perf_points}
     missing = [i for i in CALIBRATION_POINTS if i not in ids]
     assert not missing, f"calibration ids not in the visible file: {missing}"
-    return prepare([p for p in perf_points if p["id"] in CALIBRATION_POINTS], profiles)
+    visible = prepare([p for p in perf_points if p["id"] in CALIBRATION_POINTS], profiles)
+    return weighted_by_source(visible, prepare(calibration_half(table_lines()), profiles))
 
 
 def test_calibration_is_a_subset_and_leaves_an_evaluation_set(perf_points):
     ids = [p["id"] for p in perf_points]
     assert len(set(CALIBRATION_POINTS)) == len(CALIBRATION_POINTS)
     assert 0 < len(CALIBRATION_POINTS) < len(ids) - 10
+    assert list(CALIBRATION_POINTS) == [p["id"] for p in calibration_half(perf_points)]
+
+
+def test_the_calibration_half_takes_every_other_point_of_each_engine_and_device():
+    rows = [{"id": str(i), "engine": e, "gpu": g} for i, (e, g) in enumerate(
+        [("vllm", "h100"), ("vllm", "h100"), ("sglang", "h100"), ("vllm", "a100"), ("vllm", "h100"),
+         ("sglang", "h100"), ("vllm", "a100")])]
+    assert [r["id"] for r in calibration_half(rows)] == ["0", "2", "3", "4"]
+    table = table_lines()
+    half = calibration_half(table)
+    assert 0.4 < len(half) / len(table) < 0.6
+
+
+def test_each_source_weighs_the_same_in_the_loss(profiles):
+    """Two sources of 1 and 3 points: each of the three weighs a third of the one, and the loss
+    is the mean of the two sources' mean errors."""
+    one = [Measured({"id": "a"}, {}, {})]
+    three = [Measured({"id": str(i)}, {}, {}) for i in range(3)]
+    joined = weighted_by_source(one, three)
+    assert [m.weight for m in joined] == pytest.approx([1.0, 1 / 3, 1 / 3, 1 / 3])
+    assert sum(m.weight for m in joined[:1]) == pytest.approx(sum(m.weight for m in joined[1:]))
+    assert loss([], profiles, {}) == 0.0
 
 
 def test_stored_constants_are_the_fit(calibration, profiles):
@@ -50,6 +82,19 @@ def test_held_out_intervals_cover_eighty_percent_of_the_held_out_ratios():
     inside = sum(lo - 1e-12 <= r <= hi + 1e-12 for r in spread)
     assert inside == 8  # 80% of ten, the two farthest outside
     assert symmetric_ratios([2.0, 0.5]) == pytest.approx((0.5, 2.0))
+
+
+def test_a_weighted_quantile_leans_toward_the_heavier_values():
+    from servekit.perf.intervals import quantile
+
+    values = [1.0, 2.0, 3.0]
+    assert quantile(values, 0.5) == 2.0 and quantile(values, 0.5, [5.0, 5.0, 5.0]) == 2.0
+    assert quantile(values, 0.5, [1.0, 1.0, 10.0]) > 2.5 and quantile(values, 0.5, [10.0, 1.0, 1.0]) < 1.5
+    assert quantile(values, 0.0) == 1.0 and quantile(values, 1.0) == 3.0 and quantile([4.0], 0.3) == 4.0
+    # ten equal values: the 80% quantile lies between the eighth and ninth smallest
+    assert quantile([float(i) for i in range(10)], 0.8) == pytest.approx(7.5)
+    rows = [{"ratios": {"tpot_ms": r}, "weight": w} for r, w in ((1.1, 1.0), (1.2, 1.0), (3.0, 20.0))]
+    assert held_out_intervals(rows)["tpot_ms"][1] == pytest.approx(3.0)
 
 
 def test_every_fitted_constant_lies_on_its_grid():
@@ -85,7 +130,7 @@ def test_the_starts_are_on_the_grids_of_the_constants_they_set():
 
 def test_the_cross_check_table_is_the_published_table(perf_points):
     """bench/data's TensorRT-LLM table is what its writer makes of the page's figures and the visible
-    file's config facts, less the runs the visible file already holds; none is a calibration point."""
+    file's config facts, less the runs the visible file already holds (none is a visible point)."""
     import json
     import sys
     from pathlib import Path
@@ -101,4 +146,5 @@ def test_the_cross_check_table_is_the_published_table(perf_points):
     held = {writer.run_key(p) for p in perf_points if p["engine"] == "trtllm"}
     assert not held & {writer.run_key(p) for p in stored}
     assert not {p["id"] for p in stored} & set(CALIBRATION_POINTS)
+    assert stored == table_lines()
     assert len(stored) > 100 and all(p["measured"]["output_throughput_tok_s"] > 0 for p in stored)

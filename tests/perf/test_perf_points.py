@@ -119,6 +119,9 @@ def test_an_instinct_part_runs_at_its_measured_share(perf_points, profiles):
     assert nv.memory == pytest.approx(4800e9 * v["bandwidth_fraction"])
     assert amd.flops == pytest.approx(1307.4e12 * v["flops_fraction"] * constant("flops_scale.amd"))
     assert reserves_whole_output("trtllm") and not reserves_whole_output("vllm") and not reserves_whole_output("sglang")
+    trt = rates_for(point_profile("h200", profiles), shape, "trtllm")
+    assert trt.flops == pytest.approx(nv.flops * v["flops_scale.trtllm"]) and trt.memory == pytest.approx(nv.memory)
+    assert rates_for(point_profile("h200", profiles), shape, "sglang").flops == pytest.approx(nv.flops)
 
 
 def test_tensorrt_llm_follows_a_modelopt_checkpoints_fp8_kv_cache(perf_points, profiles):

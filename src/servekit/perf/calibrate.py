@@ -5,8 +5,10 @@ order), every value of its grid is tried with the others held, and the one with 
 kept (ties: the value tried first); rounds repeat until none changes (at most ``ROUNDS``). The
 stored constants are the lowest-loss result of the descents from the stored values and from each
 of ``FIT_STARTS`` (``best_fit``: the descent finds the nearest basin, not the lowest). The loss
-is the mean over points of the mean |ln(predicted / measured)| over the metrics a point
-measured (output throughput, TPOT, TTFT). The CPU backend's constants (suffix ``vllm_cpu``) move
+is the weighted mean over points of the mean |ln(predicted / measured)| over the metrics a point
+measured (output throughput, TPOT, TTFT); the calibration set joins two sources, the visible
+file's ``constants.CALIBRATION_POINTS`` and the calibration half of TensorRT-LLM's published table
+(``calibration_half``), each weighing the same (``weighted_by_source``). The CPU backend's constants (suffix ``vllm_cpu``) move
 only with points of that backend: no point of the perf-points file is one
 (``bench/bench_cpu_overheads.py`` fits them on their own calibration set). The measured figures
 are read here and only here; ``servekit perf --points`` never reads them.
@@ -37,6 +39,8 @@ class Measured:
     point: Mapping[str, Any]
     pool: dict
     measured: dict[str, float]
+    weight: float = 1.0
+    """The point's share of the loss (``weighted_by_source``: each calibration source weighs the same)."""
 
     @property
     def id(self) -> str:
@@ -48,13 +52,34 @@ def measured_of(point: Mapping[str, Any]) -> dict[str, float]:
     return {k: float(m[k]) for k in METRICS if isinstance(m.get(k), int | float) and m[k] > 0}
 
 
-def prepare(points: Iterable[Mapping[str, Any]], profiles: Mapping[str, HardwareProfile]) -> list[Measured]:
+def prepare(points: Iterable[Mapping[str, Any]], profiles: Mapping[str, HardwareProfile],
+            weight: float = 1.0) -> list[Measured]:
     out = []
     for point in points:
         profile = point_profile(str(point["gpu"]), profiles)
         pool = kv_pool(point, shape_facts(point), profile, int(point.get("tp") or 1), int(point.get("pp") or 1))
-        out.append(Measured(point, pool, measured_of(point)))
+        out.append(Measured(point, pool, measured_of(point), weight))
     return out
+
+
+def calibration_half(points: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Within each (engine, device) group, every other point in file order, starting with the first:
+    the rule that chose ``constants.CALIBRATION_POINTS`` of the visible file and the calibration half
+    of TensorRT-LLM's published table (``constants.TABLE_CALIBRATION``)."""
+    seen: dict[tuple[str, str], int] = {}
+    out = []
+    for point in points:
+        key = (str(point.get("engine")), str(point.get("gpu")))
+        if seen.get(key, 0) % 2 == 0:
+            out.append(point)
+        seen[key] = seen.get(key, 0) + 1
+    return out
+
+
+def weighted_by_source(*sources: Sequence[Measured]) -> list[Measured]:
+    """The points of several calibration sources, each point weighted so that every source weighs
+    the same in the loss (a source of many points does not outvote one of few)."""
+    return [Measured(m.point, m.pool, m.measured, 1.0 / len(points)) for points in sources for m in points]
 
 
 def predicted(m: Measured, profiles: Mapping[str, HardwareProfile], values: Mapping[str, float]) -> Prediction:
@@ -72,11 +97,12 @@ def point_errors(m: Measured, pred: Prediction) -> dict[str, float]:
 
 
 def loss(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile], values: Mapping[str, float]) -> float:
-    total = 0.0
+    total = weights = 0.0
     for m in points:
         errors = point_errors(m, predicted(m, profiles, values))
-        total += statistics.fmean(errors.values()) if errors else 0.0
-    return total / max(1, len(points))
+        total += m.weight * (statistics.fmean(errors.values()) if errors else 0.0)
+        weights += m.weight
+    return total / weights if weights else 0.0
 
 
 def _touches(key: str, points: Sequence[Measured]) -> bool:
@@ -114,9 +140,9 @@ def fit_constants(points: Sequence[Measured], profiles: Mapping[str, HardwarePro
 
 
 FIT_STARTS: tuple[dict[str, float], ...] = tuple(
-    {"bandwidth_fraction": bandwidth, "flops_fraction": flops, "seq_overhead_us.vllm": seq,
-     "seq_overhead_us.sglang": 2 * seq}
-    for bandwidth in (0.65, 0.8, 0.95) for flops in (0.3, 0.6) for seq in (55.0, 110.0)
+    {"bandwidth_fraction": bandwidth, "flops_fraction": flops, "flops_scale.trtllm": trtllm,
+     "seq_overhead_us.vllm": seq, "seq_overhead_us.sglang": 2 * seq}
+    for bandwidth in (0.6, 0.8) for flops in (0.25, 0.5) for trtllm in (1.0, 2.0) for seq in (55.0, 110.0)
 )
 """Where ``best_fit`` starts the descent besides the stored values (each start sets these and keeps
 the stored values of the rest). Coordinate descent settles in the basin nearest its start, and the
@@ -168,26 +194,33 @@ def intervals_from(points: Sequence[Measured], profiles: Mapping[str, HardwarePr
     return {k: interval_ratios(r) for k, r in ratios(points, profiles, values).items() if r}
 
 
+def left_out(i: int, points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
+             values: Mapping[str, float], rounds: int = 2) -> dict[str, Any]:
+    """Point ``i`` left out: the constants refitted without it (starting from ``values``; the
+    others keep their weights), its errors under them and its measured / predicted ratios."""
+    m = points[i]
+    refit = fit_constants([p for j, p in enumerate(points) if j != i], profiles, values, rounds)
+    pred = predicted(m, profiles, refit)
+    got = figures(pred)
+    return {"id": m.id, "constants": refit, "errors": point_errors(m, pred), "weight": m.weight,
+            "ratios": {k: v / got[k] for k, v in m.measured.items()}}
+
+
 def leave_one_out(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
-                  values: Mapping[str, float], rounds: int = 2) -> list[dict[str, Any]]:
-    """For each calibration point: the constants refitted without it (starting from ``values``),
-    its errors under them and its measured / predicted ratios."""
-    rows = []
-    for i, m in enumerate(points):
-        rest = [p for j, p in enumerate(points) if j != i]
-        refit = fit_constants(rest, profiles, values, rounds)
-        pred = predicted(m, profiles, refit)
-        got = figures(pred)
-        rows.append({"id": m.id, "constants": refit, "errors": point_errors(m, pred),
-                     "ratios": {k: v / got[k] for k, v in m.measured.items()}})
-    return rows
+                  values: Mapping[str, float], rounds: int = 2, mapper: Callable = map) -> list[dict[str, Any]]:
+    """``left_out`` for each calibration point in turn (``mapper``: ``map``, or a process pool's)."""
+    n = len(points)
+    return list(mapper(left_out, range(n), [points] * n, [profiles] * n, [values] * n, [rounds] * n))
 
 
 def held_out_intervals(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[float, float]]:
     """The 80% interval ratios from ``leave_one_out`` rows (``intervals.symmetric_ratios`` of each
-    point's measured / predicted when the constants were fitted without it)."""
+    point's measured / predicted when the constants were fitted without it, weighted as the loss
+    weighs the point; a row without a weight weighs 1)."""
     out: dict[str, list[float]] = {k: [] for k in METRICS}
+    weights: dict[str, list[float]] = {k: [] for k in METRICS}
     for row in rows:
         for k, r in row["ratios"].items():
             out[k].append(r)
-    return {k: symmetric_ratios(r) for k, r in out.items() if r}
+            weights[k].append(row.get("weight", 1.0))
+    return {k: symmetric_ratios(r, weights=weights[k]) for k, r in out.items() if r}

@@ -1,10 +1,12 @@
 """Every number of the speed model that is not a device fact, with where it comes from.
 
-``FITTED`` constants are fitted on the calibration points (``CALIBRATION_POINTS``, ids of
-``perf-points-visible.jsonl``) by ``servekit.perf.calibrate.fit_constants`` (coordinate descent
-over each constant's grid, minimising the mean |log(predicted / measured)| over throughput, TPOT
-and TTFT); ``bench/bench_perf_points.py`` refits them, reports the other points apart and
-leaves each calibration point out in turn. ``SOURCED`` constants come from the engines' code or
+``FITTED`` constants are fitted on the calibration set by ``servekit.perf.calibrate.fit_constants``
+(coordinate descent over each constant's grid, minimising the mean |log(predicted / measured)| over
+throughput, TPOT and TTFT): ``CALIBRATION_POINTS`` (ids of ``perf-points-visible.jsonl``) and
+``TABLE_CALIBRATION`` (half of TensorRT-LLM's published throughput table), the two sources weighing
+the same; "CALIBRATION_POINTS" in a source below means that set. ``bench/bench_perf_points.py``
+refits them, reports the other points of both sources apart and leaves each calibration point out
+in turn. ``SOURCED`` constants come from the engines' code or
 papers; ``ASSUMED`` ones are stated assumptions.
 """
 
@@ -66,13 +68,21 @@ CALIBRATION_POINTS: tuple[str, ...] = (
 point in file order, starting with the first (the rule that chose them; every other visible
 point is the evaluation set)."""
 
+TABLE_CALIBRATION = ("bench/data/trtllm-perf-overview-v1.0.jsonl (bench/make_trtllm_overview_points.py: the rows of "
+                     "TensorRT-LLM's published throughput table, docs/source/performance/perf-overview.md at "
+                     "00f3768, that the visible file lacks), chosen by the same rule as CALIBRATION_POINTS "
+                     "(servekit.perf.calibrate.calibration_half); the other rows are evaluation points")
+"""The second calibration source: offline trtllm-bench runs of Llama-3.1-8B, 3.3-70B and 3.1-405B
+(FP8 and NVFP4) on H100, H200, B200 and RTX PRO 6000, with input/output lengths from 128/128 to
+20000/2000, which the visible file's short-prompt runs do not span."""
+
 ENGINES = ("vllm", "sglang", "trtllm")
 CPU_KEY = "vllm_cpu"
 """The suffix of the CPU backend's overhead constants (vLLM on the CPU platform)."""
 OVERHEAD_KEYS = (*ENGINES, CPU_KEY)
-STEP_MS = {"vllm": 0.0, "sglang": 0.0, "trtllm": 0.5}
-SEQ_US = {"vllm": 130.0, "sglang": 165.0, "trtllm": 0.0}
-REQUEST_MS = {"vllm": 40.0, "sglang": 7.5, "trtllm": 0.0}
+STEP_MS = {"vllm": 0.0, "sglang": 0.0, "trtllm": 4.0}
+SEQ_US = {"vllm": 125.0, "sglang": 180.0, "trtllm": 0.0}
+REQUEST_MS = {"vllm": 37.5, "sglang": 5.0, "trtllm": 0.0}
 """The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``,
 ``request_overhead_ms.ENGINE``)."""
 OCCUPANCY = {"vllm": 0.35, "sglang": 0.4, "trtllm": 0.2}
@@ -116,7 +126,7 @@ CPU_CONSTANTS: tuple[PerfConstant, ...] = (
 )
 
 CONSTANTS: tuple[PerfConstant, ...] = (
-    PerfConstant("bandwidth_fraction", 0.65, FITTED, "share of the datasheet memory bandwidth",
+    PerfConstant("bandwidth_fraction", 0.7, FITTED, "share of the datasheet memory bandwidth",
                  "fitted on CALIBRATION_POINTS", _grid(0.4, 0.95, 0.05)),
     PerfConstant("flops_fraction", 0.25, FITTED, "share of the datasheet dense FLOPs",
                  "fitted on CALIBRATION_POINTS (every device generation without its own entry)",
@@ -128,7 +138,7 @@ CONSTANTS: tuple[PerfConstant, ...] = (
     PerfConstant("moe_flops_share", 1.0, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
                  "fitted on CALIBRATION_POINTS (the grid stops at 1: grouped expert GEMMs no faster than dense ones)",
                  _grid(0.02, 1.0, 0.02)),
-    PerfConstant("allreduce_latency_us", 95.0, FITTED, "microseconds per TP all-reduce",
+    PerfConstant("allreduce_latency_us", 45.0, FITTED, "microseconds per TP all-reduce",
                  "fitted on CALIBRATION_POINTS (the fixed cost of one all-reduce, apart from its bytes)",
                  _grid(0.0, 200.0, 5.0)),
     *(PerfConstant(f"offline_occupancy.{engine}", OCCUPANCY[engine], FITTED,
@@ -137,7 +147,11 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                    "and the scheduler and pool admit them all, the running batch averages this share of them "
                    "(requests of varying lengths finish apart; each engine admits in its own order)",
                    _grid(0.2, 1.0, 0.05)) for engine in ENGINES),
-    PerfConstant("layer_overhead_us", 0.0, FITTED, "microseconds per decoder layer per step and stage",
+    PerfConstant("flops_scale.trtllm", 1.9, FITTED, "achievable FLOP/s of TensorRT-LLM as a multiple of the "
+                 "fitted share (vLLM's and SGLang's)",
+                 "fitted on CALIBRATION_POINTS: TensorRT-LLM's prompt-heavy runs of TABLE_CALIBRATION need "
+                 "more FLOP/s than vLLM's and SGLang's served runs show", _grid(0.5, 4.0, 0.1)),
+    PerfConstant("layer_overhead_us", 52.5, FITTED, "microseconds per decoder layer per step and stage",
                  "fitted on CALIBRATION_POINTS (kernel launches, norms, the all-reduce's latency)",
                  _grid(0.0, 60.0, 2.5)),
     *(PerfConstant(f"step_overhead_ms.{engine}", STEP_MS[engine], FITTED, "milliseconds per engine step",
@@ -164,6 +178,9 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "assumed: MI300X streams about 81% of its 5.3 TB/s in public measurements against about 90% "
                  "for Hopper's HBM3: 0.81 / 0.90"),
     *CPU_CONSTANTS,
+    PerfConstant("layer_overhead_us.vllm_cpu", 0.0, ASSUMED, "microseconds per decoder layer per step",
+                 "the CPU backend's per-layer costs are inside its step overhead: CPU_FITTED was fitted with no "
+                 "per-layer term"),
     PerfConstant("acceptance.mtp", 0.85, SOURCED, "probability a drafted token is accepted",
                  "DeepSeek-V3 technical report, https://arxiv.org/abs/2412.19437 section 5.4.3: the second "
                  "token's acceptance rate is 85-90%"),

@@ -81,12 +81,13 @@ def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
         memory_share, flops_share = v[f"bandwidth_fraction.{CPU_KEY}"], v[f"flops_fraction.{CPU_KEY}"]
     else:
         memory_share = v["bandwidth_fraction"] * vendor_scale("bandwidth", profile.generation)
-        flops_share = flops_fraction(v, profile.generation) * vendor_scale("flops", profile.generation)
+        flops_share = (flops_fraction(v, profile.generation) * vendor_scale("flops", profile.generation)
+                       * v.get(f"flops_scale.{key}", 1.0))
     return Rates(
         memory=row.memory_gb_s * 1e9 * memory_share,
         flops=flops * flops_share,
         link=(row.link_gb_s or PCIE4) * 1e9,
-        layer_s=v["layer_overhead_us"] * 1e-6,
+        layer_s=(constant(f"layer_overhead_us.{CPU_KEY}") if key == CPU_KEY else v["layer_overhead_us"]) * 1e-6,
         step_s=v[f"step_overhead_ms.{key}"] * 1e-3,
         seq_s=v[f"seq_overhead_us.{key}"] * 1e-6,
         expert_flops=flops * flops_share * v["moe_flops_share"],
