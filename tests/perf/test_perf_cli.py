@@ -29,9 +29,9 @@ def test_json_shape(capsys):
             assert lo <= doc[key][stat] <= hi
     lo, hi = doc["interval80"]["output_throughput_tok_s"]
     assert lo <= doc["output_throughput_tok_s"] <= hi
-    assert doc["binding"] in {"weight bandwidth", "KV bandwidth", "compute", "communication", "engine overhead",
-                              "scheduler limit", "KV pool", "client concurrency"}
-    assert set(doc["terms_ms"]) == {"weights", "kv", "compute", "communication", "overhead"}
+    assert doc["binding"] in {"weight bandwidth", "KV bandwidth", "activation traffic", "compute", "communication",
+                              "engine overhead", "scheduler limit", "KV pool", "client concurrency"}
+    assert set(doc["terms_ms"]) == {"weights", "kv", "activations", "compute", "communication", "overhead"}
 
 
 def test_request_rate_and_text(capsys):

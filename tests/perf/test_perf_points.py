@@ -10,8 +10,8 @@ import pytest
 from servekit.cli.app import main
 from servekit.jsonl import objects
 
-BINDINGS = {"weight bandwidth", "KV bandwidth", "compute", "communication", "engine overhead", "scheduler limit",
-            "KV pool", "client concurrency"}
+BINDINGS = {"weight bandwidth", "KV bandwidth", "activation traffic", "compute", "communication", "engine overhead",
+            "scheduler limit", "KV pool", "client concurrency"}
 METRICS = ("output_throughput_tok_s", "ttft_ms", "tpot_ms")
 
 

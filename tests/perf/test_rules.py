@@ -52,6 +52,21 @@ def test_all_reduce_latency_adds_per_layer():
     assert slow.communication - base.communication == pytest.approx(2 * DENSE.layers * 1e-5)
 
 
+def test_activation_traffic_grows_with_tokens_and_splits_over_tp_but_the_norms():
+    """Each token moves 9 hidden-sized vectors per layer on every rank and 32 split over TP
+    (``terms.ACTIVATION_PASSES_*``); off unless the rates count it (the CPU backend's do not)."""
+    counted = replace(QUIET, activations=True)
+    one = step_terms(DENSE, Layout(), counted, tokens=1000, seqs=1, context=1)
+    two = step_terms(DENSE, Layout(), counted, tokens=2000, seqs=1, context=1)
+    per_token_layer = DENSE.hidden * 2 * (9 + 32)
+    assert one.activations == pytest.approx(1000 * DENSE.layers * per_token_layer / counted.memory)
+    assert two.activations == pytest.approx(2 * one.activations)
+    tp4 = step_terms(DENSE, Layout(tp=4), counted, tokens=1000, seqs=1, context=1)
+    assert tp4.activations == pytest.approx(one.activations * (9 + 32 / 4) / (9 + 32))
+    assert step_terms(DENSE, Layout(), QUIET, tokens=1000, seqs=1, context=1).activations == 0.0
+    assert one.total == pytest.approx(max(one.weights + one.kv + one.activations, one.compute) + one.overhead)
+
+
 def test_compute_bound_prefill_grows_with_input():
     slow_flops = replace(QUIET, flops=1e14)
     short = step_terms(DENSE, Layout(), slow_flops, tokens=2048, seqs=0, context=1024)

@@ -80,9 +80,9 @@ ENGINES = ("vllm", "sglang", "trtllm")
 CPU_KEY = "vllm_cpu"
 """The suffix of the CPU backend's overhead constants (vLLM on the CPU platform)."""
 OVERHEAD_KEYS = (*ENGINES, CPU_KEY)
-STEP_MS = {"vllm": 0.0, "sglang": 0.0, "trtllm": 4.0}
-SEQ_US = {"vllm": 125.0, "sglang": 180.0, "trtllm": 0.0}
-REQUEST_MS = {"vllm": 37.5, "sglang": 5.0, "trtllm": 0.0}
+STEP_MS = {"vllm": 0.0, "sglang": 0.0, "trtllm": 5.0}
+SEQ_US = {"vllm": 125.0, "sglang": 175.0, "trtllm": 0.0}
+REQUEST_MS = {"vllm": 40.0, "sglang": 5.0, "trtllm": 0.0}
 """The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``,
 ``request_overhead_ms.ENGINE``)."""
 OCCUPANCY = {"vllm": 0.35, "sglang": 0.4, "trtllm": 0.2}
@@ -126,7 +126,7 @@ CPU_CONSTANTS: tuple[PerfConstant, ...] = (
 )
 
 CONSTANTS: tuple[PerfConstant, ...] = (
-    PerfConstant("bandwidth_fraction", 0.7, FITTED, "share of the datasheet memory bandwidth",
+    PerfConstant("bandwidth_fraction", 0.75, FITTED, "share of the datasheet memory bandwidth",
                  "fitted on CALIBRATION_POINTS", _grid(0.4, 0.95, 0.05)),
     PerfConstant("flops_fraction", 0.25, FITTED, "share of the datasheet dense FLOPs",
                  "fitted on CALIBRATION_POINTS (every device generation without its own entry)",
@@ -138,7 +138,7 @@ CONSTANTS: tuple[PerfConstant, ...] = (
     PerfConstant("moe_flops_share", 1.0, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
                  "fitted on CALIBRATION_POINTS (the grid stops at 1: grouped expert GEMMs no faster than dense ones)",
                  _grid(0.02, 1.0, 0.02)),
-    PerfConstant("allreduce_latency_us", 45.0, FITTED, "microseconds per TP all-reduce",
+    PerfConstant("allreduce_latency_us", 60.0, FITTED, "microseconds per TP all-reduce",
                  "fitted on CALIBRATION_POINTS (the fixed cost of one all-reduce, apart from its bytes)",
                  _grid(0.0, 200.0, 5.0)),
     *(PerfConstant(f"offline_occupancy.{engine}", OCCUPANCY[engine], FITTED,
@@ -147,11 +147,11 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                    "and the scheduler and pool admit them all, the running batch averages this share of them "
                    "(requests of varying lengths finish apart; each engine admits in its own order)",
                    _grid(0.2, 1.0, 0.05)) for engine in ENGINES),
-    PerfConstant("flops_scale.trtllm", 1.9, FITTED, "achievable FLOP/s of TensorRT-LLM as a multiple of the "
+    PerfConstant("flops_scale.trtllm", 2.0, FITTED, "achievable FLOP/s of TensorRT-LLM as a multiple of the "
                  "fitted share (vLLM's and SGLang's)",
                  "fitted on CALIBRATION_POINTS: TensorRT-LLM's prompt-heavy runs of TABLE_CALIBRATION need "
                  "more FLOP/s than vLLM's and SGLang's served runs show", _grid(0.5, 4.0, 0.1)),
-    PerfConstant("layer_overhead_us", 52.5, FITTED, "microseconds per decoder layer per step and stage",
+    PerfConstant("layer_overhead_us", 32.5, FITTED, "microseconds per decoder layer per step and stage",
                  "fitted on CALIBRATION_POINTS (kernel launches, norms, the all-reduce's latency)",
                  _grid(0.0, 60.0, 2.5)),
     *(PerfConstant(f"step_overhead_ms.{engine}", STEP_MS[engine], FITTED, "milliseconds per engine step",

@@ -8,6 +8,8 @@ whose KV cache of ``context`` tokens each is read. On one rank of TP x PP:
   ranks that hold them (with expert parallelism, the tokens of every replica sharing them; the
   all-to-all of expert parallelism is not modelled);
 * KV: ``seqs x context x kv_bytes_per_token`` (per rank, from ``servekit.fit``) over PP;
+* activations: what each token's hidden states move per layer outside the weight and KV reads
+  (``activation_bytes``; on GPUs);
 * compute: 2 FLOPs per active parameter per token, plus attention 2 x layers x heads x
   (qk + v width) x context per token, over TP x PP, at the part's dense FLOPs in the
   checkpoint's format (``hardware.device_compute.compute_format``) times the achievable share
@@ -21,10 +23,10 @@ whose KV cache of ``context`` tokens each is read. On one rank of TP x PP:
 * overhead: the engine's per-step cost, a per-layer cost and a per-sequence cost (fitted
   constants).
 
-Weights and KV are read from the same memory, so the memory time is their sum; the step lasts
+Weights, KV and activations cross the same memory, so the memory time is their sum; the step lasts
 max(memory, compute) + communication + overhead (memory and compute overlap, the all-reduce and
-the launch overheads do not). The binding term is the largest of weights, KV, compute,
-communication and overhead.
+the launch overheads do not). The binding term is the largest of weights, KV, activations,
+compute, communication and overhead.
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ class Rates:
     request_s: float = 0.0
     """Fixed seconds each request spends outside the engine's steps before its first token
     reaches the client (HTTP handling, tokenizing, the hand-over to the engine process and back)."""
+    activations: bool = False
+    """Whether the step's activation traffic (``activation_bytes``) is counted: on GPUs; the CPU
+    backend's fitted constants stand for it."""
 
 
 @record
@@ -70,20 +75,23 @@ class StepTerms:
     compute: float
     communication: float
     overhead: float
+    activations: float = 0.0
 
     @property
     def total(self) -> float:
-        return max(self.weights + self.kv, self.compute) + self.communication + self.overhead
+        return max(self.weights + self.kv + self.activations, self.compute) + self.communication + self.overhead
 
     @property
     def binding(self) -> str:
         named = {"weight bandwidth": self.weights, "KV bandwidth": self.kv, "compute": self.compute,
-                 "communication": self.communication, "engine overhead": self.overhead}
+                 "communication": self.communication, "engine overhead": self.overhead,
+                 "activation traffic": self.activations}
         return max(named, key=lambda k: named[k])
 
     def as_ms(self) -> dict[str, float]:
-        return {"weights": self.weights * 1e3, "kv": self.kv * 1e3, "compute": self.compute * 1e3,
-                "communication": self.communication * 1e3, "overhead": self.overhead * 1e3}
+        return {"weights": self.weights * 1e3, "kv": self.kv * 1e3, "activations": self.activations * 1e3,
+                "compute": self.compute * 1e3, "communication": self.communication * 1e3,
+                "overhead": self.overhead * 1e3}
 
 
 def attention_flops(shape: ModelShape, context: float, width: int) -> float:
@@ -137,6 +145,23 @@ def allreduce_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float) 
     return 2.0 * (shape.layers / layout.pp) * (moved / rates.link + rates.allreduce_s)
 
 
+ACTIVATION_PASSES_REPLICATED = 9.0
+ACTIVATION_PASSES_SPLIT = 32.0
+"""Hidden-sized vectors each token reads or writes per layer outside the weight and KV reads, with
+no reuse in cache (an upper bound), counted on a Llama layer (query width h, KV 0.25 h,
+intermediate 3.5 h): the two norms with the residual adds (read 2 h, write h each; 9 h in all,
+every TP rank) and, split over TP, the projections' inputs and outputs (QKV 2.5 h, O 2 h, gate
+and up 8 h, down 4.5 h), the rotary embedding (2.5 h), attention's query in and output out (2 h)
+and the gated activation (read 7 h, write 3.5 h): 32 h. An assumption: MoE and MLA layers are
+taken at the same count."""
+
+
+def activation_bytes(shape: ModelShape, layout: Layout, tokens: float) -> float:
+    """Activation bytes one rank moves in a step of ``tokens`` tokens (``ACTIVATION_PASSES_*``)."""
+    passes = ACTIVATION_PASSES_REPLICATED + ACTIVATION_PASSES_SPLIT / layout.tp
+    return tokens * (shape.layers / layout.pp) * shape.hidden * ACTIVATION_BYTES * passes
+
+
 def step_terms(shape: ModelShape, layout: Layout, rates: Rates, *, tokens: float, seqs: float,
                context: float, prefill_tokens: float = 0.0, prefill_context: float = 0.0) -> StepTerms:
     """The terms of one step of one stage: ``seqs`` sequences read ``context`` tokens of KV each;
@@ -148,4 +173,5 @@ def step_terms(shape: ModelShape, layout: Layout, rates: Rates, *, tokens: float
         compute=compute_s(shape, layout, rates, tokens, context, prefill_tokens, prefill_context),
         communication=allreduce_s(shape, layout, rates, tokens),
         overhead=rates.step_s + stage_layers * rates.layer_s + seqs * rates.seq_s,
+        activations=activation_bytes(shape, layout, tokens) / rates.memory if rates.activations else 0.0,
     )
