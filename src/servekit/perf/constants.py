@@ -152,8 +152,8 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "fitted on CALIBRATION_POINTS: TensorRT-LLM's prompt-heavy runs of TABLE_CALIBRATION need "
                  "more FLOP/s than vLLM's and SGLang's served runs show", _grid(0.5, 4.0, 0.1)),
     PerfConstant("layer_overhead_us", 32.5, FITTED, "microseconds per decoder layer per step and stage",
-                 "fitted on CALIBRATION_POINTS (kernel launches, norms, the all-reduce's latency)",
-                 _grid(0.0, 60.0, 2.5)),
+                 "fitted on CALIBRATION_POINTS (kernel launches and what else a layer costs beyond its weight, KV "
+                 "and activation bytes and its FLOPs)", _grid(0.0, 60.0, 2.5)),
     *(PerfConstant(f"step_overhead_ms.{engine}", STEP_MS[engine], FITTED, "milliseconds per engine step",
                    f"fitted on the {engine} points of CALIBRATION_POINTS (scheduling, sampling, detokenizing)",
                    _grid(0.0, 15.0, 0.5)) for engine in ENGINES),

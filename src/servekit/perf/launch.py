@@ -2,8 +2,8 @@
 
 Rates are the device table's figures (``servekit.hardware.device_compute``) times the fitted
 fractions (``servekit.perf.constants``; an AMD part's scaled by the measured gap between its
-achievable and peak figures and NVIDIA's, ``constants.vendor_scale``); a device without a link
-figure talks over PCIe Gen4.
+achievable and peak figures and NVIDIA's, ``constants.vendor_scale``; TensorRT-LLM's FLOP/s by its
+fitted multiple, ``flops_scale.trtllm``); a device without a link figure talks over PCIe Gen4.
 Hardware ``local`` on a CPU machine takes its measured row (``servekit.perf.local_cpu``), whose
 figures are achieved on large operations: the CPU backend's shares of them are fitted
 (``bandwidth_fraction.vllm_cpu``, ``flops_fraction.vllm_cpu``). A launch on the CPU platform takes
