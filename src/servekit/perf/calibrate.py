@@ -8,9 +8,9 @@ of ``FIT_STARTS`` (``best_fit``: the descent finds the nearest basin, not the lo
 is the weighted mean over points of the mean |ln(predicted / measured)| over the metrics a point
 measured (output throughput, TPOT, TTFT); the calibration set joins two sources, the visible
 file's ``constants.CALIBRATION_POINTS`` and the calibration half of TensorRT-LLM's published table
-(``calibration_half``), each weighing the same (``weighted_by_source``). The CPU backend's constants (suffix ``vllm_cpu``) move
-only with points of that backend: no point of the perf-points file is one
-(``bench/bench_cpu_overheads.py`` fits them on their own calibration set). The measured figures
+(``calibration_half``), each weighing the same (``weighted_by_source``). The CPU backend's
+constants (suffix ``vllm_cpu``) move only with points of that backend: no point of either file is
+one (``bench/bench_cpu_overheads.py`` fits them on their own calibration set). The measured figures
 are read here and only here; ``servekit perf --points`` never reads them.
 """
 
