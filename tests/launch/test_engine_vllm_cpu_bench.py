@@ -71,11 +71,12 @@ def test_bench_of_a_small_up_run_lands_inside_its_predicted_throughput_and_tpot_
         # fixed-length requests run in waves (servekit.perf.predict: one prefill step of the four
         # prompts, then decode steps of four), and the CPU was measured just before the load on the
         # CPU vLLM binds its worker to, so the prediction carries whatever else runs on the machine
-        # (bench/results/cpu-overheads-2026-12-02.txt); the decode steps these figures rest on read
-        # weights and KV, which the probe's copy loop measures on any CPU.
+        # (bench/results/cpu-overheads-2026-12-04.txt); the decode steps these figures rest on read
+        # weights and KV, which the probe streams through the server's own linear kernel at the
+        # model's size on any CPU (servekit.perf.cpu_probe).
         # Median TTFT is compared and recorded, and asserted only within a factor of 4: it rests on
-        # the prefill's arithmetic, at the share of the probe's BF16 FLOP/s fitted on an AMD EPYC
-        # (CPU_CALIBRATION), and that share does not carry to other CPUs: on an Intel Xeon whose
+        # the prefill's arithmetic, at the share of the probe's BF16 FLOP/s fitted on one CPU
+        # (CPU_CALIBRATION), and that share does not carry to every CPU: on an Intel Xeon whose
         # probe measured 0.78-0.86 TFLOPS on one CPU, two runs measured 379 ms against 158-172
         # predicted (bench/results/README.md). The p99 figures are compared and recorded, not
         # asserted: no calibration point measures a tail, and on a shared machine a tail is a

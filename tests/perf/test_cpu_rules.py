@@ -54,7 +54,38 @@ def test_another_machine_or_a_broken_cache_measures_again():
 def test_the_measured_row_states_its_figures_and_method():
     row = local_cpu.cpu_row(local_cpu.cpu_speed("this machine (Test CPU)", Counting(FIGURES)))
     assert row.memory_gb_s == 25.0 and row.flops("bf16") == pytest.approx(0.4e12)
-    assert "STREAM" in row.measured and "25.0 GB/s" in row.source and row.link == "none"
+    assert "dispatch picks" in row.measured and "25.0 GB/s" in row.source and row.link == "none"
+    assert row.stream_gb_s == ()  # no sizes measured: every size streams at memory_gb_s
+    assert row.memory_for(1e6) == row.memory_for(1e12) == 25.0
+
+
+CURVE = {"16": 40.0, "64": 30.0, "256": 12.0, "960": 12.5}
+
+
+def test_weights_the_caches_hold_stream_at_the_rate_measured_for_their_size():
+    row = local_cpu.cpu_row({"machine": "m", "figures": {**FIGURES, "memory_gb_s": 12.5, "stream_gb_s": CURVE}})
+    assert row.stream_gb_s == ((16.0, 40.0), (64.0, 30.0), (256.0, 12.0), (960.0, 12.5))
+    mib = 1024**2
+    assert row.memory_for(4 * mib) == 40.0 and row.memory_for(64 * mib) == 30.0  # below the smallest: its rate
+    assert row.memory_for(32 * mib) == pytest.approx(40.0 - 10.0 / 2)  # halfway in log2(size) from 16 to 64
+    assert row.memory_for(128 * mib) == pytest.approx(21.0)
+    assert row.memory_for(8192 * mib) == 12.5  # beyond the largest: from memory alone
+
+
+def test_a_rank_streams_its_share_of_the_weights_at_that_sizes_rate():
+    local_cpu.cpu_speed("this machine (Test CPU)", Counting({**FIGURES, "memory_gb_s": 12.5, "stream_gb_s": CURVE}))
+    profile = build_profile(LOCAL, CPU_ENTRY)
+    big = ModelShape(params_total=64 * 1024**2, params_active=64 * 1024**2, expert_params=0.0, experts=0,
+                     experts_per_token=0, layers=2, hidden=256, heads=4, attention_dim=128,
+                     kv_bytes_per_token=1024.0, weights_format="bf16")  # 128 MiB of BF16 weights
+    share = constant("bandwidth_fraction.vllm_cpu")
+    assert rates_for(profile, big, "vllm").memory == pytest.approx(21.0e9 * share)
+    assert rates_for(profile, big, "vllm", ranks=2).memory == pytest.approx(30.0e9 * share)  # 64 MiB each
+
+
+def test_unreadable_stream_sizes_are_left_out():
+    figures = {"stream_gb_s": {"16": 40.0, "x": 3.0, "32": None, "64": -1.0, "128": 20.0}}
+    assert local_cpu.stream_curve(figures) == ((16.0, 40.0), (128.0, 20.0))
 
 
 def test_hardware_local_on_a_cpu_takes_the_measured_row_at_the_cpu_backends_shares():
@@ -123,6 +154,20 @@ def test_a_fresh_measurement_replaces_the_cached_one():
     now = local_cpu.cpu_speed("this machine (Test CPU)", Counting({**FIGURES, "memory_gb_s": 9.0}), fresh=True)
     assert now["figures"]["memory_gb_s"] == 9.0
     assert local_cpu.cpu_speed("this machine (Test CPU)", measure)["figures"]["memory_gb_s"] == 9.0
+
+
+def test_the_probe_streams_past_the_last_level_cache(tmp_path, monkeypatch):
+    from servekit.perf import cpu_probe
+
+    for index, size in enumerate(("48K", "2048K", "491520K")):
+        (tmp_path / "cpu0" / "cache" / f"index{index}").mkdir(parents=True)
+        (tmp_path / "cpu0" / "cache" / f"index{index}" / "size").write_text(f"{size}\n")
+    monkeypatch.setattr(cpu_probe, "SYSFS", tmp_path)
+    assert cpu_probe.last_level_cache_bytes(0) == 480 * 1024**2
+    assert cpu_probe.last_level_cache_bytes(1) == 0  # unreadable: no cache counted
+    assert cpu_probe.stream_sizes_mib(480 * 1024**2) == (16, 32, 64, 128, 256, 960)
+    assert cpu_probe.stream_sizes_mib(32 * 1024**2) == (16, 32, 64, 128, 256)  # a small cache: 256 MiB is past it
+    assert cpu_probe.stream_sizes_mib(4 * 1024**3)[-1] == cpu_probe.STREAM_MAX_MIB
 
 
 def _topology(root, cores: dict[int, tuple[int, int]]):

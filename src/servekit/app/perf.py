@@ -164,8 +164,8 @@ def launch_of_check(checked: CheckedLaunch, *, max_num_seqs: int | None = None,
                     max_num_batched_tokens=max_num_batched_tokens or settings.max_num_batched_tokens or tokens,
                     kv_tokens=report.kv_tokens)
     layout, replicas = layout_of(report, settings)
-    launch = PerfLaunch(shape, layout, rates_for(checked.profile, shape, checked.engine), limits,
-                        replicas, spec, offline_occupancy(checked.engine))
+    rates = rates_for(checked.profile, shape, checked.engine, ranks=layout.tp * layout.pp)
+    launch = PerfLaunch(shape, layout, rates, limits, replicas, spec, offline_occupancy(checked.engine))
     found = {"weights_format": fmt, "tp": report.tp, "pp": report.pp, "dp": replicas,
              "expert_parallel": layout.expert_replicas > 1, "kv_tokens": report.kv_tokens,
              "max_num_seqs": limits.max_num_seqs, "max_num_batched_tokens": limits.max_num_batched_tokens}

@@ -19,6 +19,7 @@ A part with no row has no speed prediction: ``servekit perf`` says so and names 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import field
 
@@ -54,6 +55,25 @@ class DeviceCompute:
     """For a row measured on a machine rather than read from a datasheet: how it was measured."""
     generation: str = ""
     """NVIDIA generation (ampere, ada, hopper, blackwell) for a part no taxonomy entry names."""
+    stream_gb_s: tuple[tuple[float, float], ...] = ()
+    """For a measured row: (MiB of weights, GB/s they stream at) per size measured, smallest
+    first; a set the caches hold part of streams faster than ``memory_gb_s``."""
+
+    def memory_for(self, size_bytes: float) -> float:
+        """GB/s at which ``size_bytes`` of weights stream: interpolated in the logarithm of the
+        size between the measured sizes of ``stream_gb_s`` (the nearest end beyond them);
+        ``memory_gb_s`` for a row without them."""
+        curve = self.stream_gb_s
+        if not curve:
+            return self.memory_gb_s
+        mib = size_bytes / 1024**2
+        if mib <= curve[0][0]:
+            return curve[0][1]
+        for (low, low_rate), (high, high_rate) in zip(curve, curve[1:], strict=False):
+            if mib <= high:
+                share = math.log(mib / low) / math.log(high / low)
+                return low_rate + share * (high_rate - low_rate)
+        return curve[-1][1]
 
     def flops(self, fmt: str) -> float | None:
         """Dense FLOP/s in ``fmt``; None when the part has no figure for it."""

@@ -89,24 +89,27 @@ OCCUPANCY = {"vllm": 0.35, "sglang": 0.4, "trtllm": 0.2}
 """The fitted share of an offline run's prompts each engine runs at once (``offline_occupancy.ENGINE``)."""
 
 CPU_CALIBRATION = ("a small Llama (4 layers, hidden 1024, 8 heads, 8 KV heads, head_dim 128, intermediate 2816, "
-                   "BF16, 104 MB) served by vLLM CPU 0.32.0 on the project's build machine (AMD EPYC, 2 vCPUs, "
-                   "KVM, shared with other work), prefix caching off; vllm bench serve, random dataset with "
+                   "BF16, 104 MB) served by vLLM CPU 0.32.0 on the project's build machine (Intel Xeon reporting a "
+                   "480 MiB L3, 2 vCPUs, KVM), prefix caching off; vllm bench serve, random dataset with "
                    "--ignore-eos, 40 prompts each, the CPU measured again before each: 128:64 at concurrency 1 and "
                    "16, 512:32 at concurrency 2 (bench/bench_cpu_overheads.py)")
 """The calibration set of the CPU backend's constants. The run the engine test measures
 (256:128 at concurrency 4) is none of them."""
 
-CPU_FITTED = {"bandwidth_fraction": 0.75, "flops_fraction": 0.85, "step_overhead_ms": 2.25, "seq_overhead_us": 710.0,
-              "request_overhead_ms": 0.0}
+CPU_FITTED = {"bandwidth_fraction": 0.9, "flops_fraction": 0.55, "step_overhead_ms": 2.5, "seq_overhead_us": 220.0,
+              "request_overhead_ms": 4.0}
 """Fitted on ``CPU_CALIBRATION`` (``<name>.vllm_cpu`` for each name), each load against the CPU row
-the probe measured just before it on the one CPU vLLM binds its worker to (26.1-30.8 GB/s,
-0.295-0.356 TFLOPS BF16, medians of the probe's window at load averages 3.8-4.9); the run is in
-bench/results/cpu-overheads-2026-12-02.txt."""
+the probe measured just before it on the one CPU vLLM binds its worker to (weights streamed
+through vLLM CPU's oneDNN kernel at 12.6-13.2 GB/s from memory, 1.29-1.44 TFLOPS BF16, medians
+of the probe's windows at load averages 1.0-2.5); the run is in
+bench/results/cpu-overheads-2026-12-04.txt. (Fitted before on an AMD EPYC against a copy loop's
+bandwidth: 0.75, 0.85, 2.25 ms, 710 us, 0 ms, bench/results/cpu-overheads-2026-12-02.txt.)"""
 
 CPU_CONSTANTS: tuple[PerfConstant, ...] = (
     PerfConstant("bandwidth_fraction.vllm_cpu", CPU_FITTED["bandwidth_fraction"], FITTED,
                  "share of the measured CPU memory bandwidth",
-                 "fitted on CPU_CALIBRATION (the probe's copy loop against vLLM CPU's weight and KV reads)",
+                 "fitted on CPU_CALIBRATION (weights the probe streamed through the server's kernel, at the "
+                 "rate of a set of the model's size, against vLLM CPU's weight and KV reads)",
                  _grid(0.05, 1.5, 0.05)),
     PerfConstant("flops_fraction.vllm_cpu", CPU_FITTED["flops_fraction"], FITTED,
                  "share of the measured CPU BF16 FLOP/s",

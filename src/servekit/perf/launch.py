@@ -67,7 +67,10 @@ def device_row(profile: HardwareProfile) -> DeviceCompute:
 
 
 def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
-              values: Mapping[str, float] | None = None) -> Rates:
+              values: Mapping[str, float] | None = None, ranks: int = 1) -> Rates:
+    """What one of the launch's ``ranks`` devices achieves for ``shape``: a measured row streams
+    the rank's share of the weights at the rate the probe measured for a set of that size
+    (``DeviceCompute.memory_for``)."""
     row = device_row(profile)
     fmt = compute_format(row, shape.compute_format)
     flops = row.flops(fmt) if fmt else None
@@ -83,8 +86,9 @@ def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
         memory_share = v["bandwidth_fraction"] * vendor_scale("bandwidth", profile.generation)
         flops_share = (flops_fraction(v, profile.generation) * vendor_scale("flops", profile.generation)
                        * v.get(f"flops_scale.{key}", 1.0))
+    memory = row.memory_for((shape.dense_bytes + shape.expert_bytes) / ranks) if row.measured else row.memory_gb_s
     return Rates(
-        memory=row.memory_gb_s * 1e9 * memory_share,
+        memory=memory * 1e9 * memory_share,
         flops=flops * flops_share,
         link=(row.link_gb_s or PCIE4) * 1e9,
         layer_s=(constant(f"layer_overhead_us.{CPU_KEY}") if key == CPU_KEY else v["layer_overhead_us"]) * 1e-6,

@@ -9,9 +9,12 @@ measures again. ``servekit bench`` measures again before each load (``fresh``): 
 the median of the probe's window, the speed the server's steps get with whatever else runs on
 the machine at the time, and the prediction the load is set against uses them.
 
-The row's figures are achieved rates (a copy loop, a large matrix product), so the datasheet
-fractions of ``servekit.perf.constants`` do not apply to them; the CPU backend's own fitted
-shares do (``servekit.perf.launch.rates_for``).
+The row's figures are achieved rates (weights streamed through the server's own linear kernel,
+per size of weight set, and a large matrix product through it), so the datasheet fractions of
+``servekit.perf.constants`` do not apply to them; the CPU backend's own fitted shares do
+(``servekit.perf.launch.rates_for``), and a model's weights stream at the rate measured for a
+set of their size (``DeviceCompute.memory_for``): a small model the caches partly hold reads
+faster than a large one.
 """
 
 from __future__ import annotations
@@ -31,15 +34,14 @@ from servekit.engines.registry import native_engine
 from servekit.errors import ServekitError
 from servekit.hardware.device_compute import DeviceCompute
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 PROBE = Path(__file__).with_name("cpu_probe.py")
 PROBE_TIMEOUT_S = 300
 ROW_ID = "local_cpu"
-METHOD = ("measured on this machine by servekit.perf.cpu_probe in the engine environment's torch, on the CPUs and "
-          "threads vLLM CPU's auto binding gives its worker: memory = the median copy of a 256 MiB float32 tensor "
-          "over 3 s (bytes read + written / time, STREAM Copy); bf16 = the median of a linear layer of 2048 x 2048 "
-          "BF16 weights over 2048 rows (torch.nn.functional.linear, as vLLM CPU's linear layers) over 3 s "
-          "(2 n^3 / time)")
+METHOD = ("measured on this machine by servekit.perf.cpu_probe in the engine environment, on the CPUs and threads "
+          "vLLM CPU's auto binding gives its worker, through the linear kernel vLLM CPU's dispatch picks: memory = "
+          "the median rate 16 MiB to twice the last-level cache of 2048 x 2048 BF16 weights stream at over 4 rows "
+          "(bytes / time, per size); bf16 = the median of 2048 rows through one such layer over 3 s (2 n^3 / time)")
 
 
 class CpuSpeedError(ServekitError):
@@ -115,7 +117,20 @@ def cpu_row(doc: dict[str, Any]) -> DeviceCompute:
     source = (f"{doc.get('machine')}: memory {figures['memory_gb_s']:.1f} GB/s, BF16 {figures['bf16_tflops']:.3f} "
               f"TFLOPS on {figures.get('threads', '?')} threads (torch {figures.get('torch', '?')}), measured {when}")
     return DeviceCompute(ROW_ID, {"bf16": float(figures["bf16_tflops"])}, float(figures["memory_gb_s"]), "none",
-                         0.0, source, measured=str(doc.get("method") or METHOD))
+                         0.0, source, measured=str(doc.get("method") or METHOD), stream_gb_s=stream_curve(figures))
+
+
+def stream_curve(figures: dict[str, Any]) -> tuple[tuple[float, float], ...]:
+    """The probe's (MiB, GB/s) per weight set, smallest first; the sizes it could not read are left out."""
+    rows = []
+    for size, rate in (figures.get("stream_gb_s") or {}).items():
+        try:
+            mib, gb_s = float(size), float(rate)
+        except (TypeError, ValueError):
+            continue
+        if mib > 0 and gb_s > 0:
+            rows.append((mib, gb_s))
+    return tuple(sorted(rows))
 
 
 def local_cpu_row(name: str) -> DeviceCompute:

@@ -220,7 +220,7 @@ def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
                     max_num_batched_tokens=_int(point, "max_num_batched_tokens", tokens),
                     kv_tokens=pool.get("kv_tokens"), reserves_output=reserves_whole_output(engine))
     replicas = dp if tp * pp * dp == _int(point, "gpu_count", tp * pp) else 1
-    return PerfLaunch(shape, Layout(tp, pp), rates_for(profile, shape, engine, values), limits, replicas,
+    return PerfLaunch(shape, Layout(tp, pp), rates_for(profile, shape, engine, values, tp * pp), limits, replicas,
                       spec, offline_occupancy(engine, values))
 
 
