@@ -128,8 +128,9 @@ def server_linear(weight):
         return (lambda x: torch.nn.functional.linear(x, weight)), "torch.nn.functional.linear"
     layer = torch.nn.Module()
     layer.weight = torch.nn.Parameter(weight, requires_grad=False)
+    del weight  # a kernel that packs the weights drops the layer's own, as the server's layers do
     dispatch_cpu_unquantized_gemm(layer, remove_weight=True)
-    return (lambda x: layer.cpu_linear(x, weight, None)), "vllm dispatch_cpu_unquantized_gemm"
+    return (lambda x: layer.cpu_linear(x, layer.weight, None)), "vllm dispatch_cpu_unquantized_gemm"
 
 
 def measure() -> dict:
@@ -157,7 +158,7 @@ def measure() -> dict:
     matmul_s = timed(lambda: product(prompt))
     src = torch.ones(COPY_MIB * 1024 * 1024 // 4, dtype=torch.float32)
     dst = torch.empty_like(src)
-    copy_s = timed(lambda: dst.copy_(src))
+    copy_s = timed(lambda: dst.copy_(src), STREAM_WINDOW_S)
     matmul_flops, copy_bytes = 2 * MATMUL_N**3, 2 * src.numel() * 4
     return {
         "memory_gb_s": stream[max(stream, key=int)],
