@@ -51,6 +51,7 @@ from servekit.launch.bench_serve import Measured, bench_argv, run_load  # noqa: 
 from servekit.launch.launch_plan import plan_from_dict  # noqa: E402
 from servekit.perf.calibrate import descend  # noqa: E402
 from servekit.perf.constants import CPU_CONSTANTS  # noqa: E402
+from servekit.perf.local_cpu import cpu_row  # noqa: E402
 from servekit.perf.predict import PerfLaunch, Workload, predict  # noqa: E402
 from testing.tiny_model import TinyLlamaShape, write_tiny_llama  # noqa: E402
 
@@ -145,8 +146,11 @@ def measure_point(record, plan, load: Workload, n: int):
     figures, key = speed.get("figures") or {}, speed.get("machine")
     launch, _, _ = run_launch(record, plan)
     measured = load_once(record, plan, load, n)
+    weights = launch.shape.dense_bytes + launch.shape.expert_bytes
+    model_rate = cpu_row(speed).memory_for(weights) if figures else 0.0
     print(f"  {load.input_len}:{load.output_len} c={load.concurrency}: CPU row {figures.get('memory_gb_s', 0):.1f} "
-          f"GB/s, {figures.get('bf16_tflops', 0):.3f} TFLOPS BF16 (best {figures.get('best_memory_gb_s', 0):.1f}, "
+          f"GB/s from memory, {model_rate:.1f} GB/s for the model's {weights / 1e6:.0f} MB of weights, "
+          f"{figures.get('bf16_tflops', 0):.3f} TFLOPS BF16 (best {figures.get('best_memory_gb_s', 0):.1f}, "
           f"{figures.get('best_bf16_tflops', 0):.3f}) on CPUs {figures.get('cpus')} of {key}; load averages "
           f"{tuple(round(x, 2) for x in os.getloadavg())} after the load")
     return launch, load, measured_of(measured)

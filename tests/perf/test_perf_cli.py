@@ -7,6 +7,7 @@ import json
 import pytest
 
 from servekit.cli.app import main
+from servekit.perf.constants import constant
 
 
 def _run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -32,11 +33,15 @@ def test_json_shape(capsys):
     assert doc["binding"] in {"weight bandwidth", "KV bandwidth", "activation traffic", "compute", "communication",
                               "engine overhead", "scheduler limit", "KV pool", "client concurrency"}
     assert set(doc["terms_ms"]) == {"weights", "kv", "activations", "compute", "communication", "overhead"}
+    # H100 SXM's datasheet 3,350 GB/s at the fitted share, its NVLink at 450 GB/s one way
+    assert doc["rates"]["memory_gb_s"] == pytest.approx(3350 * constant("bandwidth_fraction"), rel=1e-3)
+    assert doc["rates"]["tflops"] > 0 and doc["rates"]["link_gb_s"] == 450
 
 
 def test_request_rate_and_text(capsys):
     code, out, _ = _run(capsys, "perf", "Qwen/Qwen3.8-27B", "--hardware", "h100", "--request-rate", "1")
     assert code == 0 and "output throughput" in out and "binding:" in out and "TPOT median" in out
+    assert "per device, achieved: memory" in out
 
 
 def test_fp8_variant_on_h200_is_faster_per_device_than_bf16(capsys):

@@ -208,7 +208,16 @@ def predicted(launch: PerfLaunch, workload: Workload, context: dict[str, Any], w
     except NoRoom as exc:
         raise SelectionError(f"{what}: {exc}",
                              fix="shorten --input-len/--output-len, or plan more devices (--tp) for a larger pool")
-    return prediction_dict(pred, context)
+    return {**prediction_dict(pred, context), "rates": achieved_rates(launch)}
+
+
+def achieved_rates(launch: PerfLaunch) -> dict[str, float]:
+    """What one device is taken to achieve (the datasheet or measured row times its fitted share):
+    memory GB/s (for a measured CPU, the rate of a weight set of this model's size per rank),
+    dense TFLOPS in the model's compute format, link GB/s."""
+    rates = launch.rates
+    return {"memory_gb_s": round(rates.memory / 1e9, 3), "tflops": round(rates.flops / 1e12, 4),
+            "link_gb_s": round(rates.link / 1e9, 3)}
 
 
 def run_perf(opts: PerfOptions) -> dict[str, Any]:
