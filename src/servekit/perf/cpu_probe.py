@@ -119,17 +119,24 @@ def stream_sizes_mib(cache: int) -> tuple[int, ...]:
 
 
 def server_linear(weight):
-    """(the function vLLM CPU's dispatch gives a linear layer of ``weight``, its name)."""
+    """(the function vLLM CPU's dispatch gives a linear layer of ``weight``, its name);
+    ``torch.nn.functional.linear`` where this environment's vLLM has no such dispatch or it fails."""
     import torch
+
+    def plain(w):
+        return (lambda x: torch.nn.functional.linear(x, w)), "torch.nn.functional.linear"
 
     try:
         from vllm.model_executor.layers.utils import dispatch_cpu_unquantized_gemm
-    except Exception:  # noqa: BLE001 - no vLLM, or one without the CPU dispatch: torch's own
-        return (lambda x: torch.nn.functional.linear(x, weight)), "torch.nn.functional.linear"
+    except Exception:  # noqa: BLE001 - no vLLM, or one without the CPU dispatch
+        return plain(weight)
     layer = torch.nn.Module()
     layer.weight = torch.nn.Parameter(weight, requires_grad=False)
     del weight  # a kernel that packs the weights drops the layer's own, as the server's layers do
-    dispatch_cpu_unquantized_gemm(layer, remove_weight=True)
+    try:
+        dispatch_cpu_unquantized_gemm(layer, remove_weight=True)
+    except Exception:  # noqa: BLE001 - a release whose dispatch takes other arguments
+        return plain(layer.weight)
     return (lambda x: layer.cpu_linear(x, layer.weight, None)), "vllm dispatch_cpu_unquantized_gemm"
 
 
