@@ -9,10 +9,11 @@ one JSON object.
   server's decode steps read a model's (``stream_gb_s``). A set the caches hold part of streams
   faster: on one Intel Xeon core reporting a 480 MiB L3, 64 MiB streamed at 23 GB/s, 104 MiB at
   17 and 192 MiB or more at 12.4. ``memory_gb_s`` is the largest set's, from memory alone. The
-  kernel is the one vLLM's own dispatch picks
-  for such a layer (``vllm.model_executor.layers.utils.dispatch_cpu_unquantized_gemm``: oneDNN
-  with its weights packed where the CPU has it, zentorch or SGLang's kernel where vLLM prefers
-  them, ``torch.nn.functional.linear`` otherwise); without vLLM, ``torch.nn.functional.linear``.
+  kernel is the one vLLM's own dispatch picks for such a layer
+  (``vllm.model_executor.layers.utils.dispatch_cpu_unquantized_gemm``: oneDNN with its weights
+  packed where the CPU has it, zentorch or SGLang's kernel where vLLM prefers them,
+  ``torch.nn.functional.linear`` otherwise); without vLLM, or where its dispatch fails,
+  ``torch.nn.functional.linear`` (``kernel`` names the one that ran).
   A plain copy measures another thing: on one Intel Xeon core a 256 MiB float32 copy moved 14.5
   GB/s (bytes read + written, STREAM Copy) while oneDNN's packed kernel streamed 960 MiB of
   weights at 12.7 GB/s, and 103 MB of a small Llama's at 21-22 GB/s against 10-12 for
@@ -30,7 +31,8 @@ binds the worker's OpenMP threads to one logical CPU per physical core of the fi
 ``OMPProcessManager._get_autobind_cpu_ids``). On a 2-CPU machine the worker computes on one CPU.
 
 Each runs once untimed first (page faults, thread pool start-up, the kernel's weight packing),
-then at least ``REPEATS`` times and for at least ``WINDOW_S`` seconds. The figures are the median
+then at least ``REPEATS`` times and for at least ``WINDOW_S`` seconds (each weight set and the
+copy: ``STREAM_WINDOW_S``). The figures are the median
 time of the window (what the server's steps get now, with whatever else runs on the machine) and
 the best one (the machine's own speed, when nothing else ran for a moment).
 """
