@@ -1,6 +1,6 @@
 """The CPU backend's overhead constants: fitted on real loads of a tiny model on this machine.
 
-Usage: SERVEKIT_ENGINES_DIR=... python bench/bench_cpu_overheads.py [--run RUN] [--write]
+Usage: SERVEKIT_ENGINES_DIR=... python bench/bench_cpu_overheads.py [--run RUN] [--sizes] [--write]
 
 Starts the small Llama of ``servekit.perf.constants.CPU_CALIBRATION`` with ``servekit up`` on vLLM
 CPU (the installed environment; ``--run``: a run of it already up), runs ``vllm bench serve``
@@ -22,6 +22,11 @@ five loads on one server most prompts would begin like earlier ones and be partl
 the cache, which the speed model does not count (a fresh server's single load, as the engine
 test runs, repeats few). Each load has its own seed. ``--write`` also writes the
 report to bench/results/cpu-overheads-DATE.txt.
+
+``--sizes`` fits nothing: it starts Llamas of other sizes (``OTHER_SIZES``: one the caches hold
+whole, one that streams from memory) and scores the stored constants on the first evaluation
+workload of each, a test of the rule that reads a model's weights at the rate measured for a set
+of its size (none of these models is in the calibration set).
 """
 
 from __future__ import annotations
@@ -60,6 +65,9 @@ CALIBRATION = (Workload(128, 64, 1, None, 40, True), Workload(128, 64, 16, None,
                Workload(512, 32, 2, None, 40, True))
 EVALUATION = (Workload(256, 128, 4, None, 40, True), Workload(64, 256, 8, None, 40, True))
 ROUNDS = 6
+OTHER_SIZES = (TinyLlamaShape(layers=2, hidden=1024, heads=8, kv_heads=8, head_dim=128, intermediate=2816),
+               TinyLlamaShape(layers=4, hidden=1536, heads=12, kv_heads=12, head_dim=128, intermediate=4096))
+"""52 MB and 226 MB of BF16 weights, beside the calibration model's 104 MB."""
 
 
 def rates_with(launch: PerfLaunch, values: dict[str, float]) -> PerfLaunch:
@@ -99,8 +107,8 @@ def fit(points) -> dict[str, float]:
     return descend(CPU_CONSTANTS, {c.id: c.value for c in CPU_CONSTANTS}, lambda values: loss(points, values), ROUNDS)
 
 
-def up_model(folder: Path) -> str:
-    model = write_tiny_llama(folder / "small", shape=SHAPE, dtype="bfloat16")
+def up_model(folder: Path, shape: TinyLlamaShape = SHAPE) -> str:
+    model = write_tiny_llama(folder / "small", shape=shape, dtype="bfloat16")
     out = io.StringIO()
     with redirect_stdout(out):
         code = main(["up", str(model), "--kv-cache-space", "1", "--max-model-len", "1024", "--detach",
@@ -172,17 +180,39 @@ def run(existing: str | None) -> None:
                     main(["down", run_id])
 
 
+def sizes() -> None:
+    """The stored constants on models of other sizes (``OTHER_SIZES``), none fitted on."""
+    stored = {c.id: c.value for c in CPU_CONSTANTS}
+    load = EVALUATION[0]
+    for n, shape in enumerate(OTHER_SIZES):
+        with tempfile.TemporaryDirectory() as tmp:
+            run_id = up_model(Path(tmp), shape)
+            try:
+                record = records.load(run_id)
+                plan = plan_from_dict(record.plan)
+                launch, _, measured = measure_point(record, plan, load, 20 + n)
+                print(row(f"L{shape.layers}h{shape.hidden}", load, measured, figures_of(launch, load, stored)))
+                print("        |error| " + ", ".join(f"{k} {math.expm1(e) * 100:.0f}%" for k, e in
+                                                     errors(launch, load, measured, stored).items()))
+            finally:
+                with redirect_stdout(io.StringIO()):
+                    main(["down", run_id])
+
+
 def cli() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", help="a run of the calibration model already started by `servekit up`")
+    parser.add_argument("--sizes", action="store_true",
+                        help="score the stored constants on models of other sizes instead of fitting")
     parser.add_argument("--write", action="store_true", help="also write bench/results/cpu-overheads-DATE.txt")
     args = parser.parse_args()
     out = io.StringIO()
     with redirect_stdout(out):
-        run(args.run)
+        sizes() if args.sizes else run(args.run)
     print(out.getvalue(), end="")
     if args.write:
-        path = REPO / "bench" / "results" / f"cpu-overheads-{datetime.date.today().isoformat()}.txt"
+        kind = "cpu-sizes" if args.sizes else "cpu-overheads"
+        path = REPO / "bench" / "results" / f"{kind}-{datetime.date.today().isoformat()}.txt"
         write_bytes_atomic(path, out.getvalue().encode())
         print(f"written: {path}")
 
