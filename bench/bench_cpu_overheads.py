@@ -154,7 +154,7 @@ def measure_point(record, plan, load: Workload, n: int):
     figures, key = speed.get("figures") or {}, speed.get("machine")
     launch, _, _ = run_launch(record, plan)
     measured = load_once(record, plan, load, n)
-    weights = launch.shape.dense_bytes + launch.shape.expert_bytes
+    weights = launch.shape.weight_bytes
     model_rate = cpu_row(speed).memory_for(weights) if figures else 0.0
     print(f"  {load.input_len}:{load.output_len} c={load.concurrency}: CPU row {figures.get('memory_gb_s', 0):.1f} "
           f"GB/s from memory, {model_rate:.1f} GB/s for the model's {weights / 1e6:.0f} MB of weights, "

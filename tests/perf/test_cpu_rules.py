@@ -168,6 +168,7 @@ def test_the_probe_streams_past_the_last_level_cache(tmp_path, monkeypatch):
     assert cpu_probe.stream_sizes_mib(480 * 1024**2) == (16, 32, 64, 128, 256, 960)
     assert cpu_probe.stream_sizes_mib(32 * 1024**2) == (16, 32, 64, 128, 256)  # a small cache: 256 MiB is past it
     assert cpu_probe.stream_sizes_mib(4 * 1024**3)[-1] == cpu_probe.STREAM_MAX_MIB
+    assert cpu_probe.stream_sizes_mib(510 * 1024**2)[-1] == 1024  # 1,020 MiB rounds up to whole 8 MiB matrices
 
 
 def _topology(root, cores: dict[int, tuple[int, int]]):

@@ -116,8 +116,7 @@ def stream_sizes_mib(cache: int) -> tuple[int, ...]:
     """The weight sets streamed, MiB: ``STREAM_SIZES_MIB`` and twice the last-level cache (at
     least the largest of them, at most ``STREAM_MAX_MIB``), rounded up to whole matrices."""
     largest = min(max(STREAM_SIZES_MIB[-1], -(-2 * cache // 1024**2)), STREAM_MAX_MIB)
-    sizes = sorted({*STREAM_SIZES_MIB, -(-largest // MATRIX_MIB) * MATRIX_MIB})
-    return tuple(size for size in sizes if size <= max(largest, STREAM_SIZES_MIB[-1]))
+    return tuple(sorted({*STREAM_SIZES_MIB, -(-largest // MATRIX_MIB) * MATRIX_MIB}))
 
 
 def server_linear(weight):

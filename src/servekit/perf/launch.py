@@ -86,7 +86,7 @@ def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
         memory_share = v["bandwidth_fraction"] * vendor_scale("bandwidth", profile.generation)
         flops_share = (flops_fraction(v, profile.generation) * vendor_scale("flops", profile.generation)
                        * v.get(f"flops_scale.{key}", 1.0))
-    memory = row.memory_for((shape.dense_bytes + shape.expert_bytes) / ranks) if row.measured else row.memory_gb_s
+    memory = row.memory_for(shape.weight_bytes / ranks) if row.measured else row.memory_gb_s
     return Rates(
         memory=memory * 1e9 * memory_share,
         flops=flops * flops_share,

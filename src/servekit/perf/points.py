@@ -106,7 +106,7 @@ def kv_pool(point: Mapping[str, Any], shape: ModelShape, profile: HardwareProfil
     wl = point["workload"]
     line: dict[str, Any] = {
         "config_facts": cf, "tp": tp, "pp": pp, "kv_cache_dtype": launch_kv_dtype(point),
-        "weights_gib": (shape.dense_bytes + shape.expert_bytes) / GIB, "gpu_mem_gib": profile.memory_gib,
+        "weights_gib": shape.weight_bytes / GIB, "gpu_mem_gib": profile.memory_gib,
         "max_model_len": max(MIN_MODEL_LEN, int(wl["input_len"]) + int(wl["output_len"])),
     }
     if shape.weights_format in FORMATS:  # what the load adds to a quantized checkpoint (servekit.fit.memory)

@@ -97,6 +97,11 @@ class ModelShape:
         return max(0.0, self.params_total - self.expert_params) * per
 
     @property
+    def weight_bytes(self) -> float:
+        """Bytes of all the checkpoint's weights (dense and routed experts)."""
+        return self.dense_bytes + self.expert_bytes
+
+    @property
     def compute_format(self) -> str:
         return COMPUTE_FORMAT.get(self.weights_format, "bf16")
 
