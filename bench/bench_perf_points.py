@@ -43,6 +43,7 @@ sys.path.insert(0, str(REPO / "src"))
 from servekit.app.request import load_documents  # noqa: E402
 from servekit.atomic import write_bytes_atomic  # noqa: E402
 from servekit.hardware import profiles_for  # noqa: E402
+from servekit.hardware.device_compute import compute_row  # noqa: E402
 from servekit.perf.calibrate import (  # noqa: E402
     Measured, best_fit, calibration_half, figures, fit_constants, fits_from_starts, held_out_intervals, intervals_from,
     leave_one_out, predicted, prepare, weighted_by_source,
@@ -54,6 +55,8 @@ DEFAULT = REPO.parent / "shared" / "reference" / "perf-points-visible.jsonl"
 TABLE = REPO / "bench" / "data" / "trtllm-perf-overview-v1.0.jsonl"
 """TensorRT-LLM's published throughput table as perf-points lines (bench/make_trtllm_overview_points.py):
 prompt-heavy and long runs the visible file lacks (``servekit.perf.constants.TABLE_CALIBRATION``)."""
+PROBE = REPO / "bench" / "results" / "gpu-probe-h200-2026-12-04.json"
+"""An H200's kernel rates (bench/gpu_probe.py), printed beside the fitted shares."""
 SHORT = {"output_throughput_tok_s": "throughput", "tpot_ms": "TPOT", "ttft_ms": "TTFT"}
 
 
@@ -153,6 +156,22 @@ def print_starts(cal: list[Measured], profiles, values) -> None:
           f"  the lowest-loss fit (loss {best.loss:.4f}) is not the stored one: {best.values}")
 
 
+def print_ceilings(values: dict[str, float]) -> None:
+    """The fitted shares beside what an H200 reached in isolated kernels (bench/gpu_probe.py): a
+    fitted share is the whole engine's, so it sits at or under the kernel's."""
+    if not PROBE.is_file():
+        print(f"H200 kernel ceilings: no probe run at {PROBE}")
+        return
+    run, row = json.loads(PROBE.read_text()), compute_row("h200")
+    stream = {int(r): e["median"] / row.memory_gb_s for r, e in run["stream_gb_s"].items()}
+    gemm = {f: [e["median"] / row.tflops[f] for e in run["gemm_tflops"][f].values()] for f in ("bf16", "fp8")}
+    print(f"H200 kernel ceilings ({PROBE.name}), shares of the datasheet: weights streamed at "
+          + ", ".join(f"{r} rows {s:.2f}" for r, s in sorted(stream.items()))
+          + f" (fitted bandwidth_fraction {values['bandwidth_fraction']:.2f}); GEMMs "
+          + ", ".join(f"{f.upper()} {min(v):.2f}..{max(v):.2f}" for f, v in gemm.items())
+          + f" (fitted flops_fraction {values['flops_fraction']:.2f})")
+
+
 def read_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -181,6 +200,7 @@ def report(path: Path, loo: bool, starts: bool = False, table: Path = TABLE) -> 
               + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in bands.items()))
         print("80% interval ratios used (servekit.perf.intervals, from leave-one-out errors): "
               + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in INTERVAL80.items()))
+        print_ceilings(values)
         print_score(f"calibration, {path.name}", visible_cal, profiles, values)
         print_score(f"calibration, {table.name}", table_cal, profiles, values)
         print_score(f"evaluation, {path.name}", ev, profiles, values)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # gpu_fit_check.sh: servekit's predicted KV pool against what vLLM logs, on a real NVIDIA GPU.
 #
-# STATUS: written and kept ready; NOT RUN YET. No GPU machine was lent when it was written, so
-# bench/results/ holds no GPU figures from it (see bench/results/README.md).
+# STATUS: written and kept ready; NOT RUN YET. The one GPU machine lent so far (an H200, 2026-12-04)
+# had no vLLM and no package registry: vLLM's wheels are 227-320 MB and 0.34.0 pins torch 2.13.0,
+# against 64 MiB a call may carry and torch 2.11.0 on that machine. bench/gpu_probe.py ran there
+# instead (the memory torch reports, kernel rates; bench/results/README.md).
 #
 # What it does, on a machine with an NVIDIA GPU and the vLLM GPU build installable (or
 # installed, VLLM_PYTHON pointing at its python):

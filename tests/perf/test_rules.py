@@ -8,7 +8,7 @@ import pytest
 
 from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Spec, Workload, predict
 from servekit.perf.shape import ModelShape, touched_fraction
-from servekit.perf.terms import Layout, Rates, step_terms
+from servekit.perf.terms import Layout, Rates, step_terms, weight_bytes, weight_bytes_split
 
 DENSE = ModelShape(params_total=8e9, params_active=8e9, expert_params=0.0, experts=0, experts_per_token=0,
                    layers=32, hidden=4096, heads=32, attention_dim=256, kv_bytes_per_token=131072.0,
@@ -260,3 +260,36 @@ def test_an_offline_request_waits_at_least_for_the_prompts_ahead_of_it(occupancy
 def test_an_offline_median_does_not_jump_where_the_batch_passes_it():
     ttft = [_offline(share / 100).ttft_ms for share in range(46, 55)]
     assert max(ttft) < 1.5 * min(ttft)
+
+
+def test_routed_experts_stream_at_their_own_rate_and_dense_weights_do_not():
+    """Expert bytes over ``expert_memory``, dense bytes over ``memory``: halving the experts' rate
+    doubles their share of the weight time and leaves a dense model's alone."""
+    dense_bytes, expert_bytes = weight_bytes_split(MOE, Layout(), 4)
+    assert dense_bytes + expert_bytes == pytest.approx(weight_bytes(MOE, Layout(), 4))
+    base = step_terms(MOE, Layout(), QUIET, tokens=4, seqs=4, context=1)
+    slow = step_terms(MOE, Layout(), replace(QUIET, expert_memory=QUIET.memory / 2), tokens=4, seqs=4, context=1)
+    assert slow.weights - base.weights == pytest.approx(expert_bytes / QUIET.memory)
+    dense = step_terms(DENSE, Layout(), QUIET, tokens=4, seqs=4, context=1)
+    assert step_terms(DENSE, Layout(), replace(QUIET, expert_memory=1.0), tokens=4, seqs=4, context=1) == dense
+
+
+def test_gpu_rates_stream_experts_at_the_measured_grouped_share():
+    """``moe_bandwidth_share`` (sourced from the H200 probe) scales a GPU's expert rate; a measured
+    CPU row's fitted share already stands for everything it streams."""
+    from servekit.app.request import load_documents
+    from servekit.hardware import profiles_for
+    from servekit.perf.constants import constant
+    from servekit.perf.launch import rates_for
+
+    h200 = profiles_for(load_documents(None).taxonomy)["h200"]
+    rates = rates_for(h200, MOE, "vllm")
+    assert rates.expert_memory == pytest.approx(rates.memory * constant("moe_bandwidth_share"))
+
+
+def test_achieved_rates_name_the_experts_rate_for_a_moe_model_only():
+    from servekit.app.perf import achieved_rates
+
+    moe = achieved_rates(_launch(shape=MOE, rates=replace(QUIET, expert_memory=1.5e12)))
+    assert moe["expert_memory_gb_s"] == pytest.approx(1500) and moe["memory_gb_s"] == pytest.approx(2000)
+    assert "expert_memory_gb_s" not in achieved_rates(_launch())

@@ -214,10 +214,14 @@ def predicted(launch: PerfLaunch, workload: Workload, context: dict[str, Any], w
 def achieved_rates(launch: PerfLaunch) -> dict[str, float]:
     """What one device is taken to achieve (the datasheet or measured row times its fitted share):
     memory GB/s (for a measured CPU, the rate of a weight set of this model's size per rank),
-    dense TFLOPS in the model's compute format, link GB/s."""
+    dense TFLOPS in the model's compute format, link GB/s; for a model with routed experts, the
+    GB/s their weights stream at."""
     rates = launch.rates
-    return {"memory_gb_s": round(rates.memory / 1e9, 3), "tflops": round(rates.flops / 1e12, 4),
-            "link_gb_s": round(rates.link / 1e9, 3)}
+    out = {"memory_gb_s": round(rates.memory / 1e9, 3), "tflops": round(rates.flops / 1e12, 4),
+           "link_gb_s": round(rates.link / 1e9, 3)}
+    if launch.shape.experts:
+        out["expert_memory_gb_s"] = round((rates.expert_memory or rates.memory) / 1e9, 3)
+    return out
 
 
 def run_perf(opts: PerfOptions) -> dict[str, Any]:

@@ -53,8 +53,9 @@ def render_text(out: dict) -> str:
         f"p99 {out['tpot_ms']['p99']:,.2f} ms {_band(band['tpot_ms']['p99'])}",
         f"  running batch {out['batch']} (max-num-seqs {out['max_num_seqs']}, KV pool {out['kv_tokens']:,} tokens); "
         f"binding: {out['binding']}",
-        *([f"  per device, achieved: memory {out['rates']['memory_gb_s']:,.1f} GB/s, "
-           f"{out['rates']['tflops']:,.3f} TFLOPS dense"] if out.get("rates") else []),
+        *([f"  per device, achieved: memory {out['rates']['memory_gb_s']:,.1f} GB/s"
+           + (f" (routed experts {out['rates']['expert_memory_gb_s']:,.1f})" if "expert_memory_gb_s" in out["rates"]
+              else "") + f", {out['rates']['tflops']:,.3f} TFLOPS dense"] if out.get("rates") else []),
         "  step terms (ms): " + ", ".join(f"{k} {v:.2f}" for k, v in out["terms_ms"].items()),
         "  intervals: 80%, from the leave-one-out errors of the calibration points (servekit.perf.intervals)",
     ])

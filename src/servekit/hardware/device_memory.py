@@ -42,7 +42,9 @@ class DeviceMemory:
 
 DEVICE_MEMORY: tuple[DeviceMemory, ...] = (
     DeviceMemory("h200", r"\bh200\b", 139.8,
-                 "Kimi-K2-Thinking start-up log on H200 (vllm-project/recipes Kimi-K2-Think.md)"),
+                 "Kimi-K2-Thinking start-up log on H200 (vllm-project/recipes Kimi-K2-Think.md); measured the same "
+                 "(139.801 GiB, torch.cuda.mem_get_info) on an H200 by bench/gpu_probe.py, "
+                 "bench/results/gpu-probe-h200-2026-12-04.json"),
     DeviceMemory("h100", r"\bh100\b(?!.*\bnvl\b)", 79.19,
                  "llm-d-incubation/llm-d-planner accuracy logs, vLLM 0.19.0 on H100-80GB-HBM3 ('79.19 GiB')"),
     DeviceMemory("a100_40gb", r"\ba100\b.*\b40 ?gb\b|\ba100-(?:sxm4|pcie)-40gb\b", 39.39,

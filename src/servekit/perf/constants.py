@@ -81,8 +81,8 @@ CPU_KEY = "vllm_cpu"
 """The suffix of the CPU backend's overhead constants (vLLM on the CPU platform)."""
 OVERHEAD_KEYS = (*ENGINES, CPU_KEY)
 STEP_MS = {"vllm": 0.0, "sglang": 0.0, "trtllm": 5.0}
-SEQ_US = {"vllm": 125.0, "sglang": 175.0, "trtllm": 0.0}
-REQUEST_MS = {"vllm": 40.0, "sglang": 5.0, "trtllm": 0.0}
+SEQ_US = {"vllm": 125.0, "sglang": 155.0, "trtllm": 0.0}
+REQUEST_MS = {"vllm": 40.0, "sglang": 7.5, "trtllm": 0.0}
 """The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``,
 ``request_overhead_ms.ENGINE``)."""
 OCCUPANCY = {"vllm": 0.35, "sglang": 0.4, "trtllm": 0.2}
@@ -128,8 +128,33 @@ CPU_CONSTANTS: tuple[PerfConstant, ...] = (
                  "CPU with the engine)", _grid(0.0, 100.0, 1.0)),
 )
 
+HOPPER_PROBE = ("bench/results/gpu-probe-h200-2026-12-04.json: bench/gpu_probe.py on an NVIDIA H200 (SXM, 700 W, "
+                "driver 580.159.04, torch 2.11.0+cu130 with cuBLAS), 2026-12-04; a second run (-b.json) agreed "
+                "within 2% on every GEMM and copy figure")
+"""Where the Hopper figures the AMD scales are taken against were measured."""
+HOPPER_GEMM_SHARE = {"bf16": 709.44 / 989.4, "fp8": 1243.95 / 1978.9}
+"""Share of the datasheet's dense TFLOPS an H200 sustained in cuBLAS products (``HOPPER_PROBE``): the
+best shape's median (4096 x 8192 x 8192 in BF16, 8192 x 8192 x 28672 in FP8) of the twelve shapes
+measured, as the AMD blog reports the best of its sweep."""
+HOPPER_GROUPED_SHARE = 0.7646
+"""Routed experts' weights against dense weights streamed on the H200 of ``HOPPER_PROBE``, its third
+run (gpu-probe-h200-2026-12-04-c.json): for each of three expert shapes (64 x 4096 x 3072, DeepSeek-V3's
+64 x 7168 x 4096, Qwen3-30B-A3B's 128 x 2048 x 1536) in BF16 (``torch._grouped_mm``) and FP8
+(``torch._scaled_grouped_mm``), the median rate over 1-64 tokens per expert over the median rate of
+dense products of the same format at 1-32 rows; the median of the six ratios (0.63-0.79)."""
+HOPPER_COPY_SHARE = 4214.59 / 4800.0
+"""Share of the datasheet's 4.8 TB/s an H200 sustained copying 4 GiB on the device (bytes read +
+written; ``HOPPER_PROBE``)."""
+AMD_GEMM_SHARE = {"bf16": 708.0 / 1307.0, "fp8": 1273.0 / 2615.0}
+"""MI300X's sustained share of its datasheet TFLOPS in hipBLASLt (the AMD blog of ``flops_scale.amd``)."""
+AMD_COPY_SHARE = 0.81
+"""MI300X's share of its 5.3 TB/s in public copy measurements."""
+AMD_FLOPS_SCALE = round(sum(AMD_GEMM_SHARE[f] / HOPPER_GEMM_SHARE[f] for f in AMD_GEMM_SHARE) / len(AMD_GEMM_SHARE), 2)
+AMD_BANDWIDTH_SCALE = round(AMD_COPY_SHARE / HOPPER_COPY_SHARE, 2)
+
+
 CONSTANTS: tuple[PerfConstant, ...] = (
-    PerfConstant("bandwidth_fraction", 0.75, FITTED, "share of the datasheet memory bandwidth",
+    PerfConstant("bandwidth_fraction", 0.7, FITTED, "share of the datasheet memory bandwidth",
                  "fitted on CALIBRATION_POINTS", _grid(0.4, 0.95, 0.05)),
     PerfConstant("flops_fraction", 0.25, FITTED, "share of the datasheet dense FLOPs",
                  "fitted on CALIBRATION_POINTS (every device generation without its own entry)",
@@ -138,9 +163,14 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "fitted on the A100 points of CALIBRATION_POINTS (Ampere's datasheet peak is the more "
                  "attainable one: the A100 points run prefill-heavy steps at about half of it)",
                  _grid(0.05, 0.95, 0.05)),
-    PerfConstant("moe_flops_share", 1.0, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
+    PerfConstant("moe_flops_share", 0.98, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
                  "fitted on CALIBRATION_POINTS (the grid stops at 1: grouped expert GEMMs no faster than dense ones)",
                  _grid(0.02, 1.0, 0.02)),
+    PerfConstant("moe_bandwidth_share", round(HOPPER_GROUPED_SHARE, 2), SOURCED,
+                 "routed-expert weight bytes/s as a share of the dense achievable bytes/s (GPUs)",
+                 "HOPPER_PROBE (HOPPER_GROUPED_SHARE): grouped expert products of a few tokens per expert streamed "
+                 "their weights at 63-79% (median 76%) of the rate dense decode products did on an H200; assumed "
+                 "to hold for the engines' fused MoE kernels and for other GPUs"),
     PerfConstant("allreduce_latency_us", 60.0, FITTED, "microseconds per TP all-reduce",
                  "fitted on CALIBRATION_POINTS (the fixed cost of one all-reduce, apart from its bytes)",
                  _grid(0.0, 200.0, 5.0)),
@@ -154,7 +184,7 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "fitted share (vLLM's and SGLang's)",
                  "fitted on CALIBRATION_POINTS: TensorRT-LLM's prompt-heavy runs of TABLE_CALIBRATION need "
                  "more FLOP/s than vLLM's and SGLang's served runs show", _grid(0.5, 4.0, 0.1)),
-    PerfConstant("layer_overhead_us", 32.5, FITTED, "microseconds per decoder layer per step and stage",
+    PerfConstant("layer_overhead_us", 12.5, FITTED, "microseconds per decoder layer per step and stage",
                  "fitted on CALIBRATION_POINTS (kernel launches and what else a layer costs beyond its weight, KV "
                  "and activation bytes and its FLOPs)", _grid(0.0, 60.0, 2.5)),
     *(PerfConstant(f"step_overhead_ms.{engine}", STEP_MS[engine], FITTED, "milliseconds per engine step",
@@ -170,16 +200,17 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                    "outside the engine's steps: HTTP handling, tokenizing, the hand-over between the API server "
                    "and the engine process, streaming the first chunk back)", _grid(0.0, 100.0, 2.5))
       for engine in ENGINES),
-    PerfConstant("flops_scale.amd", 0.68, SOURCED, "achievable FLOP/s share of an Instinct part relative to the "
-                 "NVIDIA parts the fractions are fitted on",
+    PerfConstant("flops_scale.amd", AMD_FLOPS_SCALE, SOURCED, "achievable FLOP/s share of an Instinct part relative "
+                 "to the NVIDIA parts the fractions are fitted on",
                  "AMD ROCm blog 'Measuring Max-Achievable FLOPs - Part 2' "
                  "(https://rocm.blogs.amd.com/software-tools-optimization/measuring-max-achievable-flops-part2/"
                  "README.html): MI300X sustains 708 of its 1,307 peak BF16 TFLOPS (54%) and 1,273 of 2,615 FP8 "
-                 "(49%) in hipBLASLt GEMMs; against an assumed 80% for Hopper's cuBLAS GEMMs: 0.54 / 0.80"),
-    PerfConstant("bandwidth_scale.amd", 0.9, ASSUMED, "achievable memory bandwidth share of an Instinct part "
-                 "relative to the NVIDIA parts the fraction is fitted on",
-                 "assumed: MI300X streams about 81% of its 5.3 TB/s in public measurements against about 90% "
-                 "for Hopper's HBM3: 0.81 / 0.90"),
+                 "(49%) in hipBLASLt GEMMs; against Hopper's cuBLAS GEMMs measured on an H200 (HOPPER_PROBE: "
+                 "72% BF16, 63% FP8, HOPPER_GEMM_SHARE); the mean of the two formats' ratios"),
+    PerfConstant("bandwidth_scale.amd", AMD_BANDWIDTH_SCALE, SOURCED, "achievable memory bandwidth share of an "
+                 "Instinct part relative to the NVIDIA parts the fraction is fitted on",
+                 "MI300X copies at about 81% of its 5.3 TB/s in public measurements, against 88% of 4.8 TB/s an "
+                 "H200 copied at (HOPPER_PROBE, HOPPER_COPY_SHARE)"),
     *CPU_CONSTANTS,
     PerfConstant("layer_overhead_us.vllm_cpu", 0.0, ASSUMED, "microseconds per decoder layer per step",
                  "the CPU backend's per-layer costs are inside its step overhead: CPU_FITTED was fitted with no "

@@ -97,6 +97,7 @@ def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
         expert_flops=flops * flops_share * v["moe_flops_share"],
         allreduce_s=v["allreduce_latency_us"] * 1e-6,
         request_s=v[f"request_overhead_ms.{key}"] * 1e-3,
+        expert_memory=memory * 1e9 * memory_share * (1.0 if row.measured else constant("moe_bandwidth_share")),
         activations=key != CPU_KEY,
     )
 

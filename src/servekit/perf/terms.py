@@ -6,7 +6,9 @@ whose KV cache of ``context`` tokens each is read. On one rank of TP x PP:
 * weights: the bytes every token of the step multiplies through, read once: the dense part over
   TP x PP, plus the routed experts the step's tokens touch (``shape.touched_fraction``) over the
   ranks that hold them (with expert parallelism, the tokens of every replica sharing them; the
-  all-to-all of expert parallelism is not modelled);
+  all-to-all of expert parallelism is not modelled); the experts' bytes stream at their own rate
+  (``Rates.expert_memory``: grouped products of a few tokens per expert stream slower than dense
+  ones);
 * KV: ``seqs x context x kv_bytes_per_token`` (per rank, from ``servekit.fit``) over PP;
 * activations: what each token's hidden states move per layer outside the weight and KV reads
   (``activation_bytes``; on GPUs);
@@ -53,6 +55,8 @@ class Rates:
     request_s: float = 0.0
     """Fixed seconds each request spends outside the engine's steps before its first token
     reaches the client (HTTP handling, tokenizing, the hand-over to the engine process and back)."""
+    expert_memory: float = 0.0
+    """Bytes/s at which routed experts' weights stream (0: as ``memory``)."""
     activations: bool = False
     """Whether the step's activation traffic (``activation_bytes``) is counted: on GPUs; the CPU
     backend's fitted constants stand for it."""
@@ -121,12 +125,24 @@ def compute_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float, co
     return (dense / rates.flops + tokens * experts / (rates.expert_flops or rates.flops)) / ranks
 
 
-def weight_bytes(shape: ModelShape, layout: Layout, tokens: float) -> float:
-    """Weight bytes one rank reads in a step of ``tokens`` tokens."""
+def weight_bytes_split(shape: ModelShape, layout: Layout, tokens: float) -> tuple[float, float]:
+    """(dense, routed-expert) weight bytes one rank reads in a step of ``tokens`` tokens."""
     ranks = layout.tp * layout.pp
     shared = layout.expert_replicas
     touched = touched_fraction(tokens * shared, shape.experts, shape.experts_per_token) if shape.experts else 1.0
-    return shape.dense_bytes / ranks + shape.expert_bytes * touched / (ranks * shared)
+    return shape.dense_bytes / ranks, shape.expert_bytes * touched / (ranks * shared)
+
+
+def weight_bytes(shape: ModelShape, layout: Layout, tokens: float) -> float:
+    """Weight bytes one rank reads in a step of ``tokens`` tokens."""
+    return sum(weight_bytes_split(shape, layout, tokens))
+
+
+def weight_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float) -> float:
+    """Seconds one rank reads its weights in a step: dense bytes at ``memory``, the routed experts
+    the step touches at ``expert_memory``."""
+    dense, experts = weight_bytes_split(shape, layout, tokens)
+    return dense / rates.memory + experts / (rates.expert_memory or rates.memory)
 
 
 def lm_head_s(shape: ModelShape, layout: Layout, rates: Rates) -> float:
@@ -168,7 +184,7 @@ def step_terms(shape: ModelShape, layout: Layout, rates: Rates, *, tokens: float
     ``prefill_tokens`` of the ``tokens`` are prompt tokens attending ``prefill_context`` each."""
     stage_layers = shape.layers / layout.pp
     return StepTerms(
-        weights=weight_bytes(shape, layout, tokens) / rates.memory,
+        weights=weight_s(shape, layout, rates, tokens),
         kv=seqs * context * shape.kv_bytes_per_token / layout.pp / rates.memory,
         compute=compute_s(shape, layout, rates, tokens, context, prefill_tokens, prefill_context),
         communication=allreduce_s(shape, layout, rates, tokens),
