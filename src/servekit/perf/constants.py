@@ -130,8 +130,9 @@ CPU_CONSTANTS: tuple[PerfConstant, ...] = (
 
 HOPPER_PROBE = ("bench/results/gpu-probe-h200-2026-12-04.json: bench/gpu_probe.py on an NVIDIA H200 (SXM, 700 W, "
                 "driver 580.159.04, torch 2.11.0+cu130 with cuBLAS), 2026-12-04; a second run (-b.json) agreed "
-                "within 2% on every GEMM and copy figure")
-"""Where the Hopper figures the AMD scales are taken against were measured."""
+                "within 2% on every GEMM and copy figure, a third (-c.json) added FP8 streams and expert shapes")
+"""Where the Hopper figures were measured: the AMD scales' reference and the routed experts'
+streaming share (``moe_bandwidth_share``)."""
 HOPPER_GEMM_SHARE = {"bf16": 709.44 / 989.4, "fp8": 1243.95 / 1978.9}
 """Share of the datasheet's dense TFLOPS an H200 sustained in cuBLAS products (``HOPPER_PROBE``): the
 best shape's median (4096 x 8192 x 8192 in BF16, 8192 x 8192 x 28672 in FP8) of the twelve shapes
