@@ -293,3 +293,25 @@ def test_achieved_rates_name_the_experts_rate_for_a_moe_model_only():
     moe = achieved_rates(_launch(shape=MOE, rates=replace(QUIET, expert_memory=1.5e12)))
     assert moe["expert_memory_gb_s"] == pytest.approx(1500) and moe["memory_gb_s"] == pytest.approx(2000)
     assert "expert_memory_gb_s" not in achieved_rates(_launch())
+
+
+def test_an_untied_input_embedding_is_looked_up_not_streamed():
+    """A step gathers its tokens' rows of an untied input table: its bytes leave the weight read;
+    the checkpoint's total keeps them."""
+    untied = replace(DENSE, vocab=128000, embedding_params=128000 * 4096.0)
+    base = step_terms(DENSE, Layout(), QUIET, tokens=1, seqs=1, context=1)
+    lighter = step_terms(untied, Layout(), QUIET, tokens=1, seqs=1, context=1)
+    assert base.weights - lighter.weights == pytest.approx(128000 * 4096 * 2 / QUIET.memory)
+    assert untied.weight_bytes == DENSE.weight_bytes
+
+
+def test_points_read_the_tie_flag_for_the_embedding():
+    from servekit.perf.points import shape_facts
+
+    facts = {"num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, "vocab_size": 128256,
+             "params_total_b": 8.0}
+    point = {"config_facts": facts, "weights_precision": "bf16"}
+    untied = shape_facts({**point, "config_facts": {**facts, "tie_word_embeddings": False}})
+    assert untied.embedding_params == 128256 * 4096
+    assert shape_facts(point).embedding_params == 0  # transformers' default ties the two
+    assert shape_facts({**point, "config_facts": {**facts, "tie_word_embeddings": True}}).embedding_params == 0

@@ -30,7 +30,7 @@ from servekit.perf.intervals import INTERVAL80, METRICS
 from servekit.perf.launch import default_limits, offline_occupancy, rates_for
 from servekit.perf.points import launch_of, output_line, workload_of
 from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Prediction, Spec, Workload, predict
-from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params, mla_decode_width
+from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params, mla_decode_width, untied_embedding_params
 from servekit.perf.terms import Layout
 from servekit.records import record
 
@@ -85,7 +85,8 @@ def model_shape(facts: ModelFacts, report: FitReport, fmt: str) -> ModelShape:
                       hidden=hidden, heads=facts.num_attention_heads, attention_dim=2 * facts.head_dim,
                       kv_bytes_per_token=report.kv_bytes_per_token, weights_format=fmt,
                       decode_attention_dim=mla_decode_width(facts.mla.kv_lora_rank, facts.mla.qk_rope_head_dim)
-                      if facts.mla else 0, vocab=facts.vocab_size or 0)
+                      if facts.mla else 0, vocab=facts.vocab_size or 0,
+                      embedding_params=untied_embedding_params(facts.vocab_size or 0, hidden, facts.tied_embeddings))
 
 
 def _facts(opts: FitOptions, context: dict[str, Any]) -> tuple[ModelFacts, str | None]:

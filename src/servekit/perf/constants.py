@@ -80,7 +80,7 @@ ENGINES = ("vllm", "sglang", "trtllm")
 CPU_KEY = "vllm_cpu"
 """The suffix of the CPU backend's overhead constants (vLLM on the CPU platform)."""
 OVERHEAD_KEYS = (*ENGINES, CPU_KEY)
-STEP_MS = {"vllm": 0.0, "sglang": 0.0, "trtllm": 5.0}
+STEP_MS = {"vllm": 0.5, "sglang": 0.0, "trtllm": 5.5}
 SEQ_US = {"vllm": 125.0, "sglang": 155.0, "trtllm": 0.0}
 REQUEST_MS = {"vllm": 40.0, "sglang": 7.5, "trtllm": 0.0}
 """The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``,
@@ -164,7 +164,7 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "fitted on the A100 points of CALIBRATION_POINTS (Ampere's datasheet peak is the more "
                  "attainable one: the A100 points run prefill-heavy steps at about half of it)",
                  _grid(0.05, 0.95, 0.05)),
-    PerfConstant("moe_flops_share", 0.98, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
+    PerfConstant("moe_flops_share", 1.0, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
                  "fitted on CALIBRATION_POINTS (the grid stops at 1: grouped expert GEMMs no faster than dense ones)",
                  _grid(0.02, 1.0, 0.02)),
     PerfConstant("moe_bandwidth_share", round(HOPPER_GROUPED_SHARE, 2), SOURCED,
@@ -185,7 +185,7 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "fitted share (vLLM's and SGLang's)",
                  "fitted on CALIBRATION_POINTS: TensorRT-LLM's prompt-heavy runs of TABLE_CALIBRATION need "
                  "more FLOP/s than vLLM's and SGLang's served runs show", _grid(0.5, 4.0, 0.1)),
-    PerfConstant("layer_overhead_us", 12.5, FITTED, "microseconds per decoder layer per step and stage",
+    PerfConstant("layer_overhead_us", 10.0, FITTED, "microseconds per decoder layer per step and stage",
                  "fitted on CALIBRATION_POINTS (kernel launches and what else a layer costs beyond its weight, KV "
                  "and activation bytes and its FLOPs)", _grid(0.0, 60.0, 2.5)),
     *(PerfConstant(f"step_overhead_ms.{engine}", STEP_MS[engine], FITTED, "milliseconds per engine step",

@@ -35,7 +35,9 @@ from servekit.hardware.profile import HardwareProfile, custom_profile
 from servekit.perf.constants import acceptance
 from servekit.perf.launch import PerfError, default_limits, offline_occupancy, rates_for, reserves_whole_output
 from servekit.perf.predict import Limits, PerfLaunch, Prediction, Spec, Workload
-from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params, mla_widths, weights_format_of
+from servekit.perf.shape import (
+    FORMAT_BYTES, ModelShape, expert_params, mla_widths, untied_embedding_params, weights_format_of,
+)
 from servekit.perf.terms import Layout
 
 REQUIRED = ("config_facts", "engine", "weights_precision", "gpu", "workload")
@@ -83,7 +85,9 @@ def shape_facts(point: Mapping[str, Any]) -> ModelShape:
                       expert_params=min(routed, total), experts=experts, experts_per_token=per_token,
                       layers=layers, hidden=hidden, heads=heads, attention_dim=width, kv_bytes_per_token=0.0,
                       weights_format=fmt, decode_attention_dim=decode_width,
-                      vocab=int(cf.get("vocab_size") or 0))
+                      vocab=int(cf.get("vocab_size") or 0),
+                      embedding_params=untied_embedding_params(int(cf.get("vocab_size") or 0), hidden,
+                                                               cf.get("tie_word_embeddings") is not False))
 
 
 def _attention_layers(cf: Mapping[str, Any]) -> dict[str, int] | None:

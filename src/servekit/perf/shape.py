@@ -78,6 +78,12 @@ class ModelShape:
     2.1; vLLM's MLA backends run prefill in the expanded form and decode in the absorbed one,
     vllm/v1/attention/backends/mla/common.py)."""
 
+    embedding_params: float = 0.0
+    """Parameters of the input embedding table when the output head has weights of its own
+    (``tie_word_embeddings`` false): a step looks up only its tokens' rows of it (vLLM's
+    ``VocabParallelEmbedding`` gathers rows, vllm/model_executor/layers/vocab_parallel_embedding.py),
+    so it is not streamed; 0 when tied (the table is read whole as the output head) or unknown."""
+
     @property
     def decode_width(self) -> int:
         return self.decode_attention_dim or self.attention_dim
@@ -93,8 +99,17 @@ class ModelShape:
     @property
     def dense_bytes(self) -> float:
         """Bytes of everything but the routed experts."""
-        per = 2.0 if self.weights_format in EXPERTS_ONLY_FORMATS else self.format_bytes
-        return max(0.0, self.params_total - self.expert_params) * per
+        return max(0.0, self.params_total - self.expert_params) * self._dense_format_bytes
+
+    @property
+    def _dense_format_bytes(self) -> float:
+        return 2.0 if self.weights_format in EXPERTS_ONLY_FORMATS else self.format_bytes
+
+    @property
+    def streamed_dense_bytes(self) -> float:
+        """The dense bytes a step streams: all but the routed experts and an untied input embedding
+        (``embedding_params``, priced as ``dense_bytes`` priced it)."""
+        return max(0.0, self.dense_bytes - self.embedding_params * self._dense_format_bytes)
 
     @property
     def weight_bytes(self) -> float:
@@ -104,6 +119,11 @@ class ModelShape:
     @property
     def compute_format(self) -> str:
         return COMPUTE_FORMAT.get(self.weights_format, "bf16")
+
+
+def untied_embedding_params(vocab: int, hidden: int, tied: bool) -> float:
+    """``ModelShape.embedding_params``: the input table's ``vocab x hidden`` when the head is untied."""
+    return 0.0 if tied or vocab <= 0 else float(vocab) * hidden
 
 
 def mla_decode_width(kv_lora_rank: int, qk_rope: int) -> int:

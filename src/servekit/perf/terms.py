@@ -4,7 +4,7 @@ A step carries ``tokens`` new tokens (decode tokens plus prefill chunks) for ``s
 whose KV cache of ``context`` tokens each is read. On one rank of TP x PP:
 
 * weights: the bytes every token of the step multiplies through, read once: the dense part over
-  TP x PP, plus the routed experts the step's tokens touch (``shape.touched_fraction``) over the
+  TP x PP (an untied input embedding is looked up row by row, not streamed), plus the routed experts the step's tokens touch (``shape.touched_fraction``) over the
   ranks that hold them (with expert parallelism, the tokens of every replica sharing them; the
   all-to-all of expert parallelism is not modelled); the experts' bytes stream at their own rate
   (``Rates.expert_memory``: grouped products of a few tokens per expert stream slower than dense
@@ -130,7 +130,7 @@ def weight_bytes_split(shape: ModelShape, layout: Layout, tokens: float) -> tupl
     ranks = layout.tp * layout.pp
     shared = layout.expert_replicas
     touched = touched_fraction(tokens * shared, shape.experts, shape.experts_per_token) if shape.experts else 1.0
-    return shape.dense_bytes / ranks, shape.expert_bytes * touched / (ranks * shared)
+    return shape.streamed_dense_bytes / ranks, shape.expert_bytes * touched / (ranks * shared)
 
 
 def weight_bytes(shape: ModelShape, layout: Layout, tokens: float) -> float:
