@@ -315,3 +315,27 @@ def test_points_read_the_tie_flag_for_the_embedding():
     assert untied.embedding_params == 128256 * 4096
     assert shape_facts(point).embedding_params == 0  # transformers' default ties the two
     assert shape_facts({**point, "config_facts": {**facts, "tie_word_embeddings": True}}).embedding_params == 0
+
+
+def test_a_moe_life_reads_the_experts_of_its_steps_not_of_an_average_step():
+    """Four decodes per step and a 512-token prompt prefilled whole in one of every 128 steps: the
+    experts read average over the two kinds of step, less than one step of the average tokens
+    would touch (the touched share is concave in tokens)."""
+    from servekit.perf.predict import mean_touched
+    from servekit.perf.terms import expert_touched
+
+    launch = _launch(shape=MOE)
+    mixed = mean_touched(launch, decode_tokens=4, prompt=512, iterations=128, input_len=512)
+    decoding, with_prompt = expert_touched(MOE, Layout(), 4), expert_touched(MOE, Layout(), 516)
+    assert mixed == pytest.approx((127 * decoding + with_prompt) / 128)
+    assert mixed < expert_touched(MOE, Layout(), 4 + 512 / 128)
+    assert mean_touched(_launch(), decode_tokens=4, prompt=512, iterations=128, input_len=512) is None
+
+
+def test_a_prompt_longer_than_the_budget_fills_every_step_with_a_chunk():
+    from servekit.perf.predict import mean_touched
+    from servekit.perf.terms import expert_touched
+
+    launch = _launch(shape=MOE, limits=replace(ROOMY, max_num_batched_tokens=1024))
+    full = mean_touched(launch, decode_tokens=24, prompt=64 * 4096, iterations=64 * 4096 / 1000, input_len=4096)
+    assert full == pytest.approx(expert_touched(MOE, Layout(), 1024))

@@ -57,7 +57,7 @@ import math
 from dataclasses import field
 
 from servekit.perf.shape import ModelShape
-from servekit.perf.terms import Layout, Rates, StepTerms, lm_head_s, step_terms
+from servekit.perf.terms import Layout, Rates, StepTerms, expert_touched, lm_head_s, step_terms
 from servekit.records import record
 
 RATE_ITERATIONS = 60
@@ -173,12 +173,14 @@ class Life:
 
 
 def _iteration(launch: PerfLaunch, tokens: float, seqs: float, context: float, prefill_tokens: float,
-               input_len: int) -> tuple[float, StepTerms]:
+               input_len: int, touched: float | None = None) -> tuple[float, StepTerms]:
     """One iteration of ``tokens`` tokens, ``prefill_tokens`` of them from prompts of ``input_len``
-    (each attending half its prompt on average: the causal mask)."""
+    (each attending half its prompt on average: the causal mask); ``touched``: the share of the
+    routed experts it reads, when not that of one step of ``tokens``."""
     pp = launch.layout.pp
     terms = step_terms(launch.shape, launch.layout, launch.rates, tokens=tokens / pp, seqs=seqs / pp,
-                       context=context, prefill_tokens=prefill_tokens / pp, prefill_context=input_len / 2)
+                       context=context, prefill_tokens=prefill_tokens / pp, prefill_context=input_len / 2,
+                       touched=touched)
     seconds = pp * terms.total
     if launch.spec:
         draft = seconds / launch.shape.layers + lm_head_s(launch.shape, launch.layout, launch.rates)
@@ -196,9 +198,27 @@ def life(launch: PerfLaunch, wl: Workload, batch: int, prefills: float = 1.0) ->
     tokens = prompt + batch * decode_steps * verify
     iterations = max(decode_steps, tokens / launch.limits.max_num_batched_tokens)
     per_iteration = tokens / iterations
+    touched = mean_touched(launch, batch * verify, prompt, iterations, wl.input_len)
     seconds, terms = _iteration(launch, per_iteration, batch, wl.input_len + wl.output_len / 2,
-                                prompt / iterations, wl.input_len)
+                                prompt / iterations, wl.input_len, touched)
     return Life(iterations * seconds, seconds, terms, per_iteration)
+
+
+def mean_touched(launch: PerfLaunch, decode_tokens: float, prompt: float, iterations: float,
+                 input_len: int) -> float | None:
+    """The share of the routed experts a step of the life reads, on average over its steps: a
+    prompt is prefilled whole in one step where the token budget holds it (in chunks of the budget
+    otherwise), so ``prompt / chunk`` steps carry a chunk beside the decodes and the rest decode
+    alone. The touched share is concave in a step's tokens: one step of the average tokens would
+    overstate it. None for a dense model (nothing to average)."""
+    shape, layout = launch.shape, launch.layout
+    if not shape.experts:
+        return None
+    chunk = max(1.0, min(float(input_len), launch.limits.max_num_batched_tokens - decode_tokens))
+    with_prompt = min(iterations, prompt / chunk)
+    pp = layout.pp
+    return (with_prompt * expert_touched(shape, layout, (decode_tokens + chunk) / pp)
+            + (iterations - with_prompt) * expert_touched(shape, layout, decode_tokens / pp)) / iterations
 
 
 def _prefill_s(launch: PerfLaunch, wl: Workload, batch: int) -> tuple[float, float]:

@@ -125,12 +125,22 @@ def compute_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float, co
     return (dense / rates.flops + tokens * experts / (rates.expert_flops or rates.flops)) / ranks
 
 
-def weight_bytes_split(shape: ModelShape, layout: Layout, tokens: float) -> tuple[float, float]:
-    """(dense, routed-expert) weight bytes one rank reads in a step of ``tokens`` tokens."""
+def expert_touched(shape: ModelShape, layout: Layout, tokens: float) -> float:
+    """Share of the routed experts a step of ``tokens`` tokens touches (with expert parallelism,
+    the tokens of every replica sharing them); 1 for a dense model."""
+    if not shape.experts:
+        return 1.0
+    return touched_fraction(tokens * layout.expert_replicas, shape.experts, shape.experts_per_token)
+
+
+def weight_bytes_split(shape: ModelShape, layout: Layout, tokens: float,
+                       touched: float | None = None) -> tuple[float, float]:
+    """(dense, routed-expert) weight bytes one rank reads in a step of ``tokens`` tokens
+    (``touched``: the share of the experts read, when the caller knows it better than one step of
+    ``tokens`` does)."""
     ranks = layout.tp * layout.pp
-    shared = layout.expert_replicas
-    touched = touched_fraction(tokens * shared, shape.experts, shape.experts_per_token) if shape.experts else 1.0
-    return shape.streamed_dense_bytes / ranks, shape.expert_bytes * touched / (ranks * shared)
+    share = expert_touched(shape, layout, tokens) if touched is None else touched
+    return shape.streamed_dense_bytes / ranks, shape.expert_bytes * share / (ranks * layout.expert_replicas)
 
 
 def weight_bytes(shape: ModelShape, layout: Layout, tokens: float) -> float:
@@ -138,10 +148,10 @@ def weight_bytes(shape: ModelShape, layout: Layout, tokens: float) -> float:
     return sum(weight_bytes_split(shape, layout, tokens))
 
 
-def weight_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float) -> float:
+def weight_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float, touched: float | None = None) -> float:
     """Seconds one rank reads its weights in a step: dense bytes at ``memory``, the routed experts
     the step touches at ``expert_memory``."""
-    dense, experts = weight_bytes_split(shape, layout, tokens)
+    dense, experts = weight_bytes_split(shape, layout, tokens, touched)
     return dense / rates.memory + experts / (rates.expert_memory or rates.memory)
 
 
@@ -179,12 +189,13 @@ def activation_bytes(shape: ModelShape, layout: Layout, tokens: float) -> float:
 
 
 def step_terms(shape: ModelShape, layout: Layout, rates: Rates, *, tokens: float, seqs: float,
-               context: float, prefill_tokens: float = 0.0, prefill_context: float = 0.0) -> StepTerms:
+               context: float, prefill_tokens: float = 0.0, prefill_context: float = 0.0,
+               touched: float | None = None) -> StepTerms:
     """The terms of one step of one stage: ``seqs`` sequences read ``context`` tokens of KV each;
     ``prefill_tokens`` of the ``tokens`` are prompt tokens attending ``prefill_context`` each."""
     stage_layers = shape.layers / layout.pp
     return StepTerms(
-        weights=weight_s(shape, layout, rates, tokens),
+        weights=weight_s(shape, layout, rates, tokens, touched),
         kv=seqs * context * shape.kv_bytes_per_token / layout.pp / rates.memory,
         compute=compute_s(shape, layout, rates, tokens, context, prefill_tokens, prefill_context),
         communication=allreduce_s(shape, layout, rates, tokens),
