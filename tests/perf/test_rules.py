@@ -8,7 +8,7 @@ import pytest
 
 from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Spec, Workload, predict
 from servekit.perf.shape import ModelShape, touched_fraction
-from servekit.perf.terms import Layout, Rates, step_terms, weight_bytes, weight_bytes_split
+from servekit.perf.terms import Layout, Rates, expert_touched, step_terms, weight_bytes_split
 
 DENSE = ModelShape(params_total=8e9, params_active=8e9, expert_params=0.0, experts=0, experts_per_token=0,
                    layers=32, hidden=4096, heads=32, attention_dim=256, kv_bytes_per_token=131072.0,
@@ -266,7 +266,8 @@ def test_routed_experts_stream_at_their_own_rate_and_dense_weights_do_not():
     """Expert bytes over ``expert_memory``, dense bytes over ``memory``: halving the experts' rate
     doubles their share of the weight time and leaves a dense model's alone."""
     dense_bytes, expert_bytes = weight_bytes_split(MOE, Layout(), 4)
-    assert dense_bytes + expert_bytes == pytest.approx(weight_bytes(MOE, Layout(), 4))
+    assert dense_bytes == MOE.streamed_dense_bytes
+    assert expert_bytes == pytest.approx(MOE.expert_bytes * expert_touched(MOE, Layout(), 4))
     base = step_terms(MOE, Layout(), QUIET, tokens=4, seqs=4, context=1)
     slow = step_terms(MOE, Layout(), replace(QUIET, expert_memory=QUIET.memory / 2), tokens=4, seqs=4, context=1)
     assert slow.weights - base.weights == pytest.approx(expert_bytes / QUIET.memory)
@@ -322,7 +323,6 @@ def test_a_moe_life_reads_the_experts_of_its_steps_not_of_an_average_step():
     experts read average over the two kinds of step, less than one step of the average tokens
     would touch (the touched share is concave in tokens)."""
     from servekit.perf.predict import mean_touched
-    from servekit.perf.terms import expert_touched
 
     launch = _launch(shape=MOE)
     mixed = mean_touched(launch, decode_tokens=4, prompt=512, iterations=128, input_len=512)
@@ -334,7 +334,6 @@ def test_a_moe_life_reads_the_experts_of_its_steps_not_of_an_average_step():
 
 def test_a_prompt_longer_than_the_budget_fills_every_step_with_a_chunk():
     from servekit.perf.predict import mean_touched
-    from servekit.perf.terms import expert_touched
 
     launch = _launch(shape=MOE, limits=replace(ROOMY, max_num_batched_tokens=1024))
     full = mean_touched(launch, decode_tokens=24, prompt=64 * 4096, iterations=64 * 4096 / 1000, input_len=4096)

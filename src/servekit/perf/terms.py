@@ -4,8 +4,8 @@ A step carries ``tokens`` new tokens (decode tokens plus prefill chunks) for ``s
 whose KV cache of ``context`` tokens each is read. On one rank of TP x PP:
 
 * weights: the bytes every token of the step multiplies through, read once: the dense part over
-  TP x PP (an untied input embedding is looked up row by row, not streamed), plus the routed experts the step's tokens touch (``shape.touched_fraction``) over the
-  ranks that hold them (with expert parallelism, the tokens of every replica sharing them; the
+  TP x PP (an untied input embedding is looked up row by row, not streamed), plus the routed
+  experts the step's tokens touch (``shape.touched_fraction``) over the ranks that hold them (with expert parallelism, the tokens of every replica sharing them; the
   all-to-all of expert parallelism is not modelled); the experts' bytes stream at their own rate
   (``Rates.expert_memory``: grouped products of a few tokens per expert stream slower than dense
   ones);
@@ -141,11 +141,6 @@ def weight_bytes_split(shape: ModelShape, layout: Layout, tokens: float,
     ranks = layout.tp * layout.pp
     share = expert_touched(shape, layout, tokens) if touched is None else touched
     return shape.streamed_dense_bytes / ranks, shape.expert_bytes * share / (ranks * layout.expert_replicas)
-
-
-def weight_bytes(shape: ModelShape, layout: Layout, tokens: float) -> float:
-    """Weight bytes one rank reads in a step of ``tokens`` tokens."""
-    return sum(weight_bytes_split(shape, layout, tokens))
 
 
 def weight_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float, touched: float | None = None) -> float:
