@@ -49,7 +49,7 @@ def _table(doc: dict) -> str:
                      f"{row['interval80']}, inside {row['inside']}" for name, row in doc["compared"].items())
 
 
-def test_bench_of_a_small_up_run_lands_inside_its_predicted_throughput_and_tpot_intervals(small, capsys):
+def test_bench_of_a_small_up_run_measures_records_and_compares_against_its_prediction(small, capsys):
     started = up_detached(capsys, str(small), "--kv-cache-space", "1", "--max-model-len", "1024",
                           "--arg=--no-enable-prefix-caching")
     try:
@@ -67,31 +67,31 @@ def test_bench_of_a_small_up_run_lands_inside_its_predicted_throughput_and_tpot_
         # the server's prefix-cache counters were read around the load (caching off: nothing looked up, nothing hit)
         assert doc["prefix_cache"]["hit_tokens"] == 0 and ledger["prefix_cache"] == doc["prefix_cache"]
         assert doc["binding"] == doc["predicted"]["binding"]
-        # Asserted inside the 80% intervals: output throughput and median TPOT. The load's
-        # fixed-length requests run in waves (servekit.perf.predict: one prefill step of the four
-        # prompts, then decode steps of four), and the CPU was measured just before the load on the
-        # CPU vLLM binds its worker to, so the prediction carries whatever else runs on the machine
-        # (bench/results/cpu-overheads-2026-12-04.txt); the decode steps these figures rest on read
-        # weights and KV, which the probe streams through the server's own linear kernel at the
-        # model's size on any CPU (servekit.perf.cpu_probe).
-        # Median TTFT is compared and recorded, and asserted only within a factor of 4: it rests on
-        # the prefill's arithmetic, at the share of the probe's BF16 FLOP/s fitted on one CPU
-        # (CPU_CALIBRATION), and that share does not carry to every CPU: on an Intel Xeon whose
-        # probe measured 0.78-0.86 TFLOPS on one CPU, two runs measured 379 ms against 158-172
-        # predicted (bench/results/README.md). The p99 figures are compared and recorded, not
-        # asserted: no calibration point measures a tail, and on a shared machine a tail is a
-        # moment of load.
+        # What the load measured against the prediction, figure by figure: each interval holds its
+        # prediction, each `inside` says whether the measurement lies in it, each ratio is
+        # measured / predicted.
         speed = ledger["cpu_speed"]["figures"]
         assert speed["threads"] == len(speed["cpus"]) >= 1 and speed["memory_gb_s"] > 0
-        headline = ("output_throughput_tok_s", "tpot_ms.median")
-        missed = [name for name in headline if not doc["compared"][name]["inside"]]
-        assert not missed, f"the prediction misses {missed} (load averages {doc['machine_load']}):\n{_table(doc)}"
-        ttft = doc["compared"]["ttft_ms.median"]
-        assert 0.25 < ttft["measured"] / ttft["predicted"] < 4, _table(doc)
-        for name in ("ttft_ms.p99", "tpot_ms.p99"):
-            row = doc["compared"][name]
-            assert row["measured"] > 0 and row["predicted"] > 0
-            assert isinstance(row["inside"], bool) and row["interval80"][0] < row["predicted"] < row["interval80"][1]
+        assert doc["predicted"]["interval80_source"].startswith("the CPU backend's loads")
+        for name, row in doc["compared"].items():
+            lo, hi = row["interval80"]
+            assert row["measured"] > 0 and lo < row["predicted"] < hi, _table(doc)
+            assert row["inside"] == (lo <= row["measured"] <= hi) and row["ratio"] == pytest.approx(
+                row["measured"] / row["predicted"], rel=1e-3)
+        # Whether one load lands inside an 80% interval is a frequency, not something one timed run
+        # on a shared machine can assert: bench/bench_cpu_interval.py runs this load several times
+        # and counts (bench/results/cpu-interval-*.txt). Asserted here is a gross-error bound that
+        # a wrong term breaks (weights read twice or not at all, an overhead in the wrong unit: 2x
+        # or more on the decode figures this load's steps rest on) and no hour of this machine has:
+        # the CPU backend's held-out loads (bench/results/cpu-loads.jsonl) erred by at most 1.56x.
+        # The median TTFT rests on the prefill's arithmetic at a share of the probe's BF16 FLOP/s
+        # fitted on one CPU, which does not carry to every CPU (an Intel Xeon measured 2.4x,
+        # bench/results/README.md): bounded by a factor of 4. The p99 figures are compared and
+        # recorded, not bounded: no calibration load measures a tail.
+        bounds = {"output_throughput_tok_s": 2.0, "tpot_ms.median": 2.0, "ttft_ms.median": 4.0}
+        off = {name: doc["compared"][name]["ratio"] for name, factor in bounds.items()
+               if not 1 / factor < doc["compared"][name]["ratio"] < factor}
+        assert not off, f"off by more than a gross-error bound {off} (load averages {doc['machine_load']}):\n{_table(doc)}"
     finally:
         assert main(["down", started["run"]]) == 0
     assert none_alive(started["pids"])

@@ -148,3 +148,47 @@ def test_the_cross_check_table_is_the_published_table(perf_points):
     assert not {p["id"] for p in stored} & set(CALIBRATION_POINTS)
     assert stored == table_lines()
     assert len(stored) > 100 and all(p["measured"]["output_throughput_tok_s"] > 0 for p in stored)
+
+
+def cpu_loads() -> list[dict]:
+    """bench/results/cpu-loads.jsonl: the CPU backend's held-out loads (part of the project)."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "results" / "cpu-loads.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def test_the_cpu_interval_is_the_rule_over_its_held_out_loads():
+    """``CPU_INTERVAL80`` is what the symmetric rule gives over the recorded loads not fitted on
+    (``bench/bench_cpu_interval.py --ratios`` prints the same)."""
+    from servekit.perf.intervals import CPU_INTERVAL80, cpu_interval
+
+    loads = cpu_loads()
+    assert len(loads) >= 8 and all(load["workload"] for load in loads)
+    assert cpu_interval(loads) == CPU_INTERVAL80
+
+
+def test_the_cpu_interval_takes_the_eightieth_percentile_of_the_loads_errors():
+    from servekit.perf.intervals import cpu_interval
+
+    def load(ratio: float) -> dict:
+        figures = ("output_throughput_tok_s", "ttft_ms.median", "tpot_ms.median")
+        return {"measured": {k: 10.0 * ratio for k in figures}, "predicted": {k: 10.0 for k in figures}}
+
+    # |ln| of 1.1, 1/1.2 and 1.5 (each a third): the 80th percentile lies between 1.2's (at 1/2) and 1.5's (at 5/6)
+    got = cpu_interval([load(1.1), load(1 / 1.2), load(1.5)])
+    import math
+
+    spread = math.log(1.2) + (math.log(1.5) - math.log(1.2)) * (0.8 - 0.5) / (5 / 6 - 0.5)
+    for lo, hi in got.values():
+        assert hi == pytest.approx(math.exp(spread), abs=1e-3) and lo == pytest.approx(1 / hi, abs=1e-3)
+
+
+def test_each_backend_gets_its_own_intervals():
+    from servekit.perf.constants import CPU_KEY
+    from servekit.perf.intervals import CPU_INTERVAL80, interval80_for, interval_source
+
+    assert interval80_for(CPU_KEY) is CPU_INTERVAL80
+    assert interval80_for("vllm") is INTERVAL80 and interval80_for("sglang") is INTERVAL80
+    assert "cpu-loads" in interval_source(CPU_KEY) and "leave-one-out" in interval_source("vllm")

@@ -11,6 +11,8 @@ import pytest
 from servekit.app.local_hardware import this_machine
 from servekit.cli.app import main
 from servekit.perf import local_cpu
+from servekit.perf.constants import CPU_KEY
+from servekit.perf.intervals import CPU_INTERVAL80, interval_source
 from testing.tiny_model import TinyLlamaShape, write_tiny_llama
 
 FIGURES = {"memory_gb_s": 20.0, "bf16_tflops": 0.25, "threads": 2, "torch": "stated"}
@@ -36,3 +38,9 @@ def test_perf_for_hardware_local_uses_the_measured_cpu(cpu_machine, tmp_path, ca
     assert doc["batch"] == 4 and doc["tpot_ms"]["median"] > 0
     lo, hi = doc["interval80"]["tpot_ms"]["median"]
     assert lo < doc["tpot_ms"]["median"] < hi
+    # the CPU backend's own intervals (its held-out loads), not those of the GPU points
+    assert doc["interval80_source"] == interval_source(CPU_KEY)
+    for metric, (low, high) in CPU_INTERVAL80.items():
+        band = doc["interval80"][metric] if metric == "output_throughput_tok_s" else doc["interval80"][metric]["median"]
+        value = doc[metric] if metric == "output_throughput_tok_s" else doc[metric]["median"]
+        assert band == pytest.approx([value * low, value * high], abs=2e-3)

@@ -26,8 +26,8 @@ from servekit.fit.sharding import GIB
 from servekit.hardware import HardwareProfile, profiles_for
 from servekit.jsonl import numbered_objects
 from servekit.perf.constants import acceptance
-from servekit.perf.intervals import INTERVAL80, METRICS
-from servekit.perf.launch import default_limits, offline_occupancy, rates_for
+from servekit.perf.intervals import INTERVAL80, METRICS, interval80_for, interval_source
+from servekit.perf.launch import default_limits, offline_occupancy, overhead_key, rates_for
 from servekit.perf.points import launch_of, output_line, workload_of
 from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Prediction, Spec, Workload, predict
 from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params, mla_decode_width, untied_embedding_params
@@ -169,7 +169,8 @@ def launch_of_check(checked: CheckedLaunch, *, max_num_seqs: int | None = None,
     launch = PerfLaunch(shape, layout, rates, limits, replicas, spec, offline_occupancy(checked.engine))
     found = {"weights_format": fmt, "tp": report.tp, "pp": report.pp, "dp": replicas,
              "expert_parallel": layout.expert_replicas > 1, "kv_tokens": report.kv_tokens,
-             "max_num_seqs": limits.max_num_seqs, "max_num_batched_tokens": limits.max_num_batched_tokens}
+             "max_num_seqs": limits.max_num_seqs, "max_num_batched_tokens": limits.max_num_batched_tokens,
+             "backend": overhead_key(checked.engine, checked.profile)}
     return launch, found
 
 
@@ -178,8 +179,11 @@ def prediction_dict(pred: Prediction, context: dict[str, Any]) -> dict[str, Any]
     medians = {"output_throughput_tok_s": pred.output_throughput_tok_s, "ttft_ms": pred.ttft_ms, "tpot_ms": pred.tpot_ms}
     p99 = {"ttft_ms": pred.ttft_p99_ms, "tpot_ms": pred.tpot_p99_ms}
 
+    backend = context.get("backend") or ""
+    table = interval80_for(backend)
+
     def band(key: str, value: float) -> list[float]:
-        lo, hi = INTERVAL80[key]
+        lo, hi = table[key]
         return [round(value * lo, 3), round(value * hi, 3)]
 
     return {
@@ -195,6 +199,7 @@ def prediction_dict(pred: Prediction, context: dict[str, Any]) -> dict[str, Any]
             "output_throughput_tok_s": band("output_throughput_tok_s", pred.output_throughput_tok_s),
             **{k: {"median": band(k, medians[k]), "p99": band(k, p99[k])} for k in METRICS if k != "output_throughput_tok_s"},
         },
+        "interval80_source": interval_source(backend),
         "binding": pred.binding,
         "batch": pred.batch,
         "terms_ms": pred.terms_ms,

@@ -57,7 +57,7 @@ def render_text(out: dict) -> str:
            + (f" (routed experts {out['rates']['expert_memory_gb_s']:,.1f})" if "expert_memory_gb_s" in out["rates"]
               else "") + f", {out['rates']['tflops']:,.3f} TFLOPS dense"] if out.get("rates") else []),
         "  step terms (ms): " + ", ".join(f"{k} {v:.2f}" for k, v in out["terms_ms"].items()),
-        "  intervals: 80%, from the leave-one-out errors of the calibration points (servekit.perf.intervals)",
+        f"  intervals: 80%, from {out.get('interval80_source') or 'servekit.perf.intervals'} (servekit.perf.intervals)",
     ])
 
 

@@ -10,13 +10,25 @@ interpolation between order statistics), so a bias of either sign on new sources
 The same ratios serve the median and the p99 figures, which no calibration point measures apart.
 
 ``INTERVAL80`` holds the ratios ``bench/bench_perf_points.py --loo`` computed with the fitted
-constants; it reports how often the evaluation points fall inside.
+constants; it reports how often the evaluation points fall inside. It serves the GPU backends.
+
+The CPU backend (``servekit.perf.constants.CPU_KEY``) has its own, ``CPU_INTERVAL80``: its
+constants are fitted on a few loads of one machine (``CPU_CALIBRATION``), and what its
+predictions miss by is mostly that machine's speed at another hour (a shared machine's memory
+bandwidth moves by half between hours while the probe measures one moment), which no GPU point
+shows. The same symmetric rule, over the CPU loads not fitted on: ``servekit bench`` of the
+calibration model at a workload none of the calibration loads ran (bench/results/cpu-loads.jsonl,
+written by ``bench/bench_cpu_interval.py --write``; ``--ratios`` prints what they give), each
+load weighing the same.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from servekit.perf.constants import CPU_KEY
 
 METRICS = ("output_throughput_tok_s", "ttft_ms", "tpot_ms")
 
@@ -26,7 +38,17 @@ INTERVAL80: dict[str, tuple[float, float]] = {
     "tpot_ms": (0.688, 1.454),
 }
 
+CPU_INTERVAL80: dict[str, tuple[float, float]] = {
+    "output_throughput_tok_s": (0.685, 1.459),
+    "ttft_ms": (0.817, 1.224),
+    "tpot_ms": (0.664, 1.506),
+}
+
 COVERAGE = 0.8
+
+LOAD_FIGURES = {"output_throughput_tok_s": "output_throughput_tok_s", "ttft_ms": "ttft_ms.median",
+                "tpot_ms": "tpot_ms.median"}
+"""The figure of a held-out CPU load (``measured`` / ``predicted``) each metric's interval is taken from."""
 
 
 def quantile(values: Sequence[float], q: float, weights: Sequence[float] | None = None) -> float:
@@ -62,3 +84,28 @@ def symmetric_ratios(ratios: Sequence[float], coverage: float = COVERAGE,
     each ratio's, as the calibration loss weighs its point)."""
     spread = quantile([abs(math.log(r)) for r in ratios], coverage, weights)
     return math.exp(-spread), math.exp(spread)
+
+
+def cpu_interval(loads: Sequence[Mapping[str, Any]], coverage: float = COVERAGE) -> dict[str, tuple[float, float]]:
+    """The CPU backend's interval ratios from held-out loads (each ``{"measured": {...},
+    "predicted": {...}}`` keyed by ``LOAD_FIGURES``' figures), each load weighing the same,
+    rounded as the stored tables are."""
+    out = {}
+    for metric, figure in LOAD_FIGURES.items():
+        ratios = [load["measured"][figure] / load["predicted"][figure] for load in loads]
+        lo, hi = symmetric_ratios(ratios, coverage)
+        out[metric] = (round(lo, 3), round(hi, 3))
+    return out
+
+
+def interval80_for(backend: str) -> dict[str, tuple[float, float]]:
+    """The 80% interval ratios of predictions for ``backend`` (an overhead key,
+    ``servekit.perf.launch.overhead_key``)."""
+    return CPU_INTERVAL80 if backend == CPU_KEY else INTERVAL80
+
+
+def interval_source(backend: str) -> str:
+    """Where ``interval80_for(backend)`` comes from, in a few words."""
+    if backend == CPU_KEY:
+        return "the CPU backend's loads not fitted on (bench/results/cpu-loads.jsonl)"
+    return "the leave-one-out errors of the calibration points"
