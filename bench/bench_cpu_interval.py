@@ -42,7 +42,7 @@ from bench_cpu_overheads import up_model  # noqa: E402
 
 from servekit.atomic import write_bytes_atomic  # noqa: E402
 from servekit.cli.app import main  # noqa: E402
-from servekit.perf.intervals import cpu_interval  # noqa: E402
+from servekit.perf.intervals import CPU_INTERVAL80, cpu_interval  # noqa: E402
 
 WORKLOAD = ["--input-len", "256", "--output-len", "128", "--concurrency", "4", "--num-prompts", "40"]
 CPU_LOADS = REPO / "bench" / "results" / "cpu-loads.jsonl"
@@ -101,8 +101,11 @@ def read_loads(path: Path = CPU_LOADS) -> list[dict]:
 def print_ratios() -> None:
     loads = read_loads()
     print(f"{len(loads)} held-out loads in {CPU_LOADS.relative_to(REPO)}")
-    for metric, (lo, hi) in cpu_interval(loads).items():
+    ratios = cpu_interval(loads)
+    for metric, (lo, hi) in ratios.items():
         print(f"  {metric:24} ({lo:.3f}, {hi:.3f})")
+    print("  stored CPU_INTERVAL80 " + ("equals them" if ratios == CPU_INTERVAL80 else
+                                        "differs: update servekit.perf.intervals.CPU_INTERVAL80"))
 
 
 def cli() -> None:
@@ -130,6 +133,7 @@ def cli() -> None:
         added = "".join(json.dumps(load_line(doc, f"{stamp:%Y-%m-%d %H:%M}")) + "\n" for doc in docs)
         write_bytes_atomic(CPU_LOADS, (CPU_LOADS.read_text() if CPU_LOADS.exists() else "").encode() + added.encode())
         print(f"wrote {path.relative_to(REPO)} and {len(docs)} lines of {CPU_LOADS.relative_to(REPO)}")
+        print_ratios()
 
 
 if __name__ == "__main__":
