@@ -67,10 +67,12 @@ def one_run(n: int) -> dict:
 
 def load_line(doc: dict, when: str) -> dict:
     """A line of ``CPU_LOADS``: the medians measured and predicted, and the CPU figures used."""
-    speed = json.loads(Path(doc["evidence"]).read_text())["cpu_speed"]["figures"]
+    ledger = json.loads(Path(doc["evidence"]).read_text())
+    speed = ledger["cpu_speed"]["figures"]
     return {"date": when, "source": "bench/bench_cpu_interval.py", "workload": "256:128 c=4",
             "memory_gb_s": round(speed["memory_gb_s"], 2), "bf16_tflops": round(speed["bf16_tflops"], 3),
             "model_gb_s": doc["predicted"]["rates"]["memory_gb_s"], "load_before": doc["machine_load"]["before"][0],
+            "cpu_speed_change": ledger.get("cpu_speed_change"),
             "measured": {k: doc["compared"][k]["measured"] for k in HEADLINE},
             "predicted": {k: doc["compared"][k]["predicted"] for k in HEADLINE}}
 
@@ -81,7 +83,7 @@ def report(docs: list[dict]) -> str:
         rates = doc["predicted"]["rates"]
         lines.append(f"run {n + 1}: load averages before {[round(x, 2) for x in doc['machine_load']['before']]}, "
                      f"the model's weights predicted to stream at {rates['memory_gb_s']} GB/s, "
-                     f"{rates['tflops']} TFLOPS")
+                     f"{rates['tflops']} TFLOPS; measured again after the load: {doc.get('cpu_speed_change')}")
         for name, row in doc["compared"].items():
             lines.append(f"  {name:24} measured {row['measured']:9.2f}  predicted {row['predicted']:9.2f}  "
                          f"[{row['interval80'][0]:.2f} .. {row['interval80'][1]:.2f}]  ratio {row['ratio']:.3f}  "

@@ -166,3 +166,21 @@ def test_the_text_report_says_when_a_cache_shortened_the_measured_ttft():
     assert "prefix cache" not in render_text(doc)
     assert "prefix cache" not in render_text({**doc, "prefix_cache": {"queried_tokens": 10_240, "hit_tokens": 0,
                                                                       "hit_rate": 0.0}})
+
+
+def test_the_text_report_says_how_the_cpu_moved_during_the_load():
+    from servekit.cli.bench_cmd import render_text
+    from servekit.perf.local_cpu import speed_change
+
+    before = {"figures": {"memory_gb_s": 10.0, "bf16_tflops": 1.0}}
+    after = {"figures": {"memory_gb_s": 8.0, "bf16_tflops": 1.1}}
+    change = speed_change(before, after)
+    assert change == {"memory_gb_s": 0.8, "bf16_tflops": 1.1}
+    assert speed_change(before, {"figures": {"memory_gb_s": 9.0}}) == {"memory_gb_s": 0.9}  # a figure it lacks: left out
+    doc = {"run": "r", "model": "m", "engine": "vllm", "engine_version": "0.32.0",
+           "workload": {"input_len": 256, "output_len": 128, "concurrency": 4, "request_rate": None, "num_prompts": 40},
+           "predicted": {"batch": 4}, "compared": {}, "binding": "compute", "inside": True,
+           "measured": {"completed": 40, "failed": 0}, "evidence": "e.json"}
+    text = render_text({**doc, "cpu_speed_change": change})
+    assert "measured again after the load: memory_gb_s 0.80x, bf16_tflops 1.10x" in text
+    assert "measured again" not in render_text(doc)

@@ -72,6 +72,10 @@ def test_bench_of_a_small_up_run_measures_records_and_compares_against_its_predi
         # measured / predicted.
         speed = ledger["cpu_speed"]["figures"]
         assert speed["threads"] == len(speed["cpus"]) >= 1 and speed["memory_gb_s"] > 0
+        # measured again after the load: how the machine moved while it ran
+        assert ledger["cpu_speed_after"]["measured_at"] > ledger["cpu_speed"]["measured_at"]
+        assert set(ledger["cpu_speed_change"]) == {"memory_gb_s", "bf16_tflops"}
+        assert all(ratio > 0 for ratio in ledger["cpu_speed_change"].values())
         assert doc["predicted"]["interval80_source"].startswith("the CPU backend's loads")
         for name, row in doc["compared"].items():
             lo, hi = row["interval80"]

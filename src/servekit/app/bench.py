@@ -12,7 +12,9 @@ and after (a load shares the CPUs with the server; other work on them shows in t
 On this machine's CPU (hardware ``local``, ``servekit.perf.local_cpu``) the CPU is measured again
 just before the load, with the server idle, and the prediction uses those figures (kept in the
 evidence under ``cpu_speed``): other work on the CPUs slows the server's steps, and the figures
-of the moment carry it. The load's requests have fixed lengths (the random dataset with no
+of the moment carry it. It is measured once more after the load (``cpu_speed_after``, and each
+figure's ratio to the first in ``cpu_speed_change``): a shared machine's speed moves over minutes,
+and a comparison made while it moved says so. The load's requests have fixed lengths (the random dataset with no
 length spread, ``--ignore-eos``), so the prediction is that of ``Workload.fixed_lengths``.
 
 The speed model prefills every prompt token. The server's prefix-cache counters, read before and
@@ -43,7 +45,7 @@ from servekit.launch.prediction import model_facts, predict
 from servekit.launch.probes import Target
 from servekit.perf.compare import all_inside, compare
 from servekit.perf.launch import measured_cpu
-from servekit.perf.local_cpu import cpu_speed
+from servekit.perf.local_cpu import cpu_speed, speed_change
 from servekit.perf.predict import PerfLaunch, Workload
 from servekit.processes import exited
 from servekit.records import record
@@ -141,6 +143,8 @@ def bench_run(opts: BenchOptions) -> dict[str, Any]:
     started, load_before, counters = time.time(), list(os.getloadavg()), server_metrics(run_record)
     measured, _ = run_load(argv, hf_env, result, opts.timeout_s)
     cache = prefix_cache_use(counters, server_metrics(run_record))
+    finished = time.time()
+    after = measure_cpu_now(run_record) if speed is not None else None
     compared = compare(measured.to_dict(), prediction)
     doc = {"kind": "bench", "run": run_record.run, "plan_hash": run_record.plan_hash, "engine": run_record.engine,
            "engine_version": run_record.engine_version, "hardware": run_record.hardware, "model": run_record.model,
@@ -148,10 +152,13 @@ def bench_run(opts: BenchOptions) -> dict[str, Any]:
            "workload": {**asdict(load), "seed": opts.seed, "warmups": warmups},
            "measured": measured.to_dict(), "predicted": prediction, "compared": compared,
            "inside": all_inside(compared), "binding": prediction["binding"],
-           "timings": {"bench_seconds": round(time.time() - started, 2)},
+           "timings": {"bench_seconds": round(finished - started, 2)},
            "machine_load": {"before": load_before, "after": list(os.getloadavg())}}
     if speed is not None:
         doc["cpu_speed"] = speed
+    if speed is not None and after is not None:
+        doc["cpu_speed_after"] = after
+        doc["cpu_speed_change"] = speed_change(speed, after)
     if cache is not None:
         doc["prefix_cache"] = cache
     path = write_evidence(doc)

@@ -23,6 +23,13 @@ def _cache_lines(cache: dict | None) -> list[str]:
             "(to compare like with like: `servekit up MODEL --arg=--no-enable-prefix-caching`)"]
 
 
+def _drift_lines(change: dict | None) -> list[str]:
+    if not change:
+        return []
+    parts = ", ".join(f"{name} {ratio:.2f}x" for name, ratio in change.items())
+    return [f"  this CPU measured again after the load: {parts} of the figures the prediction used"]
+
+
 def render_text(doc: dict) -> str:
     """Measured against predicted, figure by figure, for people."""
     load, pred = doc["workload"], doc["predicted"]
@@ -38,6 +45,7 @@ def render_text(doc: dict) -> str:
               f"{'every figure inside its interval' if doc['inside'] else 'the prediction misses (see OUTSIDE)'}",
               f"  completed {doc['measured']['completed']}, failed {doc['measured']['failed']}",
               *_cache_lines(doc.get("prefix_cache")),
+              *_drift_lines(doc.get("cpu_speed_change")),
               f"  evidence: {doc['evidence']}"]
     return "\n".join(lines)
 

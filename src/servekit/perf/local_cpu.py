@@ -133,5 +133,16 @@ def stream_curve(figures: dict[str, Any]) -> tuple[tuple[float, float], ...]:
     return tuple(sorted(rows))
 
 
+def speed_change(before: dict[str, Any], after: dict[str, Any]) -> dict[str, float]:
+    """Each probe figure measured ``after`` over the same one ``before`` (two ``cpu_speed``
+    documents): how the machine's speed moved between the two moments."""
+    out = {}
+    for key in ("memory_gb_s", "bf16_tflops"):
+        old, new = before["figures"].get(key), after["figures"].get(key)
+        if isinstance(old, int | float) and isinstance(new, int | float) and old > 0:
+            out[key] = round(new / old, 3)
+    return out
+
+
 def local_cpu_row(name: str) -> DeviceCompute:
     return cpu_row(cpu_speed(name))
