@@ -39,9 +39,9 @@ INTERVAL80: dict[str, tuple[float, float]] = {
 }
 
 CPU_INTERVAL80: dict[str, tuple[float, float]] = {
-    "output_throughput_tok_s": (0.685, 1.459),
-    "ttft_ms": (0.817, 1.224),
-    "tpot_ms": (0.664, 1.506),
+    "output_throughput_tok_s": (0.716, 1.397),
+    "ttft_ms": (0.829, 1.207),
+    "tpot_ms": (0.698, 1.433),
 }
 
 COVERAGE = 0.8
