@@ -143,7 +143,7 @@ def bench_run(opts: BenchOptions) -> dict[str, Any]:
     started, load_before, counters = time.time(), list(os.getloadavg()), server_metrics(run_record)
     measured, _ = run_load(argv, hf_env, result, opts.timeout_s)
     cache = prefix_cache_use(counters, server_metrics(run_record))
-    finished = time.time()
+    finished, load_after = time.time(), list(os.getloadavg())
     after = measure_cpu_now(run_record) if speed is not None else None
     compared = compare(measured.to_dict(), prediction)
     doc = {"kind": "bench", "run": run_record.run, "plan_hash": run_record.plan_hash, "engine": run_record.engine,
@@ -153,10 +153,10 @@ def bench_run(opts: BenchOptions) -> dict[str, Any]:
            "measured": measured.to_dict(), "predicted": prediction, "compared": compared,
            "inside": all_inside(compared), "binding": prediction["binding"],
            "timings": {"bench_seconds": round(finished - started, 2)},
-           "machine_load": {"before": load_before, "after": list(os.getloadavg())}}
+           "machine_load": {"before": load_before, "after": load_after}}
     if speed is not None:
         doc["cpu_speed"] = speed
-    if speed is not None and after is not None:
+    if after is not None:
         doc["cpu_speed_after"] = after
         doc["cpu_speed_change"] = speed_change(speed, after)
     if cache is not None:
