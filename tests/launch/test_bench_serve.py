@@ -16,7 +16,9 @@ import pytest
 from servekit.cli.app import main
 from servekit.errors import ServekitError
 from servekit.launch import records
-from servekit.launch.bench_serve import BenchToolError, bench_argv, parse_result, read_result, run_load
+from servekit.launch.bench_serve import (
+    BenchToolError, bench_argv, parse_result, per_request, read_result, run_load,
+)
 from servekit.perf.predict import Workload
 from servekit.launch.evidence import read_evidence, write_evidence
 
@@ -67,7 +69,7 @@ def test_the_command_asks_for_a_closed_loop_or_a_rate_and_saves_its_result(tmp_p
     assert shlex.split(shlex.join(closed)) == closed
     words = " ".join(closed)
     for part in ("--random-input-len 128", "--random-output-len 64", "--num-prompts 40", "--max-concurrency 4",
-                 "--ignore-eos", "--save-result", f"--result-dir {result.parent}", "--result-filename r.json",
+                 "--ignore-eos", "--save-result", "--save-detailed", f"--result-dir {result.parent}", "--result-filename r.json",
                  "--model tiny", "--tokenizer /models/tiny", "--base-url http://127.0.0.1:8000"):
         assert part in words
     assert "--request-rate" not in words
@@ -76,6 +78,33 @@ def test_the_command_asks_for_a_closed_loop_or_a_rate_and_saves_its_result(tmp_p
     assert "--seed 7" in " ".join(rate) and "--seed 0" in words
     assert "--num-warmups 8" in words and "--num-warmups 8" in " ".join(rate)  # two rounds of 4; 8 for a rate
     assert "--num-warmups 0" in " ".join(bench_argv(Path("vllm"), "u", "m", "m", Workload(1, 1, 2), result, warmups=0))
+
+
+DETAILED = {  # the per-request lists --save-detailed adds (seconds; a failed request has zero times)
+    "start_times": [100.25, 100.2, 100.3], "ttfts": [0.08, 0.21, 0.0], "latencies": [2.5, 2.6, 0.0],
+    "input_lens": [256, 256, 256], "output_lens": [128, 128, 0], "errors": ["", "", "timed out"],
+    "itls": [[0.02], [0.02], []],
+}
+
+
+def test_each_request_is_read_from_a_detailed_result_relative_to_the_first_start():
+    rows = per_request({**RESULT, **DETAILED})
+    assert rows == [
+        {"start_s": 0.05, "ttft_ms": 80.0, "latency_s": 2.5, "input_tokens": 256, "output_tokens": 128, "ok": True},
+        {"start_s": 0.0, "ttft_ms": 210.0, "latency_s": 2.6, "input_tokens": 256, "output_tokens": 128, "ok": True},
+        {"start_s": 0.1, "ttft_ms": 0.0, "latency_s": 0.0, "input_tokens": 256, "output_tokens": 0, "ok": False},
+    ]
+
+
+@pytest.mark.parametrize("change", [
+    {"ttfts": None},  # saved without --save-detailed
+    {"ttfts": [0.1, 0.2]},  # lists of unequal lengths
+    {"latencies": [1.0, "x", 2.0]},  # not numbers
+    {k: [] for k in ("start_times", "ttfts", "latencies", "input_lens", "output_lens")},
+])
+def test_a_result_without_readable_per_request_lists_gives_none(change):
+    doc = {**RESULT, **DETAILED, **change}
+    assert per_request({k: v for k, v in doc.items() if v is not None}) is None
 
 
 def test_a_failing_tool_reports_its_stderr_tail(tmp_path):

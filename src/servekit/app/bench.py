@@ -14,7 +14,9 @@ just before the load, with the server idle, and the prediction uses those figure
 evidence under ``cpu_speed``): other work on the CPUs slows the server's steps, and the figures
 of the moment carry it. It is measured once more after the load (``cpu_speed_after``, and each
 figure's ratio to the first in ``cpu_speed_change``): a shared machine's speed moves over minutes,
-and a comparison made while it moved says so. The load's requests have fixed lengths (the random dataset with no
+and a comparison made while it moved says so. Each request's start, TTFT and latency go to the
+evidence too (``requests``, ``servekit.launch.bench_serve.per_request``): which requests made a
+tail percentile. The load's requests have fixed lengths (the random dataset with no
 length spread, ``--ignore-eos``), so the prediction is that of ``Workload.fixed_lengths``.
 
 The speed model prefills every prompt token. The server's prefix-cache counters, read before and
@@ -36,7 +38,7 @@ from servekit.engines.registry import get_engine, native_engine
 from servekit.errors import SelectionError, ServekitError
 from servekit.hardware import build_profile
 from servekit.launch import records
-from servekit.launch.bench_serve import bench_argv, run_load, warmups_for
+from servekit.launch.bench_serve import bench_argv, per_request, run_load, warmups_for
 from servekit.launch.environment import engine_env
 from servekit.launch.evidence import write_evidence
 from servekit.launch.launch_plan import LaunchPlan, plan_from_dict
@@ -141,7 +143,7 @@ def bench_run(opts: BenchOptions) -> dict[str, Any]:
                       warmups)
     hf_env = {k: v for k, v in plan.engine_server.env.items() if k.startswith("HF_")}
     started, load_before, counters = time.time(), list(os.getloadavg()), server_metrics(run_record)
-    measured, _ = run_load(argv, hf_env, result, opts.timeout_s)
+    measured, raw = run_load(argv, hf_env, result, opts.timeout_s)
     cache = prefix_cache_use(counters, server_metrics(run_record))
     finished, load_after = time.time(), list(os.getloadavg())
     after = measure_cpu_now(run_record) if speed is not None else None
@@ -161,5 +163,8 @@ def bench_run(opts: BenchOptions) -> dict[str, Any]:
         doc["cpu_speed_change"] = speed_change(speed, after)
     if cache is not None:
         doc["prefix_cache"] = cache
+    requests = per_request(raw)
+    if requests is not None:
+        doc["requests"] = requests
     path = write_evidence(doc)
     return {**doc, "evidence": str(path)}

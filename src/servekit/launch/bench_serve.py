@@ -8,7 +8,10 @@ them, as the prediction assumes), ``num_prompts`` measured requests after unmeas
 (``warmups_for``), either ``concurrency`` requests in
 flight (a closed loop: ``--max-concurrency`` with every request ready at once) or a Poisson
 ``request_rate``. Percentiles asked for: 10, 50, 90 and 99 of TTFT, TPOT, ITL and end-to-end
-latency (vllm/benchmarks/serve.py writes them as ``p<N>_<metric>_ms``).
+latency (vllm/benchmarks/serve.py writes them as ``p<N>_<metric>_ms``). ``--save-detailed`` keeps
+each request's own figures in the result (``start_times``, ``ttfts``, ``latencies``, ``input_lens``,
+``output_lens``, ``itls``; seconds), which ``per_request`` reads: the evidence of which requests
+made a percentile, where the figures alone cannot tell.
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ def bench_argv(program: Path, url: str, served_name: str, tokenizer: str, load: 
             "--num-prompts", str(load.num_prompts), "--ignore-eos", "--seed", str(seed),
             "--num-warmups", str(warmups_for(load) if warmups is None else warmups),
             "--percentile-metrics", PERCENTILE_METRICS, "--metric-percentiles", PERCENTILES, "--disable-tqdm",
-            "--save-result", "--result-dir", str(result.parent), "--result-filename", result.name]
+            "--save-result", "--save-detailed", "--result-dir", str(result.parent), "--result-filename", result.name]
     if load.concurrency is not None:
         argv += ["--max-concurrency", str(load.concurrency)]
     if load.request_rate is not None:
@@ -102,6 +105,30 @@ def parse_result(doc: Mapping[str, Any], source: str) -> Measured:
         total_input_tokens=int(_number(doc, "total_input_tokens", source)),
         total_output_tokens=int(_number(doc, "total_output_tokens", source)),
     )
+
+
+def per_request(doc: Mapping[str, Any]) -> list[dict[str, float]] | None:
+    """One row per request of a ``--save-detailed`` result, in the order the tool lists them:
+    ``start_s`` (its start, seconds after the load's first), ``ttft_ms``, ``latency_s`` (to its
+    last token), ``input_tokens``, ``output_tokens`` and ``ok`` (false where the tool recorded an
+    error for it: its times are then zero). None when the result holds no per-request
+    lists (saved without ``--save-detailed``) or lists of unequal lengths."""
+    keys = ("start_times", "ttfts", "latencies", "input_lens", "output_lens")
+    lists = [doc.get(k) for k in keys]
+    if not all(isinstance(v, list) for v in lists) or len({len(v) for v in lists}) != 1 or not lists[0]:
+        return None
+    starts, ttfts, latencies, inputs, outputs = lists
+    numbers = [x for v in (starts, ttfts, latencies) for x in v]
+    if any(isinstance(x, bool) or not isinstance(x, int | float) for x in numbers):
+        return None
+    errors = doc.get("errors")
+    failed = [bool(e) for e in errors] if isinstance(errors, list) and len(errors) == len(starts) else \
+        [False] * len(starts)
+    first = min(starts)
+    return [{"start_s": round(start - first, 4), "ttft_ms": round(ttft * 1e3, 3), "latency_s": round(latency, 4),
+             "input_tokens": int(inp or 0), "output_tokens": int(out or 0), "ok": not bad}
+            for start, ttft, latency, inp, out, bad in zip(starts, ttfts, latencies, inputs, outputs, failed,
+                                                          strict=True)]
 
 
 def read_result(path: Path) -> tuple[Measured, dict[str, Any]]:
