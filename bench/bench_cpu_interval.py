@@ -46,7 +46,7 @@ from servekit.perf.intervals import CPU_INTERVAL80, cpu_interval  # noqa: E402
 
 WORKLOAD = ["--input-len", "256", "--output-len", "128", "--concurrency", "4", "--num-prompts", "40"]
 CPU_LOADS = REPO / "bench" / "results" / "cpu-loads.jsonl"
-HEADLINE = ("output_throughput_tok_s", "ttft_ms.median", "tpot_ms.median")
+FIGURES = ("output_throughput_tok_s", "ttft_ms.median", "tpot_ms.median", "ttft_ms.p99", "tpot_ms.p99")
 
 
 def one_run(n: int) -> dict:
@@ -66,15 +66,16 @@ def one_run(n: int) -> dict:
 
 
 def load_line(doc: dict, when: str) -> dict:
-    """A line of ``CPU_LOADS``: the medians measured and predicted, and the CPU figures used."""
+    """A line of ``CPU_LOADS``: the figures measured and predicted (medians and p99), and the CPU
+    figures used."""
     ledger = json.loads(Path(doc["evidence"]).read_text())
     speed = ledger["cpu_speed"]["figures"]
     return {"date": when, "source": "bench/bench_cpu_interval.py", "workload": "256:128 c=4",
             "memory_gb_s": round(speed["memory_gb_s"], 2), "bf16_tflops": round(speed["bf16_tflops"], 3),
             "model_gb_s": doc["predicted"]["rates"]["memory_gb_s"], "load_before": doc["machine_load"]["before"][0],
             "cpu_speed_change": ledger.get("cpu_speed_change"),
-            "measured": {k: doc["compared"][k]["measured"] for k in HEADLINE},
-            "predicted": {k: doc["compared"][k]["predicted"] for k in HEADLINE}}
+            "measured": {k: doc["compared"][k]["measured"] for k in FIGURES},
+            "predicted": {k: doc["compared"][k]["predicted"] for k in FIGURES}}
 
 
 def report(docs: list[dict]) -> str:

@@ -21,6 +21,7 @@ median TTFT fell to half the prediction).
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,12 @@ def test_bench_of_a_small_up_run_measures_records_and_compares_against_its_predi
         ledger = read_evidence(Path(doc["evidence"]))
         assert ledger["kind"] == "bench" and ledger["run"] == started["run"] and ledger["compared"] == doc["compared"]
         assert Path(ledger["tool"]["result"]).is_file()
+        # each request's own figures, from which the tool's percentiles come
+        rows = ledger["requests"]
+        assert len(rows) == 40 and all(r["ok"] and r["output_tokens"] == 128 for r in rows)
+        assert min(r["start_s"] for r in rows) == 0.0
+        assert statistics.median(r["ttft_ms"] for r in rows) == pytest.approx(doc["measured"]["ttft_ms"]["median"],
+                                                                            abs=0.01)
         # the server's prefix-cache counters were read around the load (caching off: nothing looked up, nothing hit)
         assert doc["prefix_cache"]["hit_tokens"] == 0 and ledger["prefix_cache"] == doc["prefix_cache"]
         assert doc["binding"] == doc["predicted"]["binding"]
@@ -90,8 +97,9 @@ def test_bench_of_a_small_up_run_measures_records_and_compares_against_its_predi
         # the CPU backend's held-out loads (bench/results/cpu-loads.jsonl) erred by at most 1.56x.
         # The median TTFT rests on the prefill's arithmetic at a share of the probe's BF16 FLOP/s
         # fitted on one CPU, which does not carry to every CPU (an Intel Xeon measured 2.4x,
-        # bench/results/README.md): bounded by a factor of 4. The p99 figures are compared and
-        # recorded, not bounded: no calibration load measures a tail.
+        # bench/results/README.md): bounded by a factor of 4. The p99 figures are compared (against
+        # ratios of their own, from the loads' p99s) and recorded, not bounded: a load's p99 is its
+        # slowest wave, and how far that strays is this machine's jitter, which no rule predicts.
         bounds = {"output_throughput_tok_s": 2.0, "tpot_ms.median": 2.0, "ttft_ms.median": 4.0}
         off = {name: doc["compared"][name]["ratio"] for name, factor in bounds.items()
                if not 1 / factor < doc["compared"][name]["ratio"] < factor}

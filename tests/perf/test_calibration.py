@@ -178,11 +178,37 @@ def test_the_cpu_interval_takes_the_eightieth_percentile_of_the_loads_errors():
 
     # |ln| of 1.1, 1/1.2 and 1.5 (each a third): the 80th percentile lies between 1.2's (at 1/2) and 1.5's (at 5/6)
     got = cpu_interval([load(1.1), load(1 / 1.2), load(1.5)])
+    assert set(got) == {"output_throughput_tok_s", "ttft_ms", "tpot_ms"}  # no load recorded a p99: no p99 entry
     import math
 
     spread = math.log(1.2) + (math.log(1.5) - math.log(1.2)) * (0.8 - 0.5) / (5 / 6 - 0.5)
     for lo, hi in got.values():
         assert hi == pytest.approx(math.exp(spread), abs=1e-3) and lo == pytest.approx(1 / hi, abs=1e-3)
+
+
+def test_a_p99_entry_is_taken_over_the_loads_that_recorded_a_p99():
+    from servekit.perf.intervals import cpu_interval
+
+    def load(ratio: float, p99: float | None = None) -> dict:
+        figures = {"output_throughput_tok_s": 10.0, "ttft_ms.median": 10.0, "tpot_ms.median": 10.0}
+        if p99 is not None:
+            figures |= {"ttft_ms.p99": 10.0, "tpot_ms.p99": 10.0}
+        measured = {k: v * (p99 if k.endswith("p99") else ratio) for k, v in figures.items()}
+        return {"measured": measured, "predicted": figures}
+
+    got = cpu_interval([load(1.0), load(1.0, p99=2.0), load(1.0, p99=2.0)])
+    assert got["ttft_ms"] == (1.0, 1.0)  # the medians: all three loads, all exact
+    assert got["ttft_ms.p99"] == got["tpot_ms.p99"] == (0.5, 2.0)  # only the two that recorded a p99
+
+
+def test_a_p99_figure_takes_its_own_ratios_where_the_table_has_them():
+    from servekit.perf.intervals import ratios_for
+
+    table = {"ttft_ms": (0.8, 1.25), "ttft_ms.p99": (0.5, 2.0), "tpot_ms": (0.7, 1.4)}
+    assert ratios_for(table, "ttft_ms") == ratios_for(table, "ttft_ms", "median") == (0.8, 1.25)
+    assert ratios_for(table, "ttft_ms", "p99") == (0.5, 2.0)
+    assert ratios_for(table, "tpot_ms", "p99") == (0.7, 1.4)  # no entry of its own: the median's
+    assert ratios_for(INTERVAL80, "ttft_ms", "p99") == INTERVAL80["ttft_ms"]  # the GPU table has none
 
 
 def test_each_backend_gets_its_own_intervals():

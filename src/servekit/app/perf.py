@@ -26,7 +26,7 @@ from servekit.fit.sharding import GIB
 from servekit.hardware import HardwareProfile, profiles_for
 from servekit.jsonl import numbered_objects
 from servekit.perf.constants import acceptance
-from servekit.perf.intervals import INTERVAL80, METRICS, interval80_for, interval_source
+from servekit.perf.intervals import INTERVAL80, METRICS, interval80_for, interval_source, ratios_for
 from servekit.perf.launch import default_limits, offline_occupancy, overhead_key, rates_for
 from servekit.perf.points import launch_of, output_line, workload_of
 from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Prediction, Spec, Workload, predict
@@ -182,8 +182,8 @@ def prediction_dict(pred: Prediction, context: dict[str, Any]) -> dict[str, Any]
     backend = context.get("backend") or ""
     table = interval80_for(backend)
 
-    def band(key: str, value: float) -> list[float]:
-        lo, hi = table[key]
+    def band(key: str, value: float, stat: str | None = None) -> list[float]:
+        lo, hi = ratios_for(table, key, stat)
         return [round(value * lo, 3), round(value * hi, 3)]
 
     return {
@@ -197,7 +197,8 @@ def prediction_dict(pred: Prediction, context: dict[str, Any]) -> dict[str, Any]
         "tpot_ms": {"median": round(pred.tpot_ms, 3), "p99": round(pred.tpot_p99_ms, 3)},
         "interval80": {
             "output_throughput_tok_s": band("output_throughput_tok_s", pred.output_throughput_tok_s),
-            **{k: {"median": band(k, medians[k]), "p99": band(k, p99[k])} for k in METRICS if k != "output_throughput_tok_s"},
+            **{k: {"median": band(k, medians[k]), "p99": band(k, p99[k], "p99")} for k in METRICS
+               if k != "output_throughput_tok_s"},
         },
         "interval80_source": interval_source(backend),
         "binding": pred.binding,

@@ -20,6 +20,15 @@ shows. The same symmetric rule, over the CPU loads not fitted on: ``servekit ben
 calibration model at a workload none of the calibration loads ran (bench/results/cpu-loads.jsonl,
 written by ``bench/bench_cpu_interval.py --write``; ``--ratios`` prints what they give), each
 load weighing the same.
+
+The CPU backend's p99 figures have ratios of their own too (``"ttft_ms.p99"``, ``"tpot_ms.p99"``,
+over the loads that recorded them). A ``servekit bench`` load runs in waves
+(``servekit.perf.predict``, lockstep), so its p99 is the figure of its slowest wave: the prediction
+is the typical wave's, and how far the slowest of a load's waves strays from it is how much this
+machine's step times jitter from one wave to the next (the requests' own figures in the evidence,
+``requests``, show the waves apart), which no rule of the model predicts. The GPU table has no p99
+entries: no GPU point measures a tail, and the p99 figures take the medians' ratios
+(``ratios_for``).
 """
 
 from __future__ import annotations
@@ -42,13 +51,15 @@ CPU_INTERVAL80: dict[str, tuple[float, float]] = {
     "output_throughput_tok_s": (0.716, 1.397),
     "ttft_ms": (0.829, 1.207),
     "tpot_ms": (0.698, 1.433),
+    "ttft_ms.p99": (0.565, 1.771),
+    "tpot_ms.p99": (0.646, 1.547),
 }
 
 COVERAGE = 0.8
 
 LOAD_FIGURES = {"output_throughput_tok_s": "output_throughput_tok_s", "ttft_ms": "ttft_ms.median",
-                "tpot_ms": "tpot_ms.median"}
-"""The figure of a held-out CPU load (``measured`` / ``predicted``) each metric's interval is taken from."""
+                "tpot_ms": "tpot_ms.median", "ttft_ms.p99": "ttft_ms.p99", "tpot_ms.p99": "tpot_ms.p99"}
+"""The figure of a held-out CPU load (``measured`` / ``predicted``) each entry's interval is taken from."""
 
 
 def quantile(values: Sequence[float], q: float, weights: Sequence[float] | None = None) -> float:
@@ -88,14 +99,25 @@ def symmetric_ratios(ratios: Sequence[float], coverage: float = COVERAGE,
 
 def cpu_interval(loads: Sequence[Mapping[str, Any]], coverage: float = COVERAGE) -> dict[str, tuple[float, float]]:
     """The CPU backend's interval ratios from held-out loads (each ``{"measured": {...},
-    "predicted": {...}}`` keyed by ``LOAD_FIGURES``' figures), each load weighing the same,
-    rounded as the stored tables are."""
+    "predicted": {...}}`` keyed by ``LOAD_FIGURES``' figures), each load that recorded a figure
+    weighing the same in its entry, rounded as the stored tables are; an entry no load recorded
+    is left out."""
     out = {}
-    for metric, figure in LOAD_FIGURES.items():
-        ratios = [load["measured"][figure] / load["predicted"][figure] for load in loads]
-        lo, hi = symmetric_ratios(ratios, coverage)
-        out[metric] = (round(lo, 3), round(hi, 3))
+    for key, figure in LOAD_FIGURES.items():
+        ratios = [load["measured"][figure] / load["predicted"][figure] for load in loads
+                  if figure in load["measured"] and figure in load["predicted"]]
+        if ratios:
+            lo, hi = symmetric_ratios(ratios, coverage)
+            out[key] = (round(lo, 3), round(hi, 3))
     return out
+
+
+def ratios_for(table: Mapping[str, tuple[float, float]], metric: str, stat: str | None = None) -> tuple[float, float]:
+    """The interval ratios of ``metric``'s ``stat`` figure (None or "median": the metric's own
+    entry; "p99": its ``METRIC.p99`` entry where the table has one, else the metric's)."""
+    if stat == "p99" and f"{metric}.p99" in table:
+        return table[f"{metric}.p99"]
+    return table[metric]
 
 
 def interval80_for(backend: str) -> dict[str, tuple[float, float]]:
