@@ -48,11 +48,11 @@ INTERVAL80: dict[str, tuple[float, float]] = {
 }
 
 CPU_INTERVAL80: dict[str, tuple[float, float]] = {
-    "output_throughput_tok_s": (0.716, 1.397),
-    "ttft_ms": (0.829, 1.207),
-    "tpot_ms": (0.698, 1.433),
-    "ttft_ms.p99": (0.565, 1.771),
-    "tpot_ms.p99": (0.646, 1.547),
+    "output_throughput_tok_s": (0.73, 1.369),
+    "ttft_ms": (0.837, 1.194),
+    "tpot_ms": (0.713, 1.402),
+    "ttft_ms.p99": (0.572, 1.75),
+    "tpot_ms.p99": (0.654, 1.529),
 }
 
 COVERAGE = 0.8
