@@ -8,7 +8,9 @@ off), then ``servekit bench RUN`` of the test's workload (256:128 at concurrency
 none of the calibration workloads), which measures this machine's CPU just before the load and
 predicts with those figures. Prints every run's measured and predicted figures, their 80%
 intervals, the CPU figures the prediction used and the load averages; then, per figure, how
-many runs landed inside and the measured / predicted ratios.
+many runs landed inside and the measured / predicted ratios. Each run also prints how its waves
+differ (``waves``, from the requests the evidence keeps): the slowest wave's TTFT against the
+median wave's, which is how far the run's p99 lies from its typical wave.
 
 This is the measurement of the claim that a bench of a tiny model's run lands inside its
 predicted interval. The engine test asserts that ``bench`` runs and records what it measured,
@@ -28,6 +30,7 @@ import datetime
 import io
 import json
 import os
+import statistics
 import sys
 import tempfile
 from contextlib import redirect_stdout
@@ -78,6 +81,35 @@ def load_line(doc: dict, when: str) -> dict:
             "predicted": {k: doc["compared"][k]["predicted"] for k in FIGURES}}
 
 
+def waves(requests: list[dict]) -> list[list[dict]]:
+    """The load's requests grouped into the waves a closed loop of fixed-length requests runs in
+    (``servekit.perf.predict``, lockstep): in order of start, a request starting more than half the
+    median request's latency after the previous one opens a new wave."""
+    ordered = sorted((r for r in requests if r["ok"]), key=lambda r: r["start_s"])
+    if not ordered:
+        return []
+    gap = statistics.median(r["latency_s"] for r in ordered) / 2
+    groups = [[ordered[0]]]
+    for previous, request in zip(ordered, ordered[1:]):
+        if request["start_s"] - previous["start_s"] > gap:
+            groups.append([])
+        groups[-1].append(request)
+    return groups
+
+
+def wave_line(doc: dict) -> str | None:
+    """Per wave, the median TTFT of the requests after its first (the ones prefilled together, whose
+    figure the median and the p99 are): the slowest wave's against the median wave's, which is how
+    far a load's p99 strays from its typical wave. None without per-request evidence."""
+    requests = json.loads(Path(doc["evidence"]).read_text()).get("requests")
+    others = [statistics.median(r["ttft_ms"] for r in wave[1:]) for wave in waves(requests or []) if len(wave) > 1]
+    if not others:
+        return None
+    typical = statistics.median(others)
+    return (f"  waves: {len(others)}; TTFT of the requests after each wave's first: {min(others):.0f} .. "
+            f"{max(others):.0f} ms, median {typical:.0f}; slowest / median wave {max(others) / typical:.2f}")
+
+
 def report(docs: list[dict]) -> str:
     lines = []
     for n, doc in enumerate(docs):
@@ -85,6 +117,9 @@ def report(docs: list[dict]) -> str:
         lines.append(f"run {n + 1}: load averages before {[round(x, 2) for x in doc['machine_load']['before']]}, "
                      f"the model's weights predicted to stream at {rates['memory_gb_s']} GB/s, "
                      f"{rates['tflops']} TFLOPS; measured again after the load: {doc.get('cpu_speed_change')}")
+        spread = wave_line(doc)
+        if spread:
+            lines.append(spread)
         for name, row in doc["compared"].items():
             lines.append(f"  {name:24} measured {row['measured']:9.2f}  predicted {row['predicted']:9.2f}  "
                          f"[{row['interval80'][0]:.2f} .. {row['interval80'][1]:.2f}]  ratio {row['ratio']:.3f}  "
