@@ -9,7 +9,7 @@ none of the calibration workloads), which measures this machine's CPU just befor
 predicts with those figures. Prints every run's measured and predicted figures, their 80%
 intervals, the CPU figures the prediction used and the load averages; then, per figure, how
 many runs landed inside and the measured / predicted ratios. Each run also prints how its waves
-differ (``waves``, from the requests the evidence keeps): the slowest wave's TTFT against the
+differ (``servekit.launch.bench_serve.wave_spread`` of the requests the evidence keeps): the slowest wave's TTFT against the
 median wave's, which is how far the run's p99 lies from its typical wave.
 
 This is the measurement of the claim that a bench of a tiny model's run lands inside its
@@ -30,7 +30,6 @@ import datetime
 import io
 import json
 import os
-import statistics
 import sys
 import tempfile
 from contextlib import redirect_stdout
@@ -45,6 +44,7 @@ from bench_cpu_overheads import up_model  # noqa: E402
 
 from servekit.atomic import write_bytes_atomic  # noqa: E402
 from servekit.cli.app import main  # noqa: E402
+from servekit.launch.bench_serve import wave_spread  # noqa: E402
 from servekit.perf.intervals import CPU_INTERVAL80, cpu_interval  # noqa: E402
 
 WORKLOAD = ["--input-len", "256", "--output-len", "128", "--concurrency", "4", "--num-prompts", "40"]
@@ -81,33 +81,17 @@ def load_line(doc: dict, when: str) -> dict:
             "predicted": {k: doc["compared"][k]["predicted"] for k in FIGURES}}
 
 
-def waves(requests: list[dict]) -> list[list[dict]]:
-    """The load's requests grouped into the waves a closed loop of fixed-length requests runs in
-    (``servekit.perf.predict``, lockstep): in order of start, a request starting more than half the
-    median request's latency after the previous one opens a new wave."""
-    ordered = sorted((r for r in requests if r["ok"]), key=lambda r: r["start_s"])
-    if not ordered:
-        return []
-    gap = statistics.median(r["latency_s"] for r in ordered) / 2
-    groups = [[ordered[0]]]
-    for previous, request in zip(ordered, ordered[1:]):
-        if request["start_s"] - previous["start_s"] > gap:
-            groups.append([])
-        groups[-1].append(request)
-    return groups
-
-
 def wave_line(doc: dict) -> str | None:
-    """Per wave, the median TTFT of the requests after its first (the ones prefilled together, whose
-    figure the median and the p99 are): the slowest wave's against the median wave's, which is how
-    far a load's p99 strays from its typical wave. None without per-request evidence."""
+    """The run's wave spread (``servekit.launch.bench_serve.wave_spread`` of the requests its
+    evidence keeps) in a line; None without per-request evidence."""
     requests = json.loads(Path(doc["evidence"]).read_text()).get("requests")
-    others = [statistics.median(r["ttft_ms"] for r in wave[1:]) for wave in waves(requests or []) if len(wave) > 1]
-    if not others:
+    spread = wave_spread(requests or [])
+    if spread is None:
         return None
-    typical = statistics.median(others)
-    return (f"  waves: {len(others)}; TTFT of the requests after each wave's first: {min(others):.0f} .. "
-            f"{max(others):.0f} ms, median {typical:.0f}; slowest / median wave {max(others) / typical:.2f}")
+    after = spread["ttft_ms_after_first"]
+    return (f"  waves: {spread['waves']}; TTFT of the requests after each wave's first: {after['min']:.0f} .. "
+            f"{after['max']:.0f} ms, median {after['median']:.0f}; slowest / median wave "
+            f"{spread['slowest_over_median']:.2f}")
 
 
 def report(docs: list[dict]) -> str:

@@ -17,7 +17,7 @@ from servekit.cli.app import main
 from servekit.errors import ServekitError
 from servekit.launch import records
 from servekit.launch.bench_serve import (
-    BenchToolError, bench_argv, parse_result, per_request, read_result, run_load,
+    BenchToolError, bench_argv, parse_result, per_request, read_result, run_load, wave_spread, waves,
 )
 from servekit.perf.predict import Workload
 from servekit.launch.evidence import read_evidence, write_evidence
@@ -105,6 +105,29 @@ def test_each_request_is_read_from_a_detailed_result_relative_to_the_first_start
 def test_a_result_without_readable_per_request_lists_gives_none(change):
     doc = {**RESULT, **DETAILED, **change}
     assert per_request({k: v for k, v in doc.items() if v is not None}) is None
+
+
+def _request(start: float, ttft: float, ok: bool = True) -> dict:
+    return {"start_s": start, "ttft_ms": ttft, "latency_s": 2.0, "input_tokens": 256, "output_tokens": 128, "ok": ok}
+
+
+def test_a_closed_loops_requests_group_into_its_waves():
+    requests = [_request(0.0, 60), _request(0.0003, 200), _request(0.0005, 202),  # the first wave, all at once
+                _request(2.0, 58), _request(2.016, 180), _request(2.018, 182),  # the others 16-18 ms after the first
+                _request(4.0, 61), _request(4.015, 260), _request(4.017, 262), _request(4.5, 0.0, ok=False)]
+    groups = waves(list(reversed(requests)))  # in order of start, whatever order the tool listed them in
+    assert [len(g) for g in groups] == [3, 3, 3]  # a start 2 s after the last opens a wave; the failed one is left out
+    assert [g[0]["ttft_ms"] for g in groups] == [60, 58, 61]
+    assert waves([]) == []
+
+
+def test_the_slowest_wave_is_set_against_the_median_one():
+    requests = [_request(0.0, 60), _request(0.0, 200), _request(0.0, 202), _request(2.0, 58), _request(2.016, 180),
+                _request(2.018, 182), _request(4.0, 61), _request(4.015, 260), _request(4.017, 262)]
+    assert wave_spread(requests) == {"waves": 3, "ttft_ms_after_first": {"min": 181.0, "median": 201.0, "max": 261.0},
+                                     "slowest_over_median": 1.299}
+    assert wave_spread(requests[:3]) is None  # one wave: nothing to set it against
+    assert wave_spread([_request(t, 50) for t in (0.0, 2.0, 4.0)]) is None  # waves of one request (concurrency 1)
 
 
 def test_a_failing_tool_reports_its_stderr_tail(tmp_path):
@@ -213,3 +236,18 @@ def test_the_text_report_says_how_the_cpu_moved_during_the_load():
     text = render_text({**doc, "cpu_speed_change": change})
     assert "measured again after the load: memory_gb_s 0.80x, bf16_tflops 1.10x" in text
     assert "measured again" not in render_text(doc)
+
+
+def test_the_text_report_says_the_p99_ttft_is_the_slowest_waves():
+    from servekit.cli.bench_cmd import render_text
+
+    doc = {"run": "r", "model": "m", "engine": "vllm", "engine_version": "0.32.0",
+           "workload": {"input_len": 256, "output_len": 128, "concurrency": 4, "request_rate": None, "num_prompts": 40},
+           "predicted": {"batch": 4}, "compared": {}, "binding": "compute", "inside": True,
+           "measured": {"completed": 40, "failed": 0}, "evidence": "e.json"}
+    spread = {"waves": 10, "ttft_ms_after_first": {"min": 161.2, "median": 193.0, "max": 227.4},
+              "slowest_over_median": 1.178}
+    text = render_text({**doc, "waves": spread})
+    assert "waves: 10; TTFT after each wave's first request 161 .. 227 ms (median wave 193)" in text
+    assert "1.18x the median wave's" in text
+    assert "waves:" not in render_text(doc)

@@ -16,7 +16,8 @@ of the moment carry it. It is measured once more after the load (``cpu_speed_aft
 figure's ratio to the first in ``cpu_speed_change``): a shared machine's speed moves over minutes,
 and a comparison made while it moved says so. Each request's start, TTFT and latency go to the
 evidence too (``requests``, ``servekit.launch.bench_serve.per_request``): which requests made a
-tail percentile. The load's requests have fixed lengths (the random dataset with no
+tail percentile; for a closed loop, ``waves`` sets its slowest wave against the median one (a
+load of waves has the p99 TTFT of its slowest, ``wave_spread``). The load's requests have fixed lengths (the random dataset with no
 length spread, ``--ignore-eos``), so the prediction is that of ``Workload.fixed_lengths``.
 
 The speed model prefills every prompt token. The server's prefix-cache counters, read before and
@@ -38,7 +39,7 @@ from servekit.engines.registry import get_engine, native_engine
 from servekit.errors import SelectionError, ServekitError
 from servekit.hardware import build_profile
 from servekit.launch import records
-from servekit.launch.bench_serve import bench_argv, per_request, run_load, warmups_for
+from servekit.launch.bench_serve import bench_argv, per_request, run_load, warmups_for, wave_spread
 from servekit.launch.environment import engine_env
 from servekit.launch.evidence import write_evidence
 from servekit.launch.launch_plan import LaunchPlan, plan_from_dict
@@ -166,5 +167,8 @@ def bench_run(opts: BenchOptions) -> dict[str, Any]:
     requests = per_request(raw)
     if requests is not None:
         doc["requests"] = requests
+        spread = wave_spread(requests) if load.concurrency is not None and load.request_rate is None else None
+        if spread is not None:
+            doc["waves"] = spread
     path = write_evidence(doc)
     return {**doc, "evidence": str(path)}

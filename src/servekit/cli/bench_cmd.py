@@ -30,6 +30,15 @@ def _drift_lines(change: dict | None) -> list[str]:
     return [f"  this CPU measured again after the load: {parts} of the figures the prediction used"]
 
 
+def _wave_lines(spread: dict | None) -> list[str]:
+    if not spread:
+        return []
+    after = spread["ttft_ms_after_first"]
+    return [f"  waves: {spread['waves']}; TTFT after each wave's first request {after['min']:,.0f} .. "
+            f"{after['max']:,.0f} ms (median wave {after['median']:,.0f}); the p99 TTFT is the slowest wave's, "
+            f"{spread['slowest_over_median']:.2f}x the median wave's"]
+
+
 def render_text(doc: dict) -> str:
     """Measured against predicted, figure by figure, for people."""
     load, pred = doc["workload"], doc["predicted"]
@@ -46,6 +55,7 @@ def render_text(doc: dict) -> str:
               f"  completed {doc['measured']['completed']}, failed {doc['measured']['failed']}",
               *_cache_lines(doc.get("prefix_cache")),
               *_drift_lines(doc.get("cpu_speed_change")),
+              *_wave_lines(doc.get("waves")),
               f"  evidence: {doc['evidence']}"]
     return "\n".join(lines)
 

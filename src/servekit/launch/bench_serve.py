@@ -11,13 +11,16 @@ flight (a closed loop: ``--max-concurrency`` with every request ready at once) o
 latency (vllm/benchmarks/serve.py writes them as ``p<N>_<metric>_ms``). ``--save-detailed`` keeps
 each request's own figures in the result (``start_times``, ``ttfts``, ``latencies``, ``input_lens``,
 ``output_lens``, ``itls``; seconds), which ``per_request`` reads: the evidence of which requests
-made a percentile, where the figures alone cannot tell.
+made a percentile, where the figures alone cannot tell. A closed loop of them runs in waves
+(``servekit.perf.predict``, lockstep); ``wave_spread`` sets the slowest wave against the median
+one, which is how far such a load's p99 TTFT lies from its typical wave.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -129,6 +132,36 @@ def per_request(doc: Mapping[str, Any]) -> list[dict[str, float]] | None:
              "input_tokens": int(inp or 0), "output_tokens": int(out or 0), "ok": not bad}
             for start, ttft, latency, inp, out, bad in zip(starts, ttfts, latencies, inputs, outputs, failed,
                                                           strict=True)]
+
+
+def waves(requests: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]]:
+    """The completed requests of a closed loop grouped into its waves: in order of start, a request
+    starting more than half the median request's latency after the previous one opens a new wave
+    (a wave's requests start within one prefill step of each other, waves a whole request apart)."""
+    ordered = sorted((r for r in requests if r.get("ok")), key=lambda r: float(r["start_s"]))
+    if not ordered:
+        return []
+    gap = statistics.median(float(r["latency_s"]) for r in ordered) / 2
+    groups: list[list[Mapping[str, Any]]] = [[ordered[0]]]
+    for previous, request in zip(ordered, ordered[1:]):
+        if float(request["start_s"]) - float(previous["start_s"]) > gap:
+            groups.append([])
+        groups[-1].append(request)
+    return groups
+
+
+def wave_spread(requests: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Per wave, the median TTFT of its requests after the first (those prefilled together, whose
+    figure a load's median and p99 TTFT are): how many waves, the least, median and largest of
+    those, and the largest over the median (``slowest_over_median``). None with fewer than two
+    waves of more than one request."""
+    others = [statistics.median(float(r["ttft_ms"]) for r in wave[1:]) for wave in waves(requests) if len(wave) > 1]
+    if len(others) < 2:
+        return None
+    typical = statistics.median(others)
+    return {"waves": len(others), "ttft_ms_after_first": {"min": round(min(others), 3), "median": round(typical, 3),
+                                                          "max": round(max(others), 3)},
+            "slowest_over_median": round(max(others) / typical, 3) if typical else None}
 
 
 def read_result(path: Path) -> tuple[Measured, dict[str, Any]]:
