@@ -9,8 +9,9 @@ none of the calibration workloads), which measures this machine's CPU just befor
 predicts with those figures. Prints every run's measured and predicted figures, their 80%
 intervals, the CPU figures the prediction used and the load averages; then, per figure, how
 many runs landed inside and the measured / predicted ratios. Each run also prints how its waves
-differ (``servekit.launch.bench_serve.wave_spread`` of the requests the evidence keeps): the slowest wave's TTFT against the
-median wave's, which is how far the run's p99 lies from its typical wave.
+differ (``servekit.launch.bench_serve.wave_spread`` of the requests the evidence keeps): the
+slowest wave's TTFT against the median wave's, which is how far the run's p99 lies from its
+typical wave.
 
 This is the measurement of the claim that a bench of a tiny model's run lands inside its
 predicted interval. The engine test asserts that ``bench`` runs and records what it measured,
@@ -89,8 +90,8 @@ def wave_line(doc: dict) -> str | None:
     if spread is None:
         return None
     after = spread["ttft_ms_after_first"]
-    return (f"  waves: {spread['waves']}; TTFT of the requests after each wave's first: {after['min']:.0f} .. "
-            f"{after['max']:.0f} ms, median {after['median']:.0f}; slowest / median wave "
+    return (f"  waves: {spread['waves']}; TTFT of each wave's requests prefilled together: {after['fastest']:.0f} .. "
+            f"{after['slowest']:.0f} ms, median {after['median']:.0f}; slowest / median wave "
             f"{spread['slowest_over_median']:.2f}")
 
 

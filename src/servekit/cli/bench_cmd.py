@@ -34,8 +34,8 @@ def _wave_lines(spread: dict | None) -> list[str]:
     if not spread:
         return []
     after = spread["ttft_ms_after_first"]
-    return [f"  waves: {spread['waves']}; TTFT after each wave's first request {after['min']:,.0f} .. "
-            f"{after['max']:,.0f} ms (median wave {after['median']:,.0f}); the p99 TTFT is the slowest wave's, "
+    return [f"  waves: {spread['waves']}; TTFT of each wave's requests prefilled together {after['fastest']:,.0f} .. "
+            f"{after['slowest']:,.0f} ms (median wave {after['median']:,.0f}); the p99 TTFT is the slowest wave's, "
             f"{spread['slowest_over_median']:.2f}x the median wave's"]
 
 
