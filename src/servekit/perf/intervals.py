@@ -48,11 +48,11 @@ INTERVAL80: dict[str, tuple[float, float]] = {
 }
 
 CPU_INTERVAL80: dict[str, tuple[float, float]] = {
-    "output_throughput_tok_s": (0.73, 1.369),
-    "ttft_ms": (0.837, 1.194),
-    "tpot_ms": (0.713, 1.402),
-    "ttft_ms.p99": (0.572, 1.75),
-    "tpot_ms.p99": (0.654, 1.529),
+    "output_throughput_tok_s": (0.72, 1.388),
+    "ttft_ms": (0.84, 1.191),
+    "tpot_ms": (0.699, 1.431),
+    "ttft_ms.p99": (0.584, 1.711),
+    "tpot_ms.p99": (0.655, 1.526),
 }
 
 COVERAGE = 0.8
