@@ -48,11 +48,11 @@ INTERVAL80: dict[str, tuple[float, float]] = {
 }
 
 CPU_INTERVAL80: dict[str, tuple[float, float]] = {
-    "output_throughput_tok_s": (0.72, 1.388),
-    "ttft_ms": (0.84, 1.191),
-    "tpot_ms": (0.699, 1.431),
-    "ttft_ms.p99": (0.584, 1.711),
-    "tpot_ms.p99": (0.655, 1.526),
+    "output_throughput_tok_s": (0.707, 1.414),
+    "ttft_ms": (0.844, 1.185),
+    "tpot_ms": (0.676, 1.478),
+    "ttft_ms.p99": (0.611, 1.636),
+    "tpot_ms.p99": (0.647, 1.545),
 }
 
 COVERAGE = 0.8
