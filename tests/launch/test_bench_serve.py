@@ -125,9 +125,8 @@ def test_a_closed_loops_requests_group_into_its_waves():
 def test_the_slowest_wave_is_set_against_the_median_one():
     requests = [_request(0.0, 200), _request(0.0, 60), _request(0.0, 202), _request(2.0, 58), _request(2.016, 180),
                 _request(2.018, 182), _request(4.0, 61), _request(4.015, 260), _request(4.017, 262)]
-    assert wave_spread(requests) == {"waves": 3, "ttft_ms_after_first": {"fastest": 181.0, "median": 201.0,
-                                                                             "slowest": 261.0},
-                                     "slowest_over_median": 1.299}
+    together = {"fastest": 181.0, "median": 201.0, "slowest": 261.0}
+    assert wave_spread(requests) == {"waves": 3, "ttft_ms_prefilled_together": together, "slowest_over_median": 1.299}
     # the first wave's requests started together: the one prefilled alone is the one with the shortest TTFT
     assert wave_spread(requests[:3]) is None  # one wave: nothing to set it against
     assert wave_spread([_request(t, 50) for t in (0.0, 2.0, 4.0)]) is None  # waves of one request (concurrency 1)
@@ -248,7 +247,7 @@ def test_the_text_report_says_the_p99_ttft_is_the_slowest_waves():
            "workload": {"input_len": 256, "output_len": 128, "concurrency": 4, "request_rate": None, "num_prompts": 40},
            "predicted": {"batch": 4}, "compared": {}, "binding": "compute", "inside": True,
            "measured": {"completed": 40, "failed": 0}, "evidence": "e.json"}
-    spread = {"waves": 10, "ttft_ms_after_first": {"fastest": 161.2, "median": 193.0, "slowest": 227.4},
+    spread = {"waves": 10, "ttft_ms_prefilled_together": {"fastest": 161.2, "median": 193.0, "slowest": 227.4},
               "slowest_over_median": 1.178}
     text = render_text({**doc, "waves": spread})
     assert "waves: 10; TTFT of each wave's requests prefilled together 161 .. 227 ms (median wave 193)" in text

@@ -151,20 +151,19 @@ def waves(requests: Sequence[Mapping[str, Any]]) -> list[list[Mapping[str, Any]]
 
 
 def wave_spread(requests: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """Per wave, the median TTFT of its requests but the one with the shortest (the one prefilled
-    alone; the rest are prefilled together, and theirs is the figure of a load's median and p99
-    TTFT; requests that start within a millisecond of each other reach the engine in no order
-    their starts can tell): how many waves, the fastest, median and slowest
-    wave's figure, and the slowest over the median (``slowest_over_median``). None with fewer than two
-    waves of more than one request."""
+    """How a closed loop's waves differ. Per wave, the figure is the median TTFT of all its requests
+    but the one with the shortest: that one is prefilled alone, the rest together, and theirs is
+    the figure of a load's median and p99 TTFT (requests that start within a millisecond of each
+    other reach the engine in an order their starts cannot tell). Returns how many waves, the
+    fastest, median and slowest wave's figure, and the slowest over the median
+    (``slowest_over_median``); None with fewer than two waves of more than one request."""
     others = [statistics.median(sorted(float(r["ttft_ms"]) for r in wave)[1:]) for wave in waves(requests)
               if len(wave) > 1]
     if len(others) < 2:
         return None
     typical = statistics.median(others)
-    return {"waves": len(others), "ttft_ms_after_first": {"fastest": round(min(others), 3),
-                                                          "median": round(typical, 3),
-                                                          "slowest": round(max(others), 3)},
+    together = {"fastest": round(min(others), 3), "median": round(typical, 3), "slowest": round(max(others), 3)}
+    return {"waves": len(others), "ttft_ms_prefilled_together": together,
             "slowest_over_median": round(max(others) / typical, 3) if typical else None}
 
 
