@@ -23,6 +23,13 @@ the cache, which the speed model does not count (a fresh server's single load, a
 test runs, repeats few). Each load has its own seed. ``--write`` also writes the
 report to bench/results/cpu-overheads-DATE.txt.
 
+``--write`` also adds each load as a line of bench/results/cpu-calibration-loads.jsonl (its
+workload, whether it is fitted on, the CPU figures of its moment and what it measured), and
+``--stored`` fits on every calibration line of that file instead of running loads: the calibration
+runs of different hours together (a shared machine's speed moves between hours, and constants
+fitted at one hour carry that hour's bias), each load predicted with the CPU figures of its own
+moment, with the same report and leave-one-out.
+
 ``--sizes`` fits nothing: it starts Llamas of other sizes (``OTHER_SIZES``: one the caches hold
 whole, one that streams from memory) and scores the stored constants on the first evaluation
 workload of each, a test of the rule that reads a model's weights at the rate measured for a set
@@ -49,6 +56,8 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "tests"))
 
 from servekit.app.bench import bench_program, measure_cpu_now, run_launch  # noqa: E402
+from servekit.app.fit import FitOptions  # noqa: E402
+from servekit.app.perf import PerfOptions, perf_launch  # noqa: E402
 from servekit.atomic import write_bytes_atomic  # noqa: E402
 from servekit.cli.app import main  # noqa: E402
 from servekit.launch import records  # noqa: E402
@@ -65,6 +74,8 @@ CALIBRATION = (Workload(128, 64, 1, None, 40, True), Workload(128, 64, 16, None,
                Workload(512, 32, 2, None, 40, True))
 EVALUATION = (Workload(256, 128, 4, None, 40, True), Workload(64, 256, 8, None, 40, True))
 ROUNDS = 6
+CAL_LOADS = REPO / "bench" / "results" / "cpu-calibration-loads.jsonl"
+"""The calibration runs' loads, one JSON line each (``--write`` adds a run's, ``--stored`` fits on them)."""
 OTHER_SIZES = (TinyLlamaShape(layers=2, hidden=1024, heads=8, kv_heads=8, head_dim=128, intermediate=2816),
                TinyLlamaShape(layers=4, hidden=1536, heads=12, kv_heads=12, head_dim=128, intermediate=4096))
 """52 MB and 226 MB of BF16 weights, beside the calibration model's 104 MB."""
@@ -148,8 +159,9 @@ def report(cal, ev, values) -> None:
               + ", ".join(f"{k} {math.expm1(e) * 100:.0f}%" for k, e in errors(launch, load, m, refit).items()))
 
 
-def measure_point(record, plan, load: Workload, n: int):
-    """(launch with the CPU row measured just before, load, measured figures) of one load."""
+def measure_point(record, plan, load: Workload, n: int, lines: list[dict] | None = None, role: str = "calibration"):
+    """(launch with the CPU row measured just before, load, measured figures) of one load; with
+    ``lines``, its line of ``CAL_LOADS`` is added to them."""
     speed = measure_cpu_now(record) or {}
     figures, key = speed.get("figures") or {}, speed.get("machine")
     launch, _, _ = run_launch(record, plan)
@@ -161,23 +173,86 @@ def measure_point(record, plan, load: Workload, n: int):
           f"{figures.get('bf16_tflops', 0):.3f} TFLOPS BF16 (best {figures.get('best_memory_gb_s', 0):.1f}, "
           f"{figures.get('best_bf16_tflops', 0):.3f}) on CPUs {figures.get('cpus')} of {key}; load averages "
           f"{tuple(round(x, 2) for x in os.getloadavg())} after the load")
+    if lines is not None:
+        lines.append(load_line(load, role, figures, model_rate, measured_of(measured)))
     return launch, load, measured_of(measured)
 
 
-def run(existing: str | None) -> None:
+def load_line(load: Workload, role: str, figures: dict, model_rate: float, measured: dict) -> dict:
+    """A line of ``CAL_LOADS``."""
+    return {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M"),
+            "source": "bench/bench_cpu_overheads.py", "role": role,
+            "workload": {"input_len": load.input_len, "output_len": load.output_len,
+                         "concurrency": load.concurrency, "num_prompts": load.num_prompts},
+            "memory_gb_s": round(float(figures.get("memory_gb_s") or 0), 3), "probe_model_gb_s": round(model_rate, 3),
+            "bf16_tflops": round(float(figures.get("bf16_tflops") or 0), 4),
+            "measured": {k: round(v, 3) for k, v in measured.items()}}
+
+
+def read_lines(path: Path = CAL_LOADS) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def base_launch(folder: Path) -> PerfLaunch:
+    """The speed model's launch of the calibration model as ``up_model`` starts it (no server; the
+    model reads only the checkpoint's shapes and sizes, so its weights are written as one value)."""
+    model = write_tiny_llama(folder / "small", shape=SHAPE, dtype="bfloat16", fill=0.0)
+    opts = FitOptions(str(model), "local", max_model_len="1024", cpu_kvcache_space_gib=1.0,
+                      extra_args=["--no-enable-prefix-caching"])
+    return perf_launch(PerfOptions(opts, EVALUATION[0]))[0]
+
+
+def launch_at(base: PerfLaunch, line: dict) -> PerfLaunch:
+    """``base`` with the CPU figures of the line's moment (``probe_model_gb_s``: the rate the probe
+    measured for a set of the model's size; ``bf16_tflops``) and the stored constants, as
+    ``servekit.perf.launch.rates_for`` sets a measured row's rates."""
+    stored = {c.id: c.value for c in CPU_CONSTANTS}
+    memory = line["probe_model_gb_s"] * 1e9 * stored["bandwidth_fraction.vllm_cpu"]
+    flops = line["bf16_tflops"] * 1e12 * stored["flops_fraction.vllm_cpu"]
+    rates = dataclasses.replace(base.rates, memory=memory, expert_memory=memory, flops=flops,
+                                expert_flops=base.rates.expert_flops * flops / base.rates.flops)
+    return dataclasses.replace(base, rates=rates)
+
+
+def stored_points(lines: list[dict], base: PerfLaunch, role: str) -> list:
+    out = []
+    for line in lines:
+        if line["role"] != role:
+            continue
+        wl = line["workload"]
+        load = Workload(wl["input_len"], wl["output_len"], wl["concurrency"], None, wl["num_prompts"], True)
+        out.append((launch_at(base, line), load, line["measured"]))
+    return out
+
+
+def run_stored() -> None:
+    """The fit on every calibration line of ``CAL_LOADS``, scored on its evaluation lines."""
+    lines = read_lines()
+    print(f"{len(lines)} loads in {CAL_LOADS.relative_to(REPO)}, from "
+          + ", ".join(sorted({f"{line['date'][:13]}h ({line['source']})" for line in lines})))
+    with tempfile.TemporaryDirectory() as tmp:
+        base = base_launch(Path(tmp))
+    cal, ev = stored_points(lines, base, "calibration"), stored_points(lines, base, "evaluation")
+    report(cal, ev, fit(cal))
+
+
+def run(existing: str | None) -> list[dict]:
+    """The loads' lines of ``CAL_LOADS``."""
+    lines: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
         run_id = existing or up_model(Path(tmp))
         try:
             record = records.load(run_id)
             plan = plan_from_dict(record.plan)
             print(f"load averages before the loads: {tuple(round(x, 2) for x in os.getloadavg())}")
-            cal = [measure_point(record, plan, load, i) for i, load in enumerate(CALIBRATION)]
-            ev = [measure_point(record, plan, load, 10 + i) for i, load in enumerate(EVALUATION)]
+            cal = [measure_point(record, plan, load, i, lines) for i, load in enumerate(CALIBRATION)]
+            ev = [measure_point(record, plan, load, 10 + i, lines, "evaluation") for i, load in enumerate(EVALUATION)]
             report(cal, ev, fit(cal))
         finally:
             if existing is None:
                 with redirect_stdout(io.StringIO()):
                     main(["down", run_id])
+    return lines
 
 
 def sizes() -> None:
@@ -204,17 +279,31 @@ def cli() -> None:
     parser.add_argument("--run", help="a run of the calibration model already started by `servekit up`")
     parser.add_argument("--sizes", action="store_true",
                         help="score the stored constants on models of other sizes instead of fitting")
-    parser.add_argument("--write", action="store_true", help="also write bench/results/cpu-overheads-DATE.txt")
+    parser.add_argument("--stored", action="store_true",
+                        help=f"fit on the calibration lines of {CAL_LOADS.name} instead of running loads")
+    parser.add_argument("--write", action="store_true",
+                        help="also write bench/results/cpu-overheads-DATE.txt (and add the loads to "
+                             f"{CAL_LOADS.name})")
     args = parser.parse_args()
     out = io.StringIO()
+    lines: list[dict] = []
     with redirect_stdout(out):
-        sizes() if args.sizes else run(args.run)
+        if args.sizes:
+            sizes()
+        elif args.stored:
+            run_stored()
+        else:
+            lines = run(args.run)
     print(out.getvalue(), end="")
     if args.write:
-        kind = "cpu-sizes" if args.sizes else "cpu-overheads"
+        kind = "cpu-sizes" if args.sizes else "cpu-overheads-stored" if args.stored else "cpu-overheads"
         path = REPO / "bench" / "results" / f"{kind}-{datetime.date.today().isoformat()}.txt"
         write_bytes_atomic(path, out.getvalue().encode())
         print(f"written: {path}")
+        if lines:
+            old = CAL_LOADS.read_bytes() if CAL_LOADS.is_file() else b""
+            write_bytes_atomic(CAL_LOADS, old + "".join(json.dumps(x) + "\n" for x in lines).encode())
+            print(f"added {len(lines)} loads to {CAL_LOADS}")
 
 
 if __name__ == "__main__":

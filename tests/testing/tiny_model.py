@@ -59,9 +59,13 @@ def write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int], bytes
 
 
 def _tensor_bytes(rng: random.Random, count: int, dtype: str, constant: float | None) -> bytes:
-    values = array(
-        "f", [constant] * count if constant is not None else [(rng.random() - 0.5) * 0.04 for _ in range(count)]
-    )
+    if constant is not None:  # every value the same: one value's bytes, repeated
+        return _value_bytes([constant], dtype) * count
+    return _value_bytes([(rng.random() - 0.5) * 0.04 for _ in range(count)], dtype)
+
+
+def _value_bytes(numbers: list[float], dtype: str) -> bytes:
+    values = array("f", numbers)
     if dtype == "float32":
         return values.tobytes()
     as_bits = array("I", values.tobytes())
@@ -195,9 +199,12 @@ def _write_tokenizer(path: Path, shape: TinyLlamaShape) -> None:
 
 
 def write_tiny_llama(
-    path: str | Path, *, shape: TinyLlamaShape | None = None, dtype: str = "float32", shards: int = 1, seed: int = 0
+    path: str | Path, *, shape: TinyLlamaShape | None = None, dtype: str = "float32", shards: int = 1, seed: int = 0,
+    fill: float | None = None,
 ) -> Path:
-    """Write a loadable tiny Llama repo into ``path``; ``shards > 1`` adds an index."""
+    """Write a loadable tiny Llama repo into ``path``; ``shards > 1`` adds an index. ``fill``: every
+    weight that value instead of seeded random ones (quick to write, for what reads only the
+    checkpoint's shapes and sizes)."""
     if dtype not in _DTYPE_CODES:
         raise ValueError(f"dtype must be one of {sorted(_DTYPE_CODES)}")
     shape = shape or TinyLlamaShape()
@@ -216,7 +223,7 @@ def write_tiny_llama(
             count = 1
             for d in dims:
                 count *= d
-            constant = 1.0 if name.endswith("norm.weight") else None
+            constant = 1.0 if name.endswith("norm.weight") else fill
             tensors[name] = (code, dims, _tensor_bytes(rng, count, dtype, constant))
             total += count * width
             weight_map[name] = file_name
