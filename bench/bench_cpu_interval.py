@@ -20,8 +20,13 @@ an 80% interval is a matter of frequency, one a single timed run cannot assert.
 
 ``--write`` also writes the report to bench/results/cpu-interval-DATE.txt and adds each run's
 figures as a line of bench/results/cpu-loads.jsonl (the held-out loads the CPU backend's 80%
-interval, ``servekit.perf.intervals.CPU_INTERVAL80``, is taken from; ``--ratios`` prints the
-interval those lines give by ``servekit.perf.intervals.cpu_interval``).
+interval, ``servekit.perf.intervals.CPU_INTERVAL80``, is taken from). A line keeps what was
+measured, what servekit predicted that day (``predicted``), the rate the weights were taken to
+stream at (``model_gb_s``, the probe's rate for a set of the model's size times the CPU backend's
+bandwidth share) and the probe's own figures (``probe_model_gb_s``, ``bf16_tflops``). ``--ratios``
+predicts each line again from its probe figures with the stored constants (``repredicted``; the
+constants are refitted now and then, and the interval is of the stored ones) and prints the
+interval those give by ``servekit.perf.intervals.cpu_interval``.
 """
 
 from __future__ import annotations
@@ -41,14 +46,18 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_cpu_overheads import up_model  # noqa: E402
+from bench_cpu_overheads import base_launch, launch_at, up_model  # noqa: E402
 
 from servekit.atomic import write_bytes_atomic  # noqa: E402
 from servekit.cli.app import main  # noqa: E402
 from servekit.launch.bench_serve import wave_spread  # noqa: E402
+from servekit.perf.constants import constant  # noqa: E402
 from servekit.perf.intervals import CPU_INTERVAL80, cpu_interval  # noqa: E402
+from servekit.perf.predict import Workload, predict  # noqa: E402
 
 WORKLOAD = ["--input-len", "256", "--output-len", "128", "--concurrency", "4", "--num-prompts", "40"]
+LOAD = Workload(256, 128, 4, None, 40, True)
+"""``WORKLOAD`` as the speed model sees it (fixed lengths: ``servekit bench`` sends them)."""
 CPU_LOADS = REPO / "bench" / "results" / "cpu-loads.jsonl"
 FIGURES = ("output_throughput_tok_s", "ttft_ms.median", "tpot_ms.median", "ttft_ms.p99", "tpot_ms.p99")
 
@@ -76,7 +85,9 @@ def load_line(doc: dict, when: str) -> dict:
     speed = ledger["cpu_speed"]["figures"]
     return {"date": when, "source": "bench/bench_cpu_interval.py", "workload": "256:128 c=4",
             "memory_gb_s": round(speed["memory_gb_s"], 2), "bf16_tflops": round(speed["bf16_tflops"], 3),
-            "model_gb_s": doc["predicted"]["rates"]["memory_gb_s"], "load_before": doc["machine_load"]["before"][0],
+            "model_gb_s": doc["predicted"]["rates"]["memory_gb_s"],
+            "probe_model_gb_s": round(doc["predicted"]["rates"]["memory_gb_s"] / constant("bandwidth_fraction.vllm_cpu"), 3),
+            "load_before": doc["machine_load"]["before"][0],
             "cpu_speed_change": ledger.get("cpu_speed_change"),
             "measured": {k: doc["compared"][k]["measured"] for k in FIGURES},
             "predicted": {k: doc["compared"][k]["predicted"] for k in FIGURES}}
@@ -121,9 +132,28 @@ def read_loads(path: Path = CPU_LOADS) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def repredicted(loads: list[dict]) -> list[dict]:
+    """The held-out loads that recorded the CPU figures of their moment (``probe_model_gb_s``,
+    ``bf16_tflops``), each predicted again with the stored constants from those figures: a line's
+    ``predicted`` is what the constants of its day gave, and the interval is of the stored ones.
+    (The first lines recorded no figures and are left out.)"""
+    with tempfile.TemporaryDirectory() as tmp:
+        base = base_launch(Path(tmp))
+    out = []
+    for line in loads:
+        if not line.get("probe_model_gb_s"):
+            continue
+        pred = predict(launch_at(base, line), LOAD)
+        figures = {"output_throughput_tok_s": pred.output_throughput_tok_s, "ttft_ms.median": pred.ttft_ms,
+                   "tpot_ms.median": pred.tpot_ms, "ttft_ms.p99": pred.ttft_p99_ms, "tpot_ms.p99": pred.tpot_p99_ms}
+        out.append({**line, "predicted": {k: round(v, 3) for k, v in figures.items()}})
+    return out
+
+
 def print_ratios() -> None:
-    loads = read_loads()
-    print(f"{len(loads)} held-out loads in {CPU_LOADS.relative_to(REPO)}")
+    loads = repredicted(read_loads())
+    print(f"{len(loads)} held-out loads in {CPU_LOADS.relative_to(REPO)} with the CPU figures of their moment, "
+          "each predicted again with the stored constants")
     ratios = cpu_interval(loads)
     for metric, (lo, hi) in ratios.items():
         print(f"  {metric:24} ({lo:.3f}, {hi:.3f})")

@@ -159,14 +159,57 @@ def cpu_loads() -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def test_the_cpu_interval_is_the_rule_over_its_held_out_loads():
-    """``CPU_INTERVAL80`` is what the symmetric rule gives over the recorded loads not fitted on
+@pytest.fixture
+def seeded_cpu():
+    """hardware ``local``'s CPU row seeded with stated figures (the probe needs the engine
+    environment's torch); the bench scripts' launches take each load's own figures in place of them."""
+    from servekit.app.local_hardware import this_machine
+    from servekit.perf import local_cpu
+
+    machine = this_machine()
+    if machine.gpus:
+        pytest.skip("this machine has GPUs: hardware local is their taxonomy entry, not a measured CPU")
+    figures = {"memory_gb_s": 20.0, "bf16_tflops": 0.25, "threads": 2, "torch": "stated"}
+    local_cpu.cpu_speed(f"this machine ({machine.cpu_model})", lambda: dict(figures))
+    return figures
+
+
+def test_the_cpu_interval_is_the_rule_over_its_held_out_loads(seeded_cpu):
+    """``CPU_INTERVAL80`` is what the symmetric rule gives over the recorded loads not fitted on,
+    each predicted again from the CPU figures it recorded with the stored constants
     (``bench/bench_cpu_interval.py --ratios`` prints the same)."""
     from servekit.perf.intervals import CPU_INTERVAL80, cpu_interval
 
     loads = cpu_loads()
     assert len(loads) >= 8 and all(load["workload"] for load in loads)
-    assert cpu_interval(loads) == CPU_INTERVAL80
+    again = _bench_script("bench_cpu_interval").repredicted(loads)
+    assert len(again) >= 18 and all(line["probe_model_gb_s"] > 0 for line in again)
+    assert cpu_interval(again) == CPU_INTERVAL80
+
+
+def test_a_load_predicted_again_gets_what_servekit_perf_gives_at_its_figures(seeded_cpu, tmp_path):
+    """The bench scripts' launch at a load's recorded CPU figures (``bench_cpu_overheads.launch_at``)
+    is the one ``servekit perf --hardware local`` builds when the probe measures those figures."""
+    from servekit.perf.predict import predict
+
+    overheads, interval = _bench_script("bench_cpu_overheads"), _bench_script("bench_cpu_interval")
+    base = overheads.base_launch(tmp_path)  # hardware local: the seeded row, one rate for every size
+    line = {"probe_model_gb_s": seeded_cpu["memory_gb_s"], "bf16_tflops": seeded_cpu["bf16_tflops"]}
+    assert predict(overheads.launch_at(base, line), interval.LOAD) == predict(base, interval.LOAD)
+    slower = predict(overheads.launch_at(base, {**line, "probe_model_gb_s": 10.0}), interval.LOAD)
+    assert slower.tpot_ms > predict(base, interval.LOAD).tpot_ms
+
+
+def test_the_cpu_constants_are_the_fit_over_the_stored_calibration_loads(seeded_cpu, tmp_path):
+    """``CPU_FITTED`` is the fit over the calibration loads of bench/results/cpu-calibration-loads.jsonl
+    (``bench/bench_cpu_overheads.py --stored``), which come from runs at more than one hour."""
+    from servekit.perf.constants import CPU_CONSTANTS
+
+    script = _bench_script("bench_cpu_overheads")
+    lines = script.read_lines()
+    cal = script.stored_points(lines, script.base_launch(tmp_path), "calibration")
+    assert len(cal) >= 6 and len({line["date"][:13] for line in lines if line["role"] == "calibration"}) >= 2
+    assert script.fit(cal) == {c.id: c.value for c in CPU_CONSTANTS}
 
 
 def test_the_cpu_interval_takes_the_eightieth_percentile_of_the_loads_errors():
