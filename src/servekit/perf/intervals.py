@@ -49,11 +49,11 @@ INTERVAL80: dict[str, tuple[float, float]] = {
 }
 
 CPU_INTERVAL80: dict[str, tuple[float, float]] = {
-    "output_throughput_tok_s": (0.807, 1.239),
-    "ttft_ms": (0.827, 1.209),
-    "tpot_ms": (0.796, 1.256),
-    "ttft_ms.p99": (0.534, 1.874),
-    "tpot_ms.p99": (0.749, 1.336),
+    "output_throughput_tok_s": (0.815, 1.227),
+    "ttft_ms": (0.781, 1.28),
+    "tpot_ms": (0.804, 1.244),
+    "ttft_ms.p99": (0.578, 1.731),
+    "tpot_ms.p99": (0.758, 1.318),
 }
 
 COVERAGE = 0.8
