@@ -49,6 +49,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from bench_cpu_overheads import base_launch, launch_at, up_model  # noqa: E402
 
 from servekit.atomic import write_bytes_atomic  # noqa: E402
+from servekit.errors import ServekitError  # noqa: E402
 from servekit.cli.app import main  # noqa: E402
 from servekit.launch.bench_serve import wave_spread  # noqa: E402
 from servekit.perf.constants import constant  # noqa: E402
@@ -86,7 +87,8 @@ def load_line(doc: dict, when: str) -> dict:
     return {"date": when, "source": "bench/bench_cpu_interval.py", "workload": "256:128 c=4",
             "memory_gb_s": round(speed["memory_gb_s"], 2), "bf16_tflops": round(speed["bf16_tflops"], 3),
             "model_gb_s": doc["predicted"]["rates"]["memory_gb_s"],
-            "probe_model_gb_s": round(doc["predicted"]["rates"]["memory_gb_s"] / constant("bandwidth_fraction.vllm_cpu"), 3),
+            "probe_model_gb_s": round(doc["predicted"]["rates"]["memory_gb_s"]
+                                      / constant("bandwidth_fraction.vllm_cpu"), 3),
             "load_before": doc["machine_load"]["before"][0],
             "cpu_speed_change": ledger.get("cpu_speed_change"),
             "measured": {k: doc["compared"][k]["measured"] for k in FIGURES},
@@ -190,4 +192,7 @@ def cli() -> None:
 
 
 if __name__ == "__main__":
-    cli()
+    try:
+        cli()
+    except ServekitError as exc:  # a problem the user can fix: its one line, no traceback
+        raise SystemExit(f"error: {exc}") from None

@@ -21,7 +21,7 @@ hundred offsets (vllm/benchmarks/datasets/datasets.py, ``generate_token_sequence
 five loads on one server most prompts would begin like earlier ones and be partly served from
 the cache, which the speed model does not count (a fresh server's single load, as the engine
 test runs, repeats few). Each load has its own seed. ``--write`` also writes the
-report to bench/results/cpu-overheads-DATE.txt.
+report to bench/results/cpu-overheads-DATE-HHMM.txt.
 
 ``--write`` also adds each load as a line of bench/results/cpu-calibration-loads.jsonl (its
 workload, whether it is fitted on, the CPU figures of its moment and what it measured), and
@@ -59,6 +59,7 @@ from servekit.app.bench import bench_program, measure_cpu_now, run_launch  # noq
 from servekit.app.fit import FitOptions  # noqa: E402
 from servekit.app.perf import PerfOptions, perf_launch  # noqa: E402
 from servekit.atomic import write_bytes_atomic  # noqa: E402
+from servekit.errors import ServekitError  # noqa: E402
 from servekit.cli.app import main  # noqa: E402
 from servekit.launch import records  # noqa: E402
 from servekit.launch.bench_serve import Measured, bench_argv, run_load  # noqa: E402
@@ -282,7 +283,7 @@ def cli() -> None:
     parser.add_argument("--stored", action="store_true",
                         help=f"fit on the calibration lines of {CAL_LOADS.name} instead of running loads")
     parser.add_argument("--write", action="store_true",
-                        help="also write bench/results/cpu-overheads-DATE.txt (and add the loads to "
+                        help="also write bench/results/cpu-overheads-DATE-HHMM.txt (and add the loads to "
                              f"{CAL_LOADS.name})")
     args = parser.parse_args()
     out = io.StringIO()
@@ -297,7 +298,8 @@ def cli() -> None:
     print(out.getvalue(), end="")
     if args.write:
         kind = "cpu-sizes" if args.sizes else "cpu-overheads-stored" if args.stored else "cpu-overheads"
-        path = REPO / "bench" / "results" / f"{kind}-{datetime.date.today().isoformat()}.txt"
+        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d-%H%M")  # one file per run
+        path = REPO / "bench" / "results" / f"{kind}-{stamp}.txt"
         write_bytes_atomic(path, out.getvalue().encode())
         print(f"written: {path}")
         if lines:
@@ -307,4 +309,7 @@ def cli() -> None:
 
 
 if __name__ == "__main__":
-    cli()
+    try:
+        cli()
+    except ServekitError as exc:  # a problem the user can fix: its one line, no traceback
+        raise SystemExit(f"error: {exc}") from None
