@@ -49,11 +49,11 @@ INTERVAL80: dict[str, tuple[float, float]] = {
 }
 
 CPU_INTERVAL80: dict[str, tuple[float, float]] = {
-    "output_throughput_tok_s": (0.816, 1.226),
-    "ttft_ms": (0.791, 1.264),
-    "tpot_ms": (0.806, 1.24),
-    "ttft_ms.p99": (0.583, 1.716),
-    "tpot_ms.p99": (0.762, 1.313),
+    "output_throughput_tok_s": (0.835, 1.198),
+    "ttft_ms": (0.804, 1.243),
+    "tpot_ms": (0.824, 1.214),
+    "ttft_ms.p99": (0.606, 1.649),
+    "tpot_ms.p99": (0.781, 1.28),
 }
 
 COVERAGE = 0.8
