@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import functools
 import io
 import json
 import math
@@ -50,6 +51,7 @@ import sys
 import tempfile
 from contextlib import redirect_stdout
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
@@ -57,15 +59,20 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from servekit.app.bench import bench_program, measure_cpu_now, run_launch  # noqa: E402
 from servekit.app.fit import FitOptions  # noqa: E402
+from servekit.app.local_hardware import with_local  # noqa: E402
 from servekit.app.perf import PerfOptions, perf_launch  # noqa: E402
+from servekit.app.request import load_documents  # noqa: E402
 from servekit.atomic import write_bytes_atomic  # noqa: E402
 from servekit.errors import ServekitError  # noqa: E402
 from servekit.cli.app import main  # noqa: E402
+from servekit.hardware import LOCAL, HardwareProfile, profiles_for  # noqa: E402
+from servekit.hardware.device_compute import DeviceCompute  # noqa: E402
 from servekit.launch import records  # noqa: E402
 from servekit.launch.bench_serve import Measured, bench_argv, run_load  # noqa: E402
 from servekit.launch.launch_plan import plan_from_dict  # noqa: E402
 from servekit.perf.calibrate import descend  # noqa: E402
 from servekit.perf.constants import CPU_CONSTANTS  # noqa: E402
+from servekit.perf.launch import device_row, rates_for  # noqa: E402
 from servekit.perf.local_cpu import cpu_row  # noqa: E402
 from servekit.perf.predict import PerfLaunch, Workload, predict  # noqa: E402
 from testing.tiny_model import TinyLlamaShape, write_tiny_llama  # noqa: E402
@@ -82,21 +89,32 @@ OTHER_SIZES = (TinyLlamaShape(layers=2, hidden=1024, heads=8, kv_heads=8, head_d
 """52 MB and 226 MB of BF16 weights, beside the calibration model's 104 MB."""
 
 
-def rates_with(launch: PerfLaunch, values: dict[str, float]) -> PerfLaunch:
-    """``launch`` with the CPU constants ``values`` in place of the stored ones."""
-    stored = {c.id: c.value for c in CPU_CONSTANTS}
-    memory = values["bandwidth_fraction.vllm_cpu"] / stored["bandwidth_fraction.vllm_cpu"]
-    flops = values["flops_fraction.vllm_cpu"] / stored["flops_fraction.vllm_cpu"]
-    rates = dataclasses.replace(launch.rates, memory=launch.rates.memory * memory, flops=launch.rates.flops * flops,
-                                expert_flops=launch.rates.expert_flops * flops,
-                                step_s=values["step_overhead_ms.vllm_cpu"] * 1e-3,
-                                seq_s=values["seq_overhead_us.vllm_cpu"] * 1e-6,
-                                request_s=values["request_overhead_ms.vllm_cpu"] * 1e-3)
-    return dataclasses.replace(launch, rates=rates)
+class Point(NamedTuple):
+    """One load: the launch as ``servekit perf`` builds it, the CPU row of the load's moment, the
+    workload and what it measured."""
+
+    launch: PerfLaunch
+    row: DeviceCompute
+    load: Workload
+    measured: dict[str, float]
 
 
-def figures_of(launch: PerfLaunch, load: Workload, values: dict[str, float]) -> dict[str, float]:
-    pred = predict(rates_with(launch, values), load)
+@functools.cache
+def local_profile() -> HardwareProfile:
+    """Hardware ``local``, this machine, as the planner sees it."""
+    return profiles_for(with_local(load_documents(None), LOCAL).taxonomy)[LOCAL]
+
+
+def at(launch: PerfLaunch, row: DeviceCompute, values: dict[str, float] | None = None) -> PerfLaunch:
+    """``launch`` with the rates ``servekit.perf.launch.rates_for`` gives for the CPU row ``row``,
+    with the CPU constants ``values`` in place of the stored ones."""
+    profile = dataclasses.replace(local_profile(), compute=row)
+    ranks = launch.layout.tp * launch.layout.pp
+    return dataclasses.replace(launch, rates=rates_for(profile, launch.shape, "vllm", values, ranks))
+
+
+def figures_of(point: Point, values: dict[str, float]) -> dict[str, float]:
+    pred = predict(at(point.launch, point.row, values), point.load)
     return {"output_throughput_tok_s": pred.output_throughput_tok_s, "ttft_ms": pred.ttft_ms, "tpot_ms": pred.tpot_ms}
 
 
@@ -105,17 +123,16 @@ def measured_of(m: Measured) -> dict[str, float]:
             "tpot_ms": m.tpot_ms["median"]}
 
 
-def errors(launch, load, measured, values) -> dict[str, float]:
-    got = figures_of(launch, load, values)
-    return {k: abs(math.log(got[k] / v)) for k, v in measured.items() if v > 0}
+def errors(point: Point, values: dict[str, float]) -> dict[str, float]:
+    got = figures_of(point, values)
+    return {k: abs(math.log(got[k] / v)) for k, v in point.measured.items() if v > 0}
 
 
-def loss(points, values) -> float:
-    """``points``: (launch with the CPU row of its moment, workload, measured figures)."""
-    return statistics.fmean(statistics.fmean(errors(launch, load, m, values).values()) for launch, load, m in points)
+def loss(points: list[Point], values: dict[str, float]) -> float:
+    return statistics.fmean(statistics.fmean(errors(point, values).values()) for point in points)
 
 
-def fit(points) -> dict[str, float]:
+def fit(points: list[Point]) -> dict[str, float]:
     return descend(CPU_CONSTANTS, {c.id: c.value for c in CPU_CONSTANTS}, lambda values: loss(points, values), ROUNDS)
 
 
@@ -143,32 +160,38 @@ def row(name: str, load: Workload, measured: dict, predicted: dict) -> str:
     return f"  {name:5} {load.input_len}:{load.output_len} c={load.concurrency}:  {cells}  (measured / predicted)"
 
 
-def report(cal, ev, values) -> None:
+def error_line(point: Point, values: dict[str, float]) -> str:
+    return ", ".join(f"{k} {math.expm1(e) * 100:.0f}%" for k, e in errors(point, values).items())
+
+
+def report(cal: list[Point], ev: list[Point], values: dict[str, float]) -> None:
     print("fitted:", json.dumps(values))
     print("calibration points (fitted on):")
-    for launch, load, m in cal:
-        print(row("cal", load, m, figures_of(launch, load, values)))
+    for point in cal:
+        print(row("cal", point.load, point.measured, figures_of(point, values)))
     print("evaluation points (not fitted on):")
-    for launch, load, m in ev:
-        print(row("eval", load, m, figures_of(launch, load, values)))
-        print("        |error| " + ", ".join(f"{k} {math.expm1(e) * 100:.0f}%" for k, e in
-                                             errors(launch, load, m, values).items()))
+    for point in ev:
+        print(row("eval", point.load, point.measured, figures_of(point, values)))
+        print("        |error| " + error_line(point, values))
     print("leave-one-out over the calibration points:")
-    for i, (launch, load, m) in enumerate(cal):
+    for i, point in enumerate(cal):
         refit = fit([p for j, p in enumerate(cal) if j != i])
+        load = point.load
         print(f"  without {load.input_len}:{load.output_len} c={load.concurrency}: {json.dumps(refit)}; its |error| "
-              + ", ".join(f"{k} {math.expm1(e) * 100:.0f}%" for k, e in errors(launch, load, m, refit).items()))
+              + error_line(point, refit))
 
 
-def measure_point(record, plan, load: Workload, n: int, lines: list[dict] | None = None, role: str = "calibration"):
-    """(launch with the CPU row measured just before, load, measured figures) of one load; with
-    ``lines``, its line of ``CAL_LOADS`` is added to them."""
+def measure_point(record, plan, load: Workload, n: int, lines: list[dict] | None = None,
+                  role: str = "calibration") -> Point:
+    """One load, with the CPU row measured just before it; with ``lines``, its line of
+    ``CAL_LOADS`` is added to them."""
     speed = measure_cpu_now(record) or {}
     figures, key = speed.get("figures") or {}, speed.get("machine")
     launch, _, _ = run_launch(record, plan)
     measured = load_once(record, plan, load, n)
     weights = launch.shape.weight_bytes
-    model_rate = cpu_row(speed).memory_for(weights) if figures else 0.0
+    cpu = cpu_row(speed) if figures else device_row(local_profile())
+    model_rate = cpu.memory_for(weights) if figures else 0.0
     print(f"  {load.input_len}:{load.output_len} c={load.concurrency}: CPU row {figures.get('memory_gb_s', 0):.1f} "
           f"GB/s from memory, {model_rate:.1f} GB/s for the model's {weights / 1e6:.0f} MB of weights, "
           f"{figures.get('bf16_tflops', 0):.3f} TFLOPS BF16 (best {figures.get('best_memory_gb_s', 0):.1f}, "
@@ -176,7 +199,7 @@ def measure_point(record, plan, load: Workload, n: int, lines: list[dict] | None
           f"{tuple(round(x, 2) for x in os.getloadavg())} after the load")
     if lines is not None:
         lines.append(load_line(load, role, figures, model_rate, measured_of(measured)))
-    return launch, load, measured_of(measured)
+    return Point(launch, cpu, load, measured_of(measured))
 
 
 def load_line(load: Workload, role: str, figures: dict, model_rate: float, measured: dict) -> dict:
@@ -203,26 +226,25 @@ def base_launch(folder: Path) -> PerfLaunch:
     return perf_launch(PerfOptions(opts, EVALUATION[0]))[0]
 
 
+def row_of(line: dict) -> DeviceCompute:
+    """The CPU row of a line's moment: ``probe_model_gb_s``, the rate the probe measured for a set
+    of the model's size (the row's rate for every size), and ``bf16_tflops``."""
+    return cpu_row({"figures": {"memory_gb_s": line["probe_model_gb_s"], "bf16_tflops": line["bf16_tflops"]}})
+
+
 def launch_at(base: PerfLaunch, line: dict) -> PerfLaunch:
-    """``base`` with the CPU figures of the line's moment (``probe_model_gb_s``: the rate the probe
-    measured for a set of the model's size; ``bf16_tflops``) and the stored constants, as
-    ``servekit.perf.launch.rates_for`` sets a measured row's rates."""
-    stored = {c.id: c.value for c in CPU_CONSTANTS}
-    memory = line["probe_model_gb_s"] * 1e9 * stored["bandwidth_fraction.vllm_cpu"]
-    flops = line["bf16_tflops"] * 1e12 * stored["flops_fraction.vllm_cpu"]
-    rates = dataclasses.replace(base.rates, memory=memory, expert_memory=memory, flops=flops,
-                                expert_flops=base.rates.expert_flops * flops / base.rates.flops)
-    return dataclasses.replace(base, rates=rates)
+    """``base`` with the CPU figures of the line's moment and the stored constants."""
+    return at(base, row_of(line))
 
 
-def stored_points(lines: list[dict], base: PerfLaunch, role: str) -> list:
+def stored_points(lines: list[dict], base: PerfLaunch, role: str) -> list[Point]:
     out = []
     for line in lines:
         if line["role"] != role:
             continue
         wl = line["workload"]
         load = Workload(wl["input_len"], wl["output_len"], wl["concurrency"], None, wl["num_prompts"], True)
-        out.append((launch_at(base, line), load, line["measured"]))
+        out.append(Point(base, row_of(line), load, line["measured"]))
     return out
 
 
@@ -266,10 +288,9 @@ def sizes() -> None:
             try:
                 record = records.load(run_id)
                 plan = plan_from_dict(record.plan)
-                launch, _, measured = measure_point(record, plan, load, 20 + n)
-                print(row(f"L{shape.layers}h{shape.hidden}", load, measured, figures_of(launch, load, stored)))
-                print("        |error| " + ", ".join(f"{k} {math.expm1(e) * 100:.0f}%" for k, e in
-                                                     errors(launch, load, measured, stored).items()))
+                point = measure_point(record, plan, load, 20 + n)
+                print(row(f"L{shape.layers}h{shape.hidden}", load, point.measured, figures_of(point, stored)))
+                print("        |error| " + error_line(point, stored))
             finally:
                 with redirect_stdout(io.StringIO()):
                     main(["down", run_id])
