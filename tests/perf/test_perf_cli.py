@@ -55,6 +55,22 @@ def test_fp8_variant_on_h200_is_faster_per_device_than_bf16(capsys):
     assert docs[1]["tpot_ms"]["median"] < docs[0]["tpot_ms"]["median"]
 
 
+def test_a_few_prompts_at_once_all_run_and_none_waits_for_a_slot(capsys):
+    """``--input-len``/``--output-len`` are every request's lengths (as ``servekit bench`` runs
+    them): four prompts sent at once run together, as four clients do, whatever the engine's
+    occupancy of a dataset's burst."""
+    base = ("perf", "Qwen/Qwen3.8-27B", "--hardware", "h100", "--input-len", "128", "--output-len", "128",
+            "--format", "json")
+    code, out, _ = _run(capsys, *base, "--num-prompts", "4")
+    assert code == 0
+    offline = json.loads(out)
+    code, out, _ = _run(capsys, *base, "--concurrency", "4", "--num-prompts", "4")
+    closed = json.loads(out)
+    assert offline["batch"] == closed["batch"] == 4 and offline["binding"] != "scheduler limit"
+    assert offline["output_throughput_tok_s"] == pytest.approx(closed["output_throughput_tok_s"], rel=0.1)
+    assert offline["ttft_ms"]["median"] <= closed["ttft_ms"]["median"] * 1.05
+
+
 def test_refusals(capsys):
     code, _, err = _run(capsys, "perf", "Qwen/Qwen3.8-27B", "--hardware", "h100", "--concurrency", "4",
                         "--request-rate", "2")

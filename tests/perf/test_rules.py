@@ -262,6 +262,31 @@ def test_an_offline_median_does_not_jump_where_the_batch_passes_it():
     assert max(ttft) < 1.5 * min(ttft)
 
 
+def test_an_offline_run_of_fixed_lengths_runs_every_prompt_the_scheduler_admits():
+    """Requests of the same lengths start together and end together: no fitted occupancy (that is
+    for a dataset's lengths, which finish apart), and none of them waits for a slot."""
+    launch = _launch(rates=SLOW_FLOPS, occupancy=0.35)
+    few = Workload(input_len=128, output_len=128, num_prompts=4)
+    fixed, spread = predict(launch, replace(few, fixed_lengths=True)), predict(launch, few)
+    assert fixed.batch == 4 and spread.batch == 1
+    assert fixed.output_throughput_tok_s > 3 * spread.output_throughput_tok_s
+    closed = predict(launch, Workload(input_len=128, output_len=128, concurrency=4))
+    assert fixed.tpot_ms == pytest.approx(closed.tpot_ms, rel=0.05)
+    many = predict(launch, Workload(input_len=128, output_len=128, num_prompts=1000, fixed_lengths=True))
+    assert many.batch == ROOMY.max_num_seqs  # the scheduler's cap still binds
+
+
+def test_a_few_offline_prompts_wait_for_a_step_of_their_own_tokens_not_a_full_one():
+    """The 4 x 128 prompt tokens of a small offline run fill a step of 512 tokens, not of the
+    budget's 8192: their TTFT is that step's, as a closed loop of 4 has it."""
+    launch = _launch(rates=SLOW_FLOPS)
+    offline = predict(launch, Workload(input_len=128, output_len=128, num_prompts=4, fixed_lengths=True))
+    full = predict(launch, Workload(input_len=2048, output_len=128, num_prompts=4, fixed_lengths=True))
+    assert offline.ttft_ms < full.ttft_ms / 8
+    closed = predict(launch, Workload(input_len=128, output_len=128, concurrency=4, fixed_lengths=True))
+    assert offline.ttft_ms <= closed.ttft_ms * 1.05
+
+
 def test_routed_experts_stream_at_their_own_rate_and_dense_weights_do_not():
     """Expert bytes over ``expert_memory``, dense bytes over ``memory``: halving the experts' rate
     doubles their share of the weight time and leaves a dense model's alone."""

@@ -59,7 +59,8 @@ def parse_slo(text: str) -> dict[str, float]:
 
 
 def parse_workload(text: str) -> Workload:
-    """``INPUT:OUTPUT:CONCURRENCY`` (tokens, tokens, requests in flight)."""
+    """``INPUT:OUTPUT:CONCURRENCY`` (tokens, tokens, requests in flight): every request of exactly
+    those lengths, as ``servekit perf`` takes its ``--input-len`` and ``--output-len``."""
     parts = text.split(":")
     try:
         numbers = [int(p) for p in parts]
@@ -68,7 +69,7 @@ def parse_workload(text: str) -> Workload:
     if len(numbers) != 3 or min(numbers) < 1:
         raise SelectionError(f"--workload {text!r} is not INPUT:OUTPUT:CONCURRENCY",
                              fix="e.g. --workload 1024:1024:64 (positive whole numbers)")
-    return Workload(numbers[0], numbers[1], concurrency=numbers[2])
+    return Workload(numbers[0], numbers[1], concurrency=numbers[2], fixed_lengths=True)
 
 
 @dataclass

@@ -109,7 +109,7 @@ def register(app: typer.Typer) -> None:
                          max_model_len=max_model_len, kv_cache_dtype=kv_cache_dtype,
                          gpu_memory_utilization=gpu_memory_utilization, max_num_seqs=max_num_seqs, engine=engine,
                          nodes=nodes, catalog=catalog)
-        workload = Workload(input_len, output_len, concurrency, request_rate, num_prompts)
+        workload = Workload(input_len, output_len, concurrency, request_rate, num_prompts, fixed_lengths=True)
         with recipe_faults(catalog, model):
             out = run_perf(PerfOptions(fit, workload, max_num_batched_tokens, acceptance_rate))
         print(json.dumps(out, indent=2) if output_format == "json" else render_text(out))

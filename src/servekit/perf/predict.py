@@ -18,7 +18,9 @@ iteration of waiting for the running one (p99: a whole one), and the queue:
 
 * concurrency above ``B``: every request waits ``(C - B) / B x L`` (closed loop, steady state);
 * offline (every prompt at once): ``B`` is at most the engine's fitted occupancy times ``N``
-  (requests of varying lengths finish apart, and each engine admits in its own order); the request
+  when the lengths are a dataset's means (requests of varying lengths finish apart, and each engine
+  admits in its own order), and ``N`` itself when every request has the same lengths (they start
+  together and end together, ``Workload.fixed_lengths``); the request
   at position ``q x N`` waits for the prefills queued ahead of it (``qN`` prompts at
   ``max_num_batched_tokens`` a step) and, beyond the first ``B``, for a slot, ``(qN - B) / B x
   L``, whichever is longer: no request is admitted before the prompts ahead of it are
@@ -232,9 +234,15 @@ def _prefill_s(launch: PerfLaunch, wl: Workload, batch: int) -> tuple[float, flo
 
 
 def _offline_ttft(launch: PerfLaunch, wl: Workload, batch: int, lf: Life, q: float) -> float:
+    """The request at position ``q x N`` of an offline run: the steps of prompt tokens queued ahead
+    of it, each as full as the first wave's prompts (``min(N, B)`` of them, all waiting at once) fill
+    the step's budget beside the decodes already running, and past the first wave, a slot."""
     position = q * wl.num_prompts
-    _, full = _prefill_s(launch, wl, int(min(position, batch)))
-    queued = math.ceil((position + 1) * wl.input_len / launch.limits.max_num_batched_tokens) * full
+    decodes = int(min(position, batch))
+    budget = max(1, launch.limits.max_num_batched_tokens - decodes)
+    chunk = min(budget, min(wl.num_prompts, batch) * wl.input_len)
+    step, _ = _iteration(launch, chunk + decodes, decodes, wl.input_len, chunk, wl.input_len)
+    queued = math.ceil((position + 1) * wl.input_len / budget) * step
     if position < batch:  # the first wave: prefills queued ahead of it
         return queued
     prefill, _ = _prefill_s(launch, wl, batch)
@@ -291,7 +299,7 @@ def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
         batch = cap if per_replica >= capacity else _rate_batch(launch, wl, per_replica, cap)
     else:
         per_replica_demand = max(1, math.ceil((demand or 1) / launch.replicas))
-        running = per_replica_demand * (launch.occupancy if wl.offline else 1.0)
+        running = per_replica_demand * (launch.occupancy if wl.offline and not wl.fixed_lengths else 1.0)
         batch = max(1, min(round(running), cap))
         capacity = per_replica = 0.0
         if lockstep(launch, wl, batch):
