@@ -20,6 +20,8 @@ each constant's range, the held-out points' errors and the 80% interval ratios t
 ``servekit.perf.calibrate.FIT_STARTS`` (one process per CPU) and prints each descent's loss and
 whether the stored constants are the lowest-loss result (the rule the stored constants follow).
 The table's halves also print the median predicted / measured throughput per input/output length.
+Sources of ``EVALUATION_ONLY`` (bench/data; no constant is fitted on any of their lines) are
+scored whole, each apart, and join the evaluation groups.
 ``--write`` also writes the report to bench/results/perf-points-DATE.txt.
 """
 
@@ -55,6 +57,9 @@ DEFAULT = REPO.parent / "shared" / "reference" / "perf-points-visible.jsonl"
 TABLE = REPO / "bench" / "data" / "trtllm-perf-overview-v1.0.jsonl"
 """TensorRT-LLM's published throughput table as perf-points lines (bench/make_trtllm_overview_points.py):
 prompt-heavy and long runs the visible file lacks (``servekit.perf.constants.TABLE_CALIBRATION``)."""
+EVALUATION_ONLY = (REPO / "bench" / "data" / "oracle-mi300x-llama-3.1-405b.jsonl",)
+"""Sources no constant is fitted on, scored whole: Oracle's vLLM runs of Llama 3.1 405B FP8 on eight
+MI300X (bench/make_oracle_mi300x_points.py), the only AMD measurements here."""
 PROBE = REPO / "bench" / "results" / "gpu-probe-h200-2026-12-04.json"
 """An H200's kernel rates (bench/gpu_probe.py), printed beside the fitted shares."""
 SHORT = {"output_throughput_tok_s": "throughput", "tpot_ms": "TPOT", "ttft_ms": "TTFT"}
@@ -186,6 +191,7 @@ def report(path: Path, loo: bool, starts: bool = False, table: Path = TABLE) -> 
     table_ev = prepare([p for p in table_lines if p["id"] not in table_cal_ids], profiles)
     visible_cal = [m for m in measured if m.id in CALIBRATION_POINTS]
     ev = [m for m in measured if m.id not in CALIBRATION_POINTS]
+    extra = [(p.name, prepare(read_lines(p), profiles)) for p in EVALUATION_ONLY if p.is_file()]
     cal = weighted_by_source(visible_cal, table_cal)
     values = fitted_values()
     out = io.StringIO()
@@ -205,8 +211,10 @@ def report(path: Path, loo: bool, starts: bool = False, table: Path = TABLE) -> 
         print_score(f"calibration, {table.name}", table_cal, profiles, values)
         print_score(f"evaluation, {path.name}", ev, profiles, values)
         print_score(f"evaluation, {table.name}", table_ev, profiles, values)
+        for name, points in extra:
+            print_score(f"evaluation, {name} (evaluation only)", points, profiles, values)
         print_groups("calibration", visible_cal + table_cal, profiles, values)
-        print_groups("evaluation", ev + table_ev, profiles, values)
+        print_groups("evaluation", ev + table_ev + [m for _, points in extra for m in points], profiles, values)
         for name, half in (("calibration", table_cal), ("evaluation", table_ev)):
             print(f"{table.name}, {name} half:")
             print_shapes(half, profiles, values)

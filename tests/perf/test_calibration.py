@@ -150,6 +150,33 @@ def test_the_cross_check_table_is_the_published_table(perf_points):
     assert len(stored) > 100 and all(p["measured"]["output_throughput_tok_s"] > 0 for p in stored)
 
 
+def test_the_amd_evaluation_source_is_the_published_tables_and_never_fitted_on(perf_points, profiles):
+    """bench/data's Oracle MI300X lines are what their writer makes of the page's figures, no
+    calibration point is among them, and every line gets a prediction from its structured fields."""
+    import json
+    import sys
+    from pathlib import Path
+
+    from servekit.perf.calibrate import predicted, prepare
+    from servekit.perf.constants import fitted_values
+
+    repo = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(repo / "bench"))
+    try:
+        import make_oracle_mi300x_points as writer
+    finally:
+        sys.path.remove(str(repo / "bench"))
+    stored = [json.loads(line) for line in writer.OUT.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert writer.lines(perf_points) == stored and len(stored) == 11
+    assert not {p["id"] for p in stored} & set(CALIBRATION_POINTS)
+    batch_of = {p["id"]: p["workload"]["concurrency"] for p in stored}
+    for m in prepare(stored, profiles):
+        pred = predicted(m, profiles, fitted_values())
+        assert pred.output_throughput_tok_s > 0 and pred.devices == 8
+        if batch_of[m.id]:  # a batch of B prompts at once runs B sequences
+            assert pred.batch == batch_of[m.id]
+
+
 def cpu_loads() -> list[dict]:
     """bench/results/cpu-loads.jsonl: the CPU backend's held-out loads (part of the project)."""
     import json
