@@ -19,7 +19,6 @@ Usage: python bench/make_oracle_mi300x_points.py [VISIBLE.jsonl]
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -27,8 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "bench"))
 
-from make_trtllm_overview_points import VISIBLE, config_facts, visible_points  # noqa: E402
-from servekit.atomic import write_bytes_atomic  # noqa: E402
+from make_trtllm_overview_points import config_facts, write_from_visible  # noqa: E402
 
 OUT = REPO / "bench" / "data" / "oracle-mi300x-llama-3.1-405b.jsonl"
 SOURCE = "https://blogs.oracle.com/cloud-infrastructure/serving-llama-31-405b-model-with-amd-mi300x-gpus"
@@ -63,14 +61,7 @@ def lines(points: list[dict]) -> list[dict]:
 
 
 def main(argv: list[str]) -> int:
-    visible = Path(argv[0]) if argv else VISIBLE
-    if not visible.is_file():
-        print(f"{visible}: not found (the visible perf-points file gives the model's config facts)", file=sys.stderr)
-        return 2
-    rows = lines(visible_points(visible))
-    write_bytes_atomic(OUT, "".join(json.dumps(r) + "\n" for r in rows).encode())
-    print(f"{OUT.relative_to(REPO)}: {len(rows)} lines")
-    return 0
+    return write_from_visible(argv, lines, OUT)
 
 
 if __name__ == "__main__":

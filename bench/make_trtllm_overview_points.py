@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -69,8 +70,12 @@ CONFIG_OF = {"nvidia/Llama-3.3-70B-Instruct-FP4": "nvidia/Llama-3.3-70B-Instruct
 """A quantized export has its base model's config.json facts."""
 
 
+def read_points(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
 def visible_points(visible: Path) -> list[dict]:
-    return [json.loads(line) for line in visible.read_text().splitlines() if line.strip()]
+    return read_points(visible)
 
 
 def config_facts(points: list[dict]) -> dict[str, dict]:
@@ -110,15 +115,20 @@ def lines(points: list[dict]) -> list[dict]:
     return out
 
 
-def main(argv: list[str]) -> int:
+def write_from_visible(argv: list[str], make: Callable[[list[dict]], list[dict]], out: Path) -> int:
+    """``make``'s lines from the visible perf-points file (``argv[0]``, else ``VISIBLE``), written to ``out``."""
     visible = Path(argv[0]) if argv else VISIBLE
     if not visible.is_file():
         print(f"{visible}: not found (the visible perf-points file gives the models' config facts)", file=sys.stderr)
         return 2
-    rows = lines(visible_points(visible))
-    write_bytes_atomic(OUT, "".join(json.dumps(r) + "\n" for r in rows).encode())
-    print(f"{OUT.relative_to(REPO)}: {len(rows)} lines")
+    rows = make(visible_points(visible))
+    write_bytes_atomic(out, "".join(json.dumps(r) + "\n" for r in rows).encode())
+    print(f"{out.relative_to(REPO)}: {len(rows)} lines")
     return 0
+
+
+def main(argv: list[str]) -> int:
+    return write_from_visible(argv, lines, OUT)
 
 
 if __name__ == "__main__":

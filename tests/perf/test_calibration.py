@@ -131,17 +131,8 @@ def test_the_starts_are_on_the_grids_of_the_constants_they_set():
 def test_the_cross_check_table_is_the_published_table(perf_points):
     """bench/data's TensorRT-LLM table is what its writer makes of the page's figures and the visible
     file's config facts, less the runs the visible file already holds (none is a visible point)."""
-    import json
-    import sys
-    from pathlib import Path
-
-    repo = Path(__file__).resolve().parents[2]
-    sys.path.insert(0, str(repo / "bench"))
-    try:
-        import make_trtllm_overview_points as writer
-    finally:
-        sys.path.remove(str(repo / "bench"))
-    stored = [json.loads(line) for line in writer.OUT.read_text(encoding="utf-8").splitlines() if line.strip()]
+    writer = _bench_script("make_trtllm_overview_points")
+    stored = writer.read_points(writer.OUT)
     assert writer.lines(perf_points) == stored
     held = {writer.run_key(p) for p in perf_points if p["engine"] == "trtllm"}
     assert not held & {writer.run_key(p) for p in stored}
@@ -153,20 +144,11 @@ def test_the_cross_check_table_is_the_published_table(perf_points):
 def test_the_amd_evaluation_source_is_the_published_tables_and_never_fitted_on(perf_points, profiles):
     """bench/data's Oracle MI300X lines are what their writer makes of the page's figures, no
     calibration point is among them, and every line gets a prediction from its structured fields."""
-    import json
-    import sys
-    from pathlib import Path
-
     from servekit.perf.calibrate import predicted, prepare
     from servekit.perf.constants import fitted_values
 
-    repo = Path(__file__).resolve().parents[2]
-    sys.path.insert(0, str(repo / "bench"))
-    try:
-        import make_oracle_mi300x_points as writer
-    finally:
-        sys.path.remove(str(repo / "bench"))
-    stored = [json.loads(line) for line in writer.OUT.read_text(encoding="utf-8").splitlines() if line.strip()]
+    writer = _bench_script("make_oracle_mi300x_points")
+    stored = _bench_script("make_trtllm_overview_points").read_points(writer.OUT)
     assert writer.lines(perf_points) == stored and len(stored) == 11
     assert not {p["id"] for p in stored} & set(CALIBRATION_POINTS)
     batch_of = {p["id"]: p["workload"]["concurrency"] for p in stored}
