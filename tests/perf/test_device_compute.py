@@ -35,3 +35,9 @@ def test_card_count_suffixes_and_display_names_find_the_part(profiles):
     assert profiles["gb200"].compute.id == "gb200"
     assert profiles["h200"].compute.memory_gb_s == 4800
     assert profiles["xeon6"].compute is None
+
+
+def test_an_id_is_read_in_either_spelling_of_its_word_joins():
+    assert compute_row("h100-sxm") is compute_row("H100_SXM") is compute_row("h100")
+    assert compute_row("a100-sxm4-80gb") is compute_row("a100")
+    assert compute_row("NVIDIA H100 80GB HBM3") is None  # a product name is not an id

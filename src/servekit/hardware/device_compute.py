@@ -170,7 +170,8 @@ DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
 
 
 def _normal(name: str) -> str:
-    return re.sub(r"[\s]+", "_", name.strip().lower())
+    """An id as the table spells it: lower case, words joined by ``_`` (``H100-SXM`` is ``h100_sxm``)."""
+    return re.sub(r"[\s-]+", "_", name.strip().lower())
 
 
 def compute_row(*names: str) -> DeviceCompute | None:
