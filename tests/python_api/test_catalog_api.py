@@ -94,3 +94,36 @@ def test_plan_on_a_misshapen_recipe_raises_the_validators_catalog_error(tmp_path
     with pytest.raises(CatalogError) as info:
         catalog.plan("Qwen/Qwen3.8-27B")
     assert info.value.location.file == str(recipe) and "model" in info.value.location.key()
+
+
+def _cli_json(capsys, *argv: str) -> dict:
+    import json
+
+    from servekit.cli.app import main
+
+    capsys.readouterr()
+    assert main([*argv, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_fit_and_perf_return_what_the_commands_print(capsys):
+    catalog = servekit.Catalog.load()
+    fit = catalog.fit("Qwen/Qwen3.8-27B", hardware="h100", max_model_len="32k")
+    assert fit == _cli_json(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "h100", "--max-model-len", "32k")
+    assert fit["fits"] and fit["report"]["kv_tokens"] > 0
+    speed = catalog.perf("Qwen/Qwen3.8-27B", hardware="h100", input_len=512, output_len=256, concurrency=16)
+    assert speed == _cli_json(capsys, "perf", "Qwen/Qwen3.8-27B", "--hardware", "h100", "--input-len", "512",
+                              "--output-len", "256", "--concurrency", "16")
+    assert speed["batch"] == 16 and speed["output_throughput_tok_s"] > 0
+
+
+def test_fit_and_perf_refuse_bad_values_with_a_fix():
+    catalog = servekit.Catalog.load()
+    with pytest.raises(SelectionError, match="at least 1"):
+        catalog.perf("Qwen/Qwen3.8-27B", hardware="h100", concurrency=0)
+    with pytest.raises(SelectionError, match="both given"):
+        catalog.perf("Qwen/Qwen3.8-27B", hardware="h100", concurrency=4, request_rate=2.0)
+    with pytest.raises(SelectionError, match="between 0 and 1"):
+        catalog.perf("Qwen/Qwen3.8-27B", hardware="h100", acceptance_rate=1.5)
+    with pytest.raises(SelectionError, match="unknown hardware"):
+        catalog.fit("Qwen/Qwen3.8-27B", hardware="no-such-gpu")

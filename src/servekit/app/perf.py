@@ -231,6 +231,25 @@ def achieved_rates(launch: PerfLaunch) -> dict[str, float]:
     return out
 
 
+def request_workload(input_len: int, output_len: int, concurrency: int | None = None,
+                     request_rate: float | None = None, num_prompts: int = 1000) -> Workload:
+    """The workload ``perf`` and ``bench`` take: every request of ``input_len`` prompt and
+    ``output_len`` output tokens (``Workload.fixed_lengths``), ``concurrency`` in flight or a
+    Poisson ``request_rate`` (neither: every prompt at once); a clear error for each bad value."""
+    if concurrency is not None and request_rate is not None:
+        raise SelectionError("--concurrency and --request-rate both given", fix="give one of them")
+    for name, value in (("--input-len", input_len), ("--output-len", output_len), ("--num-prompts", num_prompts),
+                        ("--concurrency", 1 if concurrency is None else concurrency)):
+        if value < 1:
+            raise SelectionError(f"{name} {value} must be at least 1")
+    if request_rate is not None and request_rate <= 0:
+        raise SelectionError(f"--request-rate {request_rate} must be above 0")
+    return Workload(input_len, output_len, concurrency, request_rate, num_prompts, fixed_lengths=True)
+
+
 def run_perf(opts: PerfOptions) -> dict[str, Any]:
+    """``servekit perf MODEL``'s object: the prediction for the launch ``fit`` checks at the workload."""
+    if opts.acceptance_rate is not None and not 0 <= opts.acceptance_rate <= 1:
+        raise SelectionError(f"--acceptance-rate {opts.acceptance_rate} must lie between 0 and 1")
     launch, context = perf_launch(opts)
     return predicted(launch, opts.workload, context, f"{opts.fit.model} on {opts.fit.hardware}")

@@ -80,14 +80,12 @@ def register(app: typer.Typer) -> None:
         from servekit.cli.perf_cmd import check_workload
         from servekit.errors import SelectionError
 
-        check_workload(output_format, input_len, output_len, num_prompts, concurrency, request_rate)
+        if request_rate is None and concurrency is None:
+            concurrency = DEFAULT_CONCURRENCY
+        load = check_workload(output_format, input_len, output_len, num_prompts, concurrency, request_rate)
         if warmups is not None and warmups < 0:
             raise SelectionError(f"--num-warmups {warmups} must be at least 0")
         from servekit.app.bench import BenchOptions, bench_run
-        from servekit.perf.predict import Workload
 
-        if request_rate is None and concurrency is None:
-            concurrency = DEFAULT_CONCURRENCY
-        load = Workload(input_len, output_len, concurrency, request_rate, num_prompts)
         doc = bench_run(BenchOptions(run, load, seed, timeout, warmups))
         typer.echo(json.dumps(doc, indent=2) if output_format == "json" else render_text(doc))

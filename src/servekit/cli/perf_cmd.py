@@ -19,20 +19,15 @@ def points_command(path: str, catalog: str | None) -> int:
 
 
 def check_workload(output_format: str, input_len: int, output_len: int, num_prompts: int,
-                   concurrency: int | None, request_rate: float | None) -> None:
-    """The workload options of ``perf`` and ``bench``: a clear error for each bad one."""
+                   concurrency: int | None, request_rate: float | None):
+    """The format and workload options of ``perf`` and ``bench``: a clear error for each bad one;
+    the workload (``servekit.app.perf.request_workload``)."""
+    from servekit.app.perf import request_workload
     from servekit.errors import SelectionError
 
     if output_format not in ("text", "json"):
         raise SelectionError(f"unknown --format {output_format!r}", fix="use text or json")
-    if concurrency is not None and request_rate is not None:
-        raise SelectionError("--concurrency and --request-rate both given", fix="give one of them")
-    for name, value in (("--input-len", input_len), ("--output-len", output_len), ("--num-prompts", num_prompts),
-                        ("--concurrency", concurrency or 1)):
-        if value < 1:
-            raise SelectionError(f"{name} {value} must be at least 1")
-    if request_rate is not None and request_rate <= 0:
-        raise SelectionError(f"--request-rate {request_rate} must be above 0")
+    return request_workload(input_len, output_len, concurrency, request_rate, num_prompts)
 
 
 def _band(pair: list[float]) -> str:
@@ -98,18 +93,14 @@ def register(app: typer.Typer) -> None:
             sys.exit(points_command(points, catalog))
         if not model or not hardware:
             raise SelectionError("servekit perf needs MODEL and --hardware (or --points FILE)")
-        check_workload(output_format, input_len, output_len, num_prompts, concurrency, request_rate)
-        if acceptance_rate is not None and not 0 <= acceptance_rate <= 1:
-            raise SelectionError(f"--acceptance-rate {acceptance_rate} must lie between 0 and 1")
+        workload = check_workload(output_format, input_len, output_len, num_prompts, concurrency, request_rate)
         from servekit.app.fit import FitOptions
         from servekit.app.perf import PerfOptions, run_perf
-        from servekit.perf.predict import Workload
 
         fit = FitOptions(model=model, hardware=hardware, variant=variant, strategy=strategy, tp=tp, pp=pp,
                          max_model_len=max_model_len, kv_cache_dtype=kv_cache_dtype,
                          gpu_memory_utilization=gpu_memory_utilization, max_num_seqs=max_num_seqs, engine=engine,
                          nodes=nodes, catalog=catalog)
-        workload = Workload(input_len, output_len, concurrency, request_rate, num_prompts, fixed_lengths=True)
         with recipe_faults(catalog, model):
             out = run_perf(PerfOptions(fit, workload, max_num_batched_tokens, acceptance_rate))
         print(json.dumps(out, indent=2) if output_format == "json" else render_text(out))
