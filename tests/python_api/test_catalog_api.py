@@ -127,3 +127,11 @@ def test_fit_and_perf_refuse_bad_values_with_a_fix():
         catalog.perf("Qwen/Qwen3.8-27B", hardware="h100", acceptance_rate=1.5)
     with pytest.raises(SelectionError, match="unknown hardware"):
         catalog.fit("Qwen/Qwen3.8-27B", hardware="no-such-gpu")
+
+
+def test_fit_and_perf_take_the_launch_options_by_name():
+    catalog = servekit.Catalog.load()
+    one = catalog.perf("Qwen/Qwen3.8-27B", hardware="h200", variant="fp8", tp=1, concurrency=1)
+    assert one["tp"] == 1 and one["weights_format"] == "fp8"
+    with pytest.raises(TypeError, match="no_such_option"):
+        catalog.fit("Qwen/Qwen3.8-27B", hardware="h100", no_such_option=1)

@@ -109,30 +109,14 @@ class Catalog:
         """A plan in the public recipes API's rendering-object shape."""
         return render_plan(plan)
 
-    def fit(
-        self,
-        model: str,
-        *,
-        hardware: str,
-        variant: str | None = None,
-        strategy: str | None = None,
-        tp: int | None = None,
-        pp: int | None = None,
-        max_model_len: str | int | None = None,
-        kv_cache_dtype: str | None = None,
-        gpu_memory_utilization: float | None = None,
-        max_num_seqs: int | None = None,
-        engine: str = "vllm",
-        nodes: int = 1,
-        cpu_kvcache_space_gib: float | None = None,
-    ) -> dict[str, Any]:
+    def fit(self, model: str, *, hardware: str, **launch: Any) -> dict[str, Any]:
         """Whether ``model`` (a recipe id, checkpoint id or local directory) can start on
         ``hardware``: per-rank memory, the KV pool, the verdict and its fix; the object of
-        ``servekit fit MODEL --hardware HW --format json``."""
+        ``servekit fit MODEL --hardware HW --format json``. ``launch``: the options of
+        ``launch_options``."""
         from servekit.app.fit import run_fit
 
-        options = self._fit_options(model, hardware, variant, strategy, tp, pp, max_model_len, kv_cache_dtype,
-                                    gpu_memory_utilization, max_num_seqs, engine, nodes, cpu_kvcache_space_gib)
+        options = self.launch_options(model, hardware, **launch)
         with catalog_faults(self.root, self.documents.sources.get(f"models/{model}")):
             check, context = run_fit(options)
         return {**context, **check.to_dict()}
@@ -147,6 +131,27 @@ class Catalog:
         concurrency: int | None = None,
         request_rate: float | None = None,
         num_prompts: int = 1000,
+        max_num_batched_tokens: int | None = None,
+        acceptance_rate: float | None = None,
+        **launch: Any,
+    ) -> dict[str, Any]:
+        """The predicted output tokens/s, TTFT and TPOT (median, p99, 80% intervals) and the
+        binding term of the launch ``fit`` checks, for requests of ``input_len`` and ``output_len``
+        tokens each, ``concurrency`` in flight or a Poisson ``request_rate`` (neither: every prompt
+        at once); the object of ``servekit perf MODEL --hardware HW --format json``. ``launch``:
+        the options of ``launch_options``."""
+        from servekit.app.perf import PerfOptions, request_workload, run_perf
+
+        workload = request_workload(input_len, output_len, concurrency, request_rate, num_prompts)
+        options = self.launch_options(model, hardware, **launch)
+        with catalog_faults(self.root, self.documents.sources.get(f"models/{model}")):
+            return run_perf(PerfOptions(options, workload, max_num_batched_tokens, acceptance_rate))
+
+    def launch_options(
+        self,
+        model: str,
+        hardware: str,
+        *,
         variant: str | None = None,
         strategy: str | None = None,
         tp: int | None = None,
@@ -155,25 +160,12 @@ class Catalog:
         kv_cache_dtype: str | None = None,
         gpu_memory_utilization: float | None = None,
         max_num_seqs: int | None = None,
-        max_num_batched_tokens: int | None = None,
-        acceptance_rate: float | None = None,
         engine: str = "vllm",
         nodes: int = 1,
-    ) -> dict[str, Any]:
-        """The predicted output tokens/s, TTFT and TPOT (median, p99, 80% intervals) and the
-        binding term of the launch ``fit`` checks, for requests of ``input_len`` and ``output_len``
-        tokens each, ``concurrency`` in flight or a Poisson ``request_rate`` (neither: every prompt
-        at once); the object of ``servekit perf MODEL --hardware HW --format json``."""
-        from servekit.app.perf import PerfOptions, request_workload, run_perf
-
-        workload = request_workload(input_len, output_len, concurrency, request_rate, num_prompts)
-        options = self._fit_options(model, hardware, variant, strategy, tp, pp, max_model_len, kv_cache_dtype,
-                                    gpu_memory_utilization, max_num_seqs, engine, nodes, None)
-        with catalog_faults(self.root, self.documents.sources.get(f"models/{model}")):
-            return run_perf(PerfOptions(options, workload, max_num_batched_tokens, acceptance_rate))
-
-    def _fit_options(self, model, hardware, variant, strategy, tp, pp, max_model_len, kv_cache_dtype,
-                     gpu_memory_utilization, max_num_seqs, engine, nodes, cpu_kvcache_space_gib):
+        cpu_kvcache_space_gib: float | None = None,
+    ):
+        """The launch ``fit`` and ``perf`` check, with the options of ``servekit fit`` (``max_model_len``
+        as a number or text such as ``"32k"``) over this catalog."""
         from servekit.app.fit import FitOptions
 
         return FitOptions(model=model, hardware=hardware, variant=variant, strategy=strategy, tp=tp, pp=pp,
