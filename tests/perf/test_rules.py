@@ -276,6 +276,15 @@ def test_an_offline_run_of_fixed_lengths_runs_every_prompt_the_scheduler_admits(
     assert many.batch == ROOMY.max_num_seqs  # the scheduler's cap still binds
 
 
+def test_an_offline_burst_names_a_cap_as_binding_only_when_the_cap_holds_it():
+    """A dataset's burst runs its fitted share of the prompts; when no cap is reached the step's own
+    term binds (raising max-num-seqs would not help), and when the cap is reached the cap binds."""
+    share = _offline(0.5)  # 500 of 1,000 prompts running, the scheduler admits 1,000
+    assert share.batch == 500 and share.binding not in {"scheduler limit", "KV pool"}
+    capped = predict(_launch(rates=SLOW_FLOPS, limits=Limits(256, 8192, None), occupancy=0.5), OFFLINE)
+    assert capped.batch == 256 and capped.binding == "scheduler limit"
+
+
 def test_a_few_offline_prompts_wait_for_a_step_of_their_own_tokens_not_a_full_one():
     """The 4 x 128 prompt tokens of a small offline run fill a step of 512 tokens, not of the
     budget's 8192: their TTFT is that step's, as a closed loop of 4 has it."""

@@ -322,7 +322,7 @@ def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
     else:
         throughput = launch.replicas * batch * wl.output_len / lf.seconds
         per_replica_demand = max(1, math.ceil((demand or 1) / launch.replicas))
-        if per_replica_demand > batch:
+        if per_replica_demand > batch and batch >= cap:  # a cap holds requests back (not the occupancy)
             bound = limit
         if wl.offline:
             ttft = arrive + _offline_ttft(launch, wl, batch, lf, 0.5)
