@@ -49,11 +49,11 @@ INTERVAL80: dict[str, tuple[float, float]] = {
 }
 
 CPU_INTERVAL80: dict[str, tuple[float, float]] = {
-    "output_throughput_tok_s": (0.857, 1.167),
-    "ttft_ms": (0.83, 1.205),
-    "tpot_ms": (0.86, 1.163),
-    "ttft_ms.p99": (0.646, 1.548),
-    "tpot_ms.p99": (0.793, 1.261),
+    "output_throughput_tok_s": (0.867, 1.154),
+    "ttft_ms": (0.827, 1.209),
+    "tpot_ms": (0.867, 1.153),
+    "ttft_ms.p99": (0.67, 1.492),
+    "tpot_ms.p99": (0.805, 1.242),
 }
 
 COVERAGE = 0.8
