@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from servekit.perf.predict import Workload
 
 
 def points_command(path: str, catalog: str | None) -> int:
@@ -19,7 +22,7 @@ def points_command(path: str, catalog: str | None) -> int:
 
 
 def check_workload(output_format: str, input_len: int, output_len: int, num_prompts: int,
-                   concurrency: int | None, request_rate: float | None):
+                   concurrency: int | None, request_rate: float | None) -> Workload:
     """The format and workload options of ``perf`` and ``bench``: a clear error for each bad one;
     the workload (``servekit.app.perf.request_workload``)."""
     from servekit.app.perf import request_workload
