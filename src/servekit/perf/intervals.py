@@ -49,11 +49,11 @@ INTERVAL80: dict[str, tuple[float, float]] = {
 }
 
 CPU_INTERVAL80: dict[str, tuple[float, float]] = {
-    "output_throughput_tok_s": (0.867, 1.154),
-    "ttft_ms": (0.827, 1.209),
-    "tpot_ms": (0.867, 1.153),
-    "ttft_ms.p99": (0.67, 1.492),
-    "tpot_ms.p99": (0.805, 1.242),
+    "output_throughput_tok_s": (0.87, 1.149),
+    "ttft_ms": (0.829, 1.206),
+    "tpot_ms": (0.869, 1.15),
+    "ttft_ms.p99": (0.672, 1.489),
+    "tpot_ms.p99": (0.813, 1.231),
 }
 
 COVERAGE = 0.8
