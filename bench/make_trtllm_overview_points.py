@@ -74,10 +74,6 @@ def read_points(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def visible_points(visible: Path) -> list[dict]:
-    return read_points(visible)
-
-
 def config_facts(points: list[dict]) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for point in points:
@@ -121,7 +117,7 @@ def write_from_visible(argv: list[str], make: Callable[[list[dict]], list[dict]]
     if not visible.is_file():
         print(f"{visible}: not found (the visible perf-points file gives the models' config facts)", file=sys.stderr)
         return 2
-    rows = make(visible_points(visible))
+    rows = make(read_points(visible))
     write_bytes_atomic(out, "".join(json.dumps(r) + "\n" for r in rows).encode())
     print(f"{out.relative_to(REPO)}: {len(rows)} lines")
     return 0

@@ -223,14 +223,13 @@ def mean_touched(launch: PerfLaunch, decode_tokens: float, prompt: float, iterat
             + (iterations - with_prompt) * expert_touched(shape, layout, decode_tokens / pp)) / iterations
 
 
-def _prefill_s(launch: PerfLaunch, wl: Workload, batch: int) -> tuple[float, float]:
-    """(seconds to prefill one request's input beside ``batch`` decodes, seconds of a full chunk step)."""
+def _prefill_s(launch: PerfLaunch, wl: Workload, batch: int) -> float:
+    """Seconds to prefill one request's input beside ``batch`` decodes."""
     budget = max(1, launch.limits.max_num_batched_tokens - batch)
     chunk = min(wl.input_len, budget)
     chunks = math.ceil(wl.input_len / budget)
     step, _ = _iteration(launch, chunk + batch, batch, wl.input_len, chunk, wl.input_len)
-    full, _ = _iteration(launch, launch.limits.max_num_batched_tokens, batch, wl.input_len, budget, wl.input_len)
-    return chunks * step, full
+    return chunks * step
 
 
 def _offline_ttft(launch: PerfLaunch, wl: Workload, batch: int, lf: Life, q: float) -> float:
@@ -245,7 +244,7 @@ def _offline_ttft(launch: PerfLaunch, wl: Workload, batch: int, lf: Life, q: flo
     queued = math.ceil((position + 1) * wl.input_len / budget) * step
     if position < batch:  # the first wave: prefills queued ahead of it
         return queued
-    prefill, _ = _prefill_s(launch, wl, batch)
+    prefill = _prefill_s(launch, wl, batch)
     return max(queued, (position - batch) / batch * lf.seconds + prefill + lf.iteration / 2)
 
 
@@ -305,7 +304,7 @@ def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
         if lockstep(launch, wl, batch):
             return _waves(launch, wl, batch)
     lf = life(launch, wl, batch)
-    prefill, _ = _prefill_s(launch, wl, batch)
+    prefill = _prefill_s(launch, wl, batch)
     arrive = launch.rates.request_s
     service, service_p99 = arrive + prefill + lf.iteration / 2, arrive + prefill + lf.iteration
     bound = lf.terms.binding
