@@ -85,6 +85,20 @@ def test_errors_are_one_line_and_exit_1(capsys, reference_catalog):
     assert code == 1 and "unknown recipe" in err and "Qwen/Qwen3.8-27B" in err
 
 
+def test_a_node_count_alone_picks_a_strategy_that_spans_the_nodes(capsys):
+    # no --strategy: the recipe's multi-node strategy, not its one-node default refused
+    code, out, err = run(capsys, "plan", "meta-llama/Llama-3.1-8B-Instruct", "--hardware", "h100",
+                         "--nodes", "2", "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["strategy"].startswith("multi_node_") and doc["node_count"] == 2
+    # a one-node strategy named with --nodes 2: the fix lists what this recipe offers on h100
+    code, _, err = run(capsys, "plan", "meta-llama/Llama-3.1-8B-Instruct", "--hardware", "h100",
+                       "--nodes", "2", "--strategy", "single_node_tp")
+    assert code == 1 and "single_node_tp runs on one node, not 2" in err
+    assert "--strategy multi_node_tp" in err and "drop --nodes" in err and len(err.strip().splitlines()) == 1
+
+
 def test_bundled_catalog_is_the_default(capsys):
     code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--format", "json")
     assert code == 0, err

@@ -157,7 +157,14 @@ def _check_nodes(docs, recipe: Recipe, strategy: str, profile: dict, hardware: s
         raise SelectionError(f"node count must be from 1 to {rules.MAX_NODES}, not {nodes}")
     deploy_type = _serving_deploy_type(docs, strategy)
     if nodes > 1 and deploy_type == "single_node":
-        raise SelectionError(f"{strategy} runs on one node; for {nodes} nodes pick a multi-node strategy")
+        multi = [s for s in rules.offered_strategies(recipe, profile, hardware, strategies_of(docs))
+                 if _serving_deploy_type(docs, s) == "multi_node"]
+        if not multi:
+            raise SelectionError(f"{strategy} runs on one node, and this recipe offers no multi-node strategy "
+                                 f"on {hardware}", fix="drop --nodes (one node)")
+        raise SelectionError(f"{strategy} runs on one node, not {nodes}",
+                             fix=f"pick a multi-node strategy this recipe offers on {hardware}: "
+                                 + ", ".join(f"--strategy {s}" for s in multi) + "; or drop --nodes")
     if nodes > 1 and not rules.hardware_scalable(profile):
         raise SelectionError(f"{hardware} cannot join a multi-node deployment (scalable: false)")
     floor = rules.nodes_for_strategy(recipe, strategy, profile.get("gpu_count"), hardware)
@@ -191,8 +198,9 @@ def _check_kv_offload(docs, recipe: Recipe, key: str, strategy: str, hardware: s
                              "(opted out, not verified for an opt-in option, or a brand it does not support)")
 
 
-def recommended_layout(docs, recipe: Recipe, variant_key: str, hw_id: str) -> tuple[str, int]:
-    """(strategy, node_count) the reference recommends for a variant on a hardware."""
+def recommended_layout(docs, recipe: Recipe, variant_key: str, hw_id: str, nodes: int = 1) -> tuple[str, int]:
+    """(strategy, node_count) the reference recommends for a variant on a hardware; ``nodes`` above 1
+    (the user's own node count) asks for a strategy that spans that many machines."""
     profiles = _profiles(docs)
     profile = profiles.get(hw_id) or {}
     variant = recipe.variant(variant_key)
@@ -200,7 +208,7 @@ def recommended_layout(docs, recipe: Recipe, variant_key: str, hw_id: str) -> tu
     compatible = rules.offered_strategies(recipe, profile, hw_id, strategies)
     multi = rules.hardware_scalable(profile) and any(s.startswith("multi_node_") for s in compatible)
     base = 2 if not rules.fits_single_node(profile, variant, hw_id) and multi else 1
-    chosen = rules.recommended_strategy(recipe, profile, base)
+    chosen = rules.recommended_strategy(recipe, profile, max(base, nodes))
     if chosen not in compatible:
         chosen = next((s for s in compatible if s != "pd_cluster"), compatible[0] if compatible else chosen)
     nodes = max(base, rules.strategy_node_count(recipe, chosen, strategies.get(chosen), profile, hw_id))
@@ -233,7 +241,7 @@ def resolve_selection(
     profile = profiles[hardware]
     variant, notes = _choose_variant(profiles, recipe, recipe_id, variant, hardware)
     if strategy is None:
-        strategy, default_nodes = recommended_layout(docs, recipe, variant, hardware)
+        strategy, default_nodes = recommended_layout(docs, recipe, variant, hardware, node_count or 1)
     else:
         offered = rules.effective_compatible_strategies(recipe) or list(docs.strategies)
         if strategy not in offered and strategy in docs.kv_store:
