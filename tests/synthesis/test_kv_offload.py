@@ -23,7 +23,7 @@ def test_option_args_env_and_companion(reference_docs):
     out, extra = plan(reference_docs, kv_offload="lmcache")
     assert out["companions"][0]["label"] == "LMCache Server"
     assert {"kind": "kv_offload", "command": 'uv pip install "lmcache==0.5.1"', "note": "for lmcache",
-            "source": "taxonomy.kv_offload.lmcache.install"} in extra["install"]
+            "source": "taxonomy.kv_offload.lmcache.install", "forms": ["pip", "docker"]} in extra["install"]
 
 
 def test_options_that_do_not_apply_are_refused(reference_docs):

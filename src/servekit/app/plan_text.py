@@ -30,8 +30,7 @@ def _installs_vllm(engine: str) -> bool:
 
 def _engine_install(result: PlanResult, docker: bool, version: str | None) -> tuple[Install, ...]:
     steps = engine_install(result, version) or ()
-    return tuple(Install(s.kind, s.command, s.note, s.kind == "prerequisite" or (s.kind == "docker") == docker,
-                         s.source or None) for s in steps)
+    return tuple(Install.of(s, docker) for s in steps)
 
 
 def _engine_part(result: PlanResult, pc: Any, title: str, docker: bool) -> Part:

@@ -151,10 +151,12 @@ def _strategy_overrides(hw: HardwareVocabulary, overrides: dict) -> Iterator[Fin
 def _dependency_brands(hw: HardwareVocabulary, recipe: dict) -> Iterator[Finding]:
     for i, dep in enumerate(as_list(recipe.get("dependencies"))):
         brand = as_map(dep).get("brand")
-        if isinstance(brand, str) and brand.lower() not in hw.brands:
+        for j, name in (((None, brand),) if isinstance(brand, str) else enumerate(as_list(brand))):
+            if not isinstance(name, str) or name.lower() in hw.brands:
+                continue
             yield error(
-                ("dependencies", i, "brand"),
-                f"unknown brand '{brand}'{suggest(brand.lower(), hw.brands)}",
+                ("dependencies", i, "brand") + (() if j is None else (j,)),
+                f"unknown brand '{name}'{suggest(name.lower(), hw.brands)}",
                 f"use a brand from taxonomy.yaml ({sample(hw.brands)})",
                 "unknown-hardware",
             )

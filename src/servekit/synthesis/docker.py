@@ -16,6 +16,7 @@ whether its entrypoint is the serve program, or the command must be passed whole
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from servekit.hardware import HardwareProfile, profile_of
@@ -111,7 +112,8 @@ def docker_for(ctx: Context) -> Docker:
     else:
         image, source = default_image(ctx.hw, ctx.recipe.model.nightly_required)
     several = ctx.sel.node_count > 1 or ctx.deploy_type in MULTI_NODE_DEPLOYS
-    return docker_on(ctx.hw, image, source, 2 if several else 1)
+    return replace(docker_on(ctx.hw, image, source, 2 if several else 1),
+                   source_mount=ctx.recipe.model.docker_source_path)
 
 
 def _model_word(argv: Sequence[Any], program_length: int) -> str:
@@ -125,9 +127,18 @@ def _model_word(argv: Sequence[Any], program_length: int) -> str:
     return ""
 
 
-def _mounts(model: str, env: dict[str, Any]) -> list[str]:
+def _mounts(docker: Docker, model: str, env: dict[str, Any]) -> list[str]:
     local = [f"{model}:{model}:ro"] if model.startswith("/") else []
-    return local + [f"{text(v)}:{text(v)}:ro" for k, v in env.items() if k.endswith("_CONFIG_PATH")]
+    source = [f"{docker.source_mount}:{docker.source_mount}:ro"] if docker.source_mount else []
+    return local + source + [f"{text(v)}:{text(v)}:ro" for k, v in env.items() if k.endswith("_CONFIG_PATH")]
+
+
+def _container_env(docker: Docker, env: dict[str, Any]) -> dict[str, Any]:
+    """The env a container gets: the command's, with a mounted source checkout first on PYTHONPATH."""
+    if not docker.source_mount:
+        return env
+    given = text(env["PYTHONPATH"]) if env.get("PYTHONPATH") is not None else ""
+    return {**env, "PYTHONPATH": docker.source_mount + (f":{given}" if given else "")}
 
 
 def host_network(docker: Docker) -> bool:
@@ -148,9 +159,9 @@ def docker_argv(docker: Docker, argv: Sequence[Any], env: dict[str, Any], port: 
     words), placed for the image's entrypoint (``images``: an engine's own image facts)."""
     placed = container_command(docker.image, argv, program_length, images)
     out: list[Any] = ["docker", "run", *docker.devices.argv, *runtime_flags(docker, port), "-v", HF_CACHE_MOUNT]
-    for mount in _mounts(_model_word(argv, program_length), env):
+    for mount in _mounts(docker, _model_word(argv, program_length), env):
         out += ["-v", mount]
-    for name, value in env.items():
+    for name, value in _container_env(docker, env).items():
         out += ["-e", f"{name}={text(value)}"]
     if placed.entrypoint:
         out += ["--entrypoint", placed.entrypoint]
@@ -165,15 +176,15 @@ def docker_command(docker: Docker, argv: Sequence[Any], env: dict[str, Any], por
     joiner = " \\\n  "
     first = " ".join(["docker run", *docker.devices.lines[:1]])
     lines = [first, *docker.devices.lines[1:], " ".join(runtime_flags(docker, port)), f"-v {HF_CACHE_MOUNT}"]
-    lines += [f"-v {quote_word(m)}" for m in _mounts(model, env)]
-    lines += [f"-e {quote_word(f'{k}={text(v)}')}" for k, v in env.items()]
+    lines += [f"-v {quote_word(m)}" for m in _mounts(docker, model, env)]
+    lines += [f"-e {quote_word(f'{k}={text(v)}')}" for k, v in _container_env(docker, env).items()]
     if placed.entrypoint:
         lines.append(f"--entrypoint {quote(placed.entrypoint)}")
     positional = 1 if [str(w) for w in argv[program_length:program_length + 1]] == [model] and model else 0
     flags = list(argv[program_length + positional:])
     head = list(placed.words[:len(placed.words) - len(flags)])
-    prereq = f"# {model} must already exist on the host — bind-mounted read-only below.\n" if model.startswith(
-        "/") else ""
+    on_host = [p for p in (model if model.startswith("/") else None, docker.source_mount) if p]
+    prereq = "".join(f"# {path} must already exist on the host — bind-mounted read-only below.\n" for path in on_host)
     body = joiner.join([*lines, " ".join(quote(w) for w in [docker.image or "null", *head])])
     if flags:
         body += joiner + joiner.join(arg_lines(flags))

@@ -65,8 +65,7 @@ def header_lines(plan: Plan, *, engine_neutral: bool = True) -> list[str]:
 def _install(plan: Plan, docker: bool) -> tuple[Install, ...]:
     steps = []
     for step in plan.install:
-        runs = step.kind == "prerequisite" or (step.kind == "docker") == docker or (docker and step.kind == "kv_offload")
-        steps.append(Install(step.kind, step.command, step.note, runs, step.source or None))
+        steps.append(Install.of(step, docker))
     return tuple(steps)
 
 

@@ -2,7 +2,8 @@
 
 The steps follow the plan's platform family (``servekit.synthesis.install_families``): the pip
 step of that family (or a comment saying it has none), the container pull, the recipe's extra
-dependencies and the KV-offload packages. Each step carries the page or recipe key it follows
+dependencies (those of the hardware's brand, each in the install forms it names) and the
+KV-offload packages. Each step carries the page or recipe key it follows
 (``InstallStep.source``). A recipe's own ``model.install.pip`` command wins on every platform,
 as on the recipes site; ``model.install.pip: false`` drops the step.
 """
@@ -27,7 +28,7 @@ from servekit.synthesis.install_families import (
     InstallFamily,
     family_for,
 )
-from servekit.synthesis.plan import InstallStep
+from servekit.synthesis.plan import PIP_FORM, InstallStep
 
 __all__ = ["BASE_CUDA", "PIP_DEFAULT", "PIP_NIGHTLY", "docker_step", "install_steps", "min_version",
            "pinned_steps", "pip_step", "platform_steps"]
@@ -91,8 +92,9 @@ def platform_steps(model: ModelSection, hw: HardwareProfile, image: str | None, 
 def install_steps(ctx: Context, image: str | None, image_source: str = "") -> tuple[InstallStep, ...]:
     steps = list(platform_steps(ctx.recipe.model, ctx.hw, image, image_source=image_source))
     for i, dep in enumerate(ctx.recipe.dependencies):
-        if dep.command:
-            steps.append(InstallStep("extra", str(dep.command), dep.note, f"dependencies[{i}]"))
+        if dep.command and dep.applies_to(ctx.hw.brand):
+            steps.append(InstallStep("extra", str(dep.command), dep.note, f"dependencies[{i}]",
+                                     forms=dep.install_modes or (PIP_FORM,), optional=dep.optional))
     if ctx.kv_store is not None:
         command = shapes.brand_install(ctx, ctx.kv_store.vllm_install)
         if command:

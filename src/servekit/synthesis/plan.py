@@ -119,6 +119,9 @@ class Docker:
     source: str
     several_nodes: bool = False
     """The plan's servers run on several machines: host network, no published ports."""
+    source_mount: str | None = None
+    """A source checkout on the host, mounted read-only at the same path and put first on
+    ``PYTHONPATH`` (``model.docker_source.mount_path``)."""
 
 
 @record
@@ -132,6 +135,28 @@ class InstallStep:
     """The page or recipe key the step follows."""
     family: str | None = None
     """The platform install family (``servekit.synthesis.install_families``) that wrote it."""
+    forms: tuple[str, ...] = ()
+    """The install forms the step belongs to: ``pip`` (on the machine itself) and/or ``docker``;
+    () takes them from its kind (``KIND_FORMS``). A recipe dependency states its own
+    (``install_modes``, absent meaning pip only, as on the recipes site)."""
+    optional: bool = False
+    """The recipe marks the step optional: shown with its form, never run by a script."""
+
+    def install_forms(self) -> tuple[str, ...]:
+        return self.forms or KIND_FORMS.get(self.kind, (PIP_FORM,))
+
+    def runs_in(self, docker: bool) -> bool:
+        """A script of the docker form (``docker``) or of the form on the machine itself runs it."""
+        return not self.optional and (DOCKER_FORM if docker else PIP_FORM) in self.install_forms()
+
+
+PIP_FORM, DOCKER_FORM = "pip", "docker"
+KIND_FORMS: dict[str, tuple[str, ...]] = {
+    "prerequisite": (PIP_FORM, DOCKER_FORM),  # drivers and runtimes on the host serve both forms
+    "docker": (DOCKER_FORM,),
+    "kv_offload": (PIP_FORM, DOCKER_FORM),
+}
+"""The forms a step of each kind belongs to; any other kind (pip, extra, kv_store) is the pip form's."""
 
 
 @record

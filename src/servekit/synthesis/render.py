@@ -130,9 +130,11 @@ def render_plan(plan: Plan) -> dict[str, Any]:
 
 
 def install_json(steps) -> list[dict[str, Any]]:
-    """Install steps as JSON: kind, command, note, the page or key each follows, its family."""
+    """Install steps as JSON: kind, command, note, the page or key each follows, its family, the
+    install forms it belongs to (``pip``, ``docker``) and whether the recipe marks it optional."""
     return [{"kind": s.kind, "command": s.command, **({"note": s.note} if s.note else {}),
-             **({"source": s.source} if s.source else {}), **({"family": s.family} if s.family else {})}
+             **({"source": s.source} if s.source else {}), **({"family": s.family} if s.family else {}),
+             "forms": list(s.install_forms()), **({"optional": True} if s.optional else {})}
             for s in steps]
 
 

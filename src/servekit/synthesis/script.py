@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from servekit.records import record
+from servekit.synthesis.plan import InstallStep
 from servekit.synthesis.shell import quote_expansions
 
 _PLACEHOLDER = re.compile(r"\$\{?([A-Z][A-Z0-9_]*)")
@@ -80,7 +81,8 @@ class Part:
 
 @record
 class Install:
-    """One install step; ``runs`` False shows it as a comment (the other form's step)."""
+    """One install step; ``runs`` False shows it as a comment (the other form's step, or an
+    optional one)."""
 
     kind: str
     command: str
@@ -88,6 +90,20 @@ class Install:
     runs: bool = True
     source: str | None = None
     """The page or recipe key the step follows."""
+    label: str = ""
+    """What the heading adds: why a step that is shown does not run."""
+
+    @classmethod
+    def of(cls, step: InstallStep, docker: bool) -> Install:
+        """A plan's install step in the script of the docker form (``docker``) or the other."""
+        runs = step.runs_in(docker)
+        if step.optional:
+            label = " (optional: run it by choice)"
+        elif runs:
+            label = ""
+        else:
+            label = " (the form without --docker)" if docker else " (the docker form: plan --docker)"
+        return cls(step.kind, step.command, step.note, runs, step.source or None, label)
 
 
 @record
@@ -158,14 +174,10 @@ def heredoc(path: str, content: str) -> list[str]:
     return [f'cat > "{path}" <<{marker}', content, "SERVEKIT_EOF"]
 
 
-def _other_form(kind: str) -> str:
-    return " (the docker form: plan --docker)" if kind == "docker" else " (the form without --docker)"
-
-
 def _install_lines(script: Script) -> list[str]:
     lines: list[str] = []
     for step in script.install:
-        lines.append(f"# install [{step.kind}]" + ("" if step.runs else _other_form(step.kind)))
+        lines.append(f"# install [{step.kind}]" + step.label)
         lines += step.command.splitlines() if step.runs else comment(step.command)
         if step.note:
             lines += comment(f"note: {step.note}")

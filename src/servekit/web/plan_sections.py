@@ -204,13 +204,14 @@ def _memory(checks_json: dict[str, Any] | None, checks: tuple[Check, ...]) -> tu
 
 def _install(extras: dict[str, Any]) -> tuple[Form, ...]:
     """The install steps as two tabs: on the machine itself (pip and what goes with it) and in a container."""
-    steps = [Block(f"install-{n}", str(step["kind"]).replace("_", " "), str(step["command"]),
-                   note=str(step.get("note") or ""), source=str(step.get("source") or ""))
-             for n, step in enumerate(extras.get("install") or [], 1)]
-    kinds = [str(step["kind"]) for step in extras.get("install") or []]
-    family = next((str(s["family"]) for s in extras.get("install") or [] if s.get("family")), "")
-    native = tuple(b for b, k in zip(steps, kinds, strict=True) if k != "docker")
-    container = tuple(b for b, k in zip(steps, kinds, strict=True) if k in ("docker", "prerequisite"))
+    listed = extras.get("install") or []
+    steps = [Block(f"install-{n}", str(step["kind"]).replace("_", " ") + (" (optional)" if step.get("optional") else ""),
+                   str(step["command"]), note=str(step.get("note") or ""), source=str(step.get("source") or ""))
+             for n, step in enumerate(listed, 1)]
+    forms = [step.get("forms") or () for step in listed]
+    family = next((str(s["family"]) for s in listed if s.get("family")), "")
+    native = tuple(b for b, f in zip(steps, forms, strict=True) if "pip" in f)
+    container = tuple(b for b, f in zip(steps, forms, strict=True) if "docker" in f)
     title = f"pip ({family.upper()})" if family else "pip"
     return tuple(form for form in (Form("install-native", title, native), Form("install-docker", "Docker", container))
                  if form.blocks)

@@ -57,6 +57,13 @@ class ModelSection:
                    get("nightly_required") is True, get("docker_image"), install, InstallTab.of(install.get("pip")),
                    InstallTab.of(install.get("docker")), get("architecture"), get("parameter_count"), doc)
 
+    @property
+    def docker_source_path(self) -> str | None:
+        """``docker_source.mount_path``: a source checkout on the host that the container form
+        mounts read-only and puts first on ``PYTHONPATH`` (newer code than the image carries)."""
+        path = mapping(self.raw.get("docker_source")).get("mount_path")
+        return path if isinstance(path, str) and path else None
+
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Recipe:

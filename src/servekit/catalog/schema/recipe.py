@@ -79,7 +79,8 @@ class Dependency(Spec):
     command: StrictStr
     note: StrictStr | None = None
     optional: StrictBool = False
-    brand: StrictStr | None = None
+    brand: StrictStr | list[StrictStr] | None = None
+    """The brands the step is for (one name or a list); absent: every brand."""
     install_modes: list[Literal["pip", "docker"]] = Field(default_factory=list)
 
 
