@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from servekit.app.device_checks import container_findings, node_share, visible_findings
-from servekit.app.image_checks import image_platform_findings
+from servekit.app.image_checks import image_omni_findings, image_platform_findings
 from servekit.app.network_checks import network_findings
+from servekit.app.run_release import omni_release
 from servekit.app.run_site import RunSite, container_argv
 from servekit.engines.registry import get_engine, native_engine
 from servekit.findings import Finding
@@ -23,8 +24,11 @@ def deploy_checks(plan: Plan, profile: HardwareProfile | None, site: RunSite = R
     """One dict per finding (role, rank, severity, code, message, fix), each problem once."""
     out: list[dict[str, Any]] = []
     if site.in_container(plan):
-        out += [{"role": "container", "rank": 0, **f.to_dict()}
-                for f in image_platform_findings(plan.docker.image, profile, get_engine(plan.selection.engine).images)]
+        images = get_engine(plan.selection.engine).images
+        found = image_platform_findings(plan.docker.image, profile, images)
+        if any(omni_release(proc) is not None for proc in plan.processes):
+            found += image_omni_findings(plan.docker.image, profile, images)
+        out += [{"role": "container", "rank": 0, **f.to_dict()} for f in found]
     seen: set[tuple[str, str]] = set()
     for proc in plan.processes:
         argv = [str(w) for w in proc.argv()]

@@ -58,6 +58,10 @@ def flag_checks(plan: Plan, vllm_version: str | None = None, profile: HardwarePr
         findings = result.findings if exact else settled(result.findings, release)
         if nearest:
             findings = (nearest_note(release, result.version), *findings)
+        floor = below_minimum(plan, site.vllm_release(plan, nightly=nightly, default=engine.default_version,
+                                                      pinned=pinned), site.in_container(plan))
+        if floor is not None:
+            findings = (floor, *findings)
         other = _container_release(plan, proc, site, engine, nightly, pinned)
         if exact and other is not None and other.version != result.version:
             findings = with_container_fix(findings, other)
@@ -65,6 +69,27 @@ def flag_checks(plan: Plan, vllm_version: str | None = None, profile: HardwarePr
                     "exact": exact, "valid": not any(f.is_error for f in findings), "checked": True,
                     "findings": [f.lint_dict() for f in findings]})
     return out
+
+
+def below_minimum(plan: Plan, release: RunRelease, container: bool) -> Finding | None:
+    """An error when the vLLM release the form runs is older than the plan's minimum (the highest
+    ``min_vllm_version`` of recipe, variant, features and KV option): that release lacks what the
+    recipe needs, so the server would not start as planned."""
+    least = plan.min_version
+    if not (release.version and least and version_key(least)[0]):
+        return None
+    if version_key(release.version) >= version_key(_full(least)):
+        return None
+    fix = (f"use an image of vLLM {least} or newer (--vllm-version {least} picks its tag, or --image "
+           "REPOSITORY:TAG)" if container else f"pass --vllm-version {least} (or a newer release)")
+    sources = " and ".join(plan.min_version_sources) or "the recipe"
+    return Finding("error", "release-below-minimum",
+                   f"this plan runs {release.what}, older than vLLM {least}, the minimum that {sources} names",
+                   fix, release=f"vllm {release.version}")
+
+
+def _full(version: str) -> str:
+    return version if version.count(".") >= 2 else f"{version}.0"
 
 
 def same_release(a: str, b: str) -> bool:

@@ -22,6 +22,9 @@ from servekit.synthesis.plan import Plan, Process
 
 EXTRACTOR = "scripts/extract_vllm_flags.py"
 _PINNED = re.compile(r"(?<![\w.-])vllm==v?([0-9]+(?:\.[0-9]+)*)")
+_BUILT = re.compile(r"git clone\b[^\n]*?(?:--branch[ =]|-b )v?([0-9]+\.[0-9]+(?:\.[0-9]+)?)\s[^\n]*?"
+                    r"github\.com/vllm-project/vllm(?:\.git)?(?=[\s/]|$)")
+"""A clone of vLLM's own repository at a release tag (not vllm-ascend, vllm-omni ...), to build."""
 _TAG_VERSION = re.compile(r"v?([0-9]+\.[0-9]+(?:\.[0-9]+)?)(?:[-+._].*)?")
 PROJECT_IMAGES = "vllm/"
 """The vLLM project's own images on Docker Hub (``vllm/vllm-openai``, ``vllm/vllm-openai-rocm``,
@@ -64,10 +67,28 @@ def pinned_by_install(plan: Plan) -> str | None:
     return None
 
 
+def installed_by_extra(plan: Plan) -> tuple[str, str] | None:
+    """(release, step source) of the last extra step of the native form that puts a vLLM release
+    in place: pins it (``vllm==0.26.0``) or builds vLLM's own repository at a release tag
+    (``git clone --branch v0.26.0 https://github.com/vllm-project/vllm.git``). Extra steps run
+    after the pip step, so the last of them decides what runs."""
+    found = None
+    for step in plan.install:
+        if step.kind != "extra" or not step.runs_in(False):
+            continue
+        match = _PINNED.search(step.command) or _BUILT.search(step.command)
+        if match:
+            found = (_full(match.group(1)), step.source or "an extra install step")
+    return found
+
+
 def native_release(plan: Plan, *, nightly: bool, default: str, pinned: str | None = None) -> RunRelease:
     """What the native form's install steps put in place: ``pinned`` (the release the plan or its
     engine names), else the one an install step pins, else as the module says; ``default`` is the
     pinned catalog's release, taken as the newest one an unpinned ``pip install -U`` gets."""
+    later = installed_by_extra(plan)
+    if later:
+        return numbered(later[0], f"vLLM {later[0]} ({later[1]} puts it in place after the pip step)")
     if pinned:
         full = _full(pinned.removeprefix("v"))
         return numbered(full, f"vLLM {full} (the release the plan installs)")

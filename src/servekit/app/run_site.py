@@ -51,6 +51,10 @@ class RunSite:
         omni = omni_release(proc)
         if omni is not None:
             return omni
+        return self.vllm_release(plan, nightly=nightly, default=default, pinned=pinned)
+
+    def vllm_release(self, plan: Plan, *, nightly: bool, default: str, pinned: str | None = None) -> RunRelease:
+        """The vLLM release this form installs or its image carries (under vLLM-Omni too)."""
         if self.in_container(plan):
             return image_release(str(plan.docker.image), default=default)
         return native_release(plan, nightly=nightly, default=default, pinned=pinned)

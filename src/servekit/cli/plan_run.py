@@ -151,6 +151,11 @@ def print_plan(result, opts: PlanOptions) -> int:
     if _engine_error(result):
         return 1
     if not result.can_start:
+        if opts.output_format == "k8s" and result.checks:  # the documents carry no checks block: say which
+            from servekit.app.checks import check_lines
+
+            sys.stderr.write("".join(f"{line.strip()}\n" for line in check_lines(result.checks)
+                                     if line.lstrip().startswith("error ") or ": error " in line))
         sys.stderr.write(f"error: {CANNOT_START}\n")
         return 1
     return 0 if result.valid else 1

@@ -45,6 +45,8 @@ class ImageFacts:
     """The image's WORKDIR, where a relative path a command names is read from (None: not known)."""
     examples: str | None = None
     """Where the image keeps vLLM's ``examples/`` directory (chat templates), None: not carried or not known."""
+    omni: bool = False
+    """The image carries vLLM-Omni, which ``vllm serve --omni`` needs (vLLM's own images do not)."""
 
     def serves_with(self, program: Sequence[str]) -> bool:
         """The entrypoint is ``program`` itself, so only its arguments follow the image."""
@@ -71,7 +73,14 @@ IMAGES: tuple[ImageFacts, ...] = (
     ImageFacts(("quay.io/ascend/vllm-ascend",), (), ("/bin/bash",), True, ("ascend",),
                "https://github.com/vllm-project/vllm-ascend/blob/main/Dockerfile (no ENTRYPOINT; CMD [\"/bin/bash\"])"),
     ImageFacts(("vllm/vllm-omni",), (), (), True, ("cuda",),
-               "https://github.com/vllm-project/vllm-omni/blob/main/docker/Dockerfile.cuda (ENTRYPOINT [])"),
+               "https://github.com/vllm-project/vllm-omni/blob/main/docker/Dockerfile.cuda (ENTRYPOINT [])", omni=True),
+    ImageFacts(("vllm/vllm-omni-rocm",), (), (), True, ("rocm",),
+               "https://github.com/vllm-project/vllm-omni/blob/main/docker/Dockerfile.rocm (FROM rocm/vllm-dev; "
+               "WORKDIR /app; ENTRYPOINT [])", workdir="/app", omni=True),
+    ImageFacts(("quay.io/ascend/vllm-omni",), (), (), True, ("ascend",),
+               "https://github.com/vllm-project/vllm-omni/blob/main/docker/Dockerfile.npu (FROM a vllm-ascend image; "
+               "ENTRYPOINT []); images listed at https://docs.vllm.ai/projects/vllm-omni/en/stable/getting_started/"
+               "installation/npu/", workdir="/vllm-workspace/vllm-omni", omni=True),
     ImageFacts(("rocm/vllm", "rocm/vllm-dev"), (), ("/bin/bash",), True, ("rocm",),
                VLLM_DOCS + "gpu.rocm.inc.md (AMD's images: \"The entrypoint of this docker image is /bin/bash\")"),
 )
@@ -134,3 +143,8 @@ def container_command(image: str | None, argv: Sequence[Any], program_length: in
         return ContainerCommand(None, tuple(argv), "the image runs the command it is given")
     why = "its entrypoint is another program" if facts is not None else "its entrypoint is not known"
     return ContainerCommand(program[0] if program else None, tuple(argv[1:]), f"--entrypoint set: {why}")
+
+
+def omni_repositories(platform: str) -> tuple[str, ...]:
+    """The image families that carry vLLM-Omni for a platform."""
+    return tuple(repo for f in IMAGES if f.omni and platform in f.platforms for repo in f.repositories)

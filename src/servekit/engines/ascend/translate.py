@@ -31,6 +31,9 @@ from servekit.engines.vllm.launch import VllmLaunch, parse_vllm_argv
 from servekit.hardware import profile_of
 
 IMAGE_REPOSITORY = "quay.io/ascend/vllm-ascend"
+OMNI_IMAGE_REPOSITORY = "quay.io/ascend/vllm-omni"
+"""vLLM-Omni's Ascend images, built on a vLLM Ascend image (its docker/Dockerfile.npu), so they run
+vLLM Ascend too (``servekit.synthesis.images`` has their facts)."""
 # NPU settings vLLM Ascend deployments use: expandable allocator segments, a 512 MB HCCL
 # buffer, and no OpenMP thread pinning fights with the CPU binding of the workers.
 RECOMMENDED_ENV = {
@@ -121,9 +124,10 @@ def speculative_findings(launch: VllmLaunch) -> list[Finding]:
 
 
 def image_for(context: DialectContext) -> tuple[str, list[Finding]]:
-    """The vLLM Ascend image: the given one when it is an Ascend image, else the brand image."""
+    """The image: the given one when it is an Ascend image of vLLM Ascend or of vLLM-Omni (built on
+    vLLM Ascend), else the brand image."""
     tag = f"v{context.engine_version}" if context.engine_version else None
-    return engine_image(context, IMAGE_REPOSITORY, prefix="ascend", tag=tag)
+    return engine_image(context, IMAGE_REPOSITORY, prefix="ascend", tag=tag, also=(OMNI_IMAGE_REPOSITORY,))
 
 
 def ascend_env(context: DialectContext, launch: VllmLaunch) -> tuple[dict[str, str], list[Untranslated], list[Finding]]:
@@ -178,8 +182,9 @@ def validate_ascend(argv: Sequence[str], context: DialectContext | None = None) 
                 fix="use ASCEND_RT_VISIBLE_DEVICES",
             )
         )
-    if context.image and not context.image.startswith(IMAGE_REPOSITORY + ":"):
-        out += image_for(context)[1]
+    replaced = image_for(context)[1] if context.image else []
+    if any(f.code == "ascend.image" for f in replaced):  # the given image does not run vLLM Ascend
+        out += replaced
     return unique_findings(out)
 
 

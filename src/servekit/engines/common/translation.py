@@ -136,16 +136,17 @@ def finding_dict(f: Finding) -> dict[str, Any]:
 
 
 def engine_image(
-    context: DialectContext, repository: str, *, prefix: str, tag: str | None
+    context: DialectContext, repository: str, *, prefix: str, tag: str | None, also: tuple[str, ...] = ()
 ) -> tuple[str, list[Finding]]:
-    """The engine's own image: the given one when it is from ``repository``, else ``repository:tag``.
+    """The engine's own image: the given one when it is from ``repository`` (or one of ``also``,
+    other repositories whose images run the engine), else ``repository:tag``.
 
     ``tag`` falls back to ``options["image_tag"]``, then ``latest`` (with a note to pin it); an
     image of another engine is replaced, with a warning naming both.
     """
     chosen = context.options.get("image_tag") or tag or "latest"
     brand = f"{repository}:{chosen}"
-    if context.image and context.image.startswith(repository + ":"):
+    if context.image and context.image.startswith(tuple(f"{r}:" for r in (repository, *also))):
         return context.image, []
     out: list[Finding] = []
     if context.image:
