@@ -99,6 +99,16 @@ def test_a_node_count_alone_picks_a_strategy_that_spans_the_nodes(capsys):
     assert "--strategy multi_node_tp" in err and "drop --nodes" in err and len(err.strip().splitlines()) == 1
 
 
+def test_a_node_count_alone_takes_a_multi_node_strategy_offered_on_that_hardware(capsys, reference_catalog):
+    # DeepSeek-V4-Flash defaults to single_node_tep; of its multi-node strategies only multi_node_dep is
+    # offered on h200 (multi_node_tp only on DGX Spark)
+    code, out, err = run(capsys, "plan", "deepseek-ai/DeepSeek-V4-Flash", "--hardware", "h200", "--nodes", "2",
+                         "--catalog", str(reference_catalog), "--format", "json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert (doc["strategy"], doc["node_count"]) == ("multi_node_dep", 2)
+
+
 def test_bundled_catalog_is_the_default(capsys):
     code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--format", "json")
     assert code == 0, err

@@ -208,7 +208,7 @@ def recommended_layout(docs, recipe: Recipe, variant_key: str, hw_id: str, nodes
     compatible = rules.offered_strategies(recipe, profile, hw_id, strategies)
     multi = rules.hardware_scalable(profile) and any(s.startswith("multi_node_") for s in compatible)
     base = 2 if not rules.fits_single_node(profile, variant, hw_id) and multi else 1
-    chosen = rules.recommended_strategy(recipe, profile, max(base, nodes))
+    chosen = rules.recommended_strategy(recipe, profile, max(base, nodes), compatible)
     if chosen not in compatible:
         chosen = next((s for s in compatible if s != "pd_cluster"), compatible[0] if compatible else chosen)
     nodes = max(base, rules.strategy_node_count(recipe, chosen, strategies.get(chosen), profile, hw_id))

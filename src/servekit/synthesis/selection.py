@@ -170,9 +170,11 @@ def strategy_supported_on_hardware(recipe: Recipe, strategy: str, profile: Profi
     return strategy in recipe.compatible_strategies
 
 
-def recommended_strategy(recipe: Recipe, profile: Profile | None = None, node_count: int = 1) -> str:
-    """Tensor parallel first, unless the recipe names a ``default_strategy`` it offers."""
-    compatible = effective_compatible_strategies(recipe)
+def recommended_strategy(recipe: Recipe, profile: Profile | None = None, node_count: int = 1,
+                         offered: list[str] | None = None) -> str:
+    """Tensor parallel first, unless the recipe names a ``default_strategy`` it offers; among
+    ``offered`` (the strategies offered on one hardware, ``offered_strategies``) when given."""
+    compatible = offered if offered is not None else effective_compatible_strategies(recipe)
     explicit = recipe.default_strategy
     if explicit and explicit in compatible:
         if node_count > 1 and explicit.startswith("single_node_"):
@@ -182,9 +184,10 @@ def recommended_strategy(recipe: Recipe, profile: Profile | None = None, node_co
         else:
             return explicit
     if node_count > 1:
-        for name in PREFERRED_MULTI_NODE:
-            if name in compatible:
-                return name
+        spanning = [s for s in compatible if s.startswith("multi_node_")]
+        ranked = [n for n in PREFERRED_MULTI_NODE if n in spanning] + spanning
+        if ranked:
+            return ranked[0]
     if "single_node_tp" in compatible:
         return "single_node_tp"
     return compatible[0] if compatible else "single_node_tp"
