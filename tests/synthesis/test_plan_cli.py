@@ -109,6 +109,17 @@ def test_a_node_count_alone_takes_a_multi_node_strategy_offered_on_that_hardware
     assert (doc["strategy"], doc["node_count"]) == ("multi_node_dep", 2)
 
 
+def test_too_few_nodes_for_a_strategy_names_the_count(capsys, reference_catalog):
+    code, _, err = run(capsys, "plan", "moonshotai/Kimi-K3", "--hardware", "h100", "--strategy", "multi_node_tp",
+                       "--nodes", "2", "--catalog", str(reference_catalog))
+    assert code == 1 and "needs at least" in err
+    floor = err.split("needs at least ")[1].split(" ")[0]
+    assert f"(fix: --nodes {floor}, or leave --nodes out)" in err
+    code, out, err = run(capsys, "plan", "moonshotai/Kimi-K3", "--hardware", "h100", "--strategy", "multi_node_tp",
+                         "--nodes", floor, "--catalog", str(reference_catalog), "--format", "json")
+    assert json.loads(out)["node_count"] == int(floor)
+
+
 def test_bundled_catalog_is_the_default(capsys):
     code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--format", "json")
     assert code == 0, err

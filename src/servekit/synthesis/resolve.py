@@ -169,7 +169,8 @@ def _check_nodes(docs, recipe: Recipe, strategy: str, profile: dict, hardware: s
         raise SelectionError(f"{hardware} cannot join a multi-node deployment (scalable: false)")
     floor = rules.nodes_for_strategy(recipe, strategy, profile.get("gpu_count"), hardware)
     if deploy_type == "multi_node" and nodes < floor:
-        raise SelectionError(f"{strategy} needs at least {floor} nodes of {hardware} (strategy_min_gpus)")
+        raise SelectionError(f"{strategy} needs at least {floor} nodes of {hardware} (strategy_min_gpus)",
+                             fix=f"--nodes {floor}, or leave --nodes out")
 
 
 def _serving_deploy_type(docs, strategy: str) -> Any:
