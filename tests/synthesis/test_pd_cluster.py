@@ -35,3 +35,17 @@ def test_multi_node_pools_have_a_command_per_node(reference_docs):
         assert "--headless" in argv and argv[argv.index("--node-rank") + 1] == "1"
     router = render_plan(plan)["router"]["command"]
     assert "--vllm-pd-disaggregation" in router and "$DECODE_NODE_1:8002" in router
+
+
+def test_the_router_is_installed_in_both_forms(reference_docs):
+    """The router runs on a host in both forms: the pip form puts it in the plan's environment,
+    the docker form (no environment of its own) installs it as a uv tool with its program on PATH."""
+    sel = resolve_selection(reference_docs, "moonshotai/Kimi-K2.5", hardware="b300", strategy="pd_cluster",
+                            pd_nodes=None)
+    plan = synthesize(reference_docs, sel)
+    routers = [s for s in plan.install if s.kind == "router"]
+    assert [(s.command, s.runs_in(False), s.runs_in(True)) for s in routers] == [
+        ("uv pip install vllm-router", True, False), ("uv tool install vllm-router", False, True)]
+    assert render_plan(plan)["router"]["install"] == "uv pip install vllm-router"  # the public API shape
+    plain = synthesize(reference_docs, resolve_selection(reference_docs, "moonshotai/Kimi-K2.5", hardware="b300"))
+    assert not [s for s in plain.install if s.kind == "router"]  # no router, nothing to install

@@ -11,7 +11,7 @@ from servekit.synthesis.docker import docker_for
 from servekit.synthesis.env import serve_env
 from servekit.synthesis.install import install_steps, min_version
 from servekit.synthesis.omni import omni_process
-from servekit.synthesis.plan import Plan, Process, Selection
+from servekit.synthesis.plan import DOCKER_FORM, PIP_FORM, InstallStep, Plan, Process, Selection
 
 if TYPE_CHECKING:
     from servekit.catalog.domain.kv_store import KvStore
@@ -70,6 +70,41 @@ def _kv_passthrough(ctx: Context, store: KvStore) -> dict:
     }
 
 
+ROUTER_INSTALL = "uv pip install vllm-router"
+ROUTER_SOURCE = "https://github.com/vllm-project/router (vllm-router on PyPI)"
+
+
+def _router_install(ctx: Context) -> tuple[str, str] | None:
+    """(command, source) installing the router a plan runs in front of its servers, if it runs one:
+    vllm-router for prefill/decode pools, the KV store's own router (or vllm-router) in front of
+    several instances."""
+    if ctx.is_pd:
+        return ROUTER_INSTALL, ROUTER_SOURCE
+    if ctx.kv_composing and ctx.kv_instances > 1:
+        store = ctx.kv_store
+        if store.router_install:
+            return store.router_install, f"kv_store/{ctx.sel.kv_offload}.router_install"
+        return ROUTER_INSTALL, ROUTER_SOURCE
+    return None
+
+
+def _install(ctx: Context, image: str | None, image_source: str) -> tuple[InstallStep, ...]:
+    """The plan's install steps, with the router's: it runs on a host in both forms. The pip form
+    installs it into the plan's environment; the docker form has none, so a ``uv pip install``
+    becomes ``uv tool install`` there (its own environment, its program on PATH)."""
+    steps = install_steps(ctx, image, image_source)
+    router = _router_install(ctx)
+    if router is None:
+        return steps
+    command, source = router
+    note = "the router in front of the servers"
+    tool = command.replace("uv pip install ", "uv tool install ", 1) if command.startswith("uv pip install ") else command
+    if tool == command:
+        return (*steps, InstallStep("router", command, note, source, forms=(PIP_FORM, DOCKER_FORM)))
+    return (*steps, InstallStep("router", command, note, source, forms=(PIP_FORM,)),
+            InstallStep("router", tool, note, source, forms=(DOCKER_FORM,)))
+
+
 def synthesize(docs, sel: Selection, *, lean: bool = False) -> Plan:
     """Build the engine-neutral Plan for a complete Selection (see ``servekit.synthesis.resolve``);
     the selection's engine is checked, and the plan translated for it, by ``servekit.app.plan``.
@@ -81,7 +116,7 @@ def synthesize(docs, sel: Selection, *, lean: bool = False) -> Plan:
     docker = docker_for(ctx)
     version, version_sources = (None, ()) if lean else min_version(ctx)
     common = dict(selection=sel, model_id=ctx.model_id, docker=docker,
-                  install=() if lean else install_steps(ctx, docker.image, docker.source),
+                  install=() if lean else _install(ctx, docker.image, docker.source),
                   min_version=version, min_version_sources=version_sources, notes=sel.notes)
     if ctx.is_pd:
         metas = {role: shapes.pool_meta(ctx, role) for role in ("prefill", "decode")}
@@ -93,7 +128,7 @@ def synthesize(docs, sel: Selection, *, lean: bool = False) -> Plan:
             _process(ctx, f"{role}_node", node="pool", rank=n, pd_role=role, port=port)
             for role, port in (("prefill", 8001), ("decode", 8002)) for n in shapes.pd_pool_followers(ctx, role))
         router = {"command": shapes.pd_router_command(ctx, metas["prefill"], metas["decode"]),
-                  "install": "uv pip install vllm-router"}
+                  "install": ROUTER_INSTALL}
         extra = {"router_config": ctx.strategy.router or {"policy": "round_robin"}}
         if ctx.kv_store is not None and ctx.kv_store.composes_with_pd:
             extra["mooncake"] = _kv_passthrough(ctx, ctx.kv_store)
@@ -104,7 +139,7 @@ def synthesize(docs, sel: Selection, *, lean: bool = False) -> Plan:
         instances, store = ctx.kv_instances, ctx.kv_store
         router = None if instances <= 1 else {
             "command": shapes.kv_router_command(store, instances),
-            "install": store.router_install or "uv pip install vllm-router",
+            "install": (_router_install(ctx) or (ROUTER_INSTALL,))[0],
             "port": store.router_port or 30080}
         extra = {"instances": instances, "serving_strategy": sel.strategy,
                  "kv_min_vllm_version": store.min_vllm_version or None, **_kv_passthrough(ctx, store)}
