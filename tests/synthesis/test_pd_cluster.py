@@ -49,3 +49,18 @@ def test_the_router_is_installed_in_both_forms(reference_docs):
     assert render_plan(plan)["router"]["install"] == "uv pip install vllm-router"  # the public API shape
     plain = synthesize(reference_docs, resolve_selection(reference_docs, "moonshotai/Kimi-K2.5", hardware="b300"))
     assert not [s for s in plain.install if s.kind == "router"]  # no router, nothing to install
+
+
+def test_the_nixl_connector_library_is_installed_in_the_pip_form(reference_docs):
+    """vLLM's wheels leave NIXL out (its docs: `uv pip install nixl` on NVIDIA; built from source
+    elsewhere); its images carry it, so the docker form installs nothing for it."""
+    for hardware, expected in (("b300", "uv pip install nixl"), ("mi300x", "# NixlConnector's library has no wheel")):
+        sel = resolve_selection(reference_docs, "moonshotai/Kimi-K2.5", hardware=hardware, strategy="pd_cluster",
+                                pd_nodes=None)
+        plan = synthesize(reference_docs, sel)
+        assert '"kv_connector":"NixlConnector"' in " ".join(str(w) for w in plan.processes[0].argv())
+        steps = [s for s in plan.install if s.kind == "kv_connector"]
+        assert len(steps) == 1 and steps[0].command.startswith(expected)
+        assert steps[0].runs_in(False) and not steps[0].runs_in(True)
+    plain = synthesize(reference_docs, resolve_selection(reference_docs, "moonshotai/Kimi-K2.5", hardware="b300"))
+    assert not [s for s in plain.install if s.kind == "kv_connector"]

@@ -10,6 +10,8 @@ as on the recipes site; ``model.install.pip: false`` drops the step.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -30,7 +32,7 @@ from servekit.synthesis.install_families import (
 )
 from servekit.synthesis.plan import PIP_FORM, InstallStep
 
-__all__ = ["BASE_CUDA", "PIP_DEFAULT", "PIP_NIGHTLY", "docker_step", "install_steps", "min_version",
+__all__ = ["BASE_CUDA", "PIP_DEFAULT", "PIP_NIGHTLY", "connector_steps", "docker_step", "install_steps", "min_version",
            "pinned_steps", "pip_step", "platform_steps"]
 
 RECIPE_PIP = "model.install.pip"
@@ -103,6 +105,35 @@ def install_steps(ctx: Context, image: str | None, image_source: str = "") -> tu
     if ctx.kv_option is not None and ctx.kv_option.install:
         steps.append(InstallStep("kv_offload", str(ctx.kv_option.install), f"for {ctx.sel.kv_offload}",
                                  f"taxonomy.kv_offload.{ctx.sel.kv_offload}.install"))
+    return tuple(steps)
+
+
+NIXL_SOURCE = "https://docs.vllm.ai/en/stable/features/nixl_connector_usage.html (Installation)"
+CONNECTOR_WHEELS = {"NixlConnector": {"cuda": "uv pip install nixl"}}
+"""KV connectors whose library vLLM's wheels leave out, and the wheel per platform. vLLM's images
+carry them (built with its KV-connector requirements), so only the pip form installs them."""
+
+
+def connector_steps(argvs: Iterable[Sequence[Any]], hw: HardwareProfile) -> tuple[InstallStep, ...]:
+    """The install step of each KV connector the servers name (``--kv-transfer-config``) whose
+    library is not in vLLM's wheel: its wheel on this platform, or how to build it."""
+    named: list[str] = []
+    for argv in argvs:
+        words = [str(w) for w in argv]
+        for at, word in enumerate(words[:-1]):
+            if word == "--kv-transfer-config":
+                try:
+                    connector = json.loads(words[at + 1]).get("kv_connector")
+                except (ValueError, AttributeError):
+                    continue
+                if connector in CONNECTOR_WHEELS and connector not in named:
+                    named.append(connector)
+    steps = []
+    for connector in named:
+        wheel = CONNECTOR_WHEELS[connector].get(hw.platform)
+        command = wheel or (f"# {connector}'s library has no wheel for {hw.platform}: build NIXL with UCX from "
+                            "source (tools/install_nixl_from_source_ubuntu.py in vLLM's source tree)")
+        steps.append(InstallStep("kv_connector", command, f"for {connector}", NIXL_SOURCE, forms=(PIP_FORM,)))
     return tuple(steps)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from servekit.synthesis import nodes, shapes
@@ -9,7 +10,7 @@ from servekit.synthesis.args import serve_args
 from servekit.synthesis.context import Context, build_context
 from servekit.synthesis.docker import docker_for
 from servekit.synthesis.env import serve_env
-from servekit.synthesis.install import install_steps, min_version
+from servekit.synthesis.install import connector_steps, install_steps, min_version
 from servekit.synthesis.omni import omni_process
 from servekit.synthesis.plan import DOCKER_FORM, PIP_FORM, InstallStep, Plan, Process, Selection
 
@@ -113,6 +114,13 @@ def synthesize(docs, sel: Selection, *, lean: bool = False) -> Plan:
     not read them; ``servekit_extras`` and the text view do).
     """
     ctx = build_context(docs, sel)
+    plan = _synthesize(ctx, sel, lean)
+    if lean:
+        return plan
+    return replace(plan, install=plan.install + connector_steps((p.argv() for p in plan.processes), ctx.hw))
+
+
+def _synthesize(ctx: Context, sel: Selection, lean: bool) -> Plan:
     docker = docker_for(ctx)
     version, version_sources = (None, ()) if lean else min_version(ctx)
     common = dict(selection=sel, model_id=ctx.model_id, docker=docker,
