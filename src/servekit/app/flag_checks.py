@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from servekit.app.run_release import RunRelease
+from servekit.app.run_release import RunRelease, full_version
 from servekit.app.run_site import RunSite, engine_release
 from servekit.engines.common.engine import Engine
 from servekit.engines.common.files import FilePlace
@@ -78,7 +78,7 @@ def below_minimum(plan: Plan, release: RunRelease, container: bool) -> Finding |
     least = plan.min_version
     if not (release.version and least and version_key(least)[0]):
         return None
-    if version_key(release.version) >= version_key(_full(least)):
+    if version_key(release.version) >= version_key(full_version(least)):
         return None
     fix = (f"use an image of vLLM {least} or newer (--vllm-version {least} picks its tag, or --image "
            "REPOSITORY:TAG)" if container else f"pass --vllm-version {least} (or a newer release)")
@@ -86,10 +86,6 @@ def below_minimum(plan: Plan, release: RunRelease, container: bool) -> Finding |
     return Finding("error", "release-below-minimum",
                    f"this plan runs {release.what}, older than vLLM {least}, the minimum that {sources} names",
                    fix, release=f"vllm {release.version}")
-
-
-def _full(version: str) -> str:
-    return version if version.count(".") >= 2 else f"{version}.0"
 
 
 def same_release(a: str, b: str) -> bool:

@@ -52,7 +52,7 @@ def numbered(version: str, what: str) -> RunRelease:
     return RunRelease(version, what, _release_catalog(version))
 
 
-def _full(version: str) -> str:
+def full_version(version: str) -> str:
     """``0.25`` as ``0.25.0``: stored catalogs are named by three-part versions."""
     return version if version.count(".") >= 2 else f"{version}.0"
 
@@ -63,7 +63,7 @@ def pinned_by_install(plan: Plan) -> str | None:
         if step.kind in ("pip", "extra"):
             found = _PINNED.search(step.command)
             if found:
-                return _full(found.group(1))
+                return full_version(found.group(1))
     return None
 
 
@@ -78,7 +78,7 @@ def installed_by_extra(plan: Plan) -> tuple[str, str] | None:
             continue
         match = _PINNED.search(step.command) or _BUILT.search(step.command)
         if match:
-            found = (_full(match.group(1)), step.source or "an extra install step")
+            found = (full_version(match.group(1)), step.source or "an extra install step")
     return found
 
 
@@ -90,7 +90,7 @@ def native_release(plan: Plan, *, nightly: bool, default: str, pinned: str | Non
     if later:
         return numbered(later[0], f"vLLM {later[0]} ({later[1]} puts it in place after the pip step)")
     if pinned:
-        full = _full(pinned.removeprefix("v"))
+        full = full_version(pinned.removeprefix("v"))
         return numbered(full, f"vLLM {full} (the release the plan installs)")
     pinned = pinned_by_install(plan)
     if pinned:
@@ -99,8 +99,8 @@ def native_release(plan: Plan, *, nightly: bool, default: str, pinned: str | Non
         return RunRelease(None, "a nightly vLLM build (model.nightly_required)",
                           f"a catalog of that nightly build ({EXTRACTOR} run with it)")
     least = plan.min_version
-    if least and version_key(least)[0] and version_key(_full(least)) > version_key(default):
-        full = _full(least)
+    if least and version_key(least)[0] and version_key(full_version(least)) > version_key(default):
+        full = full_version(least)
         return numbered(full, f"vLLM {full} or newer (min_vllm_version), newer than the pinned {default}")
     return numbered(default, f"vLLM {default}, the newest release servekit pins (the install step is unpinned)")
 
@@ -111,7 +111,7 @@ def image_release(image: str, *, default: str) -> RunRelease:
     project = name.startswith(PROJECT_IMAGES)
     found = _TAG_VERSION.fullmatch(tag)
     if found and "vllm" in name.rsplit("/", 1)[-1]:
-        version = _full(found.group(1))
+        version = full_version(found.group(1))
         return numbered(version, f"vLLM {version} (the tag of {image})")
     if project and tag.startswith("nightly"):
         return RunRelease(None, f"a nightly vLLM build ({image})",
