@@ -49,11 +49,11 @@ INTERVAL80: dict[str, tuple[float, float]] = {
 }
 
 CPU_INTERVAL80: dict[str, tuple[float, float]] = {
-    "output_throughput_tok_s": (0.873, 1.145),
-    "ttft_ms": (0.831, 1.203),
-    "tpot_ms": (0.872, 1.147),
-    "ttft_ms.p99": (0.673, 1.486),
-    "tpot_ms.p99": (0.82, 1.219),
+    "output_throughput_tok_s": (0.885, 1.13),
+    "ttft_ms": (0.82, 1.22),
+    "tpot_ms": (0.879, 1.138),
+    "ttft_ms.p99": (0.677, 1.477),
+    "tpot_ms.p99": (0.84, 1.191),
 }
 
 COVERAGE = 0.8
