@@ -192,6 +192,13 @@ def test_the_docker_form_mounts_the_source_checkout_first_on_pythonpath(plan):
     assert "# /srv/vllm-omni must already exist on the host" in text
 
 
+def test_kubernetes_says_the_pods_need_the_source_checkout(plan):
+    code, out = plan("--hardware", "mi300x", "--format", "k8s")
+    assert code == 0, out
+    assert "# note: the recipe runs a source checkout at /srv/vllm-omni ahead of the image's own packages" in out
+    assert "mount a volume holding it at /srv/vllm-omni and set PYTHONPATH=/srv/vllm-omni" in out
+
+
 def test_vllm_omni_runs_from_its_ascend_image(plan):
     code, out = plan("--hardware", "ascend_950pr", "--docker")
     assert code == 0, out

@@ -132,6 +132,12 @@ def _notes(plan: Plan, profile: Any, options: K8sOptions, docs: list[dict], setu
     if spec and spec.get("install"):
         notes.append(f"the server image must contain Mooncake: build it FROM {plan.docker.image} with "
                      f"`{spec['install']}` (the server command stays the plan's argv)")
+    if plan.docker.source_mount:
+        path = plan.docker.source_mount
+        notes.append(f"the recipe runs a source checkout at {path} ahead of the image's own packages "
+                     f"(model.docker_source; the docker form mounts it and puts it first on PYTHONPATH): the "
+                     f"pods mount no host path, so build an image with that checkout installed (--image), or "
+                     f"mount a volume holding it at {path} and set PYTHONPATH={path}")
     claim = next(d for d in docs if d["kind"] == "PersistentVolumeClaim")
     if "ReadWriteMany" in claim["spec"]["accessModes"]:
         notes.append("the cache claim is ReadWriteMany: pick a storage class that supports it (--storage-class)")

@@ -92,26 +92,28 @@ CPU_CALIBRATION = ("a small Llama (4 layers, hidden 1024, 8 heads, 8 KV heads, h
                    "BF16, 104 MB) served by vLLM CPU 0.32.0 on the project's build machine (Intel Xeon reporting a "
                    "480 MiB L3, 2 vCPUs, KVM), prefix caching off; vllm bench serve, random dataset with "
                    "--ignore-eos, 40 prompts each, the CPU measured again before each: 128:64 at concurrency 1 and "
-                   "16, 512:32 at concurrency 2, in five runs at different hours (2026-12-04 04:40, 2026-12-04 "
-                   "23:50, 2026-12-05 02:20, 03:55 and 06:00 UTC; bench/results/cpu-calibration-loads.jsonl, "
+                   "16, 512:32 at concurrency 2, in six runs at different hours (2026-12-04 04:40, 2026-12-04 "
+                   "23:50, 2026-12-05 02:20, 03:55, 06:00 and 09:50 UTC; bench/results/cpu-calibration-loads.jsonl, "
                    "bench/bench_cpu_overheads.py --stored)")
 """The calibration set of the CPU backend's constants. The run the engine test measures
 (256:128 at concurrency 4) is none of them."""
 
-CPU_FITTED = {"bandwidth_fraction": 0.7, "flops_fraction": 0.6, "step_overhead_ms": 2.25, "seq_overhead_us": 300.0,
-              "request_overhead_ms": 10.0}
-"""Fitted on ``CPU_CALIBRATION`` (``<name>.vllm_cpu`` for each name), the five runs' fifteen loads
+CPU_FITTED = {"bandwidth_fraction": 0.7, "flops_fraction": 0.6, "step_overhead_ms": 2.0, "seq_overhead_us": 310.0,
+              "request_overhead_ms": 9.0}
+"""Fitted on ``CPU_CALIBRATION`` (``<name>.vllm_cpu`` for each name), the six runs' eighteen loads
 together, each against the CPU row the probe measured just before it on the one CPU vLLM binds its
 worker to. This machine's speed moves between hours and the probe follows only part of it: the
 first morning run's model streamed at 18.9-20.7 GB/s and fitted alone 0.95 of it, the three night
 runs' at 12.8-18.0 GB/s and fitted 0.65, 0.7 and 0.65, the second morning run's at 14.4-17.3 GB/s
-and fitted 0.7 (bench/results/cpu-overheads-2026-12-04-b.txt, -c.txt, cpu-overheads-2026-12-05.txt,
--0355.txt, -0604.txt); fitted together, the constants sit between the hours, and the intervals
+and fitted 0.7, the mid-morning run's at 15.2-17.0 GB/s and fitted 0.8
+(bench/results/cpu-overheads-2026-12-04-b.txt, -c.txt, cpu-overheads-2026-12-05.txt, -0355.txt,
+-0604.txt, -0952.txt); fitted together, the constants sit between the hours, and the intervals
 (``servekit.perf.intervals.CPU_INTERVAL80``) carry what is left. The fit is in
-bench/results/cpu-overheads-stored-2026-12-05-0604.txt. (Fitted before on the first morning run
+bench/results/cpu-overheads-stored-2026-12-05-0954.txt. (Fitted before on the first morning run
 alone: 0.9, 0.55, 2.5 ms, 220 us, 4 ms, bench/results/cpu-overheads-2026-12-04.txt; on the first
 three runs: 0.7, 0.65, 2.25 ms, 160 us, 19 ms; on the first four: 0.7, 0.6, 2.25 ms, 250 us, 11 ms,
-cpu-overheads-stored-2026-12-05-0401.txt; on an AMD EPYC against a copy loop's bandwidth: 0.75,
+cpu-overheads-stored-2026-12-05-0401.txt; on the first five: 0.7, 0.6, 2.25 ms, 300 us, 10 ms,
+cpu-overheads-stored-2026-12-05-0604.txt; on an AMD EPYC against a copy loop's bandwidth: 0.75,
 0.85, 2.25 ms, 710 us, 0 ms, cpu-overheads-2026-12-02.txt.)"""
 
 CPU_CONSTANTS: tuple[PerfConstant, ...] = (

@@ -49,11 +49,11 @@ INTERVAL80: dict[str, tuple[float, float]] = {
 }
 
 CPU_INTERVAL80: dict[str, tuple[float, float]] = {
-    "output_throughput_tok_s": (0.885, 1.13),
-    "ttft_ms": (0.82, 1.22),
-    "tpot_ms": (0.879, 1.138),
-    "ttft_ms.p99": (0.677, 1.477),
-    "tpot_ms.p99": (0.84, 1.191),
+    "output_throughput_tok_s": (0.874, 1.144),
+    "ttft_ms": (0.825, 1.212),
+    "tpot_ms": (0.867, 1.153),
+    "ttft_ms.p99": (0.672, 1.487),
+    "tpot_ms.p99": (0.827, 1.21),
 }
 
 COVERAGE = 0.8
