@@ -234,6 +234,20 @@ def test_an_install_older_than_the_minimum_is_refused_with_its_fix(plan):
     assert code == 0, out
 
 
+def test_an_unpinned_install_is_not_judged_by_the_release_servekit_pins(plan, catalog):
+    # a minimum newer than any release servekit knows: an unpinned install or a latest image may
+    # well run it, so only a pin below it is refused
+    recipe = catalog / "models" / "Acme" / "Omni-Demo.yaml"
+    recipe.write_text(RECIPE.replace('min_vllm_version: "0.26.0"', 'min_vllm_version: "0.99.0"')
+                      .replace('    nvidia: "vllm/vllm-omni:demo"\n', '    nvidia: "vllm/vllm-openai:latest"\n'),
+                      encoding="utf-8")
+    for extra in ((), ("--docker",)):
+        code, out = plan("--hardware", "h200", *extra)
+        assert "release-below-minimum" not in out, out
+    code, out = plan("--hardware", "h200", "--vllm-version", "0.32.0")
+    assert code == 1 and "error release-below-minimum: this plan runs vLLM 0.32.0" in out
+
+
 def test_a_later_step_that_builds_vllm_decides_what_runs(plan, catalog):
     # vllm-ascend's pinned release installs vLLM 0.23.0, but the recipe's Ascend step builds
     # vLLM 0.26.0 after it: what runs meets the minimum

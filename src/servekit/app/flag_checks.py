@@ -76,8 +76,8 @@ def below_minimum(plan: Plan, release: RunRelease, container: bool) -> Finding |
     ``min_vllm_version`` of recipe, variant, features and KV option): that release lacks what the
     recipe needs, so the server would not start as planned."""
     least = plan.min_version
-    if not (release.version and least and version_key(least)[0]):
-        return None
+    if not (release.version and release.pinned and least and version_key(least)[0]):
+        return None  # an unpinned install or a latest image may well run a newer release
     if version_key(release.version) >= version_key(full_version(least)):
         return None
     fix = (f"use an image of vLLM {least} or newer (--vllm-version {least} picks its tag, or --image "

@@ -42,14 +42,17 @@ class RunRelease:
     """For people: ``vLLM 0.25.0 (the tag of vllm/vllm-openai:v0.25.0)``."""
     settles: str
     """The catalog that would decide a name the checked catalog does not know."""
+    pinned: bool = True
+    """The plan names this release (a pin, a tag); False where it is the newest release servekit
+    pins standing in for an unpinned install or a ``latest`` image, which may run a newer one."""
 
 
 def _release_catalog(version: str) -> str:
     return f"a vLLM {version} flag catalog ({EXTRACTOR} run with vLLM {version})"
 
 
-def numbered(version: str, what: str) -> RunRelease:
-    return RunRelease(version, what, _release_catalog(version))
+def numbered(version: str, what: str, pinned: bool = True) -> RunRelease:
+    return RunRelease(version, what, _release_catalog(version), pinned)
 
 
 def full_version(version: str) -> str:
@@ -102,7 +105,8 @@ def native_release(plan: Plan, *, nightly: bool, default: str, pinned: str | Non
     if least and version_key(least)[0] and version_key(full_version(least)) > version_key(default):
         full = full_version(least)
         return numbered(full, f"vLLM {full} or newer (min_vllm_version), newer than the pinned {default}")
-    return numbered(default, f"vLLM {default}, the newest release servekit pins (the install step is unpinned)")
+    return numbered(default, f"vLLM {default}, the newest release servekit pins (the install step is unpinned)",
+                    pinned=False)
 
 
 def image_release(image: str, *, default: str) -> RunRelease:
@@ -117,7 +121,7 @@ def image_release(image: str, *, default: str) -> RunRelease:
         return RunRelease(None, f"a nightly vLLM build ({image})",
                           f"a catalog of the vLLM inside {image} ({EXTRACTOR} run in that image)")
     if project and (not tag or tag.startswith("latest")):
-        return numbered(default, f"vLLM {default}, the newest release servekit pins ({image})")
+        return numbered(default, f"vLLM {default}, the newest release servekit pins ({image})", pinned=False)
     return RunRelease(None, f"the vLLM build inside {image}, which no stored catalog describes",
                       f"a catalog of the vLLM inside {image} ({EXTRACTOR} run in that image)")
 
