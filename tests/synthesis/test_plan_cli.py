@@ -120,6 +120,14 @@ def test_too_few_nodes_for_a_strategy_names_the_count(capsys, reference_catalog)
     assert json.loads(out)["node_count"] == int(floor)
 
 
+def test_no_container_image_says_which_default_was_looked_for(capsys, reference_catalog):
+    # a recipe that needs a nightly vLLM on an Intel CPU: no nightly CPU image is known
+    for form in (["--docker"], ["--format", "k8s"]):
+        code, _, err = run(capsys, "plan", "inclusionAI/Ling-3.0-flash", "--hardware", "xeon6",
+                           "--catalog", str(reference_catalog), *form)
+        assert code == 1 and "(default image (intel, nightly))" in err and "pass --image IMAGE" in err, err
+
+
 def test_bundled_catalog_is_the_default(capsys):
     code, out, err = run(capsys, "plan", "Qwen/Qwen3.8-27B", "--format", "json")
     assert code == 0, err

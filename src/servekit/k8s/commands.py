@@ -70,7 +70,8 @@ def server_commands(plan: Plan, profile: Any) -> list[ServerCommand]:
     commands = _native(plan) if engine == NATIVE_ENGINE else _translated(plan, engine, profile)
     for command in commands:
         if not command.image:
-            raise ServekitError(f"the plan for {plan.selection.hardware} with {engine} has no container image",
-                                fix="pin docker_image for this hardware in the recipe")
+            raise ServekitError(f"the plan for {plan.selection.hardware} with {engine} has no container image "
+                                f"({plan.docker.source or 'none known'})",
+                                fix="pass --image IMAGE to name one, or pin docker_image for this hardware in the recipe")
     path = health_path(engine)
     return [replace(command, health_path=path) for command in commands]

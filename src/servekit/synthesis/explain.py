@@ -141,7 +141,8 @@ def _service_parts(plan: Plan) -> list[tuple[str, str]]:
 def plan_script(plan: Plan, *, docker: bool = False) -> Script:
     """The plan as a ``Script``: install steps, then one part per machine or process."""
     if docker and plan.docker.image is None:
-        raise SelectionError(f"this plan has no container image on {plan.selection.hardware}, so no docker form",
+        raise SelectionError(f"this plan has no container image on {plan.selection.hardware} "
+                             f"({plan.docker.source or 'none known'}), so no docker form",
                              fix="pass --image IMAGE to name one, or leave out --docker")
     services = _service_parts(plan)
     count = len(plan.processes) + len(services)
