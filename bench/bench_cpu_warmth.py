@@ -17,6 +17,7 @@ import argparse
 import datetime
 import io
 import json
+import os
 import sys
 import tempfile
 from contextlib import redirect_stdout
@@ -32,6 +33,7 @@ from bench_cpu_overheads import up_model  # noqa: E402
 
 from servekit.atomic import write_bytes_atomic  # noqa: E402
 from servekit.cli.app import main  # noqa: E402
+from servekit.errors import ServekitError  # noqa: E402
 
 WARMUPS = (8, 8, 40)
 """Unmeasured requests before each load: the default for concurrency 4, again, then ten waves."""
@@ -78,6 +80,8 @@ def cli() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="also write bench/results/cpu-warmth-<date>.txt")
     args = parser.parse_args()
+    if not os.environ.get("SERVEKIT_ENGINES_DIR"):
+        print("note: SERVEKIT_ENGINES_DIR is unset; the engine environment is looked up in servekit's default place")
     text = run()
     if args.write:
         stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d-%H%M")
@@ -87,4 +91,7 @@ def cli() -> None:
 
 
 if __name__ == "__main__":
-    cli()
+    try:
+        cli()
+    except ServekitError as exc:  # a problem the user can fix: its one line, no traceback
+        raise SystemExit(f"error: {exc}") from None
