@@ -136,6 +136,14 @@ def fit(points: list[Point]) -> dict[str, float]:
     return descend(CPU_CONSTANTS, {c.id: c.value for c in CPU_CONSTANTS}, lambda values: loss(points, values), ROUNDS)
 
 
+def write_stamped(kind: str, text: str) -> Path:
+    """Write a report to bench/results/<kind>-<UTC date and minute>.txt (one file per run)."""
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d-%H%M")
+    path = REPO / "bench" / "results" / f"{kind}-{stamp}.txt"
+    write_bytes_atomic(path, text.encode())
+    return path
+
+
 def up_model(folder: Path, shape: TinyLlamaShape = SHAPE) -> str:
     model = write_tiny_llama(folder / "small", shape=shape, dtype="bfloat16")
     out = io.StringIO()
@@ -319,9 +327,7 @@ def cli() -> None:
     print(out.getvalue(), end="")
     if args.write:
         kind = "cpu-sizes" if args.sizes else "cpu-overheads-stored" if args.stored else "cpu-overheads"
-        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d-%H%M")  # one file per run
-        path = REPO / "bench" / "results" / f"{kind}-{stamp}.txt"
-        write_bytes_atomic(path, out.getvalue().encode())
+        path = write_stamped(kind, out.getvalue())
         print(f"written: {path}")
         if lines:
             old = CAL_LOADS.read_bytes() if CAL_LOADS.is_file() else b""

@@ -14,7 +14,6 @@ It needs the vLLM CPU engine the second set-up command installs (as the other CP
 from __future__ import annotations
 
 import argparse
-import datetime
 import io
 import json
 import os
@@ -29,9 +28,8 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 
 from bench_cpu_interval import WORKLOAD  # noqa: E402
-from bench_cpu_overheads import up_model  # noqa: E402
+from bench_cpu_overheads import up_model, write_stamped  # noqa: E402
 
-from servekit.atomic import write_bytes_atomic  # noqa: E402
 from servekit.cli.app import main  # noqa: E402
 from servekit.errors import ServekitError  # noqa: E402
 
@@ -84,10 +82,7 @@ def cli() -> None:
         print("note: SERVEKIT_ENGINES_DIR is unset; the engine environment is looked up in servekit's default place")
     text = run()
     if args.write:
-        stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d-%H%M")
-        path = REPO / "bench" / "results" / f"cpu-warmth-{stamp}.txt"
-        write_bytes_atomic(path, (text + "\n").encode())
-        print(f"wrote {path.relative_to(REPO)}")
+        print(f"wrote {write_stamped('cpu-warmth', text + chr(10)).relative_to(REPO)}")
 
 
 if __name__ == "__main__":
