@@ -18,6 +18,7 @@ import pytest
 from servekit.catalog.documents import bundled_catalog_dir
 from servekit.cli.app import main
 from servekit.synthesis.shell import split_command
+from synthesis.test_plan_script import SHELLCHECK, shellcheck_findings
 
 RECIPE = """\
 meta:
@@ -260,7 +261,8 @@ def test_a_later_step_that_builds_vllm_decides_what_runs(plan, catalog):
     assert code == 1 and "this plan runs vLLM 0.25.0 (dependencies[3] puts it in place after the pip step)" in out
 
 
-def test_scripts_parse(plan, tmp_path):
+def test_scripts_parse_and_pass_shellcheck(plan, tmp_path):
+    scripts = {}
     for hardware in ("h200", "mi300x", "ascend_950pr"):
         for extra in ((), ("--docker",)):
             code, script = plan("--hardware", hardware, "--format", "sh", *extra)
@@ -268,3 +270,7 @@ def test_scripts_parse(plan, tmp_path):
             path = tmp_path / "plan.sh"
             path.write_text(script, encoding="utf-8")
             assert subprocess.run(["sh", "-n", str(path)], capture_output=True).returncode == 0
+            scripts[f"{hardware}{''.join(extra)}"] = script
+    if SHELLCHECK is None:
+        pytest.skip("shellcheck is not installed (scripts/install_system_tools.sh)")
+    assert shellcheck_findings(scripts, tmp_path) == []
