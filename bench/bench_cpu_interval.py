@@ -46,10 +46,9 @@ sys.path.insert(0, str(REPO / "src"))
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 
-from bench_cpu_overheads import base_launch, launch_at, up_model  # noqa: E402
+from bench_cpu_overheads import base_launch, launch_at, run_cli, up_model  # noqa: E402
 
 from servekit.atomic import write_bytes_atomic  # noqa: E402
-from servekit.errors import ServekitError  # noqa: E402
 from servekit.cli.app import main  # noqa: E402
 from servekit.launch.bench_serve import wave_spread  # noqa: E402
 from servekit.perf.constants import constant  # noqa: E402
@@ -192,7 +191,4 @@ def cli() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        cli()
-    except ServekitError as exc:  # a problem the user can fix: its one line, no traceback
-        raise SystemExit(f"error: {exc}") from None
+    run_cli(cli)

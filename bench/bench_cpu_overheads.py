@@ -49,6 +49,7 @@ import os
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import NamedTuple
@@ -335,8 +336,13 @@ def cli() -> None:
             print(f"added {len(lines)} loads to {CAL_LOADS}")
 
 
-if __name__ == "__main__":
+def run_cli(cli: Callable[[], None]) -> None:
+    """Run a bench script's ``cli``; a problem the user can fix is its one line, no traceback."""
     try:
         cli()
-    except ServekitError as exc:  # a problem the user can fix: its one line, no traceback
+    except ServekitError as exc:
         raise SystemExit(f"error: {exc}") from None
+
+
+if __name__ == "__main__":
+    run_cli(cli)

@@ -28,10 +28,9 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "bench"))
 
 from bench_cpu_interval import WORKLOAD  # noqa: E402
-from bench_cpu_overheads import up_model, write_stamped  # noqa: E402
+from bench_cpu_overheads import run_cli, up_model, write_stamped  # noqa: E402
 
 from servekit.cli.app import main  # noqa: E402
-from servekit.errors import ServekitError  # noqa: E402
 
 WARMUPS = (8, 8, 40)
 """Unmeasured requests before each load: the default for concurrency 4, again, then ten waves."""
@@ -86,7 +85,4 @@ def cli() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        cli()
-    except ServekitError as exc:  # a problem the user can fix: its one line, no traceback
-        raise SystemExit(f"error: {exc}") from None
+    run_cli(cli)
