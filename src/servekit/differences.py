@@ -113,6 +113,21 @@ def _entrypoint(docs, selection) -> bool:
     return docker.image is not None and container_command(docker.image, ["vllm", "serve", "M"], 2).words[:1] != ("M",)
 
 
+def _ray_platform_nodes(docs, selection) -> bool:
+    """A plan whose one engine spans TPU hosts: the Ray form with the platform's setting."""
+    from servekit.synthesis.nodes import RAY_PLATFORMS, RAY_PROGRAM
+    from servekit.synthesis.synthesize import synthesize
+
+    raw = (docs.taxonomy.get("hardware_profiles") or {}).get(selection.hardware) or {}
+    if selection.node_count <= 1 or profile_of(raw, selection.hardware).platform not in RAY_PLATFORMS:
+        return False
+    return any(p.program == RAY_PROGRAM for p in synthesize(docs, selection, lean=True).processes)
+
+
+RAY_FORM_FIELDS = ("ray_head_argv", "ray_head_command", "ray_ready_command", "head_exec_command", "head_exec_argv")
+"""The Ray form's own keys (``servekit.synthesis.render``)."""
+
+
 DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         id="feature-env",
@@ -219,6 +234,18 @@ DIFFERENCES: tuple[Difference, ...] = (
         fields=_with_roles(*DOCKER_FIELDS),
         test="tests/synthesis/test_docker_forms.py::test_the_command_matches_the_image_entrypoint",
         applies=_entrypoint,
+    ),
+    Difference(
+        id="tpu-hosts-through-ray",
+        reason="vLLM's TPU plugin picks its executor from TPU_MULTIHOST_BACKEND, whatever the serve "
+        "arguments say: unset, it runs on one host, so the reference's --nnodes/--node-rank/"
+        "--master-addr commands start one TPU host alone per node and cannot make a TP group over "
+        "hosts. servekit renders the Ray form there: TPU_MULTIHOST_BACKEND=ray on every node, Ray's "
+        "head and vllm serve on the head, ray start on the others (in containers: a Ray container "
+        "per node, vllm serve run inside the head's).",
+        fields=("env", *ARGV_FIELDS, *COMMAND_FIELDS, *DOCKER_FIELDS, *RAY_FORM_FIELDS),
+        test="tests/synthesis/test_golden_selections.py::test_golden_selections",
+        applies=_ray_platform_nodes,
     ),
 )
 

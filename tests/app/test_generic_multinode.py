@@ -47,9 +47,11 @@ def _part(script: str, rank: int) -> str:
 
 
 def _command_of(body: str, program: str) -> list[str]:
-    """The argv of the part's command (``program`` starts it), as the shell splits it."""
-    start = body.index(f"\n{program} ") + 1
-    return split_command(body[start:])
+    """The argv of the part's first command that ``program`` starts, as the shell splits it (the
+    command's lines run to the first one without a continuation)."""
+    lines = body[body.index(f"\n{program} ") + 1:].split("\n")
+    end = next(i for i, line in enumerate(lines) if not line.endswith("\\"))
+    return split_command("\n".join(lines[:end + 1]))
 
 
 @pytest.fixture
@@ -217,7 +219,7 @@ def test_a_recipe_that_chooses_ray_gets_the_ray_form(capsys, ray_catalog):
     assert _value(head, "--tensor-parallel-size") == "16" and not set(MP_FLAGS) & set(head)
     assert doc["worker_argvs"] == [["ray", "start", "--address", "$HEAD_IP:6379", "--node-ip-address", "$NODE_IP",
                                     "--block"]]
-    assert "worker_docker_argvs" not in doc  # the engine image serves; a Ray node has no docker form here
+    assert doc["ray_head_argv"] == ["ray", "start", "--head", "--port", "6379", "--node-ip-address", "$HEAD_IP"]
     assert [f["role"] for f in doc["servekit"]["checks"]["flags"]] == ["head"]  # ray start is no vLLM command
     assert all(f["valid"] for f in doc["servekit"]["checks"]["flags"])
     assert any("the Ray form" in note for note in doc["servekit"]["notes"])
@@ -237,8 +239,109 @@ def test_the_ray_form_script_parses_and_passes_shellcheck(capsys, ray_catalog, t
         assert subprocess.run([shell, "-n", str(path)], capture_output=True).returncode == 0
     if SHELLCHECK is not None:
         assert shellcheck_findings({"ray": script}, tmp_path) == []
-    code, _, err = _plan(capsys, *RAY_ARGS, "--catalog", str(ray_catalog), "--docker", form="sh")
-    assert code == 1 and "runs ray start, which has no docker form here" in err
+    code, script, err = _plan(capsys, *RAY_ARGS, "--catalog", str(ray_catalog), "--docker", form="sh")
+    assert code == 0, err
+    _check_ray_containers(script, tmp_path, "vllm/vllm-openai:latest", entrypoint="ray")
+
+
+def _check_ray_containers(script: str, tmp_path: Path, image: str, entrypoint: str | None) -> None:
+    """The docker form of the Ray form: a Ray container per node (the head's detached), the wait for
+    Ray's head, then ``vllm serve`` inside the head's container; every command splits back."""
+    head, worker = _part(script, 0), _part(script, 1)
+    run_head = _command_of(head, "docker")
+    assert run_head[:5] == ["docker", "run", "-d", "--name", "servekit-ray"] and "--block" in run_head
+    after = run_head[run_head.index(image) + 1:]
+    ray = ["start", "--head", "--port", "6379", "--node-ip-address", "$HEAD_IP", "--block"]
+    assert after == (ray if entrypoint else ["ray", *ray])
+    assert (entrypoint is None) == ("--entrypoint" not in run_head)
+    assert "until docker exec servekit-ray ray status >/dev/null 2>&1; do sleep 2; done\ndocker exec servekit-ray " \
+        "vllm serve " in head
+    serve = split_command(head[head.index("docker exec servekit-ray vllm serve"):])
+    assert serve[:5] == ["docker", "exec", "servekit-ray", "vllm", "serve"] and serve[-1] == "$@"
+    run_worker = _command_of(worker, "docker")
+    assert run_worker[:4] == ["docker", "run", "--name", "servekit-ray"] and "-d" not in run_worker
+    joins = [*(["ray"] if entrypoint is None else []), "start", "--address", "$HEAD_IP:6379", "--node-ip-address",
+             "$NODE_IP", "--block", "$@"]
+    assert run_worker[run_worker.index(image) + 1:] == joins
+    assert ("--network", "host") in zip(run_worker, run_worker[1:])
+    path = tmp_path / "ray-docker.sh"
+    path.write_text(script, encoding="utf-8")
+    for shell in filter(None, (BASH, DASH)):
+        assert subprocess.run([shell, "-n", str(path)], capture_output=True).returncode == 0
+    if SHELLCHECK is not None:
+        assert shellcheck_findings({"ray-docker": script}, tmp_path) == []
+
+
+TPU_ARGS = ("meta-llama/Llama-3.1-8B-Instruct", "--hardware", "trillium", "--nodes", "2")
+
+
+def test_a_tpu_plan_spans_hosts_through_ray(capsys):
+    """vLLM's TPU plugin picks its executor from TPU_MULTIHOST_BACKEND (tpu_platform.py), so a TPU
+    plan over several hosts is the Ray form with that setting on every node, never --nnodes."""
+    code, out, err = _plan(capsys, *TPU_ARGS)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["strategy"] == "multi_node_tp" and doc["env"]["TPU_MULTIHOST_BACKEND"] == "ray"
+    head = doc["head_argv"]
+    assert head[:2] == ["vllm", "serve"] and _value(head, "--tensor-parallel-size") == "16"
+    assert not set(MP_FLAGS) & set(head) and "--distributed-executor-backend" not in head  # the plugin picks it
+    assert doc["worker_argvs"] == [["ray", "start", "--address", "$HEAD_IP:6379", "--node-ip-address", "$NODE_IP",
+                                    "--block"]]
+    assert doc["ray_head_argv"][:3] == ["ray", "start", "--head"]
+    # the containers: the TPU image runs the command it is given, so no --entrypoint
+    assert doc["head_docker_argv"][:5] == ["docker", "run", "-d", "--name", "servekit-ray"]
+    assert doc["head_exec_argv"] == ["docker", "exec", "servekit-ray", *head]
+    assert ("-e", "TPU_MULTIHOST_BACKEND=ray") in zip(doc["worker_docker_argv"], doc["worker_docker_argv"][1:])
+    for text, argv in ((doc["head_docker_command"], doc["head_docker_argv"]),
+                       (doc["head_exec_command"], doc["head_exec_argv"]),
+                       (doc["worker_docker_command"], doc["worker_docker_argv"])):
+        assert split_command(text) == [str(w) for w in argv]
+    notes = doc["servekit"]["notes"]
+    assert any("the Ray form" in n for n in notes) and any(n.startswith("TPU hosts:") for n in notes)
+    # the why of a worker's flags names the platform's rule, not a serve argument it does not have
+    worker = doc["servekit"]["provenance"]["worker[1]"]
+    assert worker["args"] and all("TPU_MULTIHOST_BACKEND=ray" in a["source"] for a in worker["args"])
+    assert "tpu_platform.py" in worker["env"]["TPU_MULTIHOST_BACKEND"]
+
+
+def test_the_tpu_ray_scripts_export_the_setting_on_every_node(capsys, tmp_path):
+    code, script, err = _plan(capsys, *TPU_ARGS, form="sh")
+    assert code == 0, err
+    for rank in (0, 1):
+        assert "export TPU_MULTIHOST_BACKEND=ray" in _part(script, rank)
+    assert _part(script, 0).index("export TPU_MULTIHOST_BACKEND=ray") < _part(script, 0).index("ray start --head")
+    code, script, err = _plan(capsys, *TPU_ARGS, "--docker", form="sh")
+    assert code == 0, err
+    _check_ray_containers(script, tmp_path, "vllm/vllm-tpu:latest", entrypoint=None)
+    assert "-e TPU_MULTIHOST_BACKEND=ray" in _part(script, 0) and "-e TPU_MULTIHOST_BACKEND=ray" in _part(script, 1)
+
+
+@pytest.fixture
+def dep_catalog(tmp_path) -> Path:
+    """The bundled catalog with the Llama recipe offering data parallelism across nodes too."""
+    root = tmp_path / "catalog"
+    shutil.copytree(bundled_catalog_dir(), root)
+    recipe = root / "models" / "meta-llama" / "Llama-3.1-8B-Instruct.yaml"
+    text = recipe.read_text(encoding="utf-8")
+    assert "\n  - multi_node_tp\n" in text
+    recipe.write_text(text.replace("\n  - multi_node_tp\n", "\n  - multi_node_tp\n  - multi_node_dep\n", 1),
+                      encoding="utf-8")
+    return root
+
+
+def test_tpu_data_parallel_ranks_keep_their_own_rendezvous(capsys, dep_catalog):
+    """Data-parallel ranks on TPU hosts each run their own engine on their own host: no Ray form."""
+    code, out, err = _plan(capsys, *TPU_ARGS, "--strategy", "multi_node_dep", "--catalog", str(dep_catalog),
+                           "--max-model-len", "8192")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert "TPU_MULTIHOST_BACKEND" not in doc["env"] and "ray_head_argv" not in doc
+    assert all(argv[:2] == ["vllm", "serve"] for argv in doc["worker_argvs"])
+
+
+def test_the_ray_form_has_no_kubernetes_form_and_says_why(capsys):
+    code, _, err = _plan(capsys, *TPU_ARGS, form="k8s")
+    assert code == 1 and "its nodes join through Ray" in err and "KubeRay" in err
 
 
 def test_a_recipe_plan_takes_pp_as_an_override(capsys):

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import field, replace
 from typing import Any
 
+from servekit.errors import ServekitError
 from servekit.findings import Finding
 from servekit.k8s import mooncake
 from servekit.k8s.cache import RepoDownload, cache_claim, claim_name, warm_plan
@@ -161,6 +162,18 @@ def _sized(options: K8sOptions, downloads: Sequence[RepoDownload]) -> K8sOptions
     return replace(options, model_gb=sum(s or 0 for s in sizes) / 1e9)
 
 
+def _check_not_ray(plan: Plan) -> None:
+    """The Ray form (Ray's head before ``vllm serve``, ``ray start`` on every other node) is not laid
+    out as pods here: its pods would need Ray's head and the server in one container, and on TPUs
+    a multi-host slice's topology, which the device rules (``servekit.k8s.devices``) do not model."""
+    if plan.extra("ray_head_argv"):
+        raise ServekitError(
+            "no Kubernetes form for this plan: its nodes join through Ray (Ray's head starts before vllm serve, "
+            "the other nodes run ray start), which servekit does not lay out as pods",
+            fix="run the plan's script or docker form on the machines (plan --format sh [--docker]), "
+                "or deploy it on Kubernetes with KubeRay")
+
+
 def build_manifests(plan: Plan, profile: Any, options: K8sOptions | None = None,
                     downloads: Sequence[RepoDownload] = ()) -> Manifests:
     """Every document for ``plan`` on ``profile`` (a taxonomy profile mapping or typed profile).
@@ -170,6 +183,7 @@ def build_manifests(plan: Plan, profile: Any, options: K8sOptions | None = None,
     """
     options = _sized(options or K8sOptions(), downloads)
     check_options(options)
+    _check_not_ray(plan)
     profile = typed_profile(profile, plan.selection.hardware)
     base = base_name(options, plan.model_id)
     commands = server_commands(plan, profile)

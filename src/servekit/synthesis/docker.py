@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import Any
 
 from servekit.hardware import HardwareProfile, profile_of
+from servekit.records import record
 from servekit.synthesis.context import Context
 from servekit.synthesis.images import ImageFacts, container_command, is_image_reference
 from servekit.synthesis.install_families import ASCEND
@@ -153,13 +154,36 @@ def runtime_flags(docker: Docker, port: int) -> list[str]:
     return [*rules.security, *rules.shared_memory, *network]
 
 
+RAY_CONTAINER = "servekit-ray"
+"""The container a node of the Ray form runs Ray in (``--name``): on the head, ``vllm serve`` runs
+inside it (``docker exec``), as vLLM's examples/online_serving/run_cluster.sh and tpu-inference's
+scripts/multihost/run_cluster.sh lay a Ray cluster out in containers."""
+
+
+@record
+class Container:
+    """How a ``docker run`` holds its container: a name to reach it by, detached or in the foreground,
+    and the model its command loads when the command does not name it (a Ray node's ``ray start``)."""
+
+    name: str | None = None
+    detach: bool = False
+    model: str | None = None
+
+
+def _naming(container: Container) -> list[str]:
+    return [*(["-d"] if container.detach else []), *(["--name", container.name] if container.name else [])]
+
+
 def docker_argv(docker: Docker, argv: Sequence[Any], env: dict[str, Any], port: int = 8000,
-                program_length: int = 2, images: Sequence[ImageFacts] = ()) -> list[Any]:
+                program_length: int = 2, images: Sequence[ImageFacts] = (),
+                container: Container = Container()) -> list[Any]:
     """``docker run`` argv for the command ``argv`` (its program is its first ``program_length``
     words), placed for the image's entrypoint (``images``: an engine's own image facts)."""
     placed = container_command(docker.image, argv, program_length, images)
-    out: list[Any] = ["docker", "run", *docker.devices.argv, *runtime_flags(docker, port), "-v", HF_CACHE_MOUNT]
-    for mount in _mounts(docker, _model_word(argv, program_length), env):
+    out: list[Any] = ["docker", "run", *_naming(container), *docker.devices.argv, *runtime_flags(docker, port),
+                      "-v", HF_CACHE_MOUNT]
+    model = container.model if container.model is not None else _model_word(argv, program_length)
+    for mount in _mounts(docker, model, env):
         out += ["-v", mount]
     for name, value in _container_env(docker, env).items():
         out += ["-e", f"{name}={text(value)}"]
@@ -169,18 +193,20 @@ def docker_argv(docker: Docker, argv: Sequence[Any], env: dict[str, Any], port: 
 
 
 def docker_command(docker: Docker, argv: Sequence[Any], env: dict[str, Any], port: int = 8000,
-                   program_length: int = 2, images: Sequence[ImageFacts] = ()) -> str:
+                   program_length: int = 2, images: Sequence[ImageFacts] = (),
+                   container: Container = Container()) -> str:
     """The shell form of ``docker_argv``, one group of flags per line; it splits back to that argv."""
     placed = container_command(docker.image, argv, program_length, images)
-    model = _model_word(argv, program_length)
+    named = _model_word(argv, program_length)
+    model = container.model if container.model is not None else named
     joiner = " \\\n  "
-    first = " ".join(["docker run", *docker.devices.lines[:1]])
+    first = " ".join(["docker run", *_naming(container), *docker.devices.lines[:1]])
     lines = [first, *docker.devices.lines[1:], " ".join(runtime_flags(docker, port)), f"-v {HF_CACHE_MOUNT}"]
     lines += [f"-v {quote_word(m)}" for m in _mounts(docker, model, env)]
     lines += [f"-e {quote_word(f'{k}={text(v)}')}" for k, v in _container_env(docker, env).items()]
     if placed.entrypoint:
         lines.append(f"--entrypoint {quote(placed.entrypoint)}")
-    positional = 1 if [str(w) for w in argv[program_length:program_length + 1]] == [model] and model else 0
+    positional = 1 if [str(w) for w in argv[program_length:program_length + 1]] == [named] and named else 0
     flags = list(argv[program_length + positional:])
     head = list(placed.words[:len(placed.words) - len(flags)])
     on_host = [p for p in (model if model.startswith("/") else None, docker.source_mount) if p]
@@ -189,3 +215,24 @@ def docker_command(docker: Docker, argv: Sequence[Any], env: dict[str, Any], por
     if flags:
         body += joiner + joiner.join(arg_lines(flags))
     return prereq + body
+
+
+def ray_ready_command(name: str = RAY_CONTAINER) -> str:
+    """Waits until the Ray node in container ``name`` answers (``ray status`` exits 0 once the
+    cluster it belongs to runs): a detached ``docker run`` returns before Ray has started, and a
+    ``vllm serve`` that finds no running cluster would start a Ray of its own."""
+    return f"until docker exec {name} ray status >/dev/null 2>&1; do sleep 2; done"
+
+
+def exec_argv(argv: Sequence[Any], name: str = RAY_CONTAINER) -> list[Any]:
+    """``argv`` run inside the running container ``name`` (it keeps the env its ``docker run`` gave)."""
+    return ["docker", "exec", name, *argv]
+
+
+def exec_command(argv: Sequence[Any], program_length: int, name: str = RAY_CONTAINER) -> str:
+    """The shell form of ``exec_argv``: the program and its model on the first line, then one flag a line."""
+    model = _model_word(argv, program_length)
+    positional = 1 if [str(w) for w in argv[program_length:program_length + 1]] == [model] and model else 0
+    words = ["docker", "exec", name, *argv[:program_length + positional]]
+    flags = list(argv[program_length + positional:])
+    return " \\\n  ".join([" ".join(quote(w) for w in words), *arg_lines(flags)])

@@ -8,9 +8,9 @@ from typing import Any
 
 from servekit.errors import SelectionError
 from servekit.synthesis import shell
-from servekit.synthesis.docker import docker_command
+from servekit.synthesis.docker import RAY_CONTAINER, Container, docker_command, exec_command, ray_ready_command
 from servekit.synthesis.env import MACHINE_ENV
-from servekit.synthesis.nodes import node_env
+from servekit.synthesis.nodes import RAY_PROGRAM, node_env
 from servekit.synthesis.plan import Plan, Process
 from servekit.synthesis.script import Install, Part, Script, Step, text_lines
 
@@ -91,26 +91,52 @@ def _title(plan: Plan, proc: Process, index: int, count: int) -> str:
     return name if count == 1 else f"{index + 1} of {count}: {name}"
 
 
-def _companions(plan: Plan) -> tuple[Step, ...]:
+RAY_HEAD_TITLE = "Ray's head, which the other nodes join"
+
+
+def _companions(plan: Plan, docker: bool) -> tuple[Step, ...]:
     steps = tuple(Step(f"{c['label']}: {c['description']}".rstrip(": "), c["command"], background=True)
                   for c in plan.extra("companions") or ())
-    ray_head = plan.extra("ray_head")
-    if ray_head:
-        steps += (Step("Ray's head, which the other nodes join (ray start returns once it runs)", ray_head,
-                       with_env=True),)
+    ray_head = plan.extra("ray_head_argv")
+    if ray_head and not docker:
+        steps += (Step(f"{RAY_HEAD_TITLE} (ray start returns once it runs)",
+                       " ".join(shell.quote(w) for w in ray_head), with_env=True),)
     return steps
+
+
+def _served_model(plan: Plan) -> str:
+    """The model the plan's head serves (what every node of the Ray form loads)."""
+    head = plan.role("head") or plan.processes
+    return str(head[0].model or "")
+
+
+def _ray_docker_part(plan: Plan, proc: Process, title: str, env: dict[str, Any], before: tuple[Step, ...]) -> Part:
+    """A node of the Ray form in containers: each node runs Ray in a container named
+    ``RAY_CONTAINER``; the head's starts detached, and ``vllm serve`` runs inside it."""
+    port = proc.port or 8000
+    if proc.model is None:  # a worker: Ray in the foreground, as the pip form's worker
+        container = Container(name=RAY_CONTAINER, model=_served_model(plan))
+        return Part(title, docker_command(plan.docker, proc.argv(), env, port, len(proc.program),
+                                          container=container), (), before, why_lines(proc))
+    head = docker_command(plan.docker, plan.extra("ray_head_argv") + ["--block"], env, port, len(RAY_PROGRAM),
+                          container=Container(name=RAY_CONTAINER, detach=True, model=str(proc.model)))
+    step = Step(f"{RAY_HEAD_TITLE}, in the container vllm serve then runs in; then wait until it answers",
+                f"{head}\n{ray_ready_command()}")
+    return Part(title, exec_command(proc.argv(), len(proc.program)), (), (*before, step), why_lines(proc))
 
 
 def _process_part(plan: Plan, proc: Process, title: str, docker: bool) -> Part:
     env = _env(plan, proc)
     flags = proc.flags()
-    before = _companions(plan) if proc is plan.processes[0] else ()
+    before = _companions(plan, docker) if proc is plan.processes[0] else ()
     if docker:
+        values = {k: v for k, (v, _) in env.items()}
+        if plan.extra("ray_head_argv"):
+            return _ray_docker_part(plan, proc, title, values, before)
         if proc.model is None:
             raise SelectionError(f"the {proc.role} of this plan runs {' '.join(proc.program)}, which has no docker form "
                                  "here", fix="leave out --docker, or install the engine on each node")
-        command = docker_command(plan.docker, proc.argv(), {k: v for k, (v, _) in env.items()}, proc.port or 8000,
-                                 len(proc.program))
+        command = docker_command(plan.docker, proc.argv(), values, proc.port or 8000, len(proc.program))
         return Part(title, command, (), before, why_lines(proc))
     words = tuple((k, _env_word(k, v), reason) for k, (v, reason) in env.items())
     command = shell.command(" ".join(shell.quote(t) for t in proc.command_words()), flags)

@@ -18,6 +18,14 @@ address, and the Ray form.
   same vLLM guide, "Running vLLM on multiple nodes" with Ray, and Ray's CLI reference
   (https://docs.ray.io/en/latest/cluster/cli.html#ray-start: default port 6379,
   ``--node-ip-address``, ``--block``).
+- **Platforms that span hosts through Ray alone** (``RAY_PLATFORMS``): vLLM's TPU plugin
+  (tpu-inference) sets the executor itself from ``TPU_MULTIHOST_BACKEND`` whatever the serve
+  arguments say: unset, one host (``uni``, or its multiprocessing executor for pipeline stages on
+  one host); ``ray``, its Ray executor (``TpuPlatform.check_and_update_config`` in
+  ``tpu_inference/platforms/tpu_platform.py``). The ``--nnodes`` rendezvous never reaches a second
+  host there, so a TPU plan over several hosts takes the Ray form with ``TPU_MULTIHOST_BACKEND=ray``
+  on every node (as tpu-inference's ``scripts/multihost/run_cluster.sh`` and its multi-host GKE
+  manifests set it).
 """
 
 from __future__ import annotations
@@ -38,6 +46,18 @@ RAY_PORT = 6379
 RAY_PROGRAM = ("ray", "start")
 RAY_NOTE = ("the Ray form: every node needs Ray beside vLLM (pip install ray), and the same model path; "
             "start the workers' part on each other node, vLLM waits for them to join")
+RAY_PLATFORMS: dict[str, tuple[tuple[str, str], ...]] = {"tpu": (("TPU_MULTIHOST_BACKEND", "ray"),)}
+"""Platforms whose vLLM plugin spans hosts through Ray only, and the env that selects its Ray executor."""
+RAY_PLATFORM_NOTES = {
+    "tpu": "TPU hosts: tpu-inference's multi-host guide (docs/multi-host.md) runs the hosts of one multi-host "
+           "slice (v6e-16: four hosts) as the Ray cluster; its parallelism table (docs/includes/parallelism.md) "
+           "says which parallelism it has tested across hosts",
+}
+"""What a plan of such a platform adds to the Ray form's note."""
+_RAY_PLATFORM_SOURCE = ("the TPU plugin picks its executor from TPU_MULTIHOST_BACKEND; ray spans hosts "
+                        "(tpu_inference/platforms/tpu_platform.py check_and_update_config)")
+_RAY_PLATFORM_WORKER_SOURCE = ("the platform's plugin spans hosts through Ray only (TPU_MULTIHOST_BACKEND=ray; "
+                               "Ray's ray start, docs.ray.io cluster CLI)")
 _HOST_IP_SOURCE = "vLLM reads the node's own address from VLLM_HOST_IP (vllm/utils/network_utils.py get_ip)"
 _RAY_SOURCE = "serve arguments: --distributed-executor-backend ray (Ray's ray start, docs.ray.io cluster CLI)"
 
@@ -68,20 +88,46 @@ def uses_ray(proc: Process) -> bool:
     return any((arg.flag, arg.value) == RAY_BACKEND for arg in proc.args)
 
 
-def ray_head_command(address: str = HEAD_ADDRESS) -> str:
-    """Started on the head before ``vllm serve`` (it returns once Ray's head runs)."""
-    return f"ray start --head --port {RAY_PORT} --node-ip-address {address}"
+def spans_one_engine(proc: Process) -> bool:
+    """The process is the head of one engine whose ranks span the nodes (vLLM's multiprocessing
+    rendezvous, ``--nnodes``), as opposed to data-parallel ranks that each run on their own node."""
+    return any(arg.flag == "--nnodes" for arg in proc.args)
 
 
-def _ray_worker(worker: Process, head_address: str) -> Process:
-    args = (Arg("--address", f"{head_address}:{RAY_PORT}", _RAY_SOURCE),
-            Arg("--node-ip-address", NODE_ADDRESS, _RAY_SOURCE),
-            Arg("--block", None, _RAY_SOURCE))
+def platform_ray_env(platform: str, head: Process) -> tuple[EnvVar, ...]:
+    """The env that puts a platform's plugin on its Ray executor when one engine spans hosts and the
+    platform does that through Ray only (``RAY_PLATFORMS``); nothing otherwise (a platform that
+    takes vLLM's own rendezvous, or data-parallel ranks each on one host)."""
+    if not spans_one_engine(head):
+        return ()
+    return tuple(EnvVar(name, value, _RAY_PLATFORM_SOURCE) for name, value in RAY_PLATFORMS.get(platform, ()))
+
+
+def with_env(proc: Process, env: tuple[EnvVar, ...]) -> Process:
+    """``proc`` with ``env`` set (over any value it had)."""
+    names = {var.name for var in env}
+    return replace(proc, env=(*(var for var in proc.env if var.name not in names), *env))
+
+
+def ray_head_argv(address: str = HEAD_ADDRESS, block: bool = False) -> list[str]:
+    """Started on the head before ``vllm serve``: it returns once Ray's head runs, or, with
+    ``block``, holds the foreground (a container's main process)."""
+    return [*RAY_PROGRAM, "--head", "--port", str(RAY_PORT), "--node-ip-address", address,
+            *(["--block"] if block else [])]
+
+
+def _ray_worker(worker: Process, head_address: str, source: str) -> Process:
+    args = (Arg("--address", f"{head_address}:{RAY_PORT}", source),
+            Arg("--node-ip-address", NODE_ADDRESS, source),
+            Arg("--block", None, source))
     return Process(role=worker.role, model=None, args=args, env=worker.env, rank=worker.rank, port=None,
                    program=RAY_PROGRAM)
 
 
-def ray_form(head: Process, workers: list[Process], head_address: str = HEAD_ADDRESS) -> list[Process]:
-    """The head's ``vllm serve`` without the multiprocessing flags, and one ``ray start`` per worker."""
+def ray_form(head: Process, workers: list[Process], head_address: str = HEAD_ADDRESS,
+             platform: str | None = None) -> list[Process]:
+    """The head's ``vllm serve`` without the multiprocessing flags, and one ``ray start`` per worker
+    (``platform``: the hardware platform, whose plugin may span hosts through Ray only)."""
     serve = replace(head, args=tuple(arg for arg in head.args if arg.flag not in MP_FLAGS))
-    return [serve, *(_ray_worker(w, head_address) for w in workers)]
+    source = _RAY_PLATFORM_WORKER_SOURCE if platform in RAY_PLATFORMS and not uses_ray(head) else _RAY_SOURCE
+    return [serve, *(_ray_worker(w, head_address, source) for w in workers)]

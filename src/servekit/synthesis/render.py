@@ -9,7 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from servekit.synthesis import shell
-from servekit.synthesis.docker import docker_argv, docker_command
+from servekit.synthesis.docker import (
+    RAY_CONTAINER, Container, docker_argv, docker_command, exec_argv, exec_command, ray_ready_command,
+)
+from servekit.synthesis.nodes import RAY_PROGRAM
 from servekit.synthesis.plan import Plan, Process
 
 
@@ -62,7 +65,9 @@ def _multi_node(plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
         "worker_commands": [w.command for w in workers],
         "head_argv": head.argv, "worker_argv": workers[0].argv, "worker_argvs": [w.argv for w in workers],
     })
-    if plan.docker.image is not None and all(w.model is not None for w in workers):  # the Ray form has none
+    if plan.extra("ray_head_argv"):
+        return _ray_form(plan, head, workers, env, out)
+    if plan.docker.image is not None:
         head_docker = _docker(plan, head, env)
         worker_dockers = [_docker(plan, w, env) for w in workers]
         out.update({
@@ -72,6 +77,33 @@ def _multi_node(plan: Plan, out: dict[str, Any]) -> dict[str, Any]:
             "head_docker_argv": head_docker["docker_argv"], "worker_docker_argv": worker_dockers[0]["docker_argv"],
             "worker_docker_argvs": [d["docker_argv"] for d in worker_dockers],
         })
+    return out
+
+
+def _ray_form(plan: Plan, head: _Rendered, workers: list[_Rendered], env: dict[str, Any],
+              out: dict[str, Any]) -> dict[str, Any]:
+    """The Ray form's keys: Ray's head, started on the head before ``vllm serve``; in containers,
+    every node's Ray container (``head_docker_*``, detached, and ``worker_docker_*``), the wait for
+    Ray's head (``ray_ready_command``), and ``vllm serve`` run inside the head's container
+    (``head_exec_*``)."""
+    ray_head = [str(w) for w in plan.extra("ray_head_argv")]
+    out.update({"ray_head_argv": ray_head, "ray_head_command": " ".join(shell.quote(w) for w in ray_head)})
+    if plan.docker.image is None:
+        return out
+    model = str(head.model or "")
+    held, run = Container(RAY_CONTAINER, True, model), Container(RAY_CONTAINER, False, model)
+    blocking = [*ray_head, "--block"]
+    workers_docker = [(docker_command(plan.docker, w.argv, env, 8000, w.program_length, container=run),
+                       docker_argv(plan.docker, w.argv, env, 8000, w.program_length, container=run)) for w in workers]
+    out.update({
+        "head_docker_command": docker_command(plan.docker, blocking, env, 8000, len(RAY_PROGRAM), container=held),
+        "head_docker_argv": docker_argv(plan.docker, blocking, env, 8000, len(RAY_PROGRAM), container=held),
+        "ray_ready_command": ray_ready_command(),
+        "head_exec_command": exec_command(head.argv, head.program_length),
+        "head_exec_argv": exec_argv(head.argv),
+        "worker_docker_command": workers_docker[0][0], "worker_docker_commands": [c for c, _ in workers_docker],
+        "worker_docker_argv": workers_docker[0][1], "worker_docker_argvs": [a for _, a in workers_docker],
+    })
     return out
 
 

@@ -30,8 +30,11 @@ def _node_processes(ctx: Context) -> list[Process]:
     if ctx.deploy_type == "multi_node" and ctx.sel.node_count > 1:
         head = _process(ctx, "head", node="head")
         workers = [_process(ctx, "worker", node="worker", rank=r) for r in range(1, ctx.sel.node_count)]
-        if nodes.uses_ray(head):
-            return nodes.ray_form(head, workers, shapes.master_address(ctx))
+        ray_env = nodes.platform_ray_env(ctx.hw.platform, head)
+        if ray_env:
+            head, workers = nodes.with_env(head, ray_env), [nodes.with_env(w, ray_env) for w in workers]
+        if ray_env or nodes.uses_ray(head):
+            return nodes.ray_form(head, workers, shapes.master_address(ctx), ctx.hw.platform)
         return [head, *workers]
     return [_process(ctx, "serve")]
 
@@ -161,7 +164,8 @@ def _synthesize(ctx: Context, sel: Selection, lean: bool) -> Plan:
     companions = _companions(ctx)
     extra = {"companions": companions} if companions else {}
     if any(p.program == nodes.RAY_PROGRAM for p in processes):
-        extra["ray_head"] = nodes.ray_head_command(shapes.master_address(ctx))
-        common["notes"] = (*sel.notes, nodes.RAY_NOTE)
+        extra["ray_head_argv"] = nodes.ray_head_argv(shapes.master_address(ctx))
+        platform_note = nodes.RAY_PLATFORM_NOTES.get(ctx.hw.platform)
+        common["notes"] = (*sel.notes, nodes.RAY_NOTE, *((platform_note,) if platform_note else ()))
     return Plan(deploy_type=ctx.deploy_type, processes=processes, env=processes[0].env,
                 passthrough=tuple(extra.items()), **common)
