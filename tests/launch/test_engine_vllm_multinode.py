@@ -16,15 +16,15 @@ warm-up too). It keeps the warm-up and makes it cheap: ``--compilation-config`` 
 trace-once mode and the eager backend, no inductor compile.
 
 vLLM's Ray executor refuses the CPU platform ("current platform cpu does not support ray"), so
-the Ray form is covered by its dry run, ``shlex``, ``bash -n`` and shellcheck only
-(tests/app/test_generic_multinode.py).
+the Ray form's engine is not run here: its rendezvous is (tests/launch/test_engine_ray_nodes.py,
+Ray's head and a joining node across the same two namespaces), and its text by its dry run,
+``shlex``, ``bash -n`` and shellcheck (tests/app/test_generic_multinode.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -37,14 +37,12 @@ from servekit.cli.app import main
 from servekit.engines.registry import get_engine, native_engine
 from servekit.processes import alive, stop_processes
 from testing.engines import engine_python
+from testing.netns import IFACE, in_namespace, namespace_pids, two_nodes  # noqa: F401 (a fixture)
 from testing.tiny_model import TinyLlamaShape, write_tiny_llama
 
 pytestmark = pytest.mark.engine
 
 SHAPE = TinyLlamaShape(layers=2, hidden=256, heads=4, kv_heads=2, head_dim=64)
-SUBNET = "10.201.0"
-IFACE = "sknode0"
-"""The same interface name in both namespaces, so one ``IFACE_NAME`` fits both nodes."""
 EAGER = ("--enforce-eager",)
 TRACED_EAGER = ("--compilation-config", '{"mode": 2, "backend": "eager"}')
 """Dynamo traces the model once and the eager backend runs it (``CompilationMode.DYNAMO_TRACE_ONCE``;
@@ -65,66 +63,6 @@ req = urllib.request.Request(base + "/v1/completions", body, {"Content-Type": "a
 with urllib.request.urlopen(req, timeout=120) as r:
     print(r.read().decode())
 """
-
-
-def _ip(*args: str) -> None:
-    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
-
-
-def _netns_works() -> str | None:
-    """Why network namespaces cannot be made here, or None when they can."""
-    if shutil.which("ip") is None:
-        return "iproute2's ip is not installed"
-    if os.geteuid() != 0:
-        return "making network namespaces needs root"
-    name = f"skprobe{os.getpid()}"
-    try:
-        _ip("netns", "add", name)
-    except subprocess.CalledProcessError as exc:
-        return f"ip netns add fails here: {exc.stderr.strip()}"
-    _ip("netns", "del", name)
-    return None
-
-
-def _kill_namespace_processes(ns: str) -> None:
-    done = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
-    for pid in done.stdout.split():
-        try:
-            os.kill(int(pid), signal.SIGKILL)
-        except (ProcessLookupError, ValueError):
-            pass
-
-
-@pytest.fixture
-def two_nodes(request):
-    """Two namespaces joined by a veth pair: (namespace, address) of node 0 and node 1."""
-    why_not = _netns_works()
-    if why_not:
-        pytest.skip(why_not)
-    tag = f"{os.getpid() % 100000}"
-    names = [f"sk{tag}n{i}" for i in (0, 1)]
-    ends = [f"skv{tag}a", f"skv{tag}b"]
-
-    def cleanup() -> None:
-        for ns in names:
-            _kill_namespace_processes(ns)
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-        for end in ends:  # gone with its namespace; left in the root one if setup stopped early
-            subprocess.run(["ip", "link", "del", end], capture_output=True)
-
-    request.addfinalizer(cleanup)
-    nodes = []
-    _ip("link", "add", ends[0], "type", "veth", "peer", "name", ends[1])
-    for i, (ns, end) in enumerate(zip(names, ends)):
-        address = f"{SUBNET}.{i + 1}"
-        _ip("netns", "add", ns)
-        _ip("link", "set", end, "netns", ns)
-        _ip("-n", ns, "link", "set", end, "name", IFACE)
-        _ip("-n", ns, "addr", "add", f"{address}/24", "dev", IFACE)
-        _ip("-n", ns, "link", "set", IFACE, "up")
-        _ip("-n", ns, "link", "set", "lo", "up")
-        nodes.append((ns, address))
-    return nodes
 
 
 @pytest.fixture
@@ -153,10 +91,6 @@ def _node_env(tmp_path: Path, engine_bin: Path, head: str, own: str) -> dict[str
     }
 
 
-def _in_namespace(ns: str, *argv: str, timeout: float) -> subprocess.CompletedProcess:
-    return subprocess.run(["ip", "netns", "exec", ns, *argv], capture_output=True, text=True, timeout=timeout)
-
-
 def _tail(path: Path, chars: int = 3000) -> str:
     return path.read_text(errors="replace")[-chars:] if path.exists() else "(no log)"
 
@@ -166,7 +100,7 @@ def _wait_healthy(ns: str, url: str, nodes: list[subprocess.Popen], logs: list[P
     while time.monotonic() < deadline:
         for proc, log in zip(nodes, logs):
             assert proc.poll() is None, f"node exited with {proc.returncode} before the head was ready:\n{_tail(log)}"
-        probe = _in_namespace(ns, sys.executable, "-c", _PROBE, url, "health", timeout=30)
+        probe = in_namespace(ns, sys.executable, "-c", _PROBE, url, "health", timeout=30)
         if probe.returncode == 0:
             return
         time.sleep(3)
@@ -179,10 +113,6 @@ def _stop(nodes: list[subprocess.Popen]) -> None:
     stop_processes(pgids, pgids, ((signal.SIGTERM, STOP_TIMEOUT_S), (signal.SIGKILL, 10.0)))
     for proc in nodes:
         proc.wait(timeout=30)
-
-
-def _namespace_pids(ns: str) -> list[str]:
-    return subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
 
 
 def _run_two_nodes(tmp_path: Path, script_text: str, nodes: list[tuple[str, str]], engine_bin: Path,
@@ -203,14 +133,14 @@ def _run_two_nodes(tmp_path: Path, script_text: str, nodes: list[tuple[str, str]
                     stderr=subprocess.STDOUT, start_new_session=True))
         url = f"http://{head_ip}:8000"
         _wait_healthy(nodes[0][0], url, started, logs)
-        done = _in_namespace(nodes[0][0], sys.executable, "-c", _PROBE, url, "complete", str(model), timeout=150)
+        done = in_namespace(nodes[0][0], sys.executable, "-c", _PROBE, url, "complete", str(model), timeout=150)
         assert done.returncode == 0, done.stderr[-3000:] + _tail(logs[0])
         answer = json.loads(done.stdout)
     finally:
         _stop(started)
     assert not alive([p.pid for p in started], [p.pid for p in started]), "a node's process outlived the stop"
     for ns, _ in nodes:
-        assert _namespace_pids(ns) == [], f"processes left in {ns}"
+        assert namespace_pids(ns) == [], f"processes left in {ns}"
     return answer
 
 

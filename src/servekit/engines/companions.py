@@ -4,7 +4,7 @@ KV-store instances, and the companion services an engine's KV connector talks to
 Each program is pinned and installed into an environment of its own, the way engines are
 (``servekit.engines.environments``): ``vllm-router==0.1.17`` lives in
 ``<engines dir>/vllm-router-0.1.17/``. A plan names a program by the first word of its command
-(``vllm-router``, ``lmcache``, ``mooncake_master``); ``program_of`` finds it here.
+(``vllm-router``, ``lmcache``, ``mooncake_master``, ``ray``); ``program_of`` finds it here.
 
 ``servekit engine install vllm-router==0.1.17`` installs one ahead of time (``scripts/install_engines.sh``
 does, for the engine-marked tests); ``servekit.engines.install_specs`` reads the requirement.
@@ -59,6 +59,9 @@ PROGRAMS: tuple[CompanionProgram, ...] = (
     # Mooncake's metadata service, from the transfer engine's wheel (the catalog's floor version).
     CompanionProgram("mooncake_master", _recipe("mooncake-transfer-engine", "0.3.10", "mooncake"),
                      port_option="-rpc_port"),
+    # Ray, whose cluster the nodes of the Ray form join (``servekit.synthesis.nodes``): Ray's head
+    # listens on ``ray start --head --port``; every node needs the same release.
+    CompanionProgram("ray", _recipe("ray", "2.60.0", "ray"), port_option="--port"),
 )
 
 
