@@ -152,3 +152,18 @@ def test_every_machine_of_a_prefill_decode_plan_has_its_command():
     for proc in result.plan.processes:
         if proc.program == result.plan.processes[0].program:
             assert process_command(proc) in shown, proc.role
+
+
+def test_every_step_of_the_ray_form_is_on_the_page(client):
+    """A TPU plan over two hosts is the Ray form: the page shows Ray's head before the server, and
+    in containers Ray's head container, the wait for it and the server run inside it, each as the
+    CLI writes it."""
+    llama = "meta-llama/Llama-3.1-8B-Instruct"
+    page = client.get(f"/?model={llama}&hardware=trillium&strategy=multi_node_tp&nodes=2").text
+    expected = plan_payload(plan(PlanRequest(llama, hardware="trillium", strategy="multi_node_tp", nodes=2)))
+    assert block(page, "cmd-ray-head") == expected["ray_head_command"]
+    assert block(page, "cmd-head") == expected["head_command"]
+    assert page.index('id="cmd-ray-head"') < page.index('id="cmd-head"')
+    for key in ("head_docker_command", "ray_ready_command", "head_exec_command"):
+        assert block(page, "docker-" + key.replace("_", "-")) == expected[key]
+    assert block(page, "docker-worker-docker-2") == expected["worker_docker_commands"][0]

@@ -133,6 +133,8 @@ def command_blocks(payload: dict[str, Any]) -> tuple[list[Block], list[Block]]:
     docker: list[Block] = []
     if isinstance(payload.get("command"), str):
         commands.append(Block("command", "Command", payload["command"]))
+    if payload.get("ray_head_command"):  # the Ray form: Ray's head starts on machine 1 before the server
+        commands.append(Block("ray-head", "Ray's head (machine 1, first)", payload["ray_head_command"]))
     if payload.get("head_command"):
         commands.append(Block("head", "Head (machine 1)", payload["head_command"]))
         commands += _numbered("worker", "Worker", payload.get("worker_commands"), 2)
@@ -148,7 +150,11 @@ def command_blocks(payload: dict[str, Any]) -> tuple[list[Block], list[Block]]:
     for key in ("master", "store", "router", "router_config", "mooncake_config"):
         if payload.get(key):
             commands.append(Block(key.replace("_", "-"), key.replace("_", " ").capitalize(), _text(payload[key])))
-    for key, title in (("docker_command", "Docker"), ("head_docker_command", "Head (docker)"),
+    ray = bool(payload.get("ray_head_command"))
+    for key, title in (("docker_command", "Docker"),
+                       ("head_docker_command", "Ray's head container (machine 1)" if ray else "Head (docker)"),
+                       ("ray_ready_command", "Wait until Ray's head answers (machine 1)"),
+                       ("head_exec_command", "Head: the server in Ray's head container (machine 1)"),
                        ("vllm_docker_command", "vLLM (docker)")):
         if payload.get(key):
             docker.append(Block(key.replace("_", "-"), title, payload[key]))
