@@ -353,3 +353,77 @@ def test_a_recipe_plan_takes_pp_as_an_override(capsys):
     assert code == 0 and _value(doc["head_argv"], "--pipeline-parallel-size") == "2"
     sources = {a["arg"][0]: a["source"] for a in doc["servekit"]["provenance"]["head"]["args"]}
     assert sources["--pipeline-parallel-size"] == "override: --pp"
+
+
+# -- a plan in another engine's form over several nodes ---------------------------------------
+
+ASCEND_NODE = '''  ascend_node_8x:
+    brand: Huawei
+    generation: npu
+    display_name: "Ascend node"
+    description: "8 Ascend NPUs, a node of a user's own catalog"
+    gpu_count: 8
+    vram_gb: 512
+    multi_node: false
+'''
+
+
+def _with_ascend_node(root: Path) -> Path:
+    taxonomy = root / "taxonomy.yaml"
+    text = taxonomy.read_text(encoding="utf-8")
+    assert "\n  ascend_950pr:\n" in text
+    taxonomy.write_text(text.replace("\n  ascend_950pr:\n", "\n" + ASCEND_NODE + "  ascend_950pr:\n", 1),
+                        encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def ascend_catalog(tmp_path) -> Path:
+    root = tmp_path / "ascend"
+    shutil.copytree(bundled_catalog_dir(), root)
+    return _with_ascend_node(root)
+
+
+ASCEND_ARGS = ("meta-llama/Llama-3.1-8B-Instruct", "--strategy", "multi_node_tp", "--nodes", "2",
+               "--hardware", "ascend_node_8x")
+
+
+def test_a_vllm_ascend_plan_over_nodes_keeps_its_placeholders_expandable(capsys, ascend_catalog, tmp_path):
+    """vLLM Ascend's form of a two-node plan: the head's address stays a shell variable the script
+    fills in (never the literal text '$HEAD_IP'), and each node sets its own address for vLLM."""
+    code, script, err = _plan(capsys, *ASCEND_ARGS, "--catalog", str(ascend_catalog), form="sh")
+    assert code == 0, err
+    head, worker = _part(script, 0), _part(script, 1)
+    assert "'$HEAD_IP'" not in script
+    assert _value(_command_of(head, "vllm"), "--master-addr") == "$HEAD_IP"
+    assert 'export VLLM_HOST_IP="$HEAD_IP"' in head and 'export VLLM_HOST_IP="$NODE_IP"' in worker
+    path = tmp_path / "ascend.sh"
+    path.write_text(script, encoding="utf-8")
+    for shell in filter(None, (BASH, DASH)):
+        assert subprocess.run([shell, "-n", str(path)], capture_output=True).returncode == 0
+    if SHELLCHECK is not None:
+        assert shellcheck_findings({"ascend": script}, tmp_path) == []
+
+
+def test_a_vllm_ascend_plan_that_chooses_ray_gets_the_ray_form_in_its_own_image(capsys, ray_catalog, tmp_path):
+    _with_ascend_node(ray_catalog)
+    code, script, err = _plan(capsys, *ASCEND_ARGS, "--catalog", str(ray_catalog), form="sh")
+    assert code == 0, err
+    head, worker = _part(script, 0), _part(script, 1)
+    assert re.search(r'export RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1\n(.*\n)*ray start --head --port 6379 '
+                     r'--node-ip-address "\$HEAD_IP"\nvllm serve ', head)
+    assert _command_of(worker, "ray") == ["ray", "start", "--address", "$HEAD_IP:6379", "--node-ip-address",
+                                          "$NODE_IP", "--block", "$@"]
+    code, script, err = _plan(capsys, *ASCEND_ARGS, "--catalog", str(ray_catalog), "--docker", form="sh")
+    assert code == 0, err
+    _check_ray_containers(script, tmp_path, "quay.io/ascend/vllm-ascend:v0.23.0", entrypoint=None)
+    code, out, err = _plan(capsys, *ASCEND_ARGS, "--catalog", str(ray_catalog))
+    doc = json.loads(out)
+    assert doc["head_docker_argv"][:5] == ["docker", "run", "-d", "--name", "servekit-ray"]
+    assert "quay.io/ascend/vllm-ascend:v0.23.0" in doc["head_docker_argv"]
+    assert doc["head_exec_argv"][:5] == ["docker", "exec", "servekit-ray", "vllm", "serve"]
+
+
+def test_an_engine_without_the_ray_form_says_so(capsys, ray_catalog):
+    code, _, err = _plan(capsys, *RAY_ARGS, "--catalog", str(ray_catalog), "--engine", "sglang", form="text")
+    assert code == 1 and "nodes join through Ray" in err and "leave out --engine sglang" in err

@@ -7,18 +7,23 @@ JSON form (``servekit.app.plan_view``), so that a JSON plan does not import the 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from servekit.app.checks import check_lines
 from servekit.app.plan import PlanResult
-from servekit.app.plan_view import engine_docker_command, engine_errors, engine_install
+from servekit.app.plan_view import engine_docker_command, engine_errors, engine_install, runs_vllm
 from servekit.app.run_site import engine_release
 from servekit.engines.common.render import render_multiline
 from servekit.engines.registry import get_engine
 from servekit.errors import SelectionError
-from servekit.synthesis.explain import header_lines, plan_script, why_lines
+from servekit.synthesis.docker import ray_node_docker, ray_ready_command
+from servekit.synthesis.explain import (
+    RAY_CONTAINER_TITLE, RAY_HEAD_TITLE, header_lines, plan_script, served_model, why_lines,
+)
+from servekit.synthesis.nodes import node_env
 from servekit.synthesis.script import Install, Part, Script, Step, posix_script, text_lines
-from servekit.synthesis.shell import quote_word
+from servekit.synthesis.shell import quote, quote_word
 
 
 def _installs_vllm(engine: str) -> bool:
@@ -33,6 +38,31 @@ def _engine_install(result: PlanResult, docker: bool, version: str | None) -> tu
     return tuple(Install.of(s, docker) for s in steps)
 
 
+def _engine_env(result: PlanResult, pc: Any, process: Any) -> dict[str, Any]:
+    """The command's env; where the engine runs vLLM itself and the plan spans nodes, each node's own
+    address too (``VLLM_HOST_IP``, as the vLLM plan sets it)."""
+    env: dict[str, Any] = dict(pc.command.env)
+    if process is not None and runs_vllm(result.engine):
+        env.update({var.name: var.value for var in node_env(result.plan, process)})
+    return env
+
+
+def _ray_engine_part(result: PlanResult, pc: Any, process: Any, title: str, before: tuple[Step, ...],
+                     why: tuple[str, ...]) -> Part:
+    """A node of the Ray form in the engine's containers (``servekit.synthesis.docker.ray_node_docker``)."""
+    cmd = pc.command
+    if cmd.image is None:
+        raise SelectionError(f"the {cmd.engine} plan has no container image on {result.plan.selection.hardware}, "
+                             "so no docker form", fix="pass --image IMAGE to name one, or leave out --docker")
+    docker = replace(result.plan.docker, image=cmd.image)
+    is_head = process is not None and process.model is not None
+    program = len(process.program) if process is not None else 2
+    first, command = ray_node_docker(docker, list(cmd.argv), _engine_env(result, pc, process), 8000, program,
+                                     served_model(result.plan), result.plan.extra("ray_head_argv") if is_head else None)
+    steps = (*before, Step(RAY_CONTAINER_TITLE, f"{first}\n{ray_ready_command()}")) if first else before
+    return Part(title, command, (), steps, why)
+
+
 def _engine_part(result: PlanResult, pc: Any, title: str, docker: bool) -> Part:
     cmd = pc.command
     before = tuple(Step(f"before start: {s.description}", s.command()) for s in cmd.precompile)
@@ -44,14 +74,20 @@ def _engine_part(result: PlanResult, pc: Any, title: str, docker: bool) -> Part:
     process = next((p for p in result.plan.processes if p.role == pc.role and p.rank == pc.rank), None)
     if process is not None and [str(t) for t in process.argv()] == [str(t) for t in cmd.argv]:
         why += why_lines(process)  # the engine runs vLLM's own command line: the recipe keys explain it
+    ray_head = result.plan.extra("ray_head_argv")
+    if docker and ray_head:
+        return _ray_engine_part(result, pc, process, title, before, tuple(why))
     if docker:
         command = engine_docker_command(result, pc)
         if command is None:
             raise SelectionError(f"the {cmd.engine} plan has no container image on {result.plan.selection.hardware}, "
                                  "so no docker form", fix="pass --image IMAGE to name one, or leave out --docker")
         return Part(title, command, (), before, tuple(why))
-    env = tuple((name, quote_word(value), "") for name, value in cmd.env.items())
-    return Part(title, render_multiline(cmd.argv), env, before, tuple(why))
+    if ray_head and process is not None and process.role == "head":
+        before += (Step(f"{RAY_HEAD_TITLE} (ray start returns once it runs)", " ".join(quote(w) for w in ray_head),
+                        with_env=True),)
+    env = tuple((name, quote_word(value), "") for name, value in _engine_env(result, pc, process).items())
+    return Part(title, render_multiline(cmd.argv, quote=quote), env, before, tuple(why))
 
 
 def _engine_script(result: PlanResult, docker: bool, version: str | None) -> Script:

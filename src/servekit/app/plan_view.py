@@ -12,7 +12,9 @@ from servekit.app.plan import PlanResult
 from servekit.engines.plan_view import render_engine_plan
 from servekit.engines.registry import get_engine
 from servekit.engines.user_install import user_install
-from servekit.synthesis.docker import docker_argv, docker_command
+from servekit.synthesis.docker import (
+    docker_argv, docker_command, ray_node_docker, ray_node_docker_argv, ray_ready_command,
+)
 from servekit.synthesis.plan import InstallStep
 from servekit.synthesis.render import install_json, render_plan, servekit_extras
 
@@ -57,12 +59,13 @@ def engine_install(result: PlanResult, version: str | None = None) -> tuple[Inst
     for step in declared.for_version(version, family):
         command = f"docker pull {image}" if step.kind == "docker" and image else step.command
         steps.append(InstallStep(step.kind, command, step.note, step.source))
-    if _runs_vllm(result.engine):  # a vLLM plugin or fork: the recipe's own extra packages apply too
+    if runs_vllm(result.engine):  # a vLLM plugin or fork: the recipe's own extra packages apply too
         steps += [s for s in result.plan.install if s.kind not in ("prerequisite", "pip", "docker")]
     return tuple(steps)
 
 
-def _runs_vllm(engine: str) -> bool:
+def runs_vllm(engine: str) -> bool:
+    """The engine runs vLLM itself on its platform (a plugin or fork: ``Engine.vllm_platforms``)."""
     return bool(get_engine(engine).vllm_platforms)
 
 
@@ -88,8 +91,33 @@ def engine_docker_command(result: PlanResult, pc: Any) -> str | None:
     return form[0] if form else None
 
 
+def _ray_docker_fields(result: PlanResult) -> dict[str, Any]:
+    """The Ray form's containers in the engine's image and env (``servekit.synthesis.render``'s keys)."""
+    commands = list(result.commands or ())
+    if not commands or any(pc.command.image is None for pc in commands):
+        return {}
+    plan, out = result.plan, {}
+    model = str(next((p.model for p in plan.processes if p.model is not None), ""))
+    joins = []
+    for pc in commands:
+        process = next(p for p in plan.processes if p.role == pc.role and p.rank == pc.rank)
+        docker = replace(plan.docker, image=pc.command.image)
+        head = plan.extra("ray_head_argv") if process.model is not None else None
+        args = (docker, list(pc.command.argv), dict(pc.command.env), 8000, len(process.program), model, head)
+        (first, command), (first_argv, argv) = ray_node_docker(*args), ray_node_docker_argv(*args)
+        if first is not None:
+            out.update({"head_docker_command": first, "head_docker_argv": first_argv,
+                        "ray_ready_command": ray_ready_command(), "head_exec_command": command, "head_exec_argv": argv})
+        else:
+            joins.append((command, argv))
+    return {**out, "worker_docker_command": joins[0][0], "worker_docker_commands": [c for c, _ in joins],
+            "worker_docker_argv": joins[0][1], "worker_docker_argvs": [a for _, a in joins]} if joins else out
+
+
 def _engine_docker_fields(result: PlanResult) -> dict[str, Any]:
     """The engine's docker forms under the rendering object's keys (one server, or head and workers)."""
+    if result.plan.extra("ray_head_argv"):
+        return _ray_docker_fields(result)
     forms = [(pc, engine_docker(result, pc)) for pc in result.commands or ()]
     if not forms or any(form is None for _, form in forms):
         return {}

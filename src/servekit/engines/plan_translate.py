@@ -18,6 +18,9 @@ from servekit.engines.common.translation import DialectContext, EngineLaunch
 from servekit.engines.registry import engine_names, get_engine, native_engine
 from servekit.records import record
 
+SERVE_PROGRAM = ("vllm", "serve")
+"""The program of a plan's server processes (plans are written in vLLM's form)."""
+
 
 @record
 class ProcessCommand:
@@ -46,6 +49,7 @@ def translate_plan(
     """Every process of ``plan`` in ``engine``'s form; ``hardware`` is the taxonomy profile."""
     chosen = get_engine(engine)
     plan_env = {var.name: str(var.value) for var in plan.env}
+    serving = [p for p in plan.processes if tuple(p.program) == SERVE_PROGRAM]
     out = []
     for process in plan.processes:
         env = {**plan_env, **{var.name: str(var.value) for var in process.env}}
@@ -57,7 +61,10 @@ def translate_plan(
             engine_version=engine_version,
             options=dict(options or {}),
         )
-        command = chosen.translate([str(token) for token in process.argv()], context)
+        if tuple(process.program) != SERVE_PROGRAM and serving:
+            command = _beside_the_server(chosen, process, serving[0], context)
+        else:
+            command = chosen.translate([str(token) for token in process.argv()], context)
         if chosen.single_process and len(plan.processes) > 1:
             command = _with_finding(
                 command,
@@ -71,6 +78,22 @@ def translate_plan(
             )
         out.append(ProcessCommand(process.role, process.rank, command))
     return out
+
+
+def _beside_the_server(chosen: Any, process: Any, server: Any, context: DialectContext) -> EngineLaunch:
+    """A process of the plan that is no vLLM server (a Ray node's ``ray start``). An engine that runs
+    vLLM itself on its platform (``Engine.vllm_platforms``: vLLM Ascend, vLLM on Qualcomm Cloud AI)
+    runs it as written, with the env and image it gives the server; another engine's servers do not
+    join a Ray cluster, so its form of the plan is an error."""
+    argv = tuple(str(token) for token in process.argv())
+    if chosen.vllm_platforms:
+        served = chosen.translate([str(token) for token in server.argv()], context)
+        return EngineLaunch(engine=served.engine, argv=argv, env=served.env, image=served.image)
+    return EngineLaunch(engine=chosen.id, argv=argv, env=dict(context.env), image=context.image, findings=(
+        finding(ERROR, "engine.ray-form", f"this plan's nodes join through Ray ({' '.join(process.program)} on "
+                f"the {process.role}), a vLLM form {chosen.id} has no counterpart of",
+                fix=f"leave out --engine {chosen.id}, or choose a strategy whose nodes use the engine's own "
+                    "rendezvous"),))
 
 
 def explain_commands(commands: list[ProcessCommand]) -> list[str]:

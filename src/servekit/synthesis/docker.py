@@ -224,6 +224,30 @@ def ray_ready_command(name: str = RAY_CONTAINER) -> str:
     return f"until docker exec {name} ray status >/dev/null 2>&1; do sleep 2; done"
 
 
+def ray_node_docker(docker: Docker, argv: Sequence[Any], env: dict[str, Any], port: int, program_length: int,
+                    model: str, ray_head: Sequence[Any] | None = None) -> tuple[str | None, str]:
+    """(the head's Ray container, the command) of one node of the Ray form in containers, its Ray in a
+    container named ``RAY_CONTAINER``: a worker's ``ray start`` is its container's command (no head
+    container); the head's container runs Ray's head (``ray_head``) detached, and once it answers
+    (``ray_ready_command``) the head's command is ``argv`` (the server) run inside that container.
+    ``model``: what the nodes load (mounted where it is a local path)."""
+    if ray_head is None:
+        return None, docker_command(docker, argv, env, port, program_length,
+                                    container=Container(RAY_CONTAINER, model=model))
+    head = docker_command(docker, [*ray_head, "--block"], env, port, 2, container=Container(RAY_CONTAINER, True, model))
+    return head, exec_command(argv, program_length)
+
+
+def ray_node_docker_argv(docker: Docker, argv: Sequence[Any], env: dict[str, Any], port: int, program_length: int,
+                         model: str, ray_head: Sequence[Any] | None = None) -> tuple[list[Any] | None, list[Any]]:
+    """``ray_node_docker`` as argvs: (the head's ``docker run -d`` of Ray's head, or None; the command)."""
+    if ray_head is None:
+        return None, docker_argv(docker, argv, env, port, program_length,
+                                 container=Container(RAY_CONTAINER, model=model))
+    head = docker_argv(docker, [*ray_head, "--block"], env, port, 2, container=Container(RAY_CONTAINER, True, model))
+    return head, exec_argv(argv)
+
+
 def exec_argv(argv: Sequence[Any], name: str = RAY_CONTAINER) -> list[Any]:
     """``argv`` run inside the running container ``name`` (it keeps the env its ``docker run`` gave)."""
     return ["docker", "exec", name, *argv]

@@ -8,9 +8,9 @@ from typing import Any
 
 from servekit.errors import SelectionError
 from servekit.synthesis import shell
-from servekit.synthesis.docker import RAY_CONTAINER, Container, docker_command, exec_command, ray_ready_command
+from servekit.synthesis.docker import docker_command, ray_node_docker, ray_ready_command
 from servekit.synthesis.env import MACHINE_ENV
-from servekit.synthesis.nodes import RAY_PROGRAM, node_env
+from servekit.synthesis.nodes import node_env
 from servekit.synthesis.plan import Plan, Process
 from servekit.synthesis.script import Install, Part, Script, Step, text_lines
 
@@ -104,25 +104,22 @@ def _companions(plan: Plan, docker: bool) -> tuple[Step, ...]:
     return steps
 
 
-def _served_model(plan: Plan) -> str:
+def served_model(plan: Plan) -> str:
     """The model the plan's head serves (what every node of the Ray form loads)."""
     head = plan.role("head") or plan.processes
     return str(head[0].model or "")
 
 
+RAY_CONTAINER_TITLE = f"{RAY_HEAD_TITLE}, in the container the server then runs in; then wait until it answers"
+
+
 def _ray_docker_part(plan: Plan, proc: Process, title: str, env: dict[str, Any], before: tuple[Step, ...]) -> Part:
-    """A node of the Ray form in containers: each node runs Ray in a container named
-    ``RAY_CONTAINER``; the head's starts detached, and ``vllm serve`` runs inside it."""
-    port = proc.port or 8000
-    if proc.model is None:  # a worker: Ray in the foreground, as the pip form's worker
-        container = Container(name=RAY_CONTAINER, model=_served_model(plan))
-        return Part(title, docker_command(plan.docker, proc.argv(), env, port, len(proc.program),
-                                          container=container), (), before, why_lines(proc))
-    head = docker_command(plan.docker, plan.extra("ray_head_argv") + ["--block"], env, port, len(RAY_PROGRAM),
-                          container=Container(name=RAY_CONTAINER, detach=True, model=str(proc.model)))
-    step = Step(f"{RAY_HEAD_TITLE}, in the container vllm serve then runs in; then wait until it answers",
-                f"{head}\n{ray_ready_command()}")
-    return Part(title, exec_command(proc.argv(), len(proc.program)), (), (*before, step), why_lines(proc))
+    """A node of the Ray form in containers (``servekit.synthesis.docker.ray_node_docker``)."""
+    ray_head = plan.extra("ray_head_argv") if proc.model is not None else None
+    first, command = ray_node_docker(plan.docker, proc.argv(), env, proc.port or 8000, len(proc.program),
+                                     served_model(plan), ray_head)
+    steps = (*before, Step(RAY_CONTAINER_TITLE, f"{first}\n{ray_ready_command()}")) if first else before
+    return Part(title, command, (), steps, why_lines(proc))
 
 
 def _process_part(plan: Plan, proc: Process, title: str, docker: bool) -> Part:

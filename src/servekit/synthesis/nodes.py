@@ -48,6 +48,13 @@ RAY_NOTE = ("the Ray form: every node needs Ray beside vLLM (pip install ray), a
             "start the workers' part on each other node, vLLM waits for them to join")
 RAY_PLATFORMS: dict[str, tuple[tuple[str, str], ...]] = {"tpu": (("TPU_MULTIHOST_BACKEND", "ray"),)}
 """Platforms whose vLLM plugin spans hosts through Ray only, and the env that selects its Ray executor."""
+RAY_NODE_ENV: dict[str, tuple[tuple[str, str], ...]] = {
+    "ascend": (("RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES", "1"),),
+}
+"""Settings every node of the Ray form needs on a platform, exported before ``ray start``: on Ascend
+NPUs, Ray must leave ``ASCEND_RT_VISIBLE_DEVICES`` to vLLM (vllm-ascend's Ray guide,
+docs/source/tutorials/features/ray.md: set for Ray above 2.1 "to avoid device recognition issues")."""
+_RAY_NODE_SOURCE = "vllm-ascend's Ray guide (docs/source/tutorials/features/ray.md): Ray leaves the NPU selection to vLLM"
 RAY_PLATFORM_NOTES = {
     "tpu": "TPU hosts: tpu-inference's multi-host guide (docs/multi-host.md) runs the hosts of one multi-host "
            "slice (v6e-16: four hosts) as the Ray cluster; its parallelism table (docs/includes/parallelism.md) "
@@ -101,6 +108,11 @@ def platform_ray_env(platform: str, head: Process) -> tuple[EnvVar, ...]:
     if not spans_one_engine(head):
         return ()
     return tuple(EnvVar(name, value, _RAY_PLATFORM_SOURCE) for name, value in RAY_PLATFORMS.get(platform, ()))
+
+
+def ray_node_env(platform: str) -> tuple[EnvVar, ...]:
+    """What every node of the Ray form sets on ``platform`` before ``ray start`` (``RAY_NODE_ENV``)."""
+    return tuple(EnvVar(name, value, _RAY_NODE_SOURCE) for name, value in RAY_NODE_ENV.get(platform, ()))
 
 
 def with_env(proc: Process, env: tuple[EnvVar, ...]) -> Process:

@@ -10,9 +10,8 @@ from typing import Any
 
 from servekit.synthesis import shell
 from servekit.synthesis.docker import (
-    RAY_CONTAINER, Container, docker_argv, docker_command, exec_argv, exec_command, ray_ready_command,
+    docker_argv, docker_command, ray_node_docker, ray_node_docker_argv, ray_ready_command,
 )
-from servekit.synthesis.nodes import RAY_PROGRAM
 from servekit.synthesis.plan import Plan, Process
 
 
@@ -90,19 +89,19 @@ def _ray_form(plan: Plan, head: _Rendered, workers: list[_Rendered], env: dict[s
     out.update({"ray_head_argv": ray_head, "ray_head_command": " ".join(shell.quote(w) for w in ray_head)})
     if plan.docker.image is None:
         return out
-    model = str(head.model or "")
-    held, run = Container(RAY_CONTAINER, True, model), Container(RAY_CONTAINER, False, model)
-    blocking = [*ray_head, "--block"]
-    workers_docker = [(docker_command(plan.docker, w.argv, env, 8000, w.program_length, container=run),
-                       docker_argv(plan.docker, w.argv, env, 8000, w.program_length, container=run)) for w in workers]
+    model, port = str(head.model or ""), 8000
+    first, serve = ray_node_docker(plan.docker, head.argv, env, port, head.program_length, model, ray_head)
+    first_argv, serve_argv = ray_node_docker_argv(plan.docker, head.argv, env, port, head.program_length, model,
+                                                  ray_head)
+    joins = [(ray_node_docker(plan.docker, w.argv, env, port, w.program_length, model)[1],
+              ray_node_docker_argv(plan.docker, w.argv, env, port, w.program_length, model)[1]) for w in workers]
     out.update({
-        "head_docker_command": docker_command(plan.docker, blocking, env, 8000, len(RAY_PROGRAM), container=held),
-        "head_docker_argv": docker_argv(plan.docker, blocking, env, 8000, len(RAY_PROGRAM), container=held),
+        "head_docker_command": first,
+        "head_docker_argv": first_argv,
         "ray_ready_command": ray_ready_command(),
-        "head_exec_command": exec_command(head.argv, head.program_length),
-        "head_exec_argv": exec_argv(head.argv),
-        "worker_docker_command": workers_docker[0][0], "worker_docker_commands": [c for c, _ in workers_docker],
-        "worker_docker_argv": workers_docker[0][1], "worker_docker_argvs": [a for _, a in workers_docker],
+        "head_exec_command": serve, "head_exec_argv": serve_argv,
+        "worker_docker_command": joins[0][0], "worker_docker_commands": [c for c, _ in joins],
+        "worker_docker_argv": joins[0][1], "worker_docker_argvs": [a for _, a in joins],
     })
     return out
 

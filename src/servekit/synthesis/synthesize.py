@@ -31,9 +31,9 @@ def _node_processes(ctx: Context) -> list[Process]:
         head = _process(ctx, "head", node="head")
         workers = [_process(ctx, "worker", node="worker", rank=r) for r in range(1, ctx.sel.node_count)]
         ray_env = nodes.platform_ray_env(ctx.hw.platform, head)
-        if ray_env:
-            head, workers = nodes.with_env(head, ray_env), [nodes.with_env(w, ray_env) for w in workers]
         if ray_env or nodes.uses_ray(head):
+            ray_env += nodes.ray_node_env(ctx.hw.platform)
+            head, workers = nodes.with_env(head, ray_env), [nodes.with_env(w, ray_env) for w in workers]
             return nodes.ray_form(head, workers, shapes.master_address(ctx), ctx.hw.platform)
         return [head, *workers]
     return [_process(ctx, "serve")]
