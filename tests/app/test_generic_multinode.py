@@ -196,19 +196,26 @@ def test_shellcheck_findings_are_reported(tmp_path):
 
 # -- the Ray form (dry run only: vLLM's Ray executor refuses the CPU platform) ------------------
 
-@pytest.fixture
-def ray_catalog(tmp_path) -> Path:
-    """The bundled catalog with one recipe choosing Ray for its multi-node strategy."""
+def _llama_edited(tmp_path: Path, old: str, new: str) -> Path:
+    """The bundled catalog with ``old`` replaced by ``new`` (once) in the Llama recipe."""
     root = tmp_path / "catalog"
     shutil.copytree(bundled_catalog_dir(), root)
     recipe = root / "models" / "meta-llama" / "Llama-3.1-8B-Instruct.yaml"
     text = recipe.read_text(encoding="utf-8")
-    assert "\nstrategy_overrides:\n" in text
-    recipe.write_text(text.replace("\nstrategy_overrides:\n", "\nstrategy_overrides:\n  multi_node_tp:\n    vllm_args:\n"
-                                   "      - \"--distributed-executor-backend\"\n      - \"ray\"\n", 1), encoding="utf-8")
+    assert old in text
+    recipe.write_text(text.replace(old, new, 1), encoding="utf-8")
     return root
 
 
+@pytest.fixture
+def ray_catalog(tmp_path) -> Path:
+    """The bundled catalog with one recipe choosing Ray for its multi-node strategy."""
+    return _llama_edited(tmp_path, "\nstrategy_overrides:\n", "\nstrategy_overrides:\n  multi_node_tp:\n    vllm_args:\n"
+                         "      - \"--distributed-executor-backend\"\n      - \"ray\"\n")
+
+
+RAY_JOIN = ["ray", "start", "--address", "$HEAD_IP:6379", "--node-ip-address", "$NODE_IP", "--block"]
+"""A worker's part of the Ray form: it joins Ray's head."""
 RAY_ARGS = ("meta-llama/Llama-3.1-8B-Instruct", "--strategy", "multi_node_tp", "--nodes", "2", "--hardware", "h100")
 
 
@@ -219,8 +226,7 @@ def test_a_recipe_that_chooses_ray_gets_the_ray_form(capsys, ray_catalog):
     head = doc["head_argv"]
     assert head[:2] == ["vllm", "serve"] and _value(head, "--distributed-executor-backend") == "ray"
     assert _value(head, "--tensor-parallel-size") == "16" and not set(MP_FLAGS) & set(head)
-    assert doc["worker_argvs"] == [["ray", "start", "--address", "$HEAD_IP:6379", "--node-ip-address", "$NODE_IP",
-                                    "--block"]]
+    assert doc["worker_argvs"] == [RAY_JOIN]
     assert doc["ray_head_argv"] == ["ray", "start", "--head", "--port", "6379", "--node-ip-address", "$HEAD_IP"]
     assert [f["role"] for f in doc["servekit"]["checks"]["flags"]] == ["head"]  # ray start is no vLLM command
     assert all(f["valid"] for f in doc["servekit"]["checks"]["flags"])
@@ -233,8 +239,7 @@ def test_the_ray_form_script_parses_and_passes_shellcheck(capsys, ray_catalog, t
     head, worker = _part(script, 0), _part(script, 1)
     assert re.search(r'export VLLM_HOST_IP="\$HEAD_IP"\n# Ray.*\nray start --head --port 6379 '
                      r'--node-ip-address "\$HEAD_IP"\nvllm serve ', head)
-    assert _command_of(worker, "ray") == ["ray", "start", "--address", "$HEAD_IP:6379", "--node-ip-address",
-                                          "$NODE_IP", "--block", "$@"]
+    assert _command_of(worker, "ray") == [*RAY_JOIN, "$@"]
     path = tmp_path / "ray.sh"
     path.write_text(script, encoding="utf-8")
     for shell in filter(None, (BASH, DASH)):
@@ -287,8 +292,7 @@ def test_a_tpu_plan_spans_hosts_through_ray(capsys):
     head = doc["head_argv"]
     assert head[:2] == ["vllm", "serve"] and _value(head, "--tensor-parallel-size") == "16"
     assert not set(MP_FLAGS) & set(head) and "--distributed-executor-backend" not in head  # the plugin picks it
-    assert doc["worker_argvs"] == [["ray", "start", "--address", "$HEAD_IP:6379", "--node-ip-address", "$NODE_IP",
-                                    "--block"]]
+    assert doc["worker_argvs"] == [RAY_JOIN]
     assert doc["ray_head_argv"][:3] == ["ray", "start", "--head"]
     # the containers: the TPU image runs the command it is given, so no --entrypoint
     assert doc["head_docker_argv"][:5] == ["docker", "run", "-d", "--name", "servekit-ray"]
@@ -321,14 +325,7 @@ def test_the_tpu_ray_scripts_export_the_setting_on_every_node(capsys, tmp_path):
 @pytest.fixture
 def dep_catalog(tmp_path) -> Path:
     """The bundled catalog with the Llama recipe offering data parallelism across nodes too."""
-    root = tmp_path / "catalog"
-    shutil.copytree(bundled_catalog_dir(), root)
-    recipe = root / "models" / "meta-llama" / "Llama-3.1-8B-Instruct.yaml"
-    text = recipe.read_text(encoding="utf-8")
-    assert "\n  - multi_node_tp\n" in text
-    recipe.write_text(text.replace("\n  - multi_node_tp\n", "\n  - multi_node_tp\n  - multi_node_dep\n", 1),
-                      encoding="utf-8")
-    return root
+    return _llama_edited(tmp_path, "\n  - multi_node_tp\n", "\n  - multi_node_tp\n  - multi_node_dep\n")
 
 
 def test_tpu_data_parallel_ranks_keep_their_own_rendezvous(capsys, dep_catalog):
@@ -412,8 +409,7 @@ def test_a_vllm_ascend_plan_that_chooses_ray_gets_the_ray_form_in_its_own_image(
     head, worker = _part(script, 0), _part(script, 1)
     assert re.search(r'export RAY_EXPERIMENTAL_NOSET_ASCEND_RT_VISIBLE_DEVICES=1\n(.*\n)*ray start --head --port 6379 '
                      r'--node-ip-address "\$HEAD_IP"\nvllm serve ', head)
-    assert _command_of(worker, "ray") == ["ray", "start", "--address", "$HEAD_IP:6379", "--node-ip-address",
-                                          "$NODE_IP", "--block", "$@"]
+    assert _command_of(worker, "ray") == [*RAY_JOIN, "$@"]
     code, script, err = _plan(capsys, *ASCEND_ARGS, "--catalog", str(ray_catalog), "--docker", form="sh")
     assert code == 0, err
     _check_ray_containers(script, tmp_path, "quay.io/ascend/vllm-ascend:v0.23.0", entrypoint=None)
