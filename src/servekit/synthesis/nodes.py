@@ -57,7 +57,10 @@ docs/source/tutorials/features/ray.md: set for Ray above 2.1 "to avoid device re
 _RAY_NODE_SOURCE = "vllm-ascend's Ray guide (docs/source/tutorials/features/ray.md): Ray leaves the NPU selection to vLLM"
 RAY_PLATFORM_NOTES = {
     "tpu": "TPU hosts: tpu-inference's multi-host guide (docs/multi-host.md) runs the hosts of one multi-host "
-           "slice (v6e-16: four hosts) as the Ray cluster; its parallelism table (docs/includes/parallelism.md) "
+           "slice (v6e-16: four hosts) as the Ray cluster, whose chips share the slice's interconnect; hosts "
+           "that are single-host slices each (a v6e-8 is one) share none, and Google's Multislice over the "
+           "data-center network takes multi-host slices only (cloud.google.com/tpu/docs/tpu-gke-multislice), "
+           "so choose a multi-host slice's hosts; tpu-inference's parallelism table (docs/includes/parallelism.md) "
            "says which parallelism it has tested across hosts",
 }
 """What a plan of such a platform adds to the Ray form's note."""
