@@ -145,12 +145,13 @@ def write_stamped(kind: str, text: str) -> Path:
     return path
 
 
-def up_model(folder: Path, shape: TinyLlamaShape = SHAPE) -> str:
+def up_model(folder: Path, shape: TinyLlamaShape = SHAPE, extra: tuple[str, ...] = ()) -> str:
+    """``servekit up`` of the calibration model (``extra``: more server arguments, each ``--flag=value``)."""
     model = write_tiny_llama(folder / "small", shape=shape, dtype="bfloat16")
     out = io.StringIO()
     with redirect_stdout(out):
         code = main(["up", str(model), "--kv-cache-space", "1", "--max-model-len", "1024", "--detach",
-                     "--arg=--no-enable-prefix-caching", "--format", "json"])
+                     "--arg=--no-enable-prefix-caching", *(f"--arg={a}" for a in extra), "--format", "json"])
     if code != 0:
         raise SystemExit(f"servekit up failed ({code}): {out.getvalue()[-2000:]}")
     return json.loads(out.getvalue().strip().splitlines()[-1])["run"]

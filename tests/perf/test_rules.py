@@ -230,13 +230,58 @@ def test_a_single_client_of_fixed_lengths_waits_for_nobody():
 
 
 def test_waves_need_prompts_that_fit_one_step_and_a_loop_the_scheduler_runs_whole():
-    wide = Workload(input_len=4096, output_len=128, concurrency=4, fixed_lengths=True)
+    wide = Workload(input_len=10000, output_len=128, concurrency=4, fixed_lengths=True)  # one prompt fills >1 step
     assert predict(_launch(), wide) == predict(_launch(), replace(wide, fixed_lengths=False))
     capped = Workload(input_len=256, output_len=128, concurrency=8, fixed_lengths=True)
     few = _launch(limits=replace(ROOMY, max_num_seqs=4))
     assert predict(few, capped) == predict(few, replace(capped, fixed_lengths=False))
     rate = Workload(input_len=256, output_len=128, request_rate=2.0, fixed_lengths=True)
     assert predict(_launch(), rate) == predict(_launch(), replace(rate, fixed_lengths=False))
+
+
+def _step(tokens: float, seqs: int, context: float, prefill: float = 0.0, prompt: int = 0) -> float:
+    return step_terms(DENSE, Layout(), SLOW_FLOPS, tokens=tokens, seqs=seqs, context=context, prefill_tokens=prefill,
+                      prefill_context=prompt / 2).total
+
+
+def test_a_closed_loop_whose_prompts_overflow_a_step_runs_in_cohorts():
+    """16 clients of 1024-token prompts under an 8192-token budget: the scheduler admits 7 prompts
+    beside the other 9 requests' decodes (7 x 1024 + 9 <= 8192), so 3 cohorts; a cohort reaches the
+    engine during the previous cohort's prefill step, then is prefilled in its own."""
+    loop = Workload(input_len=1024, output_len=64, concurrency=16, fixed_lengths=True)
+    got = predict(_launch(rates=SLOW_FLOPS), loop)
+    context = 1024 + 32
+    prefill = _step(7 * 1024 + 9, 16, context, 7 * 1024, 1024)
+    decode = _step(16, 16, context)
+    assert got.ttft_ms == pytest.approx(2 * prefill * 1e3) == pytest.approx(got.ttft_p99_ms)
+    tpot = (2 * prefill + 61 * decode) / 63  # a request's 63 gaps meet the other two cohorts' prefill steps
+    assert got.tpot_ms == pytest.approx(tpot * 1e3)
+    mean_wait = (2 * prefill + decode) / 3
+    assert got.output_throughput_tok_s == pytest.approx(16 * 64 / (mean_wait + prefill + 63 * tpot))
+    spread = predict(_launch(rates=SLOW_FLOPS), replace(loop, fixed_lengths=False))
+    assert got.ttft_ms > 3 * spread.ttft_ms  # the continuous rule prefills one prompt beside the decodes
+
+
+def test_two_cohorts_wait_half_a_decode_and_half_a_prefill_step_at_the_median():
+    loop = Workload(input_len=1024, output_len=64, concurrency=12, fixed_lengths=True)  # 7 + 5
+    got = predict(_launch(rates=SLOW_FLOPS), loop)
+    context = 1024 + 32
+    prefill = _step(7 * 1024 + 5, 12, context, 7 * 1024, 1024)
+    decode = _step(12, 12, context)
+    assert got.ttft_ms == pytest.approx(((prefill + decode) / 2 + prefill) * 1e3)
+    assert got.ttft_p99_ms == pytest.approx(2 * prefill * 1e3)
+
+
+def test_cohorts_take_a_bigger_budget_as_bigger_and_fewer_cohorts():
+    loop = Workload(input_len=1024, output_len=64, concurrency=32, fixed_lengths=True)
+    small = predict(_launch(rates=SLOW_FLOPS), loop)
+    large = predict(_launch(rates=SLOW_FLOPS, limits=replace(ROOMY, max_num_batched_tokens=16384)), loop)
+    assert large.ttft_ms > small.ttft_ms  # each prefill step carries twice the prompts
+    fits = predict(_launch(rates=SLOW_FLOPS, limits=replace(ROOMY, max_num_batched_tokens=32768)), loop)
+    # all 32 prompts fit one step: the waves rule (the first prompt alone, the other 31 together)
+    alone = _step(1024, 1, 1024, 1024, 1024)
+    others = _step(31 * 1024 + 1, 32, 1024, 31 * 1024, 1024)
+    assert fits.ttft_ms == pytest.approx((alone + others) * 1e3)
 
 
 OFFLINE = Workload(input_len=2048, output_len=256, num_prompts=1000)

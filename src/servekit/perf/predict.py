@@ -45,6 +45,20 @@ prefill step (its first inter-token gap carries it), the others decode ``output 
 (``C`` > 2), the mean of both at ``C`` = 2; p99 is the larger one. The throughput is ``C x output``
 over the wave.
 
+Cohorts (the same closed loop when the ``C`` prompts do not fit one step): the scheduler runs
+the decodes first and admits the prompts the rest of the step's budget holds, ``k`` of them with
+``k x input + (C - k) <= max_num_batched_tokens`` (vLLM's ``Scheduler.schedule``: running requests,
+then waiting ones while the token budget lasts). Prompts prefilled in one step finish in one step,
+and their clients send the next ones together, so the requests run in ``m = ceil(C / k)`` cohorts
+whose prefill steps follow each other: a cohort's requests reach the engine while the next step
+runs (the engine steps as soon as it has work, and the other cohorts' decodes are work), which is
+the previous cohort's prefill step for ``m - 1`` of the ``m`` cohorts and a decode step for one.
+TTFT is the request overhead, that step, and the cohort's own prefill step (the median takes the
+majority's wait, the mean of both at ``m`` = 2; p99 the longer); each request's ``output - 1``
+gaps meet the other ``m - 1`` cohorts' prefill steps; the throughput is ``C x output`` over a
+client's cycle (TTFT, then the gaps). A prompt that does not fit one step beside the decodes
+(chunked over several) is left to the continuous rule above.
+
 Speculative decoding with ``k`` drafted tokens accepted at rate ``a`` yields ``tau = (1 - a^(k+1))
 / (1 - a)`` tokens per step (Leviathan et al., https://arxiv.org/abs/2211.17192, eq. 1), verifies
 ``k + 1`` tokens per sequence per step, and drafts with a one-layer head: each of the ``k`` draft
@@ -258,9 +272,48 @@ def _rate_batch(launch: PerfLaunch, wl: Workload, per_replica: float, cap: int) 
 
 def lockstep(launch: PerfLaunch, wl: Workload, batch: int) -> bool:
     """Whether the workload's requests run in waves of ``batch`` (the module's text)."""
+    return closed_fixed_loop(launch, wl, batch) and batch * wl.input_len <= launch.limits.max_num_batched_tokens
+
+
+def closed_fixed_loop(launch: PerfLaunch, wl: Workload, batch: int) -> bool:
+    """A closed loop of fixed-length requests (no speculative decoding) whose clients all run at once."""
     per_replica = math.ceil((wl.concurrency or 0) / launch.replicas)
     return (wl.fixed_lengths and wl.request_rate is None and wl.concurrency is not None and launch.spec is None
-            and per_replica == batch and batch * wl.input_len <= launch.limits.max_num_batched_tokens)
+            and per_replica == batch)
+
+
+def cohort_size(launch: PerfLaunch, wl: Workload, batch: int) -> int:
+    """Whole prompts one step admits beside the other requests' decodes (0: not even one)."""
+    room = launch.limits.max_num_batched_tokens - batch
+    return min(batch, room // max(1, wl.input_len - 1)) if room >= wl.input_len - 1 else 0
+
+
+def cohorts(launch: PerfLaunch, wl: Workload, batch: int) -> bool:
+    """Whether the workload's requests run in cohorts (the module's text)."""
+    return (closed_fixed_loop(launch, wl, batch) and not lockstep(launch, wl, batch)
+            and cohort_size(launch, wl, batch) >= 1)
+
+
+def _cohorts(launch: PerfLaunch, wl: Workload, batch: int) -> Prediction:
+    k = cohort_size(launch, wl, batch)
+    groups = math.ceil(batch / k)
+    context = wl.input_len + wl.output_len / 2
+    prefill, _ = _iteration(launch, k * wl.input_len + batch - k, batch, context, k * wl.input_len, wl.input_len)
+    decode, terms = _iteration(launch, batch, batch, context, 0, wl.input_len)
+    steps = max(1, wl.output_len - 1)
+    arrive = launch.rates.request_s
+    waits = (decode, prefill)  # (the cohort after the longest decode run, the others: another's prefill step)
+    wait = prefill if groups > 2 else sum(waits) / 2
+    met = min(groups - 1, steps)  # the other cohorts' prefill steps within a request's gaps
+    tpot = (met * prefill + (steps - met) * decode) / steps
+    mean_wait = ((groups - 1) * prefill + decode) / groups
+    cycle = arrive + mean_wait + prefill + steps * tpot
+    return Prediction(
+        output_throughput_tok_s=launch.replicas * batch * wl.output_len / cycle,
+        ttft_ms=(arrive + wait + prefill) * 1e3, ttft_p99_ms=(arrive + max(waits) + prefill) * 1e3,
+        tpot_ms=tpot * 1e3, tpot_p99_ms=tpot * 1e3, binding=terms.binding, batch=batch, devices=launch.devices,
+        terms_ms={k: round(v, 4) for k, v in terms.as_ms().items()},
+    )
 
 
 def _waves(launch: PerfLaunch, wl: Workload, batch: int) -> Prediction:
@@ -303,6 +356,8 @@ def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
         capacity = per_replica = 0.0
         if lockstep(launch, wl, batch):
             return _waves(launch, wl, batch)
+        if cohorts(launch, wl, batch):
+            return _cohorts(launch, wl, batch)
     lf = life(launch, wl, batch)
     prefill = _prefill_s(launch, wl, batch)
     arrive = launch.rates.request_s
