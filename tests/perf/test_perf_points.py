@@ -175,3 +175,17 @@ def test_the_pool_of_an_mxfp4_moe_on_a_gpu_before_hopper_leaves_room_for_marlins
     assert plain["available_kv_gib"] - padded["available_kv_gib"] == pytest.approx(padding, abs=0.01)
     hopper = point_profile("h100", profiles)
     assert mxfp4_padding_gib(quantized, LaunchSettings(tp=tp), Device(hopper)) == 0.0
+
+
+def test_a_closed_loop_of_fixed_lengths_is_read_from_its_structured_field(capsys, tmp_path, perf_points):
+    """``workload.fixed_lengths`` true puts a closed loop on the waves or cohort rule; absent, the
+    lengths are a dataset's means; anything but true or false is that line's error."""
+    base = _unmeasured(perf_points[0])
+    loop = {**base["workload"], "concurrency": 64, "request_rate": None, "offline": False, "input_len": 1024}
+    spread = {**base, "workload": loop}
+    fixed = {**base, "workload": {**loop, "fixed_lengths": True}}
+    wrong = {**base, "workload": {**loop, "fixed_lengths": "yes"}}
+    code, out = _run(capsys, tmp_path, [spread, fixed, wrong])
+    assert code == 0
+    assert out[1]["ttft_ms"] > out[0]["ttft_ms"]  # the prompts overflow a step: cohorts wait for each other
+    assert "line 3" in out[2]["error"] and "fixed_lengths" in out[2]["error"]

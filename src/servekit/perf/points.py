@@ -6,7 +6,9 @@ Only structured fields are read: ``config_facts`` (config.json keys plus ``param
 else a part of the device speed table: ``point_profile``),
 ``gpu_count``, ``tp``, ``pp``, ``dp``, ``max_num_seqs``, ``max_num_batched_tokens``,
 ``spec_decoding`` (``{"method", "num_speculative_tokens"}`` and optionally
-``"acceptance_rate"``) and ``workload``. ``measured``, ``notes``, ``source``, ``confidence``
+``"acceptance_rate"``) and ``workload`` (its optional ``fixed_lengths``: every request has exactly
+its lengths, a random dataset with no spread run with ``--ignore-eos``; absent, they are a
+dataset's means). ``measured``, ``notes``, ``source``, ``confidence``
 and the like are never read.
 
 The KV pool comes from the memory model of ``servekit.fit`` (``fit.points.predict_point``: the
@@ -173,9 +175,14 @@ def workload_of(point: Mapping[str, Any]) -> Workload:
     if not isinstance(wl, Mapping):
         raise PerfError("workload must be an object with input_len and output_len")
     rate = wl.get("request_rate")
+    fixed = wl.get("fixed_lengths", False)
+    if not isinstance(fixed, bool):
+        raise PerfError(f"workload.fixed_lengths must be true or false, not {fixed!r}",
+                        fix="write true where every request has exactly input_len and output_len tokens")
     return Workload(input_len=_int(wl, "input_len"), output_len=_int(wl, "output_len"),
                     concurrency=wl.get("concurrency") and _int(wl, "concurrency"),
-                    request_rate=float(rate) if rate else None, num_prompts=_int(wl, "num_prompts", 1000))
+                    request_rate=float(rate) if rate else None, num_prompts=_int(wl, "num_prompts", 1000),
+                    fixed_lengths=fixed)
 
 
 def spec_of(point: Mapping[str, Any]) -> Spec | None:
