@@ -41,7 +41,21 @@ def test_json_shape(capsys):
 def test_request_rate_and_text(capsys):
     code, out, _ = _run(capsys, "perf", "Qwen/Qwen3.8-27B", "--hardware", "h100", "--request-rate", "1")
     assert code == 0 and "output throughput" in out and "binding:" in out and "TPOT median" in out
-    assert "per device, achieved: memory" in out
+    assert "per device, achieved: memory" in out and "requests run in" not in out  # arrivals apart
+
+
+def test_the_text_says_how_a_closed_loop_runs(capsys):
+    """64 clients of 1024-token prompts overflow vLLM's 8,192-token step on an H100: cohorts; 4 fit: waves."""
+    code, out, _ = _run(capsys, "perf", "Qwen/Qwen3.8-27B", "--hardware", "h100", "--input-len", "1024",
+                        "--output-len", "1024", "--concurrency", "64", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["regime"].startswith("cohorts of ") and doc["max_num_batched_tokens"] == 8192
+    code, out, _ = _run(capsys, "perf", "Qwen/Qwen3.8-27B", "--hardware", "h100", "--input-len", "1024",
+                        "--output-len", "1024", "--concurrency", "64")
+    assert f"requests run in {doc['regime']} (their prompts overflow one step's 8,192 batched tokens)" in out
+    code, out, _ = _run(capsys, "perf", "Qwen/Qwen3.8-27B", "--hardware", "h100", "--input-len", "1024",
+                        "--output-len", "1024", "--concurrency", "4")
+    assert "requests run in waves of 4 (the prompts of a wave fit one step)" in out
 
 
 def test_fp8_variant_on_h200_is_faster_per_device_than_bf16(capsys):

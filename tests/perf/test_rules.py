@@ -219,6 +219,7 @@ def test_a_fixed_length_closed_loop_runs_in_waves():
     assert waves.tpot_p99_ms == pytest.approx((decode + others / 127) * 1e3)
     assert waves.output_throughput_tok_s == pytest.approx(4 * 128 / (alone + others + 127 * decode))
     assert waves.ttft_ms > spread.ttft_ms and waves.tpot_ms <= spread.tpot_ms
+    assert (waves.regime, spread.regime) == ("waves of 4", "continuous")
 
 
 def test_a_single_client_of_fixed_lengths_waits_for_nobody():
@@ -260,6 +261,7 @@ def test_a_closed_loop_whose_prompts_overflow_a_step_runs_in_cohorts():
     assert got.output_throughput_tok_s == pytest.approx(16 * 64 / (mean_wait + prefill + 63 * tpot))
     spread = predict(_launch(rates=SLOW_FLOPS), replace(loop, fixed_lengths=False))
     assert got.ttft_ms > 3 * spread.ttft_ms  # the continuous rule prefills one prompt beside the decodes
+    assert (got.regime, spread.regime) == ("cohorts of 7", "continuous")
 
 
 def test_two_cohorts_wait_half_a_decode_and_half_a_prefill_step_at_the_median():

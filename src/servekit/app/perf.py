@@ -203,6 +203,7 @@ def prediction_dict(pred: Prediction, context: dict[str, Any]) -> dict[str, Any]
         "interval80_source": interval_source(backend),
         "binding": pred.binding,
         "batch": pred.batch,
+        "regime": pred.regime,
         "terms_ms": pred.terms_ms,
     }
 

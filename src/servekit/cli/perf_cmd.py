@@ -37,6 +37,18 @@ def _band(pair: list[float]) -> str:
     return f"[{pair[0]:,.1f} .. {pair[1]:,.1f}]"
 
 
+def _regime(out: dict) -> str:
+    """How the closed loop's requests run, where they run together (``Prediction.regime``)."""
+    regime = out.get("regime") or "continuous"
+    if regime.startswith("waves"):
+        return f"; requests run in {regime} (the prompts of a wave fit one step)"
+    if regime.startswith("cohorts"):
+        budget = out.get("max_num_batched_tokens")
+        return (f"; requests run in {regime} (their prompts overflow one step's "
+                f"{budget:,} batched tokens)" if isinstance(budget, int) else f"; requests run in {regime}")
+    return ""
+
+
 def render_text(out: dict) -> str:
     """A prediction for people: throughput, latencies with their 80% intervals, what binds."""
     band = out["interval80"]
@@ -50,7 +62,7 @@ def render_text(out: dict) -> str:
         f"  TPOT median {out['tpot_ms']['median']:,.2f} ms {_band(band['tpot_ms']['median'])}, "
         f"p99 {out['tpot_ms']['p99']:,.2f} ms {_band(band['tpot_ms']['p99'])}",
         f"  running batch {out['batch']} (max-num-seqs {out['max_num_seqs']}, KV pool {out['kv_tokens']:,} tokens); "
-        f"binding: {out['binding']}",
+        f"binding: {out['binding']}" + _regime(out),
         *([f"  per device, achieved: memory {out['rates']['memory_gb_s']:,.1f} GB/s"
            + (f" (routed experts {out['rates']['expert_memory_gb_s']:,.1f})" if "expert_memory_gb_s" in out["rates"]
               else "") + f", {out['rates']['tflops']:,.3f} TFLOPS dense"] if out.get("rates") else []),

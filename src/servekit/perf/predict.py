@@ -149,6 +149,9 @@ class Prediction:
     batch: int
     devices: int
     terms_ms: dict[str, float] = field(default_factory=dict)
+    regime: str = "continuous"
+    """How the requests run: ``continuous`` (each as it arrives), ``waves of N`` or ``cohorts of N``
+    (a closed loop of fixed lengths: the module's text)."""
 
     @property
     def per_device_tok_s(self) -> float:
@@ -312,7 +315,7 @@ def _cohorts(launch: PerfLaunch, wl: Workload, batch: int) -> Prediction:
         output_throughput_tok_s=launch.replicas * batch * wl.output_len / cycle,
         ttft_ms=(arrive + wait + prefill) * 1e3, ttft_p99_ms=(arrive + max(waits) + prefill) * 1e3,
         tpot_ms=tpot * 1e3, tpot_p99_ms=tpot * 1e3, binding=terms.binding, batch=batch, devices=launch.devices,
-        terms_ms={k: round(v, 4) for k, v in terms.as_ms().items()},
+        terms_ms={k: round(v, 4) for k, v in terms.as_ms().items()}, regime=f"cohorts of {k}",
     )
 
 
@@ -334,7 +337,7 @@ def _waves(launch: PerfLaunch, wl: Workload, batch: int) -> Prediction:
         output_throughput_tok_s=launch.replicas * batch * wl.output_len / wave,
         ttft_ms=median(ttft) * 1e3, ttft_p99_ms=max(ttft) * 1e3, tpot_ms=median(tpot) * 1e3,
         tpot_p99_ms=max(tpot) * 1e3, binding=terms.binding, batch=batch, devices=launch.devices,
-        terms_ms={k: round(v, 4) for k, v in terms.as_ms().items()},
+        terms_ms={k: round(v, 4) for k, v in terms.as_ms().items()}, regime=f"waves of {batch}",
     )
 
 
