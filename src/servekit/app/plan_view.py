@@ -12,9 +12,7 @@ from servekit.app.plan import PlanResult
 from servekit.engines.plan_view import render_engine_plan
 from servekit.engines.registry import get_engine
 from servekit.engines.user_install import user_install
-from servekit.synthesis.docker import (
-    docker_argv, docker_command, ray_node_docker, ray_node_docker_argv, ray_ready_command,
-)
+from servekit.synthesis.docker import RayNode, docker_argv, docker_command, ray_docker_keys
 from servekit.synthesis.plan import InstallStep
 from servekit.synthesis.render import install_json, render_plan, servekit_extras
 
@@ -96,22 +94,14 @@ def _ray_docker_fields(result: PlanResult) -> dict[str, Any]:
     commands = list(result.commands or ())
     if not commands or any(pc.command.image is None for pc in commands):
         return {}
-    plan, out = result.plan, {}
+    plan = result.plan
     model = str(next((p.model for p in plan.processes if p.model is not None), ""))
-    joins = []
+    nodes = []
     for pc in commands:
         process = next(p for p in plan.processes if p.role == pc.role and p.rank == pc.rank)
-        docker = replace(plan.docker, image=pc.command.image)
-        head = plan.extra("ray_head_argv") if process.model is not None else None
-        args = (docker, list(pc.command.argv), dict(pc.command.env), 8000, len(process.program), model, head)
-        (first, command), (first_argv, argv) = ray_node_docker(*args), ray_node_docker_argv(*args)
-        if first is not None:
-            out.update({"head_docker_command": first, "head_docker_argv": first_argv,
-                        "ray_ready_command": ray_ready_command(), "head_exec_command": command, "head_exec_argv": argv})
-        else:
-            joins.append((command, argv))
-    return {**out, "worker_docker_command": joins[0][0], "worker_docker_commands": [c for c, _ in joins],
-            "worker_docker_argv": joins[0][1], "worker_docker_argvs": [a for _, a in joins]} if joins else out
+        nodes.append(RayNode(replace(plan.docker, image=pc.command.image), tuple(pc.command.argv),
+                             dict(pc.command.env), len(process.program), process.model is not None))
+    return ray_docker_keys(nodes, model, plan.extra("ray_head_argv"))
 
 
 def _engine_docker_fields(result: PlanResult) -> dict[str, Any]:

@@ -248,6 +248,42 @@ def ray_node_docker_argv(docker: Docker, argv: Sequence[Any], env: dict[str, Any
     return head, exec_argv(argv)
 
 
+@record
+class RayNode:
+    """One node of the Ray form as its container runs it: the node's command (the server on the
+    head, ``ray start`` on a worker), in ``docker``'s image with ``env``."""
+
+    docker: Docker
+    argv: tuple[Any, ...]
+    env: dict[str, Any]
+    program_length: int
+    head: bool
+
+
+def ray_docker_keys(nodes: Sequence[RayNode], model: str, ray_head: Sequence[Any],
+                    port: int = 8000) -> dict[str, Any]:
+    """The rendering object's keys of the Ray form in containers: the head's Ray container
+    (``head_docker_*``, detached), the wait for it (``ray_ready_command``), the server run inside
+    it (``head_exec_*``) and each worker's container (``worker_docker_*``). One home for the key
+    set, whichever engine renders the nodes' commands."""
+    out: dict[str, Any] = {}
+    joins: list[tuple[str, list[Any]]] = []
+    for node in nodes:
+        args = (node.docker, list(node.argv), node.env, port, node.program_length, model,
+                ray_head if node.head else None)
+        (first, command), (first_argv, argv) = ray_node_docker(*args), ray_node_docker_argv(*args)
+        if node.head:
+            out.update({"head_docker_command": first, "head_docker_argv": first_argv,
+                        "ray_ready_command": ray_ready_command(), "head_exec_command": command,
+                        "head_exec_argv": argv})
+        else:
+            joins.append((command, argv))
+    if joins:
+        out.update({"worker_docker_command": joins[0][0], "worker_docker_commands": [c for c, _ in joins],
+                    "worker_docker_argv": joins[0][1], "worker_docker_argvs": [a for _, a in joins]})
+    return out
+
+
 def exec_argv(argv: Sequence[Any], name: str = RAY_CONTAINER) -> list[Any]:
     """``argv`` run inside the running container ``name`` (it keeps the env its ``docker run`` gave)."""
     return ["docker", "exec", name, *argv]

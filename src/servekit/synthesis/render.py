@@ -9,9 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from servekit.synthesis import shell
-from servekit.synthesis.docker import (
-    docker_argv, docker_command, ray_node_docker, ray_node_docker_argv, ray_ready_command,
-)
+from servekit.synthesis.docker import RayNode, docker_argv, docker_command, ray_docker_keys
 from servekit.synthesis.plan import Plan, Process
 
 
@@ -89,20 +87,9 @@ def _ray_form(plan: Plan, head: _Rendered, workers: list[_Rendered], env: dict[s
     out.update({"ray_head_argv": ray_head, "ray_head_command": " ".join(shell.quote(w) for w in ray_head)})
     if plan.docker.image is None:
         return out
-    model, port = str(head.model or ""), 8000
-    first, serve = ray_node_docker(plan.docker, head.argv, env, port, head.program_length, model, ray_head)
-    first_argv, serve_argv = ray_node_docker_argv(plan.docker, head.argv, env, port, head.program_length, model,
-                                                  ray_head)
-    joins = [(ray_node_docker(plan.docker, w.argv, env, port, w.program_length, model)[1],
-              ray_node_docker_argv(plan.docker, w.argv, env, port, w.program_length, model)[1]) for w in workers]
-    out.update({
-        "head_docker_command": first,
-        "head_docker_argv": first_argv,
-        "ray_ready_command": ray_ready_command(),
-        "head_exec_command": serve, "head_exec_argv": serve_argv,
-        "worker_docker_command": joins[0][0], "worker_docker_commands": [c for c, _ in joins],
-        "worker_docker_argv": joins[0][1], "worker_docker_argvs": [a for _, a in joins],
-    })
+    nodes = [RayNode(plan.docker, tuple(head.argv), env, head.program_length, True),
+             *(RayNode(plan.docker, tuple(w.argv), env, w.program_length, False) for w in workers)]
+    out.update(ray_docker_keys(nodes, str(head.model or ""), ray_head))
     return out
 
 
