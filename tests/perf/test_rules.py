@@ -67,6 +67,37 @@ def test_activation_traffic_grows_with_tokens_and_splits_over_tp_but_the_norms()
     assert one.total == pytest.approx(max(one.weights + one.kv + one.activations, one.compute) + one.overhead)
 
 
+def test_a_per_token_layer_cost_adds_beside_the_products_and_splits_over_pp():
+    """The CPU backend's work outside the products (``Rates.token_s``) is paid per token and layer
+    of the stage, after ``max(memory, compute)``: a CPU runs it beside the products."""
+    costed = replace(QUIET, token_s=1e-6)
+    one = step_terms(DENSE, Layout(), costed, tokens=1000, seqs=1, context=1)
+    base = step_terms(DENSE, Layout(), QUIET, tokens=1000, seqs=1, context=1)
+    assert one.overhead - base.overhead == pytest.approx(1000 * DENSE.layers * 1e-6)
+    assert one.total - base.total == pytest.approx(1000 * DENSE.layers * 1e-6)
+    two = step_terms(DENSE, Layout(), costed, tokens=2000, seqs=1, context=1)
+    assert two.overhead - base.overhead == pytest.approx(2 * (one.overhead - base.overhead))
+    stage = step_terms(DENSE, Layout(pp=2), costed, tokens=1000, seqs=1, context=1)
+    assert stage.overhead == pytest.approx(1000 * DENSE.layers / 2 * 1e-6)
+
+
+def test_a_cpu_prefill_is_the_probes_product_rate_plus_the_per_token_cost():
+    """On the CPU backend a prompt's projections run at the probe's rate whole
+    (``flops_fraction.vllm_cpu`` = 1: the probe runs the server's kernel) and the rest of its work
+    is the per-token cost: a CPU with half the product rate takes twice the products' time and
+    the same per-token time."""
+    from servekit.perf.constants import constant
+
+    assert constant("flops_fraction.vllm_cpu") == 1.0
+    fast = replace(QUIET, flops=2e12, token_s=2e-6)
+    slow = replace(fast, flops=1e12)
+    a = step_terms(DENSE, Layout(), fast, tokens=4096, seqs=0, context=1, prefill_tokens=4096,
+                   prefill_context=2048)
+    b = step_terms(DENSE, Layout(), slow, tokens=4096, seqs=0, context=1, prefill_tokens=4096,
+                   prefill_context=2048)
+    assert b.compute == pytest.approx(2 * a.compute) and b.overhead == pytest.approx(a.overhead)
+
+
 def test_compute_bound_prefill_grows_with_input():
     slow_flops = replace(QUIET, flops=1e14)
     short = step_terms(DENSE, Layout(), slow_flops, tokens=2048, seqs=0, context=1024)

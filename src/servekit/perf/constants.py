@@ -98,8 +98,8 @@ CPU_CALIBRATION = ("a small Llama (4 layers, hidden 1024, 8 heads, 8 KV heads, h
 """The calibration set of the CPU backend's constants. The run the engine test measures
 (256:128 at concurrency 4) is none of them."""
 
-CPU_FITTED = {"bandwidth_fraction": 0.7, "flops_fraction": 0.6, "step_overhead_ms": 2.0, "seq_overhead_us": 310.0,
-              "request_overhead_ms": 9.0}
+CPU_FITTED = {"bandwidth_fraction": 0.7, "token_layer_overhead_us": 14.0, "step_overhead_ms": 2.0,
+              "seq_overhead_us": 260.0, "request_overhead_ms": 10.0}
 """Fitted on ``CPU_CALIBRATION`` (``<name>.vllm_cpu`` for each name), the six runs' eighteen loads
 together, each against the CPU row the probe measured just before it on the one CPU vLLM binds its
 worker to. This machine's speed moves between hours and the probe follows only part of it: the
@@ -108,8 +108,20 @@ runs' at 12.8-18.0 GB/s and fitted 0.65, 0.7 and 0.65, the second morning run's 
 and fitted 0.7, the mid-morning run's at 15.2-17.0 GB/s and fitted 0.8
 (bench/results/cpu-overheads-2026-12-04-b.txt, -c.txt, cpu-overheads-2026-12-05.txt, -0355.txt,
 -0604.txt, -0952.txt); fitted together, the constants sit between the hours, and the intervals
-(``servekit.perf.intervals.CPU_INTERVAL80``) carry what is left. The fit is in
-bench/results/cpu-overheads-stored-2026-12-05-0954.txt. (Fitted before on the first morning run
+(``servekit.perf.intervals.CPU_INTERVAL80``) carry what is left.
+
+The prompts' products run at the probe's rate whole (``flops_fraction.vllm_cpu`` = 1, a stated
+rule: the probe runs the server's own kernel) and what a prefill spends beyond them is the per-token
+cost of each layer (``token_layer_overhead_us``). Fitted before with a fitted share of the probe's
+rate instead (0.6, and 310 us, 9 ms), the two forms fit the calibration machine alike (its loads'
+product rates differ little, so a share and a per-token cost trade places), but only the per-token
+form carries to a CPU whose products run thirteen times slower: on an Intel Xeon without AMX (0.08
+TFLOPS through the same kernel against the calibration machine's 0.9-1.4), the engine test's load
+had a median TTFT of 0.60 and 0.64 of the share form's prediction, and 0.96-1.01 of this form's
+(bench/results/README.md, "The CPU's products at the probe's rate"). The fit is in
+bench/results/cpu-overheads-stored-2026-12-06-0145.txt. (The share form's fit on the same loads:
+0.7, 0.6, 2.0 ms, 310 us, 9 ms, bench/results/cpu-overheads-stored-2026-12-05-0954.txt; before
+that, on the first morning run
 alone: 0.9, 0.55, 2.5 ms, 220 us, 4 ms, bench/results/cpu-overheads-2026-12-04.txt; on the first
 three runs: 0.7, 0.65, 2.25 ms, 160 us, 19 ms; on the first four: 0.7, 0.6, 2.25 ms, 250 us, 11 ms,
 cpu-overheads-stored-2026-12-05-0401.txt; on the first five: 0.7, 0.6, 2.25 ms, 300 us, 10 ms,
@@ -122,10 +134,10 @@ CPU_CONSTANTS: tuple[PerfConstant, ...] = (
                  "fitted on CPU_CALIBRATION (weights the probe streamed through the server's kernel, at the "
                  "rate of a set of the model's size, against vLLM CPU's weight and KV reads)",
                  _grid(0.05, 1.5, 0.05)),
-    PerfConstant("flops_fraction.vllm_cpu", CPU_FITTED["flops_fraction"], FITTED,
-                 "share of the measured CPU BF16 FLOP/s",
-                 "fitted on CPU_CALIBRATION (the probe's linear layer of 2048 rows against vLLM CPU's GEMMs of a few tokens)",
-                 _grid(0.05, 3.0, 0.05)),
+    PerfConstant("token_layer_overhead_us.vllm_cpu", CPU_FITTED["token_layer_overhead_us"], FITTED,
+                 "microseconds per token of a step per decoder layer",
+                 "fitted on CPU_CALIBRATION (the work of each token outside the projections' products: norms, "
+                 "rotary embedding, the gated activation, residual adds)", _grid(0.0, 100.0, 1.0)),
     PerfConstant("step_overhead_ms.vllm_cpu", CPU_FITTED["step_overhead_ms"], FITTED, "milliseconds per engine step",
                  "fitted on CPU_CALIBRATION (the CPU backend's scheduling, sampling, detokenizing and the Python "
                  "of its forward pass; valid for the machine it was measured on)", _grid(0.0, 15.0, 0.25)),
@@ -224,6 +236,12 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "MI300X copies at about 81% of its 5.3 TB/s in public measurements, against 88% of 4.8 TB/s an "
                  "H200 copied at (HOPPER_PROBE, HOPPER_COPY_SHARE)"),
     *CPU_CONSTANTS,
+    PerfConstant("flops_fraction.vllm_cpu", 1.0, ASSUMED, "share of the measured CPU BF16 FLOP/s",
+                 "the probe's product runs through the server's own linear kernel (vLLM CPU's dispatch, "
+                 "servekit.perf.cpu_probe), so a prompt's projections get its rate whole; on the build machine's "
+                 "Xeon without AMX that kernel's rate held from 16 to 2048 rows (0.083-0.086 TFLOPS on 1024 x 1024, "
+                 "2816 x 1024 and 2048 x 2048 weights, 2026-12-06); what a step spends beside the products is "
+                 "token_layer_overhead_us.vllm_cpu"),
     PerfConstant("layer_overhead_us.vllm_cpu", 0.0, ASSUMED, "microseconds per decoder layer per step",
                  "the CPU backend's per-layer costs are inside its step overhead: CPU_FITTED was fitted with no "
                  "per-layer term"),

@@ -49,11 +49,11 @@ INTERVAL80: dict[str, tuple[float, float]] = {
 }
 
 CPU_INTERVAL80: dict[str, tuple[float, float]] = {
-    "output_throughput_tok_s": (0.882, 1.133),
-    "ttft_ms": (0.824, 1.214),
-    "tpot_ms": (0.872, 1.147),
-    "ttft_ms.p99": (0.673, 1.485),
-    "tpot_ms.p99": (0.831, 1.203),
+    "output_throughput_tok_s": (0.879, 1.138),
+    "ttft_ms": (0.845, 1.184),
+    "tpot_ms": (0.877, 1.141),
+    "ttft_ms.p99": (0.609, 1.641),
+    "tpot_ms.p99": (0.830, 1.206),
 }
 
 COVERAGE = 0.8

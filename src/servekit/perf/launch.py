@@ -5,8 +5,9 @@ fractions (``servekit.perf.constants``; an AMD part's scaled by the measured gap
 achievable and peak figures and NVIDIA's, ``constants.vendor_scale``; TensorRT-LLM's FLOP/s by its
 fitted multiple, ``flops_scale.trtllm``); a device without a link figure talks over PCIe Gen4.
 Hardware ``local`` on a CPU machine takes its measured row (``servekit.perf.local_cpu``), whose
-figures are achieved on large operations: the CPU backend's shares of them are fitted
-(``bandwidth_fraction.vllm_cpu``, ``flops_fraction.vllm_cpu``). A launch on the CPU platform takes
+figures are achieved through the server's own kernel: the CPU backend's share of the streamed rate
+is fitted (``bandwidth_fraction.vllm_cpu``), its products take the measured rate whole
+(``flops_fraction.vllm_cpu``, and a fitted per-token cost beside them, ``Rates.token_s``). A launch on the CPU platform takes
 the CPU backend's overheads (``*.vllm_cpu`` constants); all are fitted on their own calibration
 runs (``servekit.perf.constants.CPU_CALIBRATION``).
 Scheduler limits are the launch's own ``max_num_seqs`` / ``max_num_batched_tokens``, else the
@@ -81,7 +82,7 @@ def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
     v = {**fitted_values(), **(values or {})}
     key = overhead_key(engine, profile)
     if row.measured:  # achieved on large operations; the CPU backend's share of them is fitted
-        memory_share, flops_share = v[f"bandwidth_fraction.{CPU_KEY}"], v[f"flops_fraction.{CPU_KEY}"]
+        memory_share, flops_share = v[f"bandwidth_fraction.{CPU_KEY}"], v.get(f"flops_fraction.{CPU_KEY}", constant(f"flops_fraction.{CPU_KEY}"))
     else:
         memory_share = v["bandwidth_fraction"] * vendor_scale("bandwidth", profile.generation)
         flops_share = (flops_fraction(v, profile.generation) * vendor_scale("flops", profile.generation)
@@ -99,6 +100,7 @@ def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
         request_s=v[f"request_overhead_ms.{key}"] * 1e-3,
         expert_memory=memory * 1e9 * memory_share * (1.0 if row.measured else constant("moe_bandwidth_share")),
         activations=key != CPU_KEY,
+        token_s=v[f"token_layer_overhead_us.{CPU_KEY}"] * 1e-6 if key == CPU_KEY else 0.0,
     )
 
 

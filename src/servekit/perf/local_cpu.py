@@ -11,8 +11,8 @@ the machine at the time, and the prediction the load is set against uses them.
 
 The row's figures are achieved rates (weights streamed through the server's own linear kernel,
 per size of weight set, and a large matrix product through it), so the datasheet fractions of
-``servekit.perf.constants`` do not apply to them; the CPU backend's own fitted shares do
-(``servekit.perf.launch.rates_for``), and a model's weights stream at the rate measured for a
+``servekit.perf.constants`` do not apply to them; the CPU backend's own do (a fitted share of
+the streamed rate, the product rate whole: ``servekit.perf.launch.rates_for``), and a model's weights stream at the rate measured for a
 set of their size (``DeviceCompute.memory_for``): a small model the caches partly hold reads
 faster than a large one.
 """

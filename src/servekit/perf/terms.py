@@ -23,7 +23,7 @@ whose KV cache of ``context`` tokens each is read. On one rank of TP x PP:
   Megatron-LM lays TP out, https://arxiv.org/abs/1909.08053), each moving 2 (TP - 1) / TP of the
   step's activations over the link (ring all-reduce), plus a fixed latency each (fitted);
 * overhead: the engine's per-step cost, a per-layer cost and a per-sequence cost (fitted
-  constants).
+  constants); on CPUs also a per-token cost of each layer (``Rates.token_s``).
 
 Weights, KV and activations cross the same memory, so the memory time is their sum; the step lasts
 max(memory, compute) + communication + overhead (memory and compute overlap, the all-reduce and
@@ -59,7 +59,12 @@ class Rates:
     """Bytes/s at which routed experts' weights stream (0: as ``memory``)."""
     activations: bool = False
     """Whether the step's activation traffic (``activation_bytes``) is counted: on GPUs; the CPU
-    backend's fitted constants stand for it."""
+    backend's per-token cost (``token_s``) stands for it."""
+    token_s: float = 0.0
+    """Seconds each token of a step spends per decoder layer outside the projections' products
+    (norms, rotary embedding, the gated activation, the residual adds: work a CPU runs one
+    operation after another, beside the products rather than overlapped with them); 0 on GPUs,
+    where the activation traffic stands for it."""
 
 
 @record
@@ -194,6 +199,6 @@ def step_terms(shape: ModelShape, layout: Layout, rates: Rates, *, tokens: float
         kv=seqs * context * shape.kv_bytes_per_token / layout.pp / rates.memory,
         compute=compute_s(shape, layout, rates, tokens, context, prefill_tokens, prefill_context),
         communication=allreduce_s(shape, layout, rates, tokens),
-        overhead=rates.step_s + stage_layers * rates.layer_s + seqs * rates.seq_s,
+        overhead=rates.step_s + stage_layers * (rates.layer_s + tokens * rates.token_s) + seqs * rates.seq_s,
         activations=activation_bytes(shape, layout, tokens) / rates.memory if rates.activations else 0.0,
     )
