@@ -124,6 +124,19 @@ def _ray_platform_nodes(docs, selection) -> bool:
     return any(p.program == RAY_PROGRAM for p in synthesize(docs, selection, lean=True).processes)
 
 
+def _examples_elsewhere(docs, selection) -> bool:
+    """A plan in an image that keeps vLLM's examples away from its working directory names one of them."""
+    from servekit.synthesis.context import build_context
+    from servekit.synthesis.docker import docker_for
+    from servekit.synthesis.images import moved_paths
+    from servekit.synthesis.synthesize import synthesize
+
+    docker = docker_for(build_context(docs, selection))
+    if docker.image is None:
+        return False
+    return any(moved_paths(docker.image, p.argv()) for p in synthesize(docs, selection, lean=True).processes)
+
+
 RAY_FORM_FIELDS = ("ray_head_argv", "ray_head_command", "ray_ready_command", "head_exec_command", "head_exec_argv")
 """The Ray form's own keys (``servekit.synthesis.render``)."""
 
@@ -234,6 +247,18 @@ DIFFERENCES: tuple[Difference, ...] = (
         fields=_with_roles(*DOCKER_FIELDS),
         test="tests/synthesis/test_docker_forms.py::test_the_command_matches_the_image_entrypoint",
         applies=_entrypoint,
+    ),
+    Difference(
+        id="examples-where-the-image-keeps-them",
+        reason="A recipe names vLLM's example files relative to a vLLM checkout "
+        "(--chat-template examples/tool_chat_template_*.jinja), which vLLM's CUDA image finds from "
+        "its working directory (/vllm-workspace). vllm/vllm-openai-rocm runs from /app and keeps them "
+        "at /app/vllm/examples (docker/Dockerfile.rocm), so the reference's ROCm docker command names "
+        "a file that is not there and vLLM refuses to start. servekit's docker and Kubernetes forms "
+        "name /app/vllm/examples/...; the plan's own command keeps the recipe's path.",
+        fields=_with_roles(*DOCKER_FIELDS),
+        test="tests/synthesis/test_docker_forms.py::test_a_path_into_vllms_examples_is_written_where_the_rocm_image_keeps_them",
+        applies=_examples_elsewhere,
     ),
     Difference(
         id="tpu-hosts-through-ray",

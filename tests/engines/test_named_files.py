@@ -10,7 +10,7 @@ import pytest
 from servekit.engines.common.files import ELSEWHERE, HERE
 from servekit.engines.registry import native_engine
 from servekit.synthesis.image_files import ImagePlace
-from servekit.synthesis.images import image_facts
+from servekit.synthesis.images import image_facts, in_image_path, in_image_words
 
 TEMPLATE = "examples/tool_chat_template_gemma4.jinja"
 
@@ -60,13 +60,20 @@ def test_the_vllm_cuda_image_carries_vllms_examples_in_its_working_directory():
     assert "missing-chat-template" not in _codes(["--chat-template", TEMPLATE], place)
 
 
-def test_the_rocm_image_keeps_them_elsewhere_and_the_fix_says_where():
+def test_the_rocm_image_keeps_them_elsewhere_and_its_forms_name_them_there():
+    """vllm/vllm-openai-rocm runs from /app and keeps vLLM's examples at /app/vllm/examples, so a
+    recipe's ``examples/...`` is written there in the image's forms (``in_image_path``) and found."""
+    assert in_image_path(image_facts("vllm/vllm-openai-rocm:latest"), TEMPLATE) == \
+        "/app/vllm/examples/tool_chat_template_gemma4.jinja"
+    assert in_image_path(image_facts("vllm/vllm-openai:latest"), TEMPLATE) == TEMPLATE  # found from its workdir
+    assert in_image_path(image_facts("vllm/vllm-openai-rocm:latest"), "my/examples/x.jinja") == "my/examples/x.jinja"
+    assert in_image_path(None, TEMPLATE) == TEMPLATE  # an image servekit has no facts of: as written
+    assert in_image_words("vllm/vllm-openai-rocm:latest", ["--chat-template", TEMPLATE, f"--x={TEMPLATE}", 8]) == (
+        "--chat-template", "/app/vllm/examples/tool_chat_template_gemma4.jinja",
+        "--x=/app/vllm/examples/tool_chat_template_gemma4.jinja", 8)
     place = ImagePlace("vllm/vllm-openai-rocm:latest", ELSEWHERE)
-    assert place.has(TEMPLATE) is None
-    result = native_engine().lint(["vllm", "serve", "m", "--chat-template", TEMPLATE], None, place)
-    (finding,) = result.findings
-    assert finding.severity == "warning" and "inside vllm/vllm-openai-rocm:latest" in finding.message
-    assert "/app/vllm/examples/tool_chat_template_gemma4.jinja" in (finding.fix or "")
+    assert place.has(TEMPLATE) is True
+    assert native_engine().lint(["vllm", "serve", "m", "--chat-template", TEMPLATE], None, place).findings == ()
 
 
 def test_a_bind_mount_is_the_hosts(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
@@ -127,3 +128,53 @@ def test_every_image_family_names_its_source():
     for facts in (*IMAGES, *(f for engine in engines() for f in engine.images)):
         assert facts.source.startswith("https://") and facts.repositories and facts.platforms, facts
         assert facts.passes_command == (not facts.entrypoint or facts.entrypoint[0].startswith("/")), facts
+
+
+EXAMPLE_TEMPLATE = "examples/tool_chat_template_llama3.1_json.jinja"
+
+
+@pytest.fixture
+def template_catalog(tmp_path) -> Path:
+    """The bundled catalog with the Llama recipe naming a chat template of vLLM's examples."""
+    import shutil
+
+    root = tmp_path / "catalog"
+    shutil.copytree(BUNDLED, root)
+    recipe = root / "models" / "meta-llama" / "Llama-3.1-8B-Instruct.yaml"
+    text = recipe.read_text(encoding="utf-8")
+    recipe.write_text(text.replace("  base_args: []\n", f'  base_args: ["--chat-template", "{EXAMPLE_TEMPLATE}"]\n', 1),
+                      encoding="utf-8")
+    return root
+
+
+def _cli(capsys, *args: str) -> str:
+    from servekit.cli.app import main
+
+    code = main(["plan", *args])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out
+
+
+def test_a_path_into_vllms_examples_is_written_where_the_rocm_image_keeps_them(capsys, template_catalog):
+    """vllm/vllm-openai-rocm runs from /app and keeps vLLM's examples at /app/vllm/examples: its
+    docker and Kubernetes forms name the template there (the plan's own command keeps the recipe's
+    relative path, which vLLM's CUDA image finds from its working directory), the text form says
+    why, and the image check finds the file."""
+    import yaml
+
+    catalog = ("--catalog", str(template_catalog))
+    doc = json.loads(_cli(capsys, LLAMA, "--hardware", "mi300x", *catalog, "--format", "json"))
+    moved = "/app/vllm/examples/tool_chat_template_llama3.1_json.jinja"
+    assert doc["argv"][doc["argv"].index("--chat-template") + 1] == EXAMPLE_TEMPLATE
+    argv = doc["docker_argv"]
+    assert argv[argv.index("--chat-template") + 1] == moved
+    assert _split(doc["docker_command"]) == [str(w) for w in argv]
+    text = _cli(capsys, LLAMA, "--hardware", "mi300x", *catalog, "--docker")
+    assert f"{EXAMPLE_TEMPLATE} -> {moved}: vllm/vllm-openai-rocm" in text and "file-not-checked" not in text
+    manifests = [d for d in yaml.safe_load_all(_cli(capsys, LLAMA, "--hardware", "mi300x", *catalog, "--format", "k8s"))
+                 if d and d.get("kind") == "Deployment"]
+    args = manifests[0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[args.index("--chat-template") + 1] == moved
+    cuda = json.loads(_cli(capsys, LLAMA, "--hardware", "h100", *catalog, "--format", "json"))
+    assert cuda["docker_argv"][cuda["docker_argv"].index("--chat-template") + 1] == EXAMPLE_TEMPLATE

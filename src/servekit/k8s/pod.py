@@ -8,6 +8,7 @@ from typing import Any
 from servekit.k8s.devices import DeviceRequest
 from servekit.k8s.options import HF_CACHE_PATH
 from servekit.records import record
+from servekit.synthesis.images import in_image_words
 
 CACHE_VOLUME = "hf-cache"
 SHM_VOLUME = "dshm"
@@ -68,8 +69,10 @@ def cache_mounts() -> list[dict[str, Any]]:
 def container(name: str, image: str, argv: Sequence[str], env: list[dict[str, Any]], *,
               devices: DeviceRequest | None = None, probes: Probes | None = None,
               extra_mounts: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
-    """One container: exact argv, env, device limits (= requests), the cache and /dev/shm."""
-    out: dict[str, Any] = {"name": name, "image": image, **split_argv(argv), "env": env}
+    """One container: exact argv (its paths into vLLM's examples where the image keeps them,
+    ``servekit.synthesis.images.in_image_words``), env, device limits (= requests), the cache and
+    /dev/shm."""
+    out: dict[str, Any] = {"name": name, "image": image, **split_argv(list(in_image_words(image, argv))), "env": env}
     if probes is not None:
         out["ports"] = [{"name": "http", "containerPort": probes.port, "protocol": "TCP"}]
         out.update(probe_block(probes))

@@ -22,7 +22,7 @@ from typing import Any
 from servekit.hardware import HardwareProfile, profile_of
 from servekit.records import record
 from servekit.synthesis.context import Context
-from servekit.synthesis.images import ImageFacts, container_command, is_image_reference
+from servekit.synthesis.images import ImageFacts, container_command, in_image_words, is_image_reference
 from servekit.synthesis.install_families import ASCEND
 from servekit.synthesis.plan import Docker
 from servekit.synthesis.shell import arg_lines, quote, quote_word, text
@@ -207,8 +207,9 @@ def docker_command(docker: Docker, argv: Sequence[Any], env: dict[str, Any], por
     if placed.entrypoint:
         lines.append(f"--entrypoint {quote(placed.entrypoint)}")
     positional = 1 if [str(w) for w in argv[program_length:program_length + 1]] == [named] and named else 0
-    flags = list(argv[program_length + positional:])
-    head = list(placed.words[:len(placed.words) - len(flags)])
+    count = max(0, len(argv) - program_length - positional)
+    flags = list(placed.words[len(placed.words) - count:]) if count else []
+    head = list(placed.words[:len(placed.words) - count])
     on_host = [p for p in (model if model.startswith("/") else None, docker.source_mount) if p]
     prereq = "".join(f"# {path} must already exist on the host — bind-mounted read-only below.\n" for path in on_host)
     body = joiner.join([*lines, " ".join(quote(w) for w in [docker.image or "null", *head])])
@@ -235,7 +236,7 @@ def ray_node_docker(docker: Docker, argv: Sequence[Any], env: dict[str, Any], po
         return None, docker_command(docker, argv, env, port, program_length,
                                     container=Container(RAY_CONTAINER, model=model))
     head = docker_command(docker, [*ray_head, "--block"], env, port, 2, container=Container(RAY_CONTAINER, True, model))
-    return head, exec_command(argv, program_length)
+    return head, exec_command(_in_image(docker, argv, program_length), program_length)
 
 
 def ray_node_docker_argv(docker: Docker, argv: Sequence[Any], env: dict[str, Any], port: int, program_length: int,
@@ -245,7 +246,12 @@ def ray_node_docker_argv(docker: Docker, argv: Sequence[Any], env: dict[str, Any
         return None, docker_argv(docker, argv, env, port, program_length,
                                  container=Container(RAY_CONTAINER, model=model))
     head = docker_argv(docker, [*ray_head, "--block"], env, port, 2, container=Container(RAY_CONTAINER, True, model))
-    return head, exec_argv(argv)
+    return head, exec_argv(_in_image(docker, argv, program_length))
+
+
+def _in_image(docker: Docker, argv: Sequence[Any], program_length: int) -> list[Any]:
+    """``argv`` with its paths into vLLM's examples as ``docker``'s image keeps them."""
+    return [*argv[:program_length], *in_image_words(docker.image, argv[program_length:])]
 
 
 @record

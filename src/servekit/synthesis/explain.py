@@ -10,6 +10,7 @@ from servekit.errors import SelectionError
 from servekit.synthesis import shell
 from servekit.synthesis.docker import docker_command, ray_node_docker, ray_ready_command
 from servekit.synthesis.env import MACHINE_ENV
+from servekit.synthesis.images import moved_paths
 from servekit.synthesis.nodes import node_env
 from servekit.synthesis.plan import Plan, Process
 from servekit.synthesis.script import Install, Part, Script, Step, text_lines
@@ -119,7 +120,12 @@ def _ray_docker_part(plan: Plan, proc: Process, title: str, env: dict[str, Any],
     first, command = ray_node_docker(plan.docker, proc.argv(), env, proc.port or 8000, len(proc.program),
                                      served_model(plan), ray_head)
     steps = (*before, Step(RAY_CONTAINER_TITLE, f"{first}\n{ray_ready_command()}")) if first else before
-    return Part(title, command, (), steps, why_lines(proc))
+    return Part(title, command, (), steps, why_lines(proc) + _moved(plan, proc))
+
+
+def _moved(plan: Plan, proc: Process) -> tuple[str, ...]:
+    """Why the docker form names a file otherwise than the plan (``servekit.synthesis.images.moved_paths``)."""
+    return moved_paths(plan.docker.image, proc.argv()[len(proc.program):])
 
 
 def _process_part(plan: Plan, proc: Process, title: str, docker: bool) -> Part:
@@ -134,7 +140,7 @@ def _process_part(plan: Plan, proc: Process, title: str, docker: bool) -> Part:
             raise SelectionError(f"the {proc.role} of this plan runs {' '.join(proc.program)}, which has no docker form "
                                  "here", fix="leave out --docker, or install the engine on each node")
         command = docker_command(plan.docker, proc.argv(), values, proc.port or 8000, len(proc.program))
-        return Part(title, command, (), before, why_lines(proc))
+        return Part(title, command, (), before, why_lines(proc) + _moved(plan, proc))
     words = tuple((k, _env_word(k, v), reason) for k, (v, reason) in env.items())
     command = shell.command(" ".join(shell.quote(t) for t in proc.command_words()), flags)
     activate = any(s.kind == "pip" and "activate" in s.command for s in plan.install)

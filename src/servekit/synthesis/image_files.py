@@ -15,7 +15,7 @@ from dataclasses import field
 from typing import Protocol
 
 from servekit.records import record
-from servekit.synthesis.images import ImageFacts, image_facts
+from servekit.synthesis.images import ImageFacts, image_facts, in_image_path, under
 
 
 class HostPlace(Protocol):
@@ -45,30 +45,22 @@ class ImagePlace:
         return f"inside {self.image}"
 
     def resolved(self, path: str) -> str:
-        workdir = (self.facts.workdir if self.facts else None) or "/"
-        return posixpath.normpath(posixpath.join(workdir, path))
+        """The absolute path ``path`` names inside the image, as its ``docker run`` form writes it
+        (``servekit.synthesis.images.in_image_path``: vLLM's examples where the image keeps them)."""
+        facts = self.facts
+        workdir = (facts.workdir if facts else None) or "/"
+        return posixpath.normpath(posixpath.join(workdir, in_image_path(facts, path)))
 
     def has(self, path: str) -> bool | None:
         full = self.resolved(path)
         for inside, outside in self.mounts.items():
-            if _under(full, inside):
+            if under(full, inside):
                 return self.host.has(posixpath.join(outside, posixpath.relpath(full, inside)))
         facts = self.facts
-        if facts is not None and facts.examples and _under(full, facts.examples):
+        if facts is not None and facts.examples and under(full, facts.examples):
             return True
         return None
 
     def advice(self, path: str) -> str | None:
-        """Where the image keeps vLLM's examples, when the path looks for them elsewhere."""
-        facts = self.facts
-        if facts is None or not facts.examples or not path.startswith("examples/"):
-            return None
-        if _under(self.resolved(path), facts.examples):
-            return None
-        rest = path.removeprefix("examples/")
-        return (f"{self.image} keeps vLLM's examples at {facts.examples} (its working directory is "
-                f"{facts.workdir or '/'}): write {facts.examples}/{rest}")
-
-
-def _under(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory.rstrip("/") + "/")
+        """None: a path into vLLM's examples is already written where the image keeps them."""
+        return None

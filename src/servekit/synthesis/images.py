@@ -13,6 +13,7 @@ entrypoint is. ``user`` and ``home`` say where the Hugging Face cache lives insi
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -120,6 +121,56 @@ def image_facts(image: str | None, more: Sequence[ImageFacts] = ()) -> ImageFact
     return next((f for f in more if repository in f.repositories), None) or _BY_REPOSITORY.get(repository)
 
 
+EXAMPLES = "examples/"
+"""How a recipe names a file of vLLM's ``examples/`` directory (a chat template, a tool-parser
+plugin): relative to a vLLM checkout, which is where vLLM's own image runs from."""
+
+
+def under(path: str, directory: str) -> bool:
+    """Whether ``path`` is ``directory`` or lies inside it (both absolute and normalised)."""
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def in_image_path(facts: ImageFacts | None, path: str) -> str:
+    """``path`` as a command run in the image must name it: a relative path into vLLM's
+    ``examples/`` becomes the absolute path where the image keeps them, when its working directory
+    would not find them there (``vllm/vllm-openai-rocm``: working directory /app, examples in
+    /app/vllm/examples); any other path as given."""
+    if facts is None or not facts.examples or not path.startswith(EXAMPLES):
+        return path
+    if under(posixpath.normpath(posixpath.join(facts.workdir or "/", path)), facts.examples):
+        return path
+    return posixpath.join(facts.examples, path.removeprefix(EXAMPLES))
+
+
+def _in_image_word(facts: ImageFacts | None, word: Any) -> Any:
+    if not isinstance(word, str):
+        return word
+    if word.startswith("--") and "=" in word:
+        option, value = word.split("=", 1)
+        moved = in_image_path(facts, value)
+        return word if moved == value else f"{option}={moved}"
+    return in_image_path(facts, word)
+
+
+def in_image_words(image: str | None, words: Sequence[Any], more: Sequence[ImageFacts] = ()) -> tuple[Any, ...]:
+    """``words`` with each path into vLLM's examples as the image must name it (``in_image_path``)."""
+    facts = image_facts(image, more)
+    return tuple(_in_image_word(facts, w) for w in words)
+
+
+def moved_paths(image: str | None, words: Sequence[Any], more: Sequence[ImageFacts] = ()) -> tuple[str, ...]:
+    """One line per word ``in_image_words`` changes: what it was, what the image's form says, and why."""
+    facts = image_facts(image, more)
+    out = []
+    for word in words:
+        moved = _in_image_word(facts, word)
+        if moved != word and facts is not None:
+            out.append(f"{word} -> {moved}: {image} keeps vLLM's examples at {facts.examples} (its working "
+                       f"directory is {facts.workdir or '/'})")
+    return tuple(out)
+
+
 @record
 class ContainerCommand:
     """What follows the ``docker run`` options: an ``--entrypoint`` override, then the words after the image."""
@@ -134,9 +185,11 @@ def container_command(image: str | None, argv: Sequence[Any], program_length: in
     """Where ``argv`` (a program of ``program_length`` words, then its arguments) goes in a
     ``docker run`` of ``image``: after the image without the program when the image's entrypoint
     is that program; whole when the image runs the command it is given; else with the program's
-    first word as ``--entrypoint`` and the rest after the image."""
+    first word as ``--entrypoint`` and the rest after the image. Paths into vLLM's examples are
+    written as the image keeps them (``in_image_path``)."""
     facts = image_facts(image, more)
     program = [str(w) for w in argv[:program_length]]
+    argv = [*argv[:program_length], *(_in_image_word(facts, w) for w in argv[program_length:])]
     if facts is not None and facts.serves_with(program):
         return ContainerCommand(None, tuple(argv[len(facts.entrypoint):]), f"entrypoint {' '.join(facts.entrypoint)}")
     if facts is not None and facts.passes_command:
