@@ -66,6 +66,8 @@ def test_the_rocm_image_keeps_them_elsewhere_and_its_forms_name_them_there():
     assert in_image_path(image_facts("vllm/vllm-openai-rocm:latest"), TEMPLATE) == \
         "/app/vllm/examples/tool_chat_template_gemma4.jinja"
     assert in_image_path(image_facts("vllm/vllm-openai:latest"), TEMPLATE) == TEMPLATE  # found from its workdir
+    assert in_image_path(image_facts("vllm/vllm-openai-xpu:latest"), TEMPLATE) == TEMPLATE  # the XPU image's too
+    assert ImagePlace("vllm/vllm-openai-xpu:latest", ELSEWHERE).has(TEMPLATE) is True
     assert in_image_path(image_facts("vllm/vllm-openai-rocm:latest"), "my/examples/x.jinja") == "my/examples/x.jinja"
     assert in_image_path(None, TEMPLATE) == TEMPLATE  # an image servekit has no facts of: as written
     assert in_image_words("vllm/vllm-openai-rocm:latest", ["--chat-template", TEMPLATE, f"--x={TEMPLATE}", 8]) == (
@@ -85,7 +87,7 @@ def test_a_bind_mount_is_the_hosts(tmp_path):
     assert ImagePlace("vllm/vllm-openai:latest", ELSEWHERE, {"/cfg": str(tmp_path)}).has("/cfg/conf.yaml") is None
 
 
-@pytest.mark.parametrize("image", ["vllm/vllm-openai:v0.25.0", "vllm/vllm-openai-rocm:nightly"])
+@pytest.mark.parametrize("image", ["vllm/vllm-openai:v0.25.0", "vllm/vllm-openai-rocm:nightly", "vllm/vllm-openai-xpu:latest"])
 def test_each_image_family_names_its_source(image):
     facts = image_facts(image)
     assert facts is not None and "https://github.com/vllm-project/vllm/blob/main/docker/Dockerfile" in facts.source

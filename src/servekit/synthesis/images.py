@@ -67,7 +67,9 @@ IMAGES: tuple[ImageFacts, ...] = (
     ImageFacts(("vllm/vllm-openai-cpu",), ("vllm", "serve"), (), False, ("cpu",),
                VLLM_DOCKER + "Dockerfile.cpu (target vllm-openai: ENTRYPOINT [\"vllm\", \"serve\"])"),
     ImageFacts(("vllm/vllm-openai-xpu",), ("vllm", "serve"), (), False, ("xpu",),
-               VLLM_DOCKER + "Dockerfile.xpu (target vllm-openai: ENTRYPOINT [\"vllm\", \"serve\"])"),
+               VLLM_DOCKER + "Dockerfile.xpu (target vllm-openai: ENTRYPOINT [\"vllm\", \"serve\"]; it builds on "
+               "stage vllm-base: WORKDIR /workspace/vllm, COPY . . of the source tree, whose .dockerignore keeps "
+               "examples/)", workdir="/workspace/vllm", examples="/workspace/vllm/examples"),
     ImageFacts(("vllm/vllm-tpu",), ("/entrypoint.sh",), (), True, ("tpu",),
                "https://github.com/vllm-project/tpu-inference/blob/main/docker/Dockerfile and docker/entrypoint.sh "
                "(ENTRYPOINT /entrypoint.sh: exec \"$@\" when given a command, else the API server with $VLLM_ARGS)"),
