@@ -7,8 +7,9 @@ model (``servekit.perf.constants.CPU_CALIBRATION``) started with a small budget
 (``--max-num-batched-tokens 512``, ``--max-num-seqs 64``), each with ``vllm bench serve`` just after
 measuring the CPU again (as ``servekit bench`` does), and prints the median TTFT and TPOT and the
 throughput against two predictions from the same launch and CPU row: the cohort rule (what
-servekit predicts) and, as the baseline, the continuous rule the model gives the same load when
-its lengths are a dataset's means (``Workload.fixed_lengths`` off). No constant is fitted on these
+servekit predicts: the loop replayed step by step as vLLM's scheduler takes it, chunked prefill
+included) and, as the baseline, the continuous rule the model gives the same load when its
+lengths are a dataset's means (``Workload.fixed_lengths`` off). No constant is fitted on these
 loads (none is in the CPU calibration set).
 
     SERVEKIT_ENGINES_DIR=... python bench/bench_cpu_cohorts.py [--write]

@@ -45,19 +45,20 @@ prefill step (its first inter-token gap carries it), the others decode ``output 
 (``C`` > 2), the mean of both at ``C`` = 2; p99 is the larger one. The throughput is ``C x output``
 over the wave.
 
-Cohorts (the same closed loop when the ``C`` prompts do not fit one step): the scheduler runs
-the decodes first and admits the prompts the rest of the step's budget holds, ``k`` of them with
-``k x input + (C - k) <= max_num_batched_tokens`` (vLLM's ``Scheduler.schedule``: running requests,
-then waiting ones while the token budget lasts). Prompts prefilled in one step finish in one step,
-and their clients send the next ones together, so the requests run in ``m = ceil(C / k)`` cohorts
-whose prefill steps follow each other: a cohort's requests reach the engine while the next step
-runs (the engine steps as soon as it has work, and the other cohorts' decodes are work), which is
-the previous cohort's prefill step for ``m - 1`` of the ``m`` cohorts and a decode step for one.
-TTFT is the request overhead, that step, and the cohort's own prefill step (the median takes the
-majority's wait, the mean of both at ``m`` = 2; p99 the longer); each request's ``output - 1``
-gaps meet the other ``m - 1`` cohorts' prefill steps; the throughput is ``C x output`` over a
-client's cycle (TTFT, then the gaps). A prompt that does not fit one step beside the decodes
-(chunked over several) is left to the continuous rule above.
+Cohorts (the same closed loop when the ``C`` prompts do not fit one step, though one does beside
+the other requests' decodes: ``k >= 1`` whole prompts with ``k x input + (C - k) <=
+max_num_batched_tokens``): no closed form holds here, so the loop is replayed step by step as
+vLLM's scheduler takes it (``servekit.perf.closed_loop``; ``Scheduler.schedule`` of V1): the running requests
+first (a decode token each, or the rest of a chunked prompt), then the waiting ones in order of
+arrival while the token budget lasts, each taking as much of its prompt as the budget leaves
+(chunked prefill); a request reaches the engine the request overhead after its client sent it,
+and its client sends the next when its last token comes. The figures are those of the replayed
+requests, as ``vllm bench serve`` reports them: median and p99 TTFT from send to first token,
+TPOT over each request's gaps, throughput over the run (at most ``closed_loop.SIMULATED_CYCLES``
+cycles of the loop). The prompts that wait behind each other's prefill steps are what the continuous rule
+misses. The replay takes a loop of waves as the waves rule prices it (a test holds the two
+together); the waves rule stays its closed form. A prompt that does not fit one step beside the
+decodes (chunked over several) is left to the continuous rule above.
 
 Speculative decoding with ``k`` drafted tokens accepted at rate ``a`` yields ``tau = (1 - a^(k+1))
 / (1 - a)`` tokens per step (Leviathan et al., https://arxiv.org/abs/2211.17192, eq. 1), verifies
@@ -72,6 +73,7 @@ from __future__ import annotations
 import math
 from dataclasses import field
 
+from servekit.perf.closed_loop import Loop, quantile, replay
 from servekit.perf.shape import ModelShape
 from servekit.perf.terms import Layout, Rates, StepTerms, expert_touched, lm_head_s, step_terms
 from servekit.records import record
@@ -297,25 +299,26 @@ def cohorts(launch: PerfLaunch, wl: Workload, batch: int) -> bool:
             and cohort_size(launch, wl, batch) >= 1)
 
 
-def _cohorts(launch: PerfLaunch, wl: Workload, batch: int) -> Prediction:
-    k = cohort_size(launch, wl, batch)
-    groups = math.ceil(batch / k)
-    context = wl.input_len + wl.output_len / 2
-    prefill, _ = _iteration(launch, k * wl.input_len + batch - k, batch, context, k * wl.input_len, wl.input_len)
-    decode, terms = _iteration(launch, batch, batch, context, 0, wl.input_len)
-    steps = max(1, wl.output_len - 1)
-    arrive = launch.rates.request_s
-    waits = (decode, prefill)  # (the cohort after the longest decode run, the others: another's prefill step)
-    wait = prefill if groups > 2 else sum(waits) / 2
-    met = min(groups - 1, steps)  # the other cohorts' prefill steps within a request's gaps
-    tpot = (met * prefill + (steps - met) * decode) / steps
-    mean_wait = ((groups - 1) * prefill + decode) / groups
-    cycle = arrive + mean_wait + prefill + steps * tpot
+def _closed_loop(launch: PerfLaunch, wl: Workload, batch: int) -> Prediction:
+    """Cohorts (the module's text), priced by replaying the loop (``servekit.perf.closed_loop``)."""
+
+    def step(tokens: int, seqs: int, context: float, prefill: int) -> float:
+        return _iteration(launch, tokens, seqs, context, prefill, wl.input_len)[0]
+
+    loop = Loop(clients=batch, requests=max(1, math.ceil(wl.num_prompts / launch.replicas)), input_len=wl.input_len,
+                output_len=wl.output_len, budget=launch.limits.max_num_batched_tokens,
+                seats=min(batch, launch.limits.max_num_seqs), request_s=launch.rates.request_s)
+    requests = replay(loop, step)
+    ttft = sorted(r.first - r.sent for r in requests)
+    gaps = max(1, wl.output_len - 1)
+    tpot = sorted((r.done - r.first) / gaps for r in requests)
+    _, terms = _iteration(launch, batch, batch, wl.input_len + wl.output_len / 2, 0, wl.input_len)
     return Prediction(
-        output_throughput_tok_s=launch.replicas * batch * wl.output_len / cycle,
-        ttft_ms=(arrive + wait + prefill) * 1e3, ttft_p99_ms=(arrive + max(waits) + prefill) * 1e3,
-        tpot_ms=tpot * 1e3, tpot_p99_ms=tpot * 1e3, binding=terms.binding, batch=batch, devices=launch.devices,
-        terms_ms={k: round(v, 4) for k, v in terms.as_ms().items()}, regime=f"cohorts of {k}",
+        output_throughput_tok_s=launch.replicas * len(requests) * wl.output_len / max(r.done for r in requests),
+        ttft_ms=quantile(ttft, 0.5) * 1e3, ttft_p99_ms=quantile(ttft, 0.99) * 1e3,
+        tpot_ms=quantile(tpot, 0.5) * 1e3, tpot_p99_ms=quantile(tpot, 0.99) * 1e3, binding=terms.binding,
+        batch=batch, devices=launch.devices, terms_ms={k: round(v, 4) for k, v in terms.as_ms().items()},
+        regime=f"cohorts of {cohort_size(launch, wl, batch)}",
     )
 
 
@@ -360,7 +363,7 @@ def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
         if lockstep(launch, wl, batch):
             return _waves(launch, wl, batch)
         if cohorts(launch, wl, batch):
-            return _cohorts(launch, wl, batch)
+            return _closed_loop(launch, wl, batch)
     lf = life(launch, wl, batch)
     prefill = _prefill_s(launch, wl, batch)
     arrive = launch.rates.request_s
