@@ -125,16 +125,18 @@ def _ray_platform_nodes(docs, selection) -> bool:
 
 
 def _examples_elsewhere(docs, selection) -> bool:
-    """A plan in an image that keeps vLLM's examples away from its working directory names one of them."""
+    """A plan in an image that keeps vLLM's examples away from its working directory names one of
+    them (read from the argument sources, as the other predicates read them: no synthesis)."""
+    from servekit.synthesis.args import serve_chunks
     from servekit.synthesis.context import build_context
     from servekit.synthesis.docker import docker_for
     from servekit.synthesis.images import moved_paths
-    from servekit.synthesis.synthesize import synthesize
 
-    docker = docker_for(build_context(docs, selection))
-    if docker.image is None:
+    ctx = build_context(docs, selection)
+    image = docker_for(ctx).image
+    if image is None or not moved_paths(image, ["examples/x"]):  # this image finds vLLM's examples as written
         return False
-    return any(moved_paths(docker.image, p.argv()) for p in synthesize(docs, selection, lean=True).processes)
+    return any(moved_paths(image, [t for t in tokens or () if isinstance(t, str)]) for tokens, _ in serve_chunks(ctx))
 
 
 RAY_FORM_FIELDS = ("ray_head_argv", "ray_head_command", "ray_ready_command", "head_exec_command", "head_exec_argv")
