@@ -160,7 +160,8 @@ def launch_of_check(checked: CheckedLaunch, *, max_num_seqs: int | None = None,
     settings = _settings(list(checked.argv))
     spec = _spec(settings, acceptance_rate)
     seqs, tokens = default_limits(checked.engine, checked.profile, checked.version, spec is not None,
-                                  report.tp * report.pp)
+                                  report.tp * report.pp, kv_tokens=report.kv_tokens,
+                                  context_len=report.max_model_len)
     limits = Limits(max_num_seqs=max_num_seqs or settings.max_num_seqs or seqs,
                     max_num_batched_tokens=max_num_batched_tokens or settings.max_num_batched_tokens or tokens,
                     kv_tokens=report.kv_tokens)

@@ -259,14 +259,9 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "TensorRT-LLM tensorrt_llm/builder.py BuildConfig.max_batch_size default 2048"),
     PerfConstant("max_tokens.trtllm", 8192, SOURCED, "tokens per step",
                  "TensorRT-LLM tensorrt_llm/builder.py BuildConfig.max_num_tokens default 8192"),
-    PerfConstant("max_batch.sglang", 4096, ASSUMED, "sequences",
-                 "SGLang python/sglang/srt/server_args.py: max_running_requests defaults to None (the KV pool "
-                 "decides); a cap of 4096 is assumed so an unbounded pool stays finite"),
     PerfConstant("max_batch.sglang.spec", 48, SOURCED, "sequences",
                  "SGLang python/sglang/srt/server_args.py (_handle_speculative_decoding): 'Max running requests is "
                  "reset to 48 for speculative decoding' (EAGLE, EAGLE3, NEXTN/MTP, STANDALONE)"),
-    PerfConstant("max_tokens.sglang", 8192, SOURCED, "tokens per step",
-                 "SGLang python/sglang/srt/server_args.py: chunked_prefill_size 8192 on GPUs of 80 GB and more"),
     PerfConstant("default_num_prompts", 1000, SOURCED, "requests",
                  "vllm bench serve --num-prompts default 1000 (vllm/benchmarks/serve.py)"),
 )

@@ -12,7 +12,8 @@ the CPU backend's overheads (``*.vllm_cpu`` constants); all are fitted on their 
 runs (``servekit.perf.constants.CPU_CALIBRATION``).
 Scheduler limits are the launch's own ``max_num_seqs`` / ``max_num_batched_tokens``, else the
 engine's defaults: vLLM's per release and device (``servekit.fit.scheduler.v1_defaults``),
-SGLang's and TensorRT-LLM's from ``constants``.
+SGLang's per release, device and KV pool (``servekit.perf.sglang_defaults``), TensorRT-LLM's from
+``constants``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from servekit.hardware import LOCAL
 from servekit.hardware.device_compute import PCIE4, DeviceCompute, compute_format
 from servekit.hardware.profile import HardwareProfile
 from servekit.perf.constants import CPU_KEY, ENGINES, constant, fitted_values, flops_fraction, vendor_scale
+from servekit.perf.sglang_defaults import chunked_prefill_tokens, max_running_requests
 from servekit.perf.shape import ModelShape
 from servekit.perf.terms import Rates
 
@@ -105,16 +107,22 @@ def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
 
 
 def default_limits(engine: str, profile: HardwareProfile, version: str | None,
-                   speculative: bool = False, world_size: int = 1) -> tuple[int, int]:
+                   speculative: bool = False, world_size: int = 1, kv_tokens: int | None = None,
+                   context_len: int | None = None) -> tuple[int, int]:
     """(max_num_seqs, max_num_batched_tokens) the engine picks when the launch names neither
-    (SGLang lowers its sequences when it decodes speculatively; vLLM on CPU scales both with the
-    ranks of the world, ``world_size``)."""
+    (vLLM on CPU scales both with the ranks of the world, ``world_size``; SGLang picks its step's
+    tokens by release and device memory and its requests from the KV pool of ``kv_tokens``
+    tokens and the ``context_len``, ``servekit.perf.sglang_defaults``, and lowers its requests
+    when it decodes speculatively)."""
     key = engine_key(engine)
     if key == "vllm":
         tokens, seqs = v1_defaults(Device(profile), VllmRun(version, {}, profile.platform), world_size=world_size)
         return seqs, tokens
-    seqs_key = f"max_batch.{key}.spec" if speculative and key == "sglang" else f"max_batch.{key}"
-    return int(constant(seqs_key)), int(constant(f"max_tokens.{key}"))
+    if key == "sglang":
+        seqs = (int(constant("max_batch.sglang.spec")) if speculative
+                else max_running_requests(kv_tokens, context_len))
+        return seqs, chunked_prefill_tokens(profile.memory_gib, version)
+    return int(constant(f"max_batch.{key}")), int(constant(f"max_tokens.{key}"))
 
 
 def reserves_whole_output(engine: str) -> bool:

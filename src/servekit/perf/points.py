@@ -35,7 +35,9 @@ from servekit.hardware.device_compute import compute_row
 from servekit.hardware.device_memory import memory_row
 from servekit.hardware.profile import HardwareProfile, custom_profile
 from servekit.perf.constants import acceptance
-from servekit.perf.launch import PerfError, default_limits, offline_occupancy, rates_for, reserves_whole_output
+from servekit.perf.launch import (
+    PerfError, default_limits, engine_key, offline_occupancy, rates_for, reserves_whole_output,
+)
 from servekit.perf.predict import Limits, PerfLaunch, Prediction, Spec, Workload
 from servekit.perf.shape import (
     FORMAT_BYTES, ModelShape, expert_params, mla_widths, untied_embedding_params, weights_format_of,
@@ -226,7 +228,8 @@ def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
     shape = ModelShape(**{**shape.__dict__, "kv_bytes_per_token": float(pool["kv_bytes_per_token"])})
     engine = str(point["engine"])
     spec = spec_of(point)
-    seqs, tokens = default_limits(engine, profile, vllm_release(point), spec is not None)
+    release = vllm_release(point) if engine_key(engine) == "vllm" else point.get("engine_version")
+    seqs, tokens = default_limits(engine, profile, release, spec is not None, kv_tokens=pool.get("kv_tokens"))
     limits = Limits(max_num_seqs=_int(point, "max_num_seqs", seqs),
                     max_num_batched_tokens=_int(point, "max_num_batched_tokens", tokens),
                     kv_tokens=pool.get("kv_tokens"), reserves_output=reserves_whole_output(engine))
