@@ -1,6 +1,6 @@
 """Accuracy of servekit's speed predictions against measured serving runs.
 
-Usage: python bench/bench_perf_points.py [POINTS.jsonl] [--table FILE] [--loo] [--starts] [--write]
+Usage: python bench/bench_perf_points.py [POINTS.jsonl] [--table FILE] [--loo] [--groups] [--starts] [--write]
 
 Reads perf-points lines (default: ../shared/reference/perf-points-visible.jsonl beside the repo),
 and TensorRT-LLM's published throughput table (``--table``, default
@@ -15,7 +15,11 @@ per regime (offline, closed-loop concurrency, request rate). ``--loo`` refits th
 calibration point left out (coordinate descent from the stored values, two rounds; one process per
 CPU) and prints
 each constant's range, the held-out points' errors and the 80% interval ratios those errors give
-(the rule of ``servekit.perf.intervals``; the stored ``INTERVAL80`` should equal them).
+(narrower than the stored ones).
+``--groups`` leaves every calibration point of one model (by shape,
+``servekit.perf.calibrate.model_group``) out together, refits, and prints the held-out errors, the
+80% interval ratios they give (the rule of ``servekit.perf.intervals``; the stored ``INTERVAL80``
+should equal them) and how many evaluation measurements fall inside those.
 ``--starts`` runs the whole fit from the stored values and from each of
 ``servekit.perf.calibrate.FIT_STARTS`` (one process per CPU) and prints each descent's loss and
 whether the stored constants are the lowest-loss result (the rule the stored constants follow).
@@ -48,7 +52,7 @@ from servekit.hardware import profiles_for  # noqa: E402
 from servekit.hardware.device_compute import compute_row  # noqa: E402
 from servekit.perf.calibrate import (  # noqa: E402
     Measured, best_fit, calibration_half, figures, fit_constants, fits_from_starts, held_out_intervals, intervals_from,
-    leave_one_out, predicted, prepare, weighted_by_source,
+    leave_group_out, leave_one_out, model_group, predicted, prepare, weighted_by_source,
 )
 from servekit.perf.constants import CALIBRATION_POINTS, fitted_values  # noqa: E402
 from servekit.perf.intervals import INTERVAL80, METRICS  # noqa: E402
@@ -146,9 +150,39 @@ def print_loo(cal: list[Measured], profiles, values) -> None:
             print(f"  held-out {SHORT[k]:10} n={len(rel):2} median |error| {statistics.median(rel):6.1%}")
     bands = held_out_intervals(rows)
     print("  80% interval ratios from the held-out errors: "
+          + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in bands.items())
+          + " (the stored INTERVAL80 is leave-one-model-out's, --groups)")
+
+
+def coverage(points: list[Measured], profiles, values, bands: dict[str, tuple[float, float]]) -> dict[str, float]:
+    """Share of the measurements inside ``bands`` (interval ratios per metric)."""
+    inside: dict[str, list[bool]] = defaultdict(list)
+    for m in points:
+        got = figures(predicted(m, profiles, values))
+        for k, v in m.measured.items():
+            lo, hi = bands[k]
+            inside[k].append(got[k] * lo <= v <= got[k] * hi)
+    return {k: sum(v) / len(v) for k, v in inside.items()}
+
+
+def print_groups_out(cal: list[Measured], profiles, values, evaluation: list[tuple[str, list[Measured]]]) -> None:
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        rows = leave_group_out(cal, profiles, values, mapper=pool.map)
+    models = len({model_group(m) for m in cal})
+    print(f"leave-one-model-out: the calibration points of each model ({models} models, by shape) left out together, "
+          "constants refitted (2 rounds from the stored values)")
+    for k in METRICS:
+        rel = [abs(1 / r["ratios"][k] - 1) for r in rows if k in r["ratios"]]
+        if rel:
+            print(f"  held-out {SHORT[k]:10} n={len(rel):2} median |error| {statistics.median(rel):6.1%}")
+    bands = held_out_intervals(rows)
+    print("  80% interval ratios from these errors: "
           + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in bands.items()))
     same = all(abs(bands[k][0] - INTERVAL80[k][0]) < 1e-3 and abs(bands[k][1] - INTERVAL80[k][1]) < 1e-3 for k in bands)
     print("  stored INTERVAL80 " + ("equals them" if same else "differs: update servekit.perf.intervals.INTERVAL80"))
+    for name, points in evaluation:
+        cells = ", ".join(f"{SHORT[k]} {c:.1%}" for k, c in coverage(points, profiles, values, bands).items())
+        print(f"  inside these intervals, {name}: {cells}")
 
 
 def print_starts(cal: list[Measured], profiles, values) -> None:
@@ -184,7 +218,7 @@ def read_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def report(path: Path, loo: bool, starts: bool = False, table: Path = TABLE) -> str:
+def report(path: Path, loo: bool, starts: bool = False, table: Path = TABLE, groups: bool = False) -> str:
     profiles = profiles_for(load_documents(None).taxonomy)
     lines = read_lines(path)
     measured = prepare(lines, profiles)
@@ -207,7 +241,7 @@ def report(path: Path, loo: bool, starts: bool = False, table: Path = TABLE) -> 
         bands = intervals_from(cal, profiles, values)
         print("calibration residual spread (10th..90th percentile, in-sample): "
               + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in bands.items()))
-        print("80% interval ratios used (servekit.perf.intervals, from leave-one-out errors): "
+        print("80% interval ratios used (servekit.perf.intervals, from leave-one-model-out errors): "
               + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in INTERVAL80.items()))
         print_ceilings(values)
         print_score(f"calibration, {path.name}", visible_cal, profiles, values)
@@ -225,6 +259,9 @@ def report(path: Path, loo: bool, starts: bool = False, table: Path = TABLE) -> 
             print_starts(cal, profiles, values)
         if loo:
             print_loo(cal, profiles, values)
+        if groups:
+            print_groups_out(cal, profiles, values, [(f"evaluation, {path.name}", ev), (f"evaluation, {table.name}", table_ev),
+                                                     *((f"{name} (evaluation only)", pts) for name, pts in extra)])
     return out.getvalue()
 
 
@@ -234,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loo", action="store_true", help="leave-one-out refits (slow: about a minute)")
     parser.add_argument("--starts", action="store_true",
                         help="the whole fit from every start of FIT_STARTS (slow: minutes per start)")
+    parser.add_argument("--groups", action="store_true",
+                        help="leave-one-model-out refits, their intervals and the coverage those give (about a minute)")
     parser.add_argument("--write", action="store_true", help="also write bench/results/perf-points-DATE.txt")
     parser.add_argument("--table", default=str(TABLE), metavar="FILE",
                         help="the second calibration source (default: TensorRT-LLM's published table, bench/data)")
@@ -243,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         if not p.is_file():
             print(f"no points file at {p}", file=sys.stderr)
             return 2
-    text = report(path, args.loo, args.starts, table)
+    text = report(path, args.loo, args.starts, table, args.groups)
     print(text, end="")
     if args.write:
         name = f"perf-points-{datetime.date.today().isoformat()}.txt"

@@ -62,8 +62,8 @@ def test_stored_constants_are_the_fit(calibration, profiles):
 
 
 def test_stored_intervals_hold_the_calibration_points(calibration, profiles):
-    """The stored intervals come from held-out errors (``bench/bench_perf_points.py --loo`` checks
-    they equal them), which are wider than the in-sample residuals: at least 80% of the calibration
+    """The stored intervals come from held-out errors (``bench/bench_perf_points.py --groups``
+    checks they equal them), which are wider than the in-sample residuals: at least 80% of the calibration
     points lie inside, and each interval is symmetric in log space."""
     got = ratios(calibration, profiles, fitted_values())
     for key, (lo, hi) in INTERVAL80.items():
@@ -269,7 +269,7 @@ def test_each_backend_gets_its_own_intervals():
 
     assert interval80_for(CPU_KEY) is CPU_INTERVAL80
     assert interval80_for("vllm") is INTERVAL80 and interval80_for("sglang") is INTERVAL80
-    assert "cpu-loads" in interval_source(CPU_KEY) and "leave-one-out" in interval_source("vllm")
+    assert "cpu-loads" in interval_source(CPU_KEY) and "leave-one-model-out" in interval_source("vllm")
 
 
 def _bench_script(name: str):
@@ -301,3 +301,31 @@ def test_the_bench_script_prints_a_runs_wave_spread_from_its_evidence(tmp_path):
     assert "waves: 3" in line and "180 .. 260 ms, median 200" in line and "slowest / median wave 1.30" in line
     evidence.write_text(json.dumps({}))  # evidence of a bench before the requests were kept
     assert script.wave_line({"evidence": str(evidence)}) is None
+
+
+def test_leaving_a_model_out_leaves_all_its_points_out_together(monkeypatch):
+    """``leave_group_out`` refits once per model (by shape: a checkpoint's quantized release is the
+    same model) on the other models' points only, and returns one row per point in their order."""
+    from types import SimpleNamespace
+
+    from servekit.perf import calibrate
+
+    def point(i: str, hidden: int, experts: int | None = None) -> Measured:
+        facts = {"hidden_size": hidden, "num_hidden_layers": 32, "num_experts": experts}
+        return Measured({"id": i, "config_facts": facts}, {}, {"tpot_ms": 10.0})
+
+    points = [point("a-bf16", 4096), point("b", 5120), point("a-fp8", 4096), point("c", 4096, 64)]
+    fitted_on: list[set[str]] = []
+
+    def fake_fit(pts, profiles, values, rounds):
+        fitted_on.append({m.id for m in pts})
+        return {"k": float(len(pts))}
+
+    monkeypatch.setattr(calibrate, "fit_constants", fake_fit)
+    monkeypatch.setattr(calibrate, "predicted", lambda m, profiles, values: SimpleNamespace(
+        output_throughput_tok_s=1.0, ttft_ms=1.0, tpot_ms=5.0 * values["k"]))
+    rows = calibrate.leave_group_out(points, {}, {})
+    assert sorted(map(sorted, fitted_on)) == [["a-bf16", "a-fp8", "b"], ["a-bf16", "a-fp8", "c"], ["b", "c"]]
+    assert [r["id"] for r in rows] == ["a-bf16", "b", "a-fp8", "c"]
+    # each row is predicted by the constants fitted without its model: a's two by a fit on two points
+    assert [r["ratios"]["tpot_ms"] for r in rows] == pytest.approx([1.0, 10.0 / 15.0, 1.0, 10.0 / 15.0])

@@ -8,5 +8,5 @@
 - ``predict``: a workload (input/output lengths, concurrency or request rate) on a launch ->
   throughput, TTFT and TPOT with the binding term;
 - ``intervals``: the 80% interval rule; ``points``: lines of the perf-points schema;
-- ``calibrate``: the fit of the constants and its leave-one-out check.
+- ``calibrate``: the fit of the constants and its leave-one-out and leave-one-model-out checks.
 """

@@ -214,6 +214,46 @@ def leave_one_out(points: Sequence[Measured], profiles: Mapping[str, HardwarePro
     return list(mapper(left_out, range(n), [points] * n, [profiles] * n, [values] * n, [rounds] * n))
 
 
+def model_group(m: Measured) -> tuple[Any, ...]:
+    """The model a point measures, by its shape (``config_facts``: width, depth, routed experts):
+    a checkpoint and its quantized releases are one group."""
+    cf = m.point.get("config_facts") or {}
+    experts = cf.get("num_experts") or cf.get("n_routed_experts") or cf.get("num_local_experts")
+    return cf.get("hidden_size"), cf.get("num_hidden_layers"), experts
+
+
+def left_group_out(members: Sequence[int], points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
+                   values: Mapping[str, float], rounds: int = 2) -> list[tuple[int, dict[str, Any]]]:
+    """The points ``members`` left out together: the constants refitted without any of them
+    (starting from ``values``), and each one's index and row as ``left_out`` gives it."""
+    out = set(members)
+    refit = fit_constants([p for j, p in enumerate(points) if j not in out], profiles, values, rounds)
+    rows = []
+    for i in members:
+        m, pred = points[i], predicted(points[i], profiles, refit)
+        got = figures(pred)
+        rows.append((i, {"id": m.id, "constants": refit, "errors": point_errors(m, pred), "weight": m.weight,
+                         "ratios": {k: v / got[k] for k, v in m.measured.items()}}))
+    return rows
+
+
+def leave_group_out(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
+                    values: Mapping[str, float], group: Callable[[Measured], Any] = model_group,
+                    rounds: int = 2, mapper: Callable = map) -> list[dict[str, Any]]:
+    """``left_group_out`` for each group of the calibration points in turn (by default every point
+    of one model: a new source measures models the calibration set has not, where leaving one
+    point out keeps its siblings of the same model on other engines and devices in the fit), the
+    rows of every group together in the points' order."""
+    groups: dict[Any, list[int]] = {}
+    for i, m in enumerate(points):
+        groups.setdefault(group(m), []).append(i)
+    members = list(groups.values())
+    n = len(members)
+    rows = [pair for batch in mapper(left_group_out, members, [points] * n, [profiles] * n, [values] * n,
+                                     [rounds] * n) for pair in batch]
+    return [row for _, row in sorted(rows, key=lambda pair: pair[0])]
+
+
 def held_out_intervals(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[float, float]]:
     """The 80% interval ratios from ``leave_one_out`` rows (``intervals.symmetric_ratios`` of each
     point's measured / predicted when the constants were fitted without it, weighted as the loss
