@@ -11,7 +11,7 @@ def test_every_row_names_its_datasheet_and_states_figures():
         assert "http" in row.source or row.measured, row.id
         assert row.memory_gb_s > 0 and row.tflops, row.id
         assert set(row.tflops) <= set(FORMATS), row.id
-        assert row.link in ("nvlink", "xgmi", "pcie", "ici", "none"), row.id
+        assert row.link in ("nvlink", "xgmi", "pcie", "ici", "unifiedbus", "none"), row.id
 
 
 def test_memory_lives_in_the_memory_table_only():
@@ -41,3 +41,19 @@ def test_an_id_is_read_in_either_spelling_of_its_word_joins():
     assert compute_row("h100-sxm") is compute_row("H100_SXM") is compute_row("h100")
     assert compute_row("a100-sxm4-80gb") is compute_row("a100")
     assert compute_row("NVIDIA H100 80GB HBM3") is None  # a product name is not an id
+
+
+def test_tpu_and_ascend_parts_have_speed_rows_and_say_whose_shares_they_take(profiles):
+    from servekit.perf.launch import shares_source
+
+    ironwood = profiles["ironwood"]
+    assert ironwood.compute.id == "ironwood" and ironwood.compute.flops("bf16") == 2307e12
+    assert compute_row("TPU v7 (Ironwood)").id == "ironwood"
+    assert "carried over" in shares_source(ironwood) and "tpu" in shares_source(ironwood)
+    ascend = profiles["ascend_950pr"].compute
+    assert ascend.memory_gb_s == 1600 and compute_format(ascend, "fp8") == "fp8"
+    assert compute_format(ascend, "bf16") is None  # no BF16 figure was stated: no prediction for BF16 weights
+    assert "carried over" not in shares_source(profiles["h100"])
+    assert "AMD" in shares_source(profiles["mi300x"])
+    # a platform whose engine runs compiled graphs of its own shape (Qualcomm's) has no row: perf refuses
+    assert profiles["ai100_ultra"].compute is None

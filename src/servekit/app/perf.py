@@ -27,7 +27,7 @@ from servekit.hardware import HardwareProfile, profiles_for
 from servekit.jsonl import numbered_objects
 from servekit.perf.constants import acceptance
 from servekit.perf.intervals import INTERVAL80, METRICS, interval80_for, interval_source, ratios_for
-from servekit.perf.launch import default_limits, offline_occupancy, overhead_key, rates_for
+from servekit.perf.launch import default_limits, offline_occupancy, overhead_key, rates_for, shares_source
 from servekit.perf.points import launch_of, output_line, workload_of
 from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Prediction, Spec, Workload, predict
 from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params, mla_decode_width, untied_embedding_params
@@ -171,7 +171,7 @@ def launch_of_check(checked: CheckedLaunch, *, max_num_seqs: int | None = None,
     found = {"weights_format": fmt, "tp": report.tp, "pp": report.pp, "dp": replicas,
              "expert_parallel": layout.expert_replicas > 1, "kv_tokens": report.kv_tokens,
              "max_num_seqs": limits.max_num_seqs, "max_num_batched_tokens": limits.max_num_batched_tokens,
-             "backend": overhead_key(checked.engine, checked.profile)}
+             "backend": overhead_key(checked.engine, checked.profile), "shares_source": shares_source(checked.profile)}
     return launch, found
 
 
@@ -190,7 +190,7 @@ def prediction_dict(pred: Prediction, context: dict[str, Any]) -> dict[str, Any]
     return {
         **{k: context.get(k) for k in ("model", "checkpoint", "recipe", "variant", "hardware", "weights_format", "tp",
                                        "pp", "dp", "expert_parallel", "kv_tokens", "max_num_seqs",
-                                       "max_num_batched_tokens")},
+                                       "max_num_batched_tokens", "shares_source")},
         "devices": pred.devices,
         "output_throughput_tok_s": round(pred.output_throughput_tok_s, 3),
         "output_throughput_per_device_tok_s": round(pred.per_device_tok_s, 3),

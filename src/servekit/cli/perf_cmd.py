@@ -66,6 +66,7 @@ def render_text(out: dict) -> str:
         *([f"  per device, achieved: memory {out['rates']['memory_gb_s']:,.1f} GB/s"
            + (f" (routed experts {out['rates']['expert_memory_gb_s']:,.1f})" if "expert_memory_gb_s" in out["rates"]
               else "") + f", {out['rates']['tflops']:,.3f} TFLOPS dense"] if out.get("rates") else []),
+        *([f"  achieved as: {out['shares_source']}"] if out.get("shares_source") else []),
         "  step terms (ms): " + ", ".join(f"{k} {v:.2f}" for k, v in out["terms_ms"].items()),
         f"  intervals: 80%, from {out.get('interval80_source') or 'servekit.perf.intervals'} (servekit.perf.intervals)",
     ])

@@ -3,7 +3,8 @@ each row with the vendor datasheet it was read from.
 
 The memory a device offers lives in the one device memory table (``servekit.hardware.device_memory``);
 this table gives what it takes to predict speed and names the memory row of the same part
-(``memory_id``) instead of repeating it. Figures are the vendor's own:
+(``memory_id``) instead of repeating it. Figures are the vendor's own (a part announced before its
+datasheet is published cites the announcement as reported, and says so):
 
 * ``tflops``: dense tensor-core TFLOPS per format (``bf16``, ``fp8``, ``fp4``); a datasheet that
   states only the figure with 2:4 sparsity is halved (NVIDIA marks those "with sparsity");
@@ -11,8 +12,9 @@ this table gives what it takes to predict speed and names the memory row of the 
   format: ``compute_format``);
 * ``memory_gb_s``: memory bandwidth of one device, GB/s;
 * ``link_gb_s``: bandwidth one device can send to its peers at once, GB/s in one direction
-  (NVLink figures are quoted for both directions together and halved here; PCIe x16 Gen4 moves
-  32 GB/s and Gen5 64 GB/s each way; an Instinct part's seven xGMI links are summed).
+  (NVLink, ICI and Huawei's UnifiedBus figures are quoted for both directions together and halved
+  here; PCIe x16 Gen4 moves 32 GB/s and Gen5 64 GB/s each way, x8 half; an Instinct part's seven
+  xGMI links are summed).
 
 A part with no row has no speed prediction: ``servekit perf`` says so and names this table.
 """
@@ -43,7 +45,7 @@ class DeviceCompute:
     """Dense TFLOPS per format (``FORMATS``)."""
     memory_gb_s: float
     link: str
-    """nvlink | xgmi | pcie | ici | none (the way devices of a node talk)."""
+    """nvlink | xgmi | pcie | ici | unifiedbus | none (the way devices of a node talk)."""
     link_gb_s: float
     source: str
     """The vendor datasheet (URL) the figures were read from."""
@@ -163,6 +165,17 @@ DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
     DeviceCompute("trillium", {"bf16": 918.0, "fp8": 1836.0}, 1640, "ici", 224,
                   "Google Cloud https://cloud.google.com/tpu/docs/v6e (918 TFLOPS BF16, 1,836 TOPS INT8, 1,640 GB/s "
                   "HBM, ICI 3,584 Gbps per chip)", aliases=("tpu_v6e_(trillium)",)),
+    DeviceCompute("ironwood", {"bf16": 2307.0, "fp8": 4614.0}, 7370, "ici", 600,
+                  "Google Cloud https://docs.cloud.google.com/tpu/docs/tpu7x (TPU7x: 2,307 TFLOPs BF16 and 4,614 FP8 "
+                  "peak per chip, 192 GiB HBM) and Google https://blog.google/products/google-cloud/ironwood-tpu-age-"
+                  "of-inference/ (7.37 TB/s HBM per chip, ICI 1.2 TBps bidirectional)",
+                  aliases=("tpu7x", "tpu_v7", "tpu_v7_(ironwood)")),
+    DeviceCompute("ascend_950pr", {"fp8": 1000.0, "fp4": 2000.0}, 1600, "unifiedbus", 1000,
+                  "Huawei's announcement at Huawei Connect 2025 (Eric Xu's keynote, 2025-09-18; no datasheet yet), as "
+                  "reported at https://reportify.ai/social-media/721107923617455 (1 PFLOPS FP8, 2 PFLOPS FP4, 2 TB/s "
+                  "interconnect) and https://www.medcom.id/teknologi/news-teknologi/akW27ydb-huawei-punya-hbm-buatan-"
+                  "sendiri-targetkan-supercluster-raksasa (950PR: 128 GB HiBL 1.0 at 1.6 TB/s); no BF16 figure was "
+                  "stated, so BF16 weights have no speed prediction"),
     DeviceCompute("dgx_spark_gb10", {"fp4": 500.0}, 273, "none", 0.0,
                   _nv("https://www.nvidia.com/en-us/products/workstations/dgx-spark/ (1 PFLOP FP4 with sparsity, "
                       "273 GB/s LPDDR5x)")),

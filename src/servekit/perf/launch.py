@@ -69,6 +69,19 @@ def device_row(profile: HardwareProfile) -> DeviceCompute:
                     fix="add its datasheet row to servekit.hardware.device_compute")
 
 
+def shares_source(profile: HardwareProfile) -> str:
+    """Where the achievable shares of ``profile``'s device come from, in a few words: a platform
+    no calibration run measured takes NVIDIA's, a stated assumption."""
+    if measured_cpu(profile):
+        return "this machine's CPU as measured, at the CPU backend's fitted shares"
+    if profile.platform == "rocm":
+        return "the shares fitted on NVIDIA GPU runs, scaled by AMD's measured gap (flops_scale.amd, bandwidth_scale.amd)"
+    if profile.platform in ("cuda", None, ""):
+        return "the shares fitted on NVIDIA GPU runs"
+    return (f"the shares fitted on NVIDIA GPU runs, carried over: no calibration run is on a {profile.platform} "
+            "device (an assumption)")
+
+
 def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
               values: Mapping[str, float] | None = None, ranks: int = 1) -> Rates:
     """What one of the launch's ``ranks`` devices achieves for ``shape``: a measured row streams
