@@ -12,7 +12,7 @@ the CPU backend's overheads (``*.vllm_cpu`` constants); all are fitted on their 
 runs (``servekit.perf.constants.CPU_CALIBRATION``).
 Scheduler limits are the launch's own ``max_num_seqs`` / ``max_num_batched_tokens``, else the
 engine's defaults: vLLM's per release and device (``servekit.fit.scheduler.v1_defaults``),
-SGLang's per release, device and KV pool (``servekit.perf.sglang_defaults``), TensorRT-LLM's from
+SGLang's per release, device and KV pool (``servekit.engines.sglang.scheduler``), TensorRT-LLM's from
 ``constants``.
 """
 
@@ -28,7 +28,7 @@ from servekit.hardware import LOCAL
 from servekit.hardware.device_compute import PCIE4, DeviceCompute, compute_format
 from servekit.hardware.profile import HardwareProfile
 from servekit.perf.constants import CPU_KEY, ENGINES, constant, fitted_values, flops_fraction, vendor_scale
-from servekit.perf.sglang_defaults import chunked_prefill_tokens, max_running_requests
+from servekit.engines.sglang.scheduler import chunked_prefill_tokens, max_running_requests
 from servekit.perf.shape import ModelShape
 from servekit.perf.terms import Rates
 
@@ -125,7 +125,7 @@ def default_limits(engine: str, profile: HardwareProfile, version: str | None,
     """(max_num_seqs, max_num_batched_tokens) the engine picks when the launch names neither
     (vLLM on CPU scales both with the ranks of the world, ``world_size``; SGLang picks its step's
     tokens by release and device memory and its requests from the KV pool of ``kv_tokens``
-    tokens and the ``context_len``, ``servekit.perf.sglang_defaults``, and lowers its requests
+    tokens and the ``context_len``, ``servekit.engines.sglang.scheduler``, and lowers its requests
     when it decodes speculatively)."""
     key = engine_key(engine)
     if key == "vllm":

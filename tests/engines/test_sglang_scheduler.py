@@ -1,10 +1,10 @@
-"""SGLang's scheduler defaults per release and device (servekit.perf.sglang_defaults)."""
+"""SGLang's scheduler defaults per release and device (servekit.engines.sglang.scheduler)."""
 
 from __future__ import annotations
 
 import pytest
 
-from servekit.perf.sglang_defaults import chunked_prefill_tokens, max_running_requests
+from servekit.engines.sglang.scheduler import chunked_prefill_tokens, max_running_requests
 
 
 @pytest.mark.parametrize(("memory_gib", "version", "tokens"), [
