@@ -260,8 +260,9 @@ def report(path: Path, loo: bool, starts: bool = False, table: Path = TABLE, gro
         if loo:
             print_loo(cal, profiles, values)
         if groups:
-            print_groups_out(cal, profiles, values, [(f"evaluation, {path.name}", ev), (f"evaluation, {table.name}", table_ev),
-                                                     *((f"{name} (evaluation only)", pts) for name, pts in extra)])
+            sets = [(f"evaluation, {path.name}", ev), (f"evaluation, {table.name}", table_ev),
+                    *((f"{name} (evaluation only)", pts) for name, pts in extra)]
+            print_groups_out(cal, profiles, values, sets)
     return out.getvalue()
 
 

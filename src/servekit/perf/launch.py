@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from servekit.engines.sglang.scheduler import chunked_prefill_tokens, max_running_requests
 from servekit.errors import ServekitError
 from servekit.fit.hardware import Device
 from servekit.fit.scheduler import v1_defaults
@@ -28,7 +29,6 @@ from servekit.hardware import LOCAL
 from servekit.hardware.device_compute import PCIE4, DeviceCompute, compute_format
 from servekit.hardware.profile import HardwareProfile
 from servekit.perf.constants import CPU_KEY, ENGINES, constant, fitted_values, flops_fraction, vendor_scale
-from servekit.engines.sglang.scheduler import chunked_prefill_tokens, max_running_requests
 from servekit.perf.shape import ModelShape
 from servekit.perf.terms import Rates
 
@@ -75,7 +75,8 @@ def shares_source(profile: HardwareProfile) -> str:
     if measured_cpu(profile):
         return "this machine's CPU as measured, at the CPU backend's fitted shares"
     if profile.platform == "rocm":
-        return "the shares fitted on NVIDIA GPU runs, scaled by AMD's measured gap (flops_scale.amd, bandwidth_scale.amd)"
+        return ("the shares fitted on NVIDIA GPU runs, scaled by AMD's measured gap "
+                "(flops_scale.amd, bandwidth_scale.amd)")
     if profile.platform in ("cuda", None, ""):
         return "the shares fitted on NVIDIA GPU runs"
     return (f"the shares fitted on NVIDIA GPU runs, carried over: no calibration run is on a {profile.platform} "
