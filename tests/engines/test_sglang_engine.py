@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from servekit.cli.app import main
 from servekit.engines.common.artifacts import DRAFT, MODEL
 from servekit.engines.common.translation import DialectContext
@@ -78,7 +80,39 @@ def test_plan_with_engine_sglang(capsys):
     assert doc["engine"] == "sglang" and doc["argv"][:3] == ["python", "-m", "sglang.launch_server"]
 
 
-def test_default_mem_fraction_follows_sglangs_rule():
-    assert default_mem_fraction_static(None) == 0.95
-    assert default_mem_fraction_static(80 * 1024, chunked_prefill_size=2048) == round((80 * 1024 - 10 * 1024) / (80 * 1024), 3)
-    assert default_mem_fraction_static(24 * 1024) == round((24 * 1024 - (512 + 8192 * 1.5 + 128)) / (24 * 1024), 3)
+def test_default_mem_fraction_follows_sglangs_rule_of_each_release():
+    h100 = 79.19 * 1024
+    # unknown device memory: the fallback of the release
+    assert default_mem_fraction_static(None) == 0.95 and default_mem_fraction_static(None, version="0.5.19") == 0.88
+    # before 0.4.8: by TP x PP on GPUs of at most 80 GiB
+    assert [default_mem_fraction_static(h100, tp, 1, "0.4.6.post5") for tp in (1, 2, 4, 8, 16)] == [
+        0.88, 0.87, 0.85, 0.81, 0.79]
+    # 0.4.8-0.5.2: a reserve by the GPU's memory, (9.5 + TP x PP / 2) GiB on an H100
+    assert default_mem_fraction_static(h100, 8, 1, "0.5.2") == round((h100 - 13.5 * 1024) / h100, 3)
+    # 0.5.3: 512 + 1.5 x 8192 + 2 x 256 (decode graphs) + 1/8 GiB, above the 10 GiB floor
+    assert default_mem_fraction_static(h100, 1, 1, "0.5.3") == round((h100 - 13440) / h100, 3)
+    # a small step budget stays under the floor on a large GPU
+    assert default_mem_fraction_static(80 * 1024, version="0.5.3", chunked_prefill_size=2048) == 0.875
+    # 0.5.10: prefill graphs reserve 8 MiB per captured size (58 up to 8192 tokens), 1.5 GiB on MLA
+    assert default_mem_fraction_static(h100, 1, 1, "0.5.10") == round((h100 - 13440 - 58 * 8) / h100, 3)
+    assert default_mem_fraction_static(h100, 1, 1, "0.5.10", mla=True) == round((h100 - 13440 - 1536) / h100, 3)
+    # speculative decoding: 2 GiB, 4 GiB from 0.5.10, none for n-gram
+    assert default_mem_fraction_static(h100, 1, 1, "0.5.3", speculative="eagle") == round((h100 - 15488) / h100, 3)
+    assert default_mem_fraction_static(h100, 1, 1, "0.5.3", speculative="ngram") == round((h100 - 13440) / h100, 3)
+
+
+def test_an_sglang_plan_budgets_the_fraction_its_release_picks(capsys):
+    """Weights and the KV pool are the fraction; activations live in the rest, so the pool is what
+    weights and the runtime leave of it; a fraction the launch names is kept."""
+    assert main(["fit", "Qwen/Qwen3.8-27B", "--hardware", "h200", "--engine", "sglang", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    report = doc["report"] if "report" in doc else doc
+    fraction = default_mem_fraction_static(139.8 * 1024, report["tp"], report["pp"])
+    assert report["budget_gib"] == pytest.approx(139.8 * fraction, abs=0.01)
+    assert report["activation_gib"] == 0.0
+    assert report["available_kv_gib"] == pytest.approx(
+        report["budget_gib"] - report["weights_gib_per_rank"] - report["runtime_gib"], abs=0.01)
+    assert main(["fit", "Qwen/Qwen3.8-27B", "--hardware", "h200", "--engine", "sglang", "--gpu-memory-utilization",
+                 "0.8", "--format", "json"]) == 0
+    named = json.loads(capsys.readouterr().out)
+    assert (named["report"] if "report" in named else named)["budget_gib"] == pytest.approx(139.8 * 0.8, abs=0.01)

@@ -29,8 +29,9 @@ def _report_lines(r) -> list[str]:
         f"kv-cache-dtype {r.kv_cache_dtype}",
         *([f"  device memory {r.device_memory_gib:.2f} GiB ({r.device_memory_source})"]
           if r.device_memory_source else []),
-        f"  per rank: budget {r.budget_gib:.2f} GiB = weights {r.weights_gib_per_rank:.2f} + activation "
-        f"{r.activation_gib:.2f} + runtime {r.runtime_gib:.2f}{graphs} + KV {r.available_kv_gib:.2f} GiB",
+        f"  per rank: budget {r.budget_gib:.2f} GiB = weights {r.weights_gib_per_rank:.2f}"
+        + (f" + activation {r.activation_gib:.2f}" if r.activation_gib else "")
+        + f" + runtime {r.runtime_gib:.2f}{graphs} + KV {r.available_kv_gib:.2f} GiB",
         *([f"  weights: {r.weights_gib_per_rank:.2f} GiB per rank as loaded{added}"] if added else []),
         f"  KV: {r.kv_bytes_per_token:,.0f} B/token/rank (attention layers){state}, block {r.block_size} tokens",
         f"  pool {r.kv_tokens:,} tokens; {r.max_concurrency:.2f}x requests of {r.max_model_len:,}; "

@@ -13,6 +13,10 @@ Each engine declares its memory model as data (``Engine.memory``, read from the 
   overheads.
 * whole-device (QAIC): KV lives in the compiled program (ctx_len x batch); the device budget is
   all of it.
+* static-fraction (SGLang): weights and the KV pool are ``--mem-fraction-static`` of the device's
+  memory, the fraction the release picks from the GPU and the launch when none is given
+  (``MemoryRule.static_fraction``); activations and CUDA graphs live in the rest, so the pool is
+  what weights and the runtime leave of the fraction.
 
 A CPU device takes the engine's CPU rule (the native engine's when it has none); the rule's
 ``report_as`` name (``vllm-cpu``) is also accepted as an engine name.
@@ -26,6 +30,7 @@ from dataclasses import asdict, field, replace
 from servekit.engines.common.specs import (
     BUDGET_CPU_SPACE,
     BUDGET_FREE_FRACTION,
+    BUDGET_STATIC_FRACTION,
     BUDGET_WHOLE_DEVICE,
     MemoryHooks,
     MemoryRule,
@@ -260,6 +265,8 @@ def plan_fit(req: FitRequest) -> FitReport:
         mem = replace(mem, cudagraph=0.0)  # no CUDA graphs captured inside this engine's budget
     if not rule.counts_runner_buffers:
         mem = replace(mem, buffers=0.0)  # vLLM's runner buffers: only its GPU worker profiles them
+    if rule.budget == BUDGET_STATIC_FRACTION:
+        mem = replace(mem, activation=0.0)  # the activations live in the memory the fraction leaves out
     budget, available = _budget_and_kv(req, mem, rule)
     opts = kv_options(facts, launch, device, kv_bytes, run)
     block = rule.mla_block_size if rule.mla_block_size and "mla" in facts.layers else rule.block_size
@@ -307,5 +314,11 @@ def _budget_and_kv(req: FitRequest, mem: RankMemory, rule: MemoryRule) -> tuple[
         return device.memory_gib, known if known is not None else available
     if rule.budget == BUDGET_WHOLE_DEVICE:
         return device.memory_gib, known if known is not None else device.memory_gib - mem.weights - mem.runtime
+    if rule.budget == BUDGET_STATIC_FRACTION and rule.static_fraction is not None:
+        fraction = launch.gpu_memory_utilization or rule.static_fraction(
+            device.memory_gib * 1024, launch.tp, launch.pp, req.engine_version, launch.max_num_batched_tokens,
+            launch.spec_method, "mla" in req.facts.layers)
+        budget = device.memory_gib * fraction
+        return budget, known if known is not None else budget - mem.weights - mem.runtime
     budget = device.memory_gib * (launch.gpu_memory_utilization or rule.default_utilization)
     return budget, known if known is not None else budget - mem.total

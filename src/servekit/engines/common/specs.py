@@ -3,7 +3,7 @@ and the memory model fit applies to it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import field
 
 from servekit.records import record
@@ -90,6 +90,7 @@ BUDGET_UTILIZATION = "utilization"  # utilization x device memory; KV gets what 
 BUDGET_FREE_FRACTION = "free-fraction"  # utilization of the memory left after weights and overheads
 BUDGET_WHOLE_DEVICE = "whole-device"  # all device memory; KV lives beside weights and runtime
 BUDGET_CPU_SPACE = "cpu-space"  # a KV space given in GiB, else utilization of node memory less the process
+BUDGET_STATIC_FRACTION = "static-fraction"  # weights + KV are a fraction of memory; activations live outside
 
 
 @record
@@ -107,6 +108,9 @@ class MemoryRule:
     process_gib: float = 0.0  # resident memory of a worker besides weights (CPU rule)
     pool_requests: int | None = None  # the pool is sized for this many whole requests (None: the budget)
     null_pages: int = 0  # blocks the pool holds besides its requests' (a reserved null block)
+    static_fraction: Callable[..., float] | None = field(default=None, compare=False, hash=False)
+    """BUDGET_STATIC_FRACTION: the fraction the engine picks when the launch sets none, from
+    (device MiB, tp, pp, version, step tokens, speculative method, MLA)."""
 
     def pool_blocks_cap(self, blocks_per_request: int, max_num_seqs: int | None) -> int | None:
         """The most blocks the pool takes: ``pool_requests`` (or the launch's ``max_num_seqs``)

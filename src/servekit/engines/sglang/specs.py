@@ -11,7 +11,7 @@ from pathlib import Path
 
 from servekit.engines.common.flags import CatalogStore
 from servekit.engines.common.specs import (
-    BUDGET_UTILIZATION,
+    BUDGET_STATIC_FRACTION,
     NOTHING,
     LaunchSpec,
     MemoryHooks,
@@ -19,6 +19,7 @@ from servekit.engines.common.specs import (
     PrecompileSpec,
 )
 from servekit.engines.common.user_install import UserInstall, UserInstallStep
+from servekit.engines.sglang.memory import default_mem_fraction_static
 from servekit.synthesis.images import ImageFacts
 
 ID = "sglang"
@@ -69,12 +70,12 @@ LAUNCH = LaunchSpec(
 )
 
 # --mem-fraction-static is (weights + KV pool) / device memory; activations and CUDA graph buffers
-# live outside it. Left unset, sglang.srt.arg_groups.memory_hook.handle_gpu_memory_settings sets
-# it to (gpu_mem - reserved) / gpu_mem (see memory.default_mem_fraction_static); on GPUs over
-# 60 GiB the reserve is at least 10 GiB (at most 0.875 on 80 GiB, 0.929 on 141 GiB; less with
-# larger chunked prefill and graph reserves).
+# live outside it. Left unset, each release picks it from the GPU's memory and the launch
+# (memory.default_mem_fraction_static: about 0.83 on an 80 GB H100 and 0.90 on an H200 at TP 1
+# from 0.5.3).
 MEMORY = MemoryHooks(
-    rule=MemoryRule(budget=BUDGET_UTILIZATION, block_size=1, counts_cuda_graphs=False, default_utilization=0.88),
+    rule=MemoryRule(budget=BUDGET_STATIC_FRACTION, block_size=1, counts_cuda_graphs=False, default_utilization=0.88,
+                    static_fraction=default_mem_fraction_static),
 )
 
 USER_INSTALL = UserInstall(DEFAULT_VERSION, (
