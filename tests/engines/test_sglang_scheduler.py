@@ -81,3 +81,21 @@ def test_a_perf_line_that_names_its_limits_keeps_them():
     line = _sglang_line("mi300x", "0.5.3", max_num_seqs=64, max_num_batched_tokens=2048)
     launch = launch_of(line, profiles_for(load_documents(None).taxonomy))
     assert (launch.limits.max_num_seqs, launch.limits.max_num_batched_tokens) == (64, 2048)
+
+
+def test_a_perf_line_of_sglang_plans_its_pool_with_sglangs_memory_rule():
+    """The fraction the release picks holds weights and the pool; vLLM's rule is not borrowed."""
+    from servekit.app.request import load_documents
+    from servekit.engines.sglang.memory import default_mem_fraction_static
+    from servekit.hardware import profiles_for
+    from servekit.perf.points import kv_pool, shape_facts
+
+    profile = profiles_for(load_documents(None).taxonomy)["h100"]
+    sglang = _sglang_line("h100", "0.5.3")
+    pool = kv_pool(sglang, shape_facts(sglang), profile, 1, 1)
+    vllm = kv_pool({**sglang, "engine": "vllm", "engine_version": "0.11.0"}, shape_facts(sglang), profile, 1, 1)
+    fraction = default_mem_fraction_static(profile.memory_gib * 1024, 1, 1, "0.5.3")
+    assert fraction == pytest.approx(0.834, abs=1e-3)
+    weights = pool["weights_gib_per_rank"]
+    assert pool["available_kv_gib"] == pytest.approx(profile.memory_gib * fraction - weights - 0.25, abs=0.02)
+    assert pool["available_kv_gib"] < vllm["available_kv_gib"]

@@ -311,9 +311,11 @@ def _read(point: dict[str, Any], set_aside: bool) -> tuple[dict[str, Any], list[
 
 
 def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True,
-                  set_aside_unreadable: bool = False) -> dict[str, Any]:
+                  set_aside_unreadable: bool = False, engine: str | None = None) -> dict[str, Any]:
     """``{kv_tokens, kv_bytes_per_token, weights_gib_per_rank}`` for one kv-points line; without
     ``use_logged_memory`` the logged available KV memory is ignored (the whole memory model).
+    kv-points lines are vLLM launches; ``engine`` plans the same line with another engine's memory
+    rule (SGLang for a perf line of SGLang; its release from ``engine_version``).
 
     A field the reader cannot read is a ``PointError`` naming it; with ``set_aside_unreadable``
     it is set aside instead (read as unstated) and named in the output's ``set_aside``, so every
@@ -332,7 +334,8 @@ def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True,
     env = point_env(point)
     weights, estimated = weights_per_rank_from_point(point, facts, launch)
     available = point.get("available_kv_gib_per_gpu") if use_logged_memory else None
-    device, engine, cpu_space = point_device(point, env, launch.tp)
+    device, line_engine, cpu_space = point_device(point, env, launch.tp)
+    engine = engine or line_engine
 
     def fit_at(version: str | None):
         return plan_fit(FitRequest(
@@ -342,7 +345,7 @@ def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True,
             engine_version=version, engine_env=env, engine_generation=point.get("engine"),
         ))
 
-    report = fit_at(point.get("vllm_version"))
+    report = fit_at(point.get("engine_version") if engine != line_engine else point.get("vllm_version"))
     out: dict[str, Any] = {"kv_tokens": None, "kv_bytes_per_token": report.kv_bytes_per_token,
                            "weights_gib_per_rank": weights, "version": version_read(point)}
     if available is not None or cpu_space is not None or (device.memory_gib and weights is not None):

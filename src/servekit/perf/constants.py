@@ -81,7 +81,7 @@ CPU_KEY = "vllm_cpu"
 """The suffix of the CPU backend's overhead constants (vLLM on the CPU platform)."""
 OVERHEAD_KEYS = (*ENGINES, CPU_KEY)
 STEP_MS = {"vllm": 0.5, "sglang": 0.0, "trtllm": 5.5}
-SEQ_US = {"vllm": 125.0, "sglang": 155.0, "trtllm": 0.0}
+SEQ_US = {"vllm": 125.0, "sglang": 160.0, "trtllm": 0.0}
 REQUEST_MS = {"vllm": 40.0, "sglang": 7.5, "trtllm": 0.0}
 """The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``,
 ``request_overhead_ms.ENGINE``)."""
@@ -195,7 +195,7 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "HOPPER_PROBE (HOPPER_GROUPED_SHARE): grouped expert products of a few tokens per expert streamed "
                  "their weights at 63-79% (median 76%) of the rate dense decode products did on an H200; assumed "
                  "to hold for the engines' fused MoE kernels and for other GPUs"),
-    PerfConstant("allreduce_latency_us", 60.0, FITTED, "microseconds per TP all-reduce",
+    PerfConstant("allreduce_latency_us", 55.0, FITTED, "microseconds per TP all-reduce",
                  "fitted on CALIBRATION_POINTS (the fixed cost of one all-reduce, apart from its bytes)",
                  _grid(0.0, 200.0, 5.0)),
     *(PerfConstant(f"offline_occupancy.{engine}", OCCUPANCY[engine], FITTED,
@@ -208,7 +208,7 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "fitted share (vLLM's and SGLang's)",
                  "fitted on CALIBRATION_POINTS: TensorRT-LLM's prompt-heavy runs of TABLE_CALIBRATION need "
                  "more FLOP/s than vLLM's and SGLang's served runs show", _grid(0.5, 4.0, 0.1)),
-    PerfConstant("layer_overhead_us", 10.0, FITTED, "microseconds per decoder layer per step and stage",
+    PerfConstant("layer_overhead_us", 12.5, FITTED, "microseconds per decoder layer per step and stage",
                  "fitted on CALIBRATION_POINTS (kernel launches and what else a layer costs beyond its weight, KV "
                  "and activation bytes and its FLOPs)", _grid(0.0, 60.0, 2.5)),
     *(PerfConstant(f"step_overhead_ms.{engine}", STEP_MS[engine], FITTED, "milliseconds per engine step",

@@ -125,6 +125,8 @@ def kv_pool(point: Mapping[str, Any], shape: ModelShape, profile: HardwareProfil
     version = vllm_release(point)
     if version:
         line["vllm_version"] = version
+    if engine_key(str(point.get("engine"))) == "sglang":  # SGLang's own memory rule, by its release
+        return predict_point({**line, "engine_version": point.get("engine_version")}, engine="sglang")
     return predict_point(line)
 
 
