@@ -25,9 +25,9 @@ adjustment, and the post-capture KV sizing an environment variable turns on.
 
 from __future__ import annotations
 
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 
-from servekit.engines.sglang.scheduler import chunked_prefill_tokens
+from servekit.engines.sglang.scheduler import at_least, chunked_prefill_tokens, release_of
 
 GIB_MIB = 1024
 LARGE_GPU_MIB = 60 * GIB_MIB
@@ -38,25 +38,13 @@ TIER_RESERVE_GIB = ((35.0, 2.8, 10.0), (90.0, 9.5, 2.0), (160.0, 12.0, 2.0))
 """(GPU memory under, reserve GiB, TP x PP divided by) for 0.4.8 to 0.5.2; 32 GiB above."""
 
 
-def _release(version: str | None) -> Version | None:
-    try:
-        return Version(str(version).strip().lstrip("vV")) if version else None
-    except InvalidVersion:
-        return None
-
-
-def _at_least(release: Version | None, text: str) -> bool:
-    """Whether the rule of release ``text`` applies (a release not stated takes the newest)."""
-    return release is None or release >= Version(text)
-
-
 def decode_graph_max_bs(gpu_mem_mib: float, tp: int, release: Version | None) -> int:
     """The largest decode CUDA graph SGLang captures by default (0.5.3 on)."""
     gib = gpu_mem_mib / GIB_MIB
     if gib < 20:
         return 8
     if gib < 35:
-        return (24 if _at_least(release, "0.5.4") else 16) if tp < 4 else 80
+        return (24 if at_least(release, "0.5.4") else 16) if tp < 4 else 80
     if gib < 60:
         return 32 if tp < 4 else 160
     if gib < 160:
@@ -74,11 +62,11 @@ def _speculative_mib(speculative: str | None, release: Version | None) -> float:
     if not speculative:
         return 0.0
     method = speculative.lower()
-    if method == "standalone" and _at_least(release, "0.5.2"):
+    if method == "standalone" and at_least(release, "0.5.2"):
         return 6.0 * GIB_MIB
-    if method == "ngram" and _at_least(release, "0.5.3"):
+    if method == "ngram" and at_least(release, "0.5.3"):
         return 0.0
-    return (4.0 if _at_least(release, "0.5.10") else 2.0) * GIB_MIB
+    return (4.0 if at_least(release, "0.5.10") else 2.0) * GIB_MIB
 
 
 def _before_048(gpu_mem_mib: float, parallel: int, speculative: str | None, release: Version | None) -> float:
@@ -94,16 +82,16 @@ def _before_048(gpu_mem_mib: float, parallel: int, speculative: str | None, rele
 def reserved_mib(gpu_mem_mib: float, tp: int = 1, pp: int = 1, version: str | None = None,
                  chunked_prefill_size: int | None = None, speculative: str | None = None, mla: bool = False) -> float:
     """Memory SGLang keeps outside the static pool (0.4.8 on), in MiB."""
-    release = _release(version)
+    release = release_of(version)
     parallel = tp * pp
-    if not _at_least(release, "0.5.3"):
+    if not at_least(release, "0.5.3"):
         gib = gpu_mem_mib / GIB_MIB
         reserve = next(((base + parallel / per) * GIB_MIB for under, base, per in TIER_RESERVE_GIB if gib < under),
                        32.0 * GIB_MIB)
         return reserve + _speculative_mib(speculative, release)
     budget = chunked_prefill_size or chunked_prefill_tokens(gpu_mem_mib / GIB_MIB, version)
     reserve = 512 + max(budget, 2048) * 1.5 + decode_graph_max_bs(gpu_mem_mib, tp, release) * 2 + parallel / 8 * 1024
-    if _at_least(release, "0.5.10"):
+    if at_least(release, "0.5.10"):
         reserve += 1.5 * GIB_MIB if mla else prefill_graph_sizes(budget) * 8
     if gpu_mem_mib > LARGE_GPU_MIB:
         reserve = max(reserve, LARGE_GPU_FLOOR_MIB)
@@ -114,10 +102,10 @@ def default_mem_fraction_static(gpu_mem_mib: float | None, tp: int = 1, pp: int 
                                 chunked_prefill_size: int | None = None, speculative: str | None = None,
                                 mla: bool = False) -> float:
     """The fraction SGLang ``version`` picks for (weights + KV pool) / device memory."""
-    release = _release(version)
+    release = release_of(version)
     if not gpu_mem_mib:
-        return 0.95 if _at_least(release, "0.5.20") else 0.88
-    if not _at_least(release, "0.4.8"):
+        return 0.95 if at_least(release, "0.5.20") else 0.88
+    if not at_least(release, "0.4.8"):
         return _before_048(gpu_mem_mib, tp * pp, speculative, release)
     reserve = reserved_mib(gpu_mem_mib, tp, pp, version, chunked_prefill_size, speculative, mla)
     return round((gpu_mem_mib - reserve) / gpu_mem_mib, 3)

@@ -37,18 +37,24 @@ TIERS: tuple[tuple[str, tuple[tuple[float, int], ...], int], ...] = (
 each rule holds for the releases before the one it names; the last is the newest rule."""
 
 
-def _release(version: str | None) -> Version | None:
+def release_of(version: str | None) -> Version | None:
+    """The SGLang release a version text names (None: not stated or not a release)."""
     try:
         return Version(str(version).strip().lstrip("vV")) if version else None
     except InvalidVersion:
         return None
 
 
+def at_least(release: Version | None, text: str) -> bool:
+    """Whether the rule of release ``text`` applies (a release not stated takes the newest)."""
+    return release is None or release >= Version(text)
+
+
 def chunked_prefill_tokens(memory_gib: float | None, version: str | None = None) -> int:
     """The tokens SGLang ``version`` prefills in one step on a GPU reporting ``memory_gib``."""
-    release = _release(version)
+    release = release_of(version)
     for before, tiers, top in TIERS:
-        if before and (release is None or release >= Version(before)):
+        if before and at_least(release, before):
             continue
         if not memory_gib:
             return 8192 if before == "0.4.8" else UNKNOWN_MEMORY_TOKENS
