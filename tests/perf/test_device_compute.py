@@ -57,3 +57,31 @@ def test_tpu_and_ascend_parts_have_speed_rows_and_say_whose_shares_they_take(pro
     assert "AMD" in shares_source(profiles["mi300x"])
     # a platform whose engine runs compiled graphs of its own shape (Qualcomm's) has no row: perf refuses
     assert profiles["ai100_ultra"].compute is None
+
+
+def test_a_part_only_the_speed_table_names_takes_its_memory_from_the_one_memory_module(profiles):
+    """A measured point may name a part no taxonomy entry has (an H800, an RTX 3090): its memory is
+    the memory table's measured row, else its datasheet size at the assumed usable share, and the
+    profile says which; a part with neither has no pool limit and says so."""
+    from servekit.hardware.device_memory import NOMINAL_MEMORY, USABLE_FRACTION, memory_row, nominal_row
+    from servekit.perf.launch import shares_source
+    from servekit.perf.points import point_profile
+
+    for row in NOMINAL_MEMORY:
+        assert compute_row(row.id) is not None and row.gb > 0, row.id
+    h800 = point_profile("h800", profiles)
+    assert h800.memory_gib == round(80 * USABLE_FRACTION, 3) and h800.memory_source.startswith("assumed")
+    assert "nvidia.cn/data-center/h800" in h800.memory_source
+    assert h800.compute.link_gb_s == 200 and h800.compute.flops("fp8") == compute_row("h100").flops("fp8")
+    assert point_profile("H800-SXM", profiles).compute.id == "h800"
+    rtx3090 = point_profile("rtx_3090", profiles)
+    assert rtx3090.memory_gib == memory_row("rtx_3090").memory_gib and rtx3090.memory_source.startswith("measured")
+    assert rtx3090.generations == ("ampere",)  # the Ampere share of the datasheet FLOPs
+    assert nominal_row("h200") is None  # a taxonomy part keeps the taxonomy's size
+    v5e = point_profile("v5e", profiles)
+    assert v5e.platform == "tpu" and "carried over" in shares_source(v5e)
+    assert v5e.memory_gib == round(16 * USABLE_FRACTION, 3)
+    assert point_profile("gb200_nvl4", profiles).memory_gib == round(186 * USABLE_FRACTION, 3)
+    assert point_profile("mi355x", profiles).memory_gib > 0  # the taxonomy's entry, not this path
+    unknown = point_profile("tpu7x", profiles)  # Google states Ironwood's memory in GiB: not a nominal GB row
+    assert unknown.memory_source.startswith("none") and unknown.memory_gib == 0.0

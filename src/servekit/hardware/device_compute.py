@@ -56,7 +56,8 @@ class DeviceCompute:
     measured: str = ""
     """For a row measured on a machine rather than read from a datasheet: how it was measured."""
     generation: str = ""
-    """NVIDIA generation (ampere, ada, hopper, blackwell) for a part no taxonomy entry names."""
+    """NVIDIA generation (ampere, ada, hopper, blackwell), or ``tpu``, for a part no taxonomy entry
+    names."""
     stream_gb_s: tuple[tuple[float, float], ...] = ()
     """For a measured row: (MiB of weights, GB/s they stream at) per size measured, smallest
     first; a set the caches hold part of streams faster than ``memory_gb_s``."""
@@ -147,6 +148,30 @@ DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
     DeviceCompute("gh200", {"bf16": 989.4, "fp8": 1978.9}, 4000, "nvlink", 450,
                   _nv("https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/ (GH200 with 96 GB HBM3: "
                       "BF16 1,979 / FP8 3,958 TFLOPS with sparsity, 4 TB/s)"), generation="hopper"),
+    DeviceCompute("h800", {"bf16": 989.4, "fp8": 1978.9}, 3350, "nvlink", 200,
+                  _nv("https://www.nvidia.cn/data-center/h800/ (H800 SXM: BF16 1,979 / FP8 3,958 TFLOPS with "
+                      "sparsity, 3.35 TB/s, NVLink 400 GB/s)"), aliases=("h800_sxm", "h800_80gb"),
+                  generation="hopper"),
+    DeviceCompute("a800", {"bf16": 312.0}, 2039, "nvlink", 200,
+                  _nv("https://www.nvidia.cn/data-center/a800/ (A800 80GB SXM: BF16 312 TFLOPS, 2,039 GB/s, "
+                      "NVLink 400 GB/s)"), aliases=("a800_80gb", "a800_sxm"), generation="ampere"),
+    DeviceCompute("l40", {"bf16": 181.05, "fp8": 362.0}, 864, "pcie", PCIE4,
+                  _nv("https://www.nvidia.com/en-us/data-center/l40/ (BF16 181.05 / FP8 362 TFLOPS dense, "
+                      "864 GB/s, PCIe Gen4 x16)"), generation="ada"),
+    DeviceCompute("a40", {"bf16": 149.7}, 696, "pcie", PCIE4,
+                  _nv("https://www.nvidia.com/en-us/data-center/a40/ (BF16 149.7 TFLOPS dense, 696 GB/s, "
+                      "PCIe Gen4)"), generation="ampere"),
+    DeviceCompute("rtx_a6000", {"bf16": 154.85}, 768, "pcie", PCIE4,
+                  _nv("https://www.nvidia.com/en-us/design-visualization/rtx-a6000/ (309.7 tensor TFLOPS with "
+                      "sparsity, 768 GB/s GDDR6, PCIe Gen4)"), aliases=("a6000",), generation="ampere"),
+    DeviceCompute("rtx_6000_ada", {"bf16": 364.25, "fp8": 728.5}, 960, "pcie", PCIE4,
+                  _nv("https://www.nvidia.com/en-us/design-visualization/rtx-6000/ (RTX 6000 Ada Generation: "
+                      "1,457 FP8 tensor TFLOPS with sparsity, 960 GB/s GDDR6, PCIe Gen4); BF16 at half the FP8 "
+                      "rate"), aliases=("rtx_6000_ada_generation",), generation="ada"),
+    DeviceCompute("rtx_3090", {"bf16": 142.0}, 936, "pcie", PCIE4,
+                  _nv("https://www.nvidia.com/en-us/geforce/graphics-cards/30-series/rtx-3090-3090ti/ (RTX 3090: "
+                      "285 tensor TFLOPS with sparsity, 936 GB/s GDDR6X, PCIe Gen4)"), "rtx_3090",
+                  generation="ampere"),
     DeviceCompute("l4", {"bf16": 121.0, "fp8": 242.5}, 300, "pcie", PCIE4,
                   _nv("https://www.nvidia.com/en-us/data-center/l4/ (BF16 242 / FP8 485 TFLOPS with sparsity, "
                       "300 GB/s, PCIe Gen4)"), generation="ada"),
@@ -162,6 +187,13 @@ DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
     DeviceCompute("mi350x", {"bf16": 2306.9, "fp8": 4613.7, "fp4": 9227.5}, 8000, "xgmi", 537.6,
                   "AMD datasheet https://www.amd.com/en/products/accelerators/instinct/mi350/mi350x.html (BF16 2.3 / "
                   "FP8 4.6 / MXFP4 9.2 PFLOPS dense, 8 TB/s HBM3E, Infinity Fabric 1,075 GB/s)"),
+    DeviceCompute("tpu_v5e", {"bf16": 197.0, "fp8": 393.0}, 819, "ici", 200,
+                  "Google Cloud https://cloud.google.com/tpu/docs/v5e (197 TFLOPS BF16, 393 TOPS INT8, 819 GB/s "
+                  "HBM2, ICI 400 GB/s bidirectional per chip)", aliases=("v5e", "tpu_v5_lite", "v5litepod"),
+                  generation="tpu"),
+    DeviceCompute("tpu_v5p", {"bf16": 459.0, "fp8": 918.0}, 2765, "ici", 300,
+                  "Google Cloud https://cloud.google.com/tpu/docs/v5p (459 TFLOPS BF16, 918 TOPS INT8, 2,765 GB/s "
+                  "HBM2e, ICI 4,800 Gbps per chip)", aliases=("v5p",), generation="tpu"),
     DeviceCompute("trillium", {"bf16": 918.0, "fp8": 1836.0}, 1640, "ici", 224,
                   "Google Cloud https://cloud.google.com/tpu/docs/v6e (918 TFLOPS BF16, 1,836 TOPS INT8, 1,640 GB/s "
                   "HBM, ICI 3,584 Gbps per chip)", aliases=("tpu_v6e_(trillium)",)),

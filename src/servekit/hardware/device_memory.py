@@ -8,7 +8,9 @@ points (``servekit.fit.gpu_models``) both read this table, so a plan and a point
 budget the same memory.
 
 A part with no row is priced from its nominal size: ``USABLE_FRACTION`` of it (NVIDIA and other
-parts) or ``AMD_USABLE_FRACTION`` (AMD Instinct), and its profile says the figure is assumed.
+parts) or ``AMD_USABLE_FRACTION`` (AMD Instinct), and its profile says the figure is assumed. A
+taxonomy entry states that size; a part only the device speed table names (a measured point's
+``gpu``) takes it from ``NOMINAL_MEMORY``, its datasheet's figure.
 """
 
 from __future__ import annotations
@@ -63,6 +65,57 @@ DEVICE_MEMORY: tuple[DeviceMemory, ...] = (
                  "vllm-project/recipes commit 22972927 'Verify Qwen3.8-27B on RTX Pro 6000' (Blackwell Max-Q)"),
     DeviceMemory("mi300x", r"\bmi300x\b", 191.98, "vllm-project/vllm#53961 (AMD Instinct MI300X)"),
 )
+
+
+@record
+class NominalMemory:
+    """The memory one device of a part has by its datasheet, for a part no taxonomy entry names."""
+
+    id: str
+    """The part's id in the device speed table (``servekit.hardware.device_compute``)."""
+    gb: float
+    """Nominal GB per device."""
+    source: str
+    """The datasheet the figure was read from."""
+
+
+NOMINAL_MEMORY: tuple[NominalMemory, ...] = (
+    NominalMemory("h100_nvl", 94, "https://www.nvidia.com/en-us/data-center/h100/ (H100 NVL: 94 GB)"),
+    NominalMemory("h100_pcie", 80, "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 80 GB)"),
+    NominalMemory("h800", 80, "https://www.nvidia.cn/data-center/h800/ (H800 SXM: 80 GB HBM3)"),
+    NominalMemory("a800", 80, "https://www.nvidia.cn/data-center/a800/ (A800 80GB SXM)"),
+    NominalMemory("h20", 96, "https://www.nvidia.com/en-us/data-center/h20/ (96 GB HBM3)"),
+    NominalMemory("gh200", 96, "https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/ (96 GB HBM3)"),
+    NominalMemory("l4", 24, "https://www.nvidia.com/en-us/data-center/l4/ (24 GB GDDR6)"),
+    NominalMemory("l40", 48, "https://www.nvidia.com/en-us/data-center/l40/ (48 GB GDDR6)"),
+    NominalMemory("a40", 48, "https://www.nvidia.com/en-us/data-center/a40/ (48 GB GDDR6)"),
+    NominalMemory("rtx_a6000", 48, "https://www.nvidia.com/en-us/design-visualization/rtx-a6000/ (48 GB GDDR6)"),
+    NominalMemory("rtx_6000_ada", 48, "https://www.nvidia.com/en-us/design-visualization/rtx-6000/ (48 GB GDDR6)"),
+    NominalMemory("rtx_4090", 24, "https://www.nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4090/ "
+                  "(24 GB GDDR6X)"),
+    NominalMemory("b200", 180, "https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 1.4 TB over 8 GPUs)"),
+    NominalMemory("gb200", 186, "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (GB200: 186 GB HBM3e per GPU)"),
+    NominalMemory("b300", 288, "https://www.nvidia.com/en-us/data-center/hgx/ (HGX B300: 2.3 TB over 8 GPUs)"),
+    NominalMemory("gb300", 288, "https://www.nvidia.com/en-us/data-center/gb300-nvl72/ (288 GB HBM3e per GPU)"),
+    NominalMemory("mi325x", 256, "https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html (256 GB)"),
+    NominalMemory("mi350x", 288, "https://www.amd.com/en/products/accelerators/instinct/mi350/mi350x.html (288 GB)"),
+    NominalMemory("mi355x", 288, "https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html (288 GB)"),
+    NominalMemory("trillium", 32, "https://cloud.google.com/tpu/docs/v6e (32 GB HBM per chip)"),
+    NominalMemory("ascend_950pr", 128, "Huawei Connect 2025 announcement as reported (950PR: 128 GB HiBL 1.0)"),
+    NominalMemory("tpu_v5e", 16, "https://cloud.google.com/tpu/docs/v5e (16 GB HBM2 per chip)"),
+    NominalMemory("tpu_v5p", 95, "https://cloud.google.com/tpu/docs/v5p (95 GB HBM2e per chip)"),
+)
+
+
+def nominal_row(device_id: str) -> NominalMemory | None:
+    """The nominal size of a part of the device speed table; None when the table has none."""
+    return next((row for row in NOMINAL_MEMORY if row.id == device_id), None)
+
+
+def assumed_note(nominal_gb: float, amd: bool = False) -> str:
+    """How ``assumed_gib`` priced a part's memory, for a profile's ``memory_source``."""
+    share = "191.98/192 (AMD Instinct)" if amd else "31.4/32"
+    return f"assumed: {share} of the nominal {nominal_gb:g} GB (no start-up log of this part in the device table)"
 
 
 def _normal(name: str) -> str:

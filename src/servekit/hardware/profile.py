@@ -17,7 +17,7 @@ from typing import Any
 from servekit.hardware.container import ContainerDevices, container_devices
 from servekit.hardware.device_plugins import DevicePlugin, derive_device_plugin
 from servekit.hardware.device_compute import DeviceCompute, compute_row
-from servekit.hardware.device_memory import USABLE_FRACTION, assumed_gib, measured_memory
+from servekit.hardware.device_memory import USABLE_FRACTION, assumed_gib, assumed_note, measured_memory
 from servekit.hardware.precision import derive_precisions
 from servekit.records import record
 
@@ -258,9 +258,7 @@ def derive_device_memory(hw_id: str, raw: Mapping[str, Any], platform: str, bran
             if row and MEASURED_SPAN[0] <= row.memory_gib / memory_gb <= MEASURED_SPAN[1]:
                 return row.memory_gib, f"measured: {row.source}"
     amd = brand.lower() == "amd"
-    share = "191.98/192 (AMD Instinct)" if amd else "31.4/32"
-    note = f"assumed: {share} of the nominal {memory_gb:g} GB (no start-up log of this part in the device table)"
-    return assumed_gib(memory_gb, amd), note
+    return assumed_gib(memory_gb, amd), assumed_note(memory_gb, amd)
 
 
 def derive_socs(raw: Mapping[str, Any], platform: str) -> SocLayout | None:
