@@ -189,3 +189,22 @@ def test_a_closed_loop_of_fixed_lengths_is_read_from_its_structured_field(capsys
     assert code == 0
     assert out[1]["ttft_ms"] > out[0]["ttft_ms"]  # the prompts overflow a step: cohorts wait for each other
     assert "line 3" in out[2]["error"] and "fixed_lengths" in out[2]["error"]
+
+
+def test_an_engine_is_read_in_its_common_spellings_and_an_unknown_one_is_refused(perf_points):
+    """A line's engine is folded to the speed model's name (case, TensorRT-LLM's spellings, a vLLM
+    fork as vLLM); an engine with no constants is an error line, never priced as vLLM."""
+    import json
+
+    from servekit.app.perf import predict_perf_points
+    from servekit.perf.points import PerfError, point_engine
+
+    assert [point_engine(e) for e in ("TensorRT-LLM", "trt-llm", "SGLang", "vLLM", "vllm-ascend")] == \
+        ["trtllm", "trtllm", "sglang", "vllm", "vllm"]
+    with pytest.raises(PerfError, match="no speed constants"):
+        point_engine("lmdeploy")
+    line = next(p for p in perf_points if p["engine"] == "trtllm")
+    spelled, own, unknown = predict_perf_points(
+        [json.dumps({**line, "engine": "TensorRT-LLM"}), json.dumps(line), json.dumps({**line, "engine": "tgi"})])
+    assert spelled["output_throughput_tok_s"] == own["output_throughput_tok_s"]
+    assert "engine: 'tgi' has no speed constants" in unknown["error"]

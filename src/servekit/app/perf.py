@@ -28,7 +28,7 @@ from servekit.jsonl import numbered_objects
 from servekit.perf.constants import acceptance
 from servekit.perf.intervals import INTERVAL80, METRICS, interval80_for, interval_source, ratios_for
 from servekit.perf.launch import default_limits, offline_occupancy, overhead_key, rates_for, shares_source
-from servekit.perf.points import launch_of, output_line, workload_of
+from servekit.perf.points import launch_of, normal_point, output_line, workload_of
 from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Prediction, Spec, Workload, predict
 from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params, mla_decode_width, untied_embedding_params
 from servekit.perf.terms import Layout
@@ -52,6 +52,7 @@ def predict_perf_points(lines: Iterable[str | bytes], catalog: str | None = None
             yield {"error": error}
             continue
         try:
+            point = normal_point(point)
             yield output_line(point, predict(launch_of(point, profiles), workload_of(point)), INTERVAL80)
         except KeyError as exc:
             yield {"error": f"line {number}: lacks {exc.args[0]!r}"}

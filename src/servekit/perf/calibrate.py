@@ -24,7 +24,7 @@ from typing import Any
 from servekit.hardware.profile import HardwareProfile
 from servekit.perf.constants import CONSTANTS, FITTED, OVERHEAD_KEYS, PerfConstant, fitted_values
 from servekit.perf.intervals import METRICS, interval_ratios, symmetric_ratios
-from servekit.perf.points import kv_pool, launch_of, point_profile, shape_facts, workload_of
+from servekit.perf.points import kv_pool, launch_of, normal_point, point_profile, shape_facts, workload_of
 from servekit.perf.predict import Prediction, predict
 from servekit.records import record
 
@@ -55,7 +55,7 @@ def measured_of(point: Mapping[str, Any]) -> dict[str, float]:
 def prepare(points: Iterable[Mapping[str, Any]], profiles: Mapping[str, HardwareProfile],
             weight: float = 1.0) -> list[Measured]:
     out = []
-    for point in points:
+    for point in map(normal_point, points):
         profile = point_profile(str(point["gpu"]), profiles)
         pool = kv_pool(point, shape_facts(point), profile, int(point.get("tp") or 1), int(point.get("pp") or 1))
         out.append(Measured(point, pool, measured_of(point), weight))

@@ -34,7 +34,7 @@ from servekit.fit.gpu_models import gpu_part
 from servekit.hardware.device_compute import DeviceCompute, compute_row
 from servekit.hardware.device_memory import assumed_gib, assumed_note, memory_row, nominal_row
 from servekit.hardware.profile import HardwareProfile, custom_profile
-from servekit.perf.constants import acceptance
+from servekit.perf.constants import ENGINES, acceptance
 from servekit.perf.launch import (
     PerfError, default_limits, engine_key, offline_occupancy, rates_for, reserves_whole_output,
 )
@@ -46,6 +46,30 @@ from servekit.perf.terms import Layout
 
 REQUIRED = ("config_facts", "engine", "weights_precision", "gpu", "workload")
 MIN_MODEL_LEN = 4096
+ENGINE_SPELLINGS = {"tensorrt-llm": "trtllm", "tensorrt_llm": "trtllm", "tensorrtllm": "trtllm", "trt-llm": "trtllm",
+                    "trt_llm": "trtllm"}
+"""Other spellings of the engines the speed model has constants for (``servekit.perf.constants.ENGINES``)."""
+
+
+def point_engine(text: Any) -> str:
+    """A line's ``engine`` as the speed model names it: case and TensorRT-LLM's spellings folded, a
+    vLLM fork or plugin (``vllm-ascend``) as vLLM; an engine the model has no constants for is an
+    error, not a vLLM launch."""
+    key = str(text).strip().lower().replace(" ", "-")
+    key = ENGINE_SPELLINGS.get(key, key)
+    if key.startswith("vllm"):
+        return "vllm"
+    if key not in ENGINES:
+        raise PerfError(f"engine: {text!r} has no speed constants",
+                        fix=f"write one of {', '.join(ENGINES)} (the engines the calibration runs measured)")
+    return key
+
+
+def normal_point(point: Mapping[str, Any]) -> dict[str, Any]:
+    """The line with its ``engine`` spelled as the speed model names it (``point_engine``)."""
+    if point.get("engine") is None:
+        return dict(point)
+    return {**point, "engine": point_engine(point["engine"])}
 
 
 def _int(point: Mapping[str, Any], key: str, default: int = 1) -> int:
