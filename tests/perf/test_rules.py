@@ -470,3 +470,37 @@ def test_a_prompt_longer_than_the_budget_fills_every_step_with_a_chunk():
     launch = _launch(shape=MOE, limits=replace(ROOMY, max_num_batched_tokens=1024))
     full = mean_touched(launch, decode_tokens=24, prompt=64 * 4096, iterations=64 * 4096 / 1000, input_len=4096)
     assert full == pytest.approx(expert_touched(MOE, Layout(), 1024))
+
+
+def test_host_work_beside_the_device_makes_a_step_the_longer_of_the_two():
+    """With the engine scheduling a step ahead (vLLM's async scheduling), a step's host work (per
+    step and per sequence) overlaps the device's work: the step lasts the longer of the two, not
+    their sum; the per-layer cost stays on the device's side."""
+    host = replace(QUIET, step_s=1e-3, seq_s=1e-4, layer_s=1e-5)
+    serial = step_terms(DENSE, Layout(), host, tokens=8, seqs=8, context=256)
+    overlapped = step_terms(DENSE, Layout(), replace(host, overlap=True), tokens=8, seqs=8, context=256)
+    device = max(serial.weights + serial.kv, serial.compute) + DENSE.layers * 1e-5
+    assert serial.host == pytest.approx(1e-3 + 8 * 1e-4) and serial.overhead == pytest.approx(serial.host + 32e-5)
+    assert serial.total == pytest.approx(device + serial.host)
+    assert overlapped.total == pytest.approx(max(device, overlapped.host))
+    busy = step_terms(DENSE, Layout(), replace(host, overlap=True, seq_s=1e-2), tokens=8, seqs=8, context=256)
+    assert busy.total == pytest.approx(busy.host)  # the host is the longer: it sets the pace
+
+
+def test_async_scheduling_is_vllms_from_0_14_on_gpus_and_off_where_vllm_turns_it_off(profiles):
+    """vLLM 0.14.0 turned async scheduling on by default (vllm/config/scheduler.py); it stays off
+    before, on the CPU platform, with pipeline parallelism, a draft method other than EAGLE or MTP,
+    and across nodes (Ray's executor); other engines are priced serially."""
+    from servekit.perf.launch import overlaps_host_work
+
+    h100, cpu = profiles["h100"], profiles["xeon6"]
+    assert overlaps_host_work("vllm", "0.14.0", h100) and overlaps_host_work("vllm", None, h100)
+    assert not overlaps_host_work("vllm", "0.13.0", h100)
+    assert not overlaps_host_work("vllm", "0.14.0", cpu)
+    assert not overlaps_host_work("vllm", "0.14.0", h100, pp=2)
+    assert not overlaps_host_work("vllm", "0.14.0", h100, nodes=2)
+    assert not overlaps_host_work("vllm", "0.14.0", h100, spec_method="ngram")
+    assert overlaps_host_work("vllm", "0.14.0", h100, spec_method="eagle3")
+    assert overlaps_host_work("vllm", "0.14.0", h100, spec_method="deepseek_mtp")
+    assert overlaps_host_work("vllm", "0.20.0", profiles["mi300x"])
+    assert not overlaps_host_work("sglang", "0.5.5", h100) and not overlaps_host_work("trtllm", "1.0", h100)

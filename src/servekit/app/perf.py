@@ -27,7 +27,9 @@ from servekit.hardware import HardwareProfile, profiles_for
 from servekit.jsonl import numbered_objects
 from servekit.perf.constants import acceptance
 from servekit.perf.intervals import INTERVAL80, METRICS, interval80_for, interval_source, ratios_for
-from servekit.perf.launch import default_limits, offline_occupancy, overhead_key, rates_for, shares_source
+from servekit.perf.launch import (
+    default_limits, offline_occupancy, overhead_key, overlaps_host_work, rates_for, shares_source,
+)
 from servekit.perf.points import launch_of, normal_point, output_line, workload_of
 from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Prediction, Spec, Workload, predict
 from servekit.perf.shape import FORMAT_BYTES, ModelShape, expert_params, mla_decode_width, untied_embedding_params
@@ -129,7 +131,8 @@ def perf_launch(opts: PerfOptions) -> tuple[PerfLaunch, dict[str, Any]]:
                              fix="see `servekit fit` with the same options for the layout that fits")
     facts, precision = _facts(opts.fit, context)
     profile = profiles_for(with_local(load_documents(opts.fit.catalog), opts.fit.hardware).taxonomy)[opts.fit.hardware]
-    checked = CheckedLaunch(facts, precision, report, profile, opts.fit.engine, tuple(context.get("argv") or ()))
+    checked = CheckedLaunch(facts, precision, report, profile, opts.fit.engine, tuple(context.get("argv") or ()),
+                            nodes=opts.fit.nodes)
     launch, found = launch_of_check(checked, max_num_seqs=opts.fit.max_num_seqs,
                                     max_num_batched_tokens=opts.max_num_batched_tokens,
                                     acceptance_rate=opts.acceptance_rate)
@@ -148,6 +151,7 @@ class CheckedLaunch:
     engine: str
     argv: tuple[str, ...]
     version: str | None = None
+    nodes: int = 1
 
 
 def launch_of_check(checked: CheckedLaunch, *, max_num_seqs: int | None = None,
@@ -167,12 +171,15 @@ def launch_of_check(checked: CheckedLaunch, *, max_num_seqs: int | None = None,
                     max_num_batched_tokens=max_num_batched_tokens or settings.max_num_batched_tokens or tokens,
                     kv_tokens=report.kv_tokens)
     layout, replicas = layout_of(report, settings)
-    rates = rates_for(checked.profile, shape, checked.engine, ranks=layout.tp * layout.pp)
+    overlap = overlaps_host_work(checked.engine, checked.version, checked.profile, pp=layout.pp,
+                                 spec_method=spec.method if spec else None, nodes=checked.nodes)
+    rates = rates_for(checked.profile, shape, checked.engine, ranks=layout.tp * layout.pp, overlap=overlap)
     launch = PerfLaunch(shape, layout, rates, limits, replicas, spec, offline_occupancy(checked.engine))
     found = {"weights_format": fmt, "tp": report.tp, "pp": report.pp, "dp": replicas,
              "expert_parallel": layout.expert_replicas > 1, "kv_tokens": report.kv_tokens,
              "max_num_seqs": limits.max_num_seqs, "max_num_batched_tokens": limits.max_num_batched_tokens,
-             "backend": overhead_key(checked.engine, checked.profile), "shares_source": shares_source(checked.profile)}
+             "backend": overhead_key(checked.engine, checked.profile), "shares_source": shares_source(checked.profile),
+             "host_overlap": overlap}
     return launch, found
 
 

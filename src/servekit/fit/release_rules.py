@@ -214,6 +214,20 @@ RULES: tuple[VersionRule, ...] = (
         "(max_num_tokens x hidden), llm_base_proposer hidden_states and inputs_embeds",
     ),
     VersionRule(
+        "async_scheduling", (0, 0), "off",
+        "the engine schedules a step after the one before has finished (--async-scheduling opts in)",
+        "vllm/config/scheduler.py SchedulerConfig.async_scheduling: bool = False (0.11.0 to 0.13.0)",
+    ),
+    VersionRule(
+        "async_scheduling", (0, 14), "on",
+        "the scheduler runs a step ahead of the device, so a step's host work overlaps the device's work, "
+        "unless pipeline parallelism, a draft method other than EAGLE or MTP, or an executor other than mp, "
+        "uni or external_launcher (Ray) rules it out; the CPU platform turns it off",
+        "vllm/config/scheduler.py at v0.14.0: async_scheduling Field(default=None); vllm/config/vllm.py "
+        "'Enable async scheduling unless there is an incompatible option'; vllm/platforms/cpu.py at 0.32.0: "
+        "'async scheduling is not required on CPU'",
+    ),
+    VersionRule(
         "cudagraphs_in_budget", (0, 0), "no",
         "CUDA graphs are captured after the KV cache is sized, outside the budget", "vllm/v1/worker/gpu_worker.py",
     ),

@@ -83,11 +83,31 @@ def shares_source(profile: HardwareProfile) -> str:
             "device (an assumption)")
 
 
+ASYNC_PLATFORMS = ("cuda", "rocm")
+"""Platforms whose vLLM runs the async scheduler by default from the rule's release (the CPU
+platform turns it off; TPU and Ascend run their own plugins' schedulers)."""
+
+
+def overlaps_host_work(engine: str, version: str | None, profile: HardwareProfile, *, pp: int = 1,
+                       spec_method: str | None = None, nodes: int = 1) -> bool:
+    """Whether the launch runs a step's host work beside the device's work of the step before: vLLM's
+    async scheduling, on by default from the release of the ``async_scheduling`` rule
+    (``servekit.fit.release_rules``), except with pipeline parallelism, a draft method other than
+    EAGLE or MTP, or across nodes (where vLLM's default executor is Ray, which lacks it)."""
+    if engine_key(engine) != "vllm" or profile.platform not in ASYNC_PLATFORMS or pp > 1 or nodes > 1:
+        return False
+    method = (spec_method or "").lower()
+    if method and method not in ("eagle", "eagle3") and not method.endswith("mtp"):
+        return False
+    return VllmRun(version, {}, profile.platform).rule("async_scheduling") == "on"
+
+
 def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
-              values: Mapping[str, float] | None = None, ranks: int = 1) -> Rates:
+              values: Mapping[str, float] | None = None, ranks: int = 1, overlap: bool = False) -> Rates:
     """What one of the launch's ``ranks`` devices achieves for ``shape``: a measured row streams
     the rank's share of the weights at the rate the probe measured for a set of that size
-    (``DeviceCompute.memory_for``)."""
+    (``DeviceCompute.memory_for``); ``overlap``: the engine's host work runs beside the device's
+    (``overlaps_host_work``)."""
     row = device_row(profile)
     fmt = compute_format(row, shape.compute_format)
     flops = row.flops(fmt) if fmt else None
@@ -117,6 +137,7 @@ def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
         expert_memory=memory * 1e9 * memory_share * (1.0 if row.measured else constant("moe_bandwidth_share")),
         activations=key != CPU_KEY,
         token_s=v[f"token_layer_overhead_us.{CPU_KEY}"] * 1e-6 if key == CPU_KEY else 0.0,
+        overlap=overlap,
     )
 
 

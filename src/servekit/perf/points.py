@@ -36,7 +36,7 @@ from servekit.hardware.device_memory import assumed_gib, assumed_note, memory_ro
 from servekit.hardware.profile import HardwareProfile, custom_profile
 from servekit.perf.constants import ENGINES, acceptance
 from servekit.perf.launch import (
-    PerfError, default_limits, engine_key, offline_occupancy, rates_for, reserves_whole_output,
+    PerfError, default_limits, engine_key, offline_occupancy, overlaps_host_work, rates_for, reserves_whole_output,
 )
 from servekit.perf.predict import Limits, PerfLaunch, Prediction, Spec, Workload
 from servekit.perf.shape import (
@@ -278,8 +278,10 @@ def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
                     max_num_batched_tokens=_int(point, "max_num_batched_tokens", tokens),
                     kv_tokens=pool.get("kv_tokens"), reserves_output=reserves_whole_output(engine))
     replicas = dp if tp * pp * dp == _int(point, "gpu_count", tp * pp) else 1
-    return PerfLaunch(shape, Layout(tp, pp), rates_for(profile, shape, engine, values, tp * pp), limits, replicas,
-                      spec, offline_occupancy(engine, values))
+    overlap = overlaps_host_work(engine, release, profile, pp=pp, spec_method=spec.method if spec else None,
+                                 nodes=_int(point, "nodes"))
+    return PerfLaunch(shape, Layout(tp, pp), rates_for(profile, shape, engine, values, tp * pp, overlap), limits,
+                      replicas, spec, offline_occupancy(engine, values))
 
 
 def output_line(point: Mapping[str, Any], pred: Prediction, intervals: Mapping[str, tuple[float, float]]) -> dict:

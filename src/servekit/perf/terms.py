@@ -27,8 +27,11 @@ whose KV cache of ``context`` tokens each is read. On one rank of TP x PP:
 
 Weights, KV and activations cross the same memory, so the memory time is their sum; the step lasts
 max(memory, compute) + communication + overhead (memory and compute overlap, the all-reduce and
-the launch overheads do not). The binding term is the largest of weights, KV, activations,
-compute, communication and overhead.
+the launch overheads do not). Where the engine schedules a step ahead of the device
+(``Rates.overlap``: vLLM's async scheduling), the host's part of the overhead (the per-step and
+per-sequence costs) runs beside the device's work of the step before, and the step lasts the longer
+of the two. The binding term is the largest of weights, KV, activations, compute, communication and
+overhead.
 """
 
 from __future__ import annotations
@@ -65,6 +68,10 @@ class Rates:
     (norms, rotary embedding, the gated activation, the residual adds: work a CPU runs one
     operation after another, beside the products rather than overlapped with them); 0 on GPUs,
     where the activation traffic stands for it."""
+    overlap: bool = False
+    """Whether the engine's host work of a step (``step_s`` and ``seq_s``: scheduling, input
+    preparation, output handling) runs while the device runs the step before, as vLLM's async
+    scheduling does (``servekit.perf.launch.overlaps_host_work``)."""
 
 
 @record
@@ -85,10 +92,17 @@ class StepTerms:
     communication: float
     overhead: float
     activations: float = 0.0
+    host: float = 0.0
+    """The host's part of ``overhead`` (per step and per sequence); the rest is the device's (per
+    layer)."""
+    overlap: bool = False
+    """Whether ``host`` runs beside the device's work (``Rates.overlap``)."""
 
     @property
     def total(self) -> float:
-        return max(self.weights + self.kv + self.activations, self.compute) + self.communication + self.overhead
+        device = max(self.weights + self.kv + self.activations, self.compute) + self.communication + \
+            self.overhead - self.host
+        return max(device, self.host) if self.overlap else device + self.host
 
     @property
     def binding(self) -> str:
@@ -201,4 +215,5 @@ def step_terms(shape: ModelShape, layout: Layout, rates: Rates, *, tokens: float
         communication=allreduce_s(shape, layout, rates, tokens),
         overhead=rates.step_s + stage_layers * (rates.layer_s + tokens * rates.token_s) + seqs * rates.seq_s,
         activations=activation_bytes(shape, layout, tokens) / rates.memory if rates.activations else 0.0,
+        host=rates.step_s + seqs * rates.seq_s, overlap=rates.overlap,
     )
