@@ -61,7 +61,8 @@ def _sglang_line(gpu: str, version: str | None, **extra) -> dict:
 @pytest.mark.parametrize(("gpu", "version", "tokens"), [
     ("h100", "0.5.3", 8192), ("mi300x", "0.5.3", 16384), ("b200", "0.5.2", 16384), ("l40s", "0.5.2", 8192),
     ("l40s", "0.5.4.post2", 4096), ("rtx_5090", "0.5.3.post3", 2048), ("rtx_5090", None, 4096),
-    ("l4", "0.5.3", 4096),  # no row of the device memory table: memory unknown, the fallback
+    ("l4", "0.5.3", 2048),  # no measured row: the datasheet's 24 GB at the assumed usable share
+    ("tpu7x", "0.5.3", 4096),  # no memory figure at all: memory unknown, the fallback
 ])
 def test_a_perf_line_of_sglang_takes_the_step_budget_of_its_release_and_gpu(gpu, version, tokens):
     from servekit.app.request import load_documents
