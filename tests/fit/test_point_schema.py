@@ -23,7 +23,9 @@ POINT = {"config_facts": {"num_hidden_layers": 32, "num_attention_heads": 32, "n
     ("vllm_version", "0.1.dev19754+g3a0914114"),        # untagged: no release
     ("engine", "V0"),
     ("gpu_model", "single 80 GB-class NVIDIA GPU -> pre-Blackwell"),
-    ("kv_cache_dtype", "fp8 (e4m3)"),
+    ("kv_cache_dtype", "fp8 with e4m3"),
+    ("kv_cache_dtype", "(e4m3) fp8"),                   # a remark goes after the value
+    ("vllm_version", "0.19.0 (image) (patched)"),      # one remark at most
     ("entrypoint", "offline LLM() batch inference"),
     ("enforce_eager", "yes"),
     ("quantization", "FP8 block-scaled"),
@@ -37,6 +39,23 @@ POINT = {"config_facts": {"num_hidden_layers": 32, "num_attention_heads": 32, "n
 def test_free_text_is_refused_naming_the_field(field, text):
     with pytest.raises(PointError, match=field):
         predict_point({**POINT, field: text})
+
+
+@pytest.mark.parametrize("field,text,read", [
+    ("vllm_version", "0.19.0 (vllm/vllm-openai:v0.19.0)", "0.19.0"),
+    ("vllm_version", "0.19.0 (~0.11)", "0.19.0"),                    # the remark is never read
+    ("vllm_version", "~v0.11.x (Nov 2025; kv_cache_utils.py:1229)", "0.11"),
+    ("kv_cache_dtype", "fp8 (e4m3)", "fp8"),
+    ("kv_cache_dtype", "auto (fp8)", "auto"),                         # the remark is never read
+])
+def test_a_value_may_carry_one_parenthesized_remark_that_is_never_read(field, text, read):
+    from servekit.fit.point_fields import read_field
+
+    assert read_field(field, text) in (read, f"~v{read}.x")
+    plain = predict_point({**POINT, field: read_field(field, text)})
+    assert predict_point({**POINT, field: text})["kv_tokens"] == plain["kv_tokens"]
+    if field == "kv_cache_dtype":
+        assert plain["kv_tokens"] == predict_point({**POINT, field: read})["kv_tokens"]
 
 
 @pytest.mark.parametrize("key,text", [

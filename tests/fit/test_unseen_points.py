@@ -158,16 +158,16 @@ def test_free_text_is_set_aside_by_name_never_read():
         predict_point(line)  # the strict reader still refuses it
     read, notes = readable_point(line)
     named = [n.split(" set aside", 1)[0] for n in notes]
-    assert named == ["extra_flags[0]", "extra_flags[1]", "vllm_version", "engine", "kv_cache_dtype",
-                     "quantization", "config_facts.multimodal"]
+    assert named == ["extra_flags[0]", "extra_flags[1]", "engine", "quantization", "config_facts.multimodal"]
     assert read["extra_flags"] == ["--max-num-seqs 64"]
-    assert all(key not in read for key in ("vllm_version", "engine", "kv_cache_dtype", "quantization"))
+    assert all(key not in read for key in ("engine", "quantization"))
     assert "multimodal" not in read["config_facts"]
     out = figure(line)
-    assert out["set_aside"] == notes and out["version"]["read_as"] is None
+    # a value with one parenthesized remark is read, the remark is not
+    assert out["set_aside"] == notes and out["version"]["read_as"] == "0.19.0"
     # what the text says is not read: it predicts as the line without those fields
-    bare = {k: v for k, v in line.items() if k not in ("vllm_version", "engine", "kv_cache_dtype", "quantization")}
-    bare = {**bare, "extra_flags": ["--max-num-seqs 64"],
+    bare = {k: v for k, v in line.items() if k not in ("engine", "quantization")}
+    bare = {**bare, "extra_flags": ["--max-num-seqs 64"], "vllm_version": "0.19.0", "kv_cache_dtype": "fp8",
             "config_facts": {k: v for k, v in line["config_facts"].items() if k != "multimodal"}}
     assert predict_point(bare, use_logged_memory=False)["kv_tokens"] == out["kv_tokens"]
 
@@ -197,14 +197,15 @@ def test_the_line_own_structured_field_wins_over_the_table():
     table = {"f.jsonl:1": TableEntry("m", {
         "vllm_version": StructuredField("0.11.0", "r"), "gpu_model": StructuredField("l40s", "r"),
         "kv_cache_dtype": StructuredField("fp8", "r"), "config_facts.multimodal": StructuredField(True, "r")})}
-    line = {"model": "m", "vllm_version": "0.19.0", "kv_cache_dtype": "fp8 (e4m3)",
+    line = {"model": "m", "vllm_version": "0.19.0", "kv_cache_dtype": "fp8 with e4m3",
             "config_facts": {"num_hidden_layers": 2, "multimodal": "vision tower"}}
     out = structured("f.jsonl:1", line, table)
     assert out["vllm_version"] == "0.19.0"                  # the line's, read as written
     assert out["gpu_model"] == "l40s"                       # left out by the line: the table's
     assert out["kv_cache_dtype"] == "fp8"                   # free text in the line: the table's
     assert out["config_facts"]["multimodal"] is True
-    assert reads("vllm_version", "0.19.0") and not reads("vllm_version", "0.19.0 (image)")
+    assert reads("vllm_version", "0.19.0") and reads("vllm_version", "0.19.0 (image)")  # a remark, unread
+    assert not reads("vllm_version", "latest (0.19.0)") and not reads("kv_cache_dtype", "fp8 with e4m3")
     assert reads("config_facts.multimodal", False) and not reads("config_facts.multimodal", "yes")
 
 

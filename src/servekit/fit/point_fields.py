@@ -7,6 +7,9 @@ of them is one ``PointError`` naming the field, never a guess:
 
 * ``vllm_version``: a release, a development build or release candidate in PEP 440 form, or an
   approximate release (``servekit.fit.versions.read_version``);
+* either of ``vllm_version`` and ``kv_cache_dtype`` may carry one parenthesized remark after its
+  value, as logs get copied (``0.19.0 (vllm/vllm-openai:v0.19.0)``, ``fp8 (e4m3)``): the value
+  before the parenthesis is read in its form above and the remark never is (``without_remark``);
 * ``engine``: ``v0`` or ``v1`` (the engine that ran, when the line states it);
 * ``gpu_model``: an id of the device table (``servekit.hardware.device_memory``) or ``cpu``;
   ``interconnect``: ``nvlink``, ``pcie`` or ``xgmi`` (how the node's GPUs are linked, when it is
@@ -105,7 +108,23 @@ def _switch(key: str, value: Any) -> bool:
     return value
 
 
+REMARK = re.compile(r"([^()]+?)\s*\([^()]*\)")
+"""A value followed by one parenthesized remark and nothing else."""
+
+
+def without_remark(value: Any) -> Any:
+    """``value`` without one trailing parenthesized remark (``"fp8 (e4m3)"`` -> ``"fp8"``); any
+    other value as it is. The remark is dropped unread, so ``"0.19.0 (~0.11)"`` is 0.19.0 and
+    ``"auto (fp8)"`` is auto."""
+    if isinstance(value, str):
+        found = REMARK.fullmatch(value.strip())
+        if found:
+            return found.group(1).strip()
+    return value
+
+
 def _version(value: Any) -> str:
+    value = without_remark(value)
     if not isinstance(value, str):
         raise PointError(f"vllm_version: {value!r} is not a version text", fix="write the version as a string")
     try:
@@ -208,7 +227,7 @@ _CHECKS = {
     "engine": lambda v: _choice("engine", v, ENGINES),
     "gpu_model": lambda v: _choice("gpu_model", v, (*(row.id for row in DEVICE_MEMORY), CPU_MODEL)),
     "interconnect": lambda v: _choice("interconnect", v, INTERCONNECTS),
-    "kv_cache_dtype": lambda v: _choice("kv_cache_dtype", v, KV_CACHE_DTYPES),
+    "kv_cache_dtype": lambda v: _choice("kv_cache_dtype", without_remark(v), KV_CACHE_DTYPES),
     "entrypoint": lambda v: _choice("entrypoint", v, ENTRYPOINTS),
     "enforce_eager": lambda v: _switch("enforce_eager", v),
     "quantization": _quantization,
