@@ -504,3 +504,38 @@ def test_async_scheduling_is_vllms_from_0_14_on_gpus_and_off_where_vllm_turns_it
     assert overlaps_host_work("vllm", "0.14.0", h100, spec_method="deepseek_mtp")
     assert overlaps_host_work("vllm", "0.20.0", profiles["mi300x"])
     assert not overlaps_host_work("sglang", "0.5.5", h100) and not overlaps_host_work("trtllm", "1.0", h100)
+
+
+def test_attention_runs_at_its_own_rate_apart_from_the_linears():
+    """Attention's products (scores and values) take ``attention_flops``: halving it doubles the
+    attention part of a long prefill's arithmetic and leaves the linears' part as it was."""
+    prompt = dict(tokens=4096, seqs=1, context=4096, prefill_tokens=4096, prefill_context=2048)
+    fast = replace(QUIET, flops=1e15, attention_flops=1e15)
+    slow = replace(fast, attention_flops=5e14)
+    linears = 4096 * 2.0 * DENSE.params_active / 1e15
+    attention = step_terms(DENSE, Layout(), fast, **prompt).compute - linears
+    assert attention > 0
+    assert step_terms(DENSE, Layout(), slow, **prompt).compute == pytest.approx(linears + 2 * attention)
+    assert step_terms(DENSE, Layout(), replace(fast, attention_flops=0.0), **prompt).compute == \
+        pytest.approx(step_terms(DENSE, Layout(), fast, **prompt).compute)  # 0: the linears' rate
+
+
+def test_attention_takes_the_kv_caches_format_never_a_4_bit_one(profiles):
+    """An FP4 checkpoint's attention runs at the FP8 rate over an FP8 cache and at the BF16 rate
+    over a 16-bit one; an FP8 checkpoint over a BF16 cache attends at BF16; BF16 weights over an
+    FP8 cache attend no faster than their linears."""
+    from servekit.perf.launch import attention_format, rates_for
+
+    assert attention_format("fp8_e4m3") == attention_format("fp8") == "fp8"
+    assert attention_format("auto") == attention_format(None) == "bf16"
+    b200 = profiles["b200"]
+    fp4 = replace(DENSE, weights_format="nvfp4")
+    fp8 = replace(DENSE, weights_format="fp8")
+    on_fp8 = rates_for(b200, fp4, "trtllm", kv_cache_dtype="fp8")
+    on_bf16 = rates_for(b200, fp4, "trtllm", kv_cache_dtype="auto")
+    assert on_fp8.attention_flops == pytest.approx(on_fp8.flops / 2)      # 4.5 of 9 PFLOPS
+    assert on_bf16.attention_flops == pytest.approx(on_fp8.flops / 4)     # 2.25 of 9
+    assert rates_for(b200, fp8, "vllm", kv_cache_dtype="auto").attention_flops == pytest.approx(
+        rates_for(b200, fp8, "vllm").flops / 2)
+    bf16 = rates_for(b200, DENSE, "vllm", kv_cache_dtype="fp8")
+    assert bf16.attention_flops == pytest.approx(bf16.flops)

@@ -173,7 +173,8 @@ def launch_of_check(checked: CheckedLaunch, *, max_num_seqs: int | None = None,
     layout, replicas = layout_of(report, settings)
     overlap = overlaps_host_work(checked.engine, checked.version, checked.profile, pp=layout.pp,
                                  spec_method=spec.method if spec else None, nodes=checked.nodes)
-    rates = rates_for(checked.profile, shape, checked.engine, ranks=layout.tp * layout.pp, overlap=overlap)
+    rates = rates_for(checked.profile, shape, checked.engine, ranks=layout.tp * layout.pp, overlap=overlap,
+                      kv_cache_dtype=report.kv_cache_dtype)
     launch = PerfLaunch(shape, layout, rates, limits, replicas, spec, offline_occupancy(checked.engine))
     found = {"weights_format": fmt, "tp": report.tp, "pp": report.pp, "dp": replicas,
              "expert_parallel": layout.expert_replicas > 1, "kv_tokens": report.kv_tokens,

@@ -281,8 +281,11 @@ def fitted_values() -> dict[str, float]:
     return {c.id: c.value for c in CONSTANTS if c.kind == FITTED}
 
 
-def flops_fraction(values: dict[str, float], generation: str | None) -> float:
-    """The achievable share of datasheet FLOPs: the generation's own entry, else the general one."""
+def flops_fraction(values: dict[str, float], generation: str | None, fmt: str | None = None) -> float:
+    """The achievable share of datasheet FLOPs: the format's own entry, else the generation's, else
+    the general one."""
+    if fmt and f"flops_fraction.{fmt}" in values:
+        return values[f"flops_fraction.{fmt}"]
     return values.get(f"flops_fraction.{(generation or '').lower()}", values["flops_fraction"])
 
 

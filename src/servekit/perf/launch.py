@@ -102,12 +102,21 @@ def overlaps_host_work(engine: str, version: str | None, profile: HardwareProfil
     return VllmRun(version, {}, profile.platform).rule("async_scheduling") == "on"
 
 
+def attention_format(kv_cache_dtype: str | None) -> str:
+    """The number format attention's products run in: FP8 over an FP8 KV cache (TensorRT-LLM's FP8
+    context attention, vLLM's and SGLang's FP8 attention backends), else 16-bit; never the 4-bit
+    format of an FP4 checkpoint's linears (no engine here has a 4-bit attention kernel)."""
+    return "fp8" if str(kv_cache_dtype or "").lower().startswith("fp8") else "bf16"
+
+
 def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
-              values: Mapping[str, float] | None = None, ranks: int = 1, overlap: bool = False) -> Rates:
+              values: Mapping[str, float] | None = None, ranks: int = 1, overlap: bool = False,
+              kv_cache_dtype: str | None = None) -> Rates:
     """What one of the launch's ``ranks`` devices achieves for ``shape``: a measured row streams
     the rank's share of the weights at the rate the probe measured for a set of that size
     (``DeviceCompute.memory_for``); ``overlap``: the engine's host work runs beside the device's
-    (``overlaps_host_work``)."""
+    (``overlaps_host_work``); attention's products run in the format of ``kv_cache_dtype``
+    (``attention_format``), never faster than the linears."""
     row = device_row(profile)
     fmt = compute_format(row, shape.compute_format)
     flops = row.flops(fmt) if fmt else None
@@ -117,12 +126,16 @@ def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
                         fix="add the datasheet's figure to servekit.hardware.device_compute")
     v = {**fitted_values(), **(values or {})}
     key = overhead_key(engine, profile)
+    attention = 0.0
     if row.measured:  # achieved on large operations; the CPU backend's share of them is fitted
         memory_share, flops_share = v[f"bandwidth_fraction.{CPU_KEY}"], v.get(f"flops_fraction.{CPU_KEY}", constant(f"flops_fraction.{CPU_KEY}"))
     else:
         memory_share = v["bandwidth_fraction"] * vendor_scale("bandwidth", profile.generation)
-        flops_share = (flops_fraction(v, profile.generation) * vendor_scale("flops", profile.generation)
-                       * v.get(f"flops_scale.{key}", 1.0))
+        scale = vendor_scale("flops", profile.generation) * v.get(f"flops_scale.{key}", 1.0)
+        flops_share = flops_fraction(v, profile.generation, fmt) * scale
+        attention_fmt = compute_format(row, attention_format(kv_cache_dtype)) or fmt
+        attention = min(flops * flops_share,
+                        (row.flops(attention_fmt) or flops) * flops_fraction(v, profile.generation, attention_fmt) * scale)
     memory = row.memory_for(shape.weight_bytes / ranks) if row.measured else row.memory_gb_s
     return Rates(
         memory=memory * 1e9 * memory_share,
@@ -132,6 +145,7 @@ def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
         step_s=v[f"step_overhead_ms.{key}"] * 1e-3,
         seq_s=v[f"seq_overhead_us.{key}"] * 1e-6,
         expert_flops=flops * flops_share * v["moe_flops_share"],
+        attention_flops=attention,
         allreduce_s=v["allreduce_latency_us"] * 1e-6,
         request_s=v[f"request_overhead_ms.{key}"] * 1e-3,
         expert_memory=memory * 1e9 * memory_share * (1.0 if row.measured else constant("moe_bandwidth_share")),

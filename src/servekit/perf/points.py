@@ -280,8 +280,8 @@ def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
     replicas = dp if tp * pp * dp == _int(point, "gpu_count", tp * pp) else 1
     overlap = overlaps_host_work(engine, release, profile, pp=pp, spec_method=spec.method if spec else None,
                                  nodes=_int(point, "nodes"))
-    return PerfLaunch(shape, Layout(tp, pp), rates_for(profile, shape, engine, values, tp * pp, overlap), limits,
-                      replicas, spec, offline_occupancy(engine, values))
+    rates = rates_for(profile, shape, engine, values, tp * pp, overlap, kv_cache_dtype=launch_kv_dtype(point))
+    return PerfLaunch(shape, Layout(tp, pp), rates, limits, replicas, spec, offline_occupancy(engine, values))
 
 
 def output_line(point: Mapping[str, Any], pred: Prediction, intervals: Mapping[str, tuple[float, float]]) -> dict:

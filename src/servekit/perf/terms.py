@@ -12,10 +12,11 @@ whose KV cache of ``context`` tokens each is read. On one rank of TP x PP:
 * KV: ``seqs x context x kv_bytes_per_token`` (per rank, from ``servekit.fit``) over PP;
 * activations: what each token's hidden states move per layer outside the weight and KV reads
   (``activation_bytes``; on GPUs);
-* compute: 2 FLOPs per active parameter per token, plus attention 2 x layers x heads x
-  (qk + v width) x context per token, over TP x PP, at the part's dense FLOPs in the
-  checkpoint's format (``hardware.device_compute.compute_format``) times the achievable share
-  (one share for dense work, another for routed experts). A decode token attends the whole
+* compute: 2 FLOPs per active parameter per token at the part's dense FLOPs in the checkpoint's
+  format (``hardware.device_compute.compute_format``), plus attention 2 x layers x heads x
+  (qk + v width) x context per token at the rate of the KV cache's format (FP8 with an FP8 cache,
+  else 16-bit: no engine here runs attention in a 4-bit format), over TP x PP, times the
+  achievable share (one share for dense work, another for routed experts). A decode token attends the whole
   ``context`` at the decode width (MLA's absorbed form: ``ModelShape.decode_attention_dim``); a
   prompt's token attends, under the causal mask, the tokens before it: half the prompt on
   average over its chunks (``prefill_context``) at the prefill width;
@@ -53,6 +54,9 @@ class Rates:
     seq_s: float = 0.0
     expert_flops: float = 0.0
     """FLOP/s of routed-expert work (0: as ``flops``)."""
+    attention_flops: float = 0.0
+    """FLOP/s of attention's products (scores and values), which run in the KV cache's format, not
+    the weights' (0: as ``flops``; ``servekit.perf.launch.attention_format``)."""
     allreduce_s: float = 0.0
     """Fixed seconds of one all-reduce."""
     request_s: float = 0.0
@@ -139,9 +143,10 @@ def compute_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float, co
     prefill = min(tokens, prefill_tokens)
     attention = ((tokens - prefill) * attention_flops(shape, context, shape.decode_width)
                  + prefill * attention_flops(shape, prefill_context, shape.attention_dim))
-    dense = tokens * max(0.0, 2.0 * shape.params_active - experts) + attention
+    dense = tokens * max(0.0, 2.0 * shape.params_active - experts)
     ranks = layout.tp * layout.pp
-    return (dense / rates.flops + tokens * experts / (rates.expert_flops or rates.flops)) / ranks
+    return (dense / rates.flops + attention / (rates.attention_flops or rates.flops)
+            + tokens * experts / (rates.expert_flops or rates.flops)) / ranks
 
 
 def expert_touched(shape: ModelShape, layout: Layout, tokens: float) -> float:
