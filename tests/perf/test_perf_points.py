@@ -208,3 +208,19 @@ def test_an_engine_is_read_in_its_common_spellings_and_an_unknown_one_is_refused
         [json.dumps({**line, "engine": "TensorRT-LLM"}), json.dumps(line), json.dumps({**line, "engine": "tgi"})])
     assert spelled["output_throughput_tok_s"] == own["output_throughput_tok_s"]
     assert "engine: 'tgi' has no speed constants" in unknown["error"]
+
+
+def test_tensorrt_llms_pool_is_its_free_fraction_of_what_the_model_leaves(perf_points, profiles):
+    """TensorRT-LLM takes 0.9 of the memory left free once the model is in
+    (``KvCacheConfig.free_gpu_memory_fraction``); vLLM budgets 0.9 of the whole device and takes
+    the model out of that, so the same launch gets a larger pool under TensorRT-LLM."""
+    from servekit.perf.points import TRTLLM_FREE_FRACTION, kv_pool, point_profile, shape_facts
+
+    line = next(p for p in perf_points if p["engine"] == "trtllm" and p["gpu"] == "h100"
+                and p.get("tp", 1) == 1 and p["weights_precision"] == "fp8")
+    profile, shape = point_profile("h100", profiles), shape_facts(line)
+    trt = kv_pool(line, shape, profile, 1, 1)
+    vllm = kv_pool({**line, "engine": "vllm", "kv_cache_dtype": "fp8"}, shape, profile, 1, 1)
+    used = profile.memory_gib * 0.9 - vllm["available_kv_gib"]  # the model and its activations
+    assert trt["available_kv_gib"] == pytest.approx(TRTLLM_FREE_FRACTION * (profile.memory_gib - used), rel=1e-3)
+    assert trt["kv_tokens"] > vllm["kv_tokens"]

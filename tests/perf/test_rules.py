@@ -531,11 +531,26 @@ def test_attention_takes_the_kv_caches_format_never_a_4_bit_one(profiles):
     b200 = profiles["b200"]
     fp4 = replace(DENSE, weights_format="nvfp4")
     fp8 = replace(DENSE, weights_format="fp8")
+    from servekit.perf.constants import fitted_values
+
+    v = fitted_values()
+    share = v["flops_fraction"] * v["flops_scale.trtllm"]  # FP8 and BF16 products: the general share
     on_fp8 = rates_for(b200, fp4, "trtllm", kv_cache_dtype="fp8")
     on_bf16 = rates_for(b200, fp4, "trtllm", kv_cache_dtype="auto")
-    assert on_fp8.attention_flops == pytest.approx(on_fp8.flops / 2)      # 4.5 of 9 PFLOPS
-    assert on_bf16.attention_flops == pytest.approx(on_fp8.flops / 4)     # 2.25 of 9
+    assert on_fp8.flops == pytest.approx(9000e12 * v["flops_fraction.fp4"] * v["flops_scale.trtllm"])
+    assert on_fp8.attention_flops == pytest.approx(min(on_fp8.flops, 4500e12 * share))  # FP8's 4.5 PFLOPS
+    assert on_bf16.attention_flops == pytest.approx(min(on_fp8.flops, 2250e12 * share))  # BF16's 2.25
+    assert on_bf16.attention_flops < on_fp8.attention_flops
     assert rates_for(b200, fp8, "vllm", kv_cache_dtype="auto").attention_flops == pytest.approx(
         rates_for(b200, fp8, "vllm").flops / 2)
     bf16 = rates_for(b200, DENSE, "vllm", kv_cache_dtype="fp8")
     assert bf16.attention_flops == pytest.approx(bf16.flops)
+
+
+def test_fp4_products_take_their_own_share_and_other_formats_the_generations():
+    from servekit.perf.constants import fitted_values, flops_fraction
+
+    v = fitted_values()
+    assert flops_fraction(v, "blackwell", "fp4") == v["flops_fraction.fp4"] < v["flops_fraction"]
+    assert flops_fraction(v, "blackwell", "fp8") == flops_fraction(v, "hopper", "bf16") == v["flops_fraction"]
+    assert flops_fraction(v, "ampere", "bf16") == v["flops_fraction.ampere"]

@@ -12,7 +12,8 @@ dataset's means). ``measured``, ``notes``, ``source``, ``confidence``
 and the like are never read.
 
 The KV pool comes from the memory model of ``servekit.fit`` (``fit.points.predict_point``: the
-vLLM accounting at its default utilization, used for every engine) with the checkpoint size from
+vLLM accounting at its default utilization; SGLang's own rule for SGLang; for TensorRT-LLM, its free
+fraction of what that accounting leaves free of the whole device, ``free_fraction_pool``) with the checkpoint size from
 the parameters and format, on the taxonomy profile's device memory, and the KV dtype the launch
 runs (``launch_kv_dtype``: TensorRT-LLM follows an FP8 or NVFP4 checkpoint's FP8 KV cache when the
 line states none). DP replicas count only when ``tp x pp x dp`` equals ``gpu_count`` (else DP is
@@ -151,7 +152,25 @@ def kv_pool(point: Mapping[str, Any], shape: ModelShape, profile: HardwareProfil
         line["vllm_version"] = version
     if engine_key(str(point.get("engine"))) == "sglang":  # SGLang's own memory rule, by its release
         return predict_point({**line, "engine_version": point.get("engine_version")}, engine="sglang")
+    if engine_key(str(point.get("engine"))) == "trtllm":  # what is free of the whole device, then its share
+        return free_fraction_pool(predict_point({**line, "gpu_memory_utilization": 1.0}))
     return predict_point(line)
+
+
+TRTLLM_FREE_FRACTION = 0.9
+"""TensorRT-LLM sizes its KV cache as this share of the memory still free once the model is loaded
+(``KvCacheConfig.free_gpu_memory_fraction``, default 0.9: tensorrt_llm/llmapi/llm_args.py), where
+vLLM budgets ``--gpu-memory-utilization`` of the whole device and takes what it uses out of it."""
+
+
+def free_fraction_pool(pool: dict) -> dict:
+    """A pool planned with the whole device (what vLLM's accounting leaves free once the model and
+    its activations are in), resized as TensorRT-LLM sizes it: ``TRTLLM_FREE_FRACTION`` of it."""
+    available = pool.get("available_kv_gib")
+    if not pool.get("kv_tokens") or not available:
+        return pool
+    kv = TRTLLM_FREE_FRACTION * available
+    return {**pool, "kv_tokens": int(pool["kv_tokens"] * TRTLLM_FREE_FRACTION), "available_kv_gib": round(kv, 4)}
 
 
 def kv_dtype(value: Any) -> str:
