@@ -150,9 +150,10 @@ def kv_pool(point: Mapping[str, Any], shape: ModelShape, profile: HardwareProfil
     version = vllm_release(point)
     if version:
         line["vllm_version"] = version
-    if engine_key(str(point.get("engine"))) == "sglang":  # SGLang's own memory rule, by its release
+    engine = engine_key(str(point.get("engine")))
+    if engine == "sglang":  # SGLang's own memory rule, by its release
         return predict_point({**line, "engine_version": point.get("engine_version")}, engine="sglang")
-    if engine_key(str(point.get("engine"))) == "trtllm":  # what is free of the whole device, then its share
+    if engine == "trtllm":  # what is free of the whole device, then its share
         return free_fraction_pool(predict_point({**line, "gpu_memory_utilization": 1.0}))
     return predict_point(line)
 
