@@ -165,3 +165,19 @@ def test_every_reference_line_reads_with_its_structured_fields(structured_points
     for pid, point in structured_points:
         out = predict_point(point)
         assert out["kv_bytes_per_token"] > 0, pid
+
+
+def _table_over(line_version, table_version):
+    from servekit.fit.point_table import StructuredField, TableEntry, structured
+    entry = TableEntry("m", {"vllm_version": StructuredField(table_version, "the log's evidence")})
+    return structured("f:1", {"model": "m", "vllm_version": line_version}, {"f:1": entry})["vllm_version"]
+
+
+@pytest.mark.parametrize("line,table,read", [
+    ("~v0.11.x (Nov 2025; kv_cache_utils.py:1229)", "0.11.1", "0.11.1"),  # settled inside its series
+    ("~0.11", "0.12.0", "~0.11"),       # another series: the line is read
+    ("0.11.0", "0.11.1", "0.11.0"),     # an exact version is never replaced
+    ("~0.11", "~0.11.1", "~0.11"),      # approximate for approximate: the line is read
+])
+def test_the_table_settles_an_approximate_version_only_inside_its_series(line, table, read):
+    assert _table_over(line, table) == read

@@ -49,7 +49,7 @@ from servekit.facts.quant_bytes import FORMATS
 from servekit.facts.unquantized import PARTS
 from servekit.fit.dtypes import KV_CACHE_DTYPES
 from servekit.fit.launch import LaunchArgsError, launch_settings
-from servekit.fit.versions import ENGINES, VersionTextError, read_version
+from servekit.fit.versions import ENGINES, VersionTextError, read_version, release_series
 from servekit.hardware.device_memory import DEVICE_MEMORY
 
 LENGTH_FIELDS = ("max_model_len",)
@@ -257,6 +257,18 @@ def reads(key: str, value: Any) -> bool:
     except PointError:
         return False
     return True
+
+
+def narrows(key: str, stated: Any, value: Any) -> bool:
+    """Whether ``value`` settles a field the line states only approximately: an exact
+    ``vllm_version`` inside the release series of the line's approximate one (``~v0.11.x`` ->
+    ``0.11.1``, where other evidence on the line names the release)."""
+    if key != "vllm_version" or not reads(key, stated) or not reads(key, value):
+        return False
+    found, exact = read_version(_version(stated)), read_version(_version(value))
+    if not found.approximate or exact.approximate:
+        return False
+    return release_series(found) == release_series(exact)
 
 
 def normalized_point(point: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
-from servekit.fit.point_fields import PointError, reads
+from servekit.fit.point_fields import PointError, narrows, reads
 from servekit.jsonl import numbered_objects
 from servekit.records import record
 
@@ -69,7 +69,8 @@ def structured(pid: str, point: dict[str, Any], table: dict[str, TableEntry]) ->
     """The line with the table's structured fields for ``pid`` laid over it (unchanged when the
     table has no entry for it). A field the line itself states in a form the reader reads
     (``servekit.fit.point_fields.reads``) is the line's: the table fills only fields the line
-    leaves out or states as free text."""
+    leaves out or states as free text, and settles an approximate version to a release of its
+    series (``point_fields.narrows``) where the line's own evidence names one."""
     entry = table.get(pid)
     if entry is None:
         return point
@@ -80,7 +81,8 @@ def structured(pid: str, point: dict[str, Any], table: dict[str, TableEntry]) ->
     facts = dict(out.get("config_facts") or {})
     for key, spec in entry.fields.items():
         target, name = (facts, key[len(CONFIG_PREFIX):]) if key.startswith(CONFIG_PREFIX) else (out, key)
-        if target.get(name) is not None and reads(key, target[name]):
+        stated = target.get(name)
+        if stated is not None and reads(key, stated) and not narrows(key, stated, spec.value):
             continue  # the line states the field in structured form itself: the line is read
         if spec.value is None:
             target.pop(name, None)

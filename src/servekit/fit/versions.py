@@ -96,10 +96,16 @@ def read_version(text: str) -> EngineVersion:
         raise VersionTextError(f"{stripped!r} is not a vLLM version", fix=f"write {FORMS}") from None
 
 
+def release_series(found: EngineVersion) -> tuple[int, int]:
+    """(major, minor) of the release series a version belongs to."""
+    major, minor = (list(found.version.release) + [0, 0])[:2]
+    return major, minor
+
+
 def _series(found: EngineVersion) -> tuple[Version, Version]:
     """The release series an approximate version names: from its ``major.minor.0`` up to, not
     including, the next minor release."""
-    major, minor = (list(found.version.release) + [0, 0])[:2]
+    major, minor = release_series(found)
     return Version(f"{major}.{minor}.0"), Version(f"{major}.{minor + 1}")
 
 
