@@ -114,3 +114,16 @@ def test_a_checkpoints_mla_width_and_output_head_reach_the_speed_model():
     assert shape.decode_width == 2 * 512 + 64 and shape.vocab == 129280
     dense = model_shape(facts_from_config({**cfg, "kv_lora_rank": None, "n_routed_experts": None}), report, "fp8")
     assert dense.decode_width == dense.attention_dim
+
+
+def test_expert_parallel_dp_ranks_share_the_experts_and_plain_dp_replicates():
+    from types import SimpleNamespace
+
+    from servekit.app.perf import layout_of
+    from servekit.fit.launch import launch_settings
+
+    report = SimpleNamespace(tp=2, pp=1)
+    shared, dp = layout_of(report, launch_settings(["-tp", "2", "-dp", "4", "--enable-expert-parallel"]))
+    assert (shared.expert_replicas, shared.attention_dp, dp) == (4, 1, 4)
+    apart, dp = layout_of(report, launch_settings(["-tp", "2", "-dp", "4"]))
+    assert (apart.expert_replicas, apart.attention_dp, dp) == (1, 1, 4)

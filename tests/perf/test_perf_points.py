@@ -224,3 +224,16 @@ def test_tensorrt_llms_pool_is_its_free_fraction_of_what_the_model_leaves(perf_p
     used = profile.memory_gib * 0.9 - vllm["available_kv_gib"]  # the model and its activations
     assert trt["available_kv_gib"] == pytest.approx(TRTLLM_FREE_FRACTION * (profile.memory_gib - used), rel=1e-3)
     assert trt["kv_tokens"] > vllm["kv_tokens"]
+
+
+def test_dp_inside_the_tp_group_is_data_parallel_attention_and_dp_beyond_it_replicas(perf_points, profiles):
+    from servekit.perf.points import launch_of
+
+    mla = next(p for p in perf_points if p["config_facts"].get("kv_lora_rank") and p["tp"] == 8)
+    inside = launch_of({**mla, "tp": 8, "dp": 8, "gpu_count": 8}, profiles)
+    assert (inside.layout.attention_dp, inside.replicas) == (8, 1)
+    beyond = launch_of({**mla, "tp": 8, "dp": 2, "gpu_count": 16}, profiles)
+    assert (beyond.layout.attention_dp, beyond.replicas) == (1, 2)
+    plain = launch_of({**mla, "tp": 8, "dp": 1, "gpu_count": 8}, profiles)
+    assert plain.layout.attention_dp == 1
+    assert plain.rates.mla_seq_s > 0  # an MLA model on a GPU pays the fitted per-sequence decode cost

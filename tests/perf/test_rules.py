@@ -188,6 +188,20 @@ def test_mla_decode_attends_at_the_absorbed_width():
     assert absorbed.compute - plain.compute == pytest.approx(attention, rel=1e-9)
 
 
+def test_mla_decode_costs_a_fixed_time_per_sequence_and_layer_on_each_rank_that_holds_it():
+    rates = replace(QUIET, mla_seq_s=2e-6)
+    plain = step_terms(DENSE, Layout(tp=8), rates, tokens=300, seqs=300, context=512)
+    assert plain.overhead == 0.0  # a model that does not decode a latent pays nothing
+    tp = step_terms(MLA, Layout(tp=8), rates, tokens=300, seqs=300, context=512)
+    assert tp.overhead == pytest.approx(300 * MLA.layers * 2e-6)
+    # data-parallel attention inside the TP group: each rank holds 1/8 of the sequences' latents
+    dp = step_terms(MLA, Layout(tp=8, attention_dp=8), rates, tokens=300, seqs=300, context=512)
+    assert dp.overhead == pytest.approx(tp.overhead / 8)
+    assert dp.kv == pytest.approx(tp.kv / 8)
+    half = step_terms(MLA, Layout(tp=8, pp=2), rates, tokens=300, seqs=300, context=512)
+    assert half.overhead == pytest.approx(tp.overhead / 2)  # a stage runs half the layers
+
+
 def test_a_prompt_token_attends_half_its_prompt():
     slow = replace(QUIET, flops=1e14)
     decode = step_terms(DENSE, Layout(), slow, tokens=2048, seqs=0, context=2048)

@@ -119,7 +119,7 @@ def layout_of(report: FitReport, launch: LaunchSettings) -> tuple[Layout, int]:
     """(TP x PP layout, DP replicas) of the launch; with ``--enable-expert-parallel`` the replicas
     share one set of experts."""
     dp = max(1, launch.dp or 1)
-    return Layout(report.tp, report.pp, dp if launch.expert_parallel else 1), dp
+    return Layout(report.tp, report.pp, expert_replicas=dp if launch.expert_parallel else 1), dp
 
 
 def perf_launch(opts: PerfOptions) -> tuple[PerfLaunch, dict[str, Any]]:

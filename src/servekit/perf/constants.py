@@ -81,11 +81,11 @@ CPU_KEY = "vllm_cpu"
 """The suffix of the CPU backend's overhead constants (vLLM on the CPU platform)."""
 OVERHEAD_KEYS = (*ENGINES, CPU_KEY)
 STEP_MS = {"vllm": 0.0, "sglang": 0.0, "trtllm": 2.5}
-SEQ_US = {"vllm": 120.0, "sglang": 145.0, "trtllm": 0.0}
+SEQ_US = {"vllm": 115.0, "sglang": 130.0, "trtllm": 0.0}
 REQUEST_MS = {"vllm": 37.5, "sglang": 5.0, "trtllm": 0.0}
 """The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``,
 ``request_overhead_ms.ENGINE``)."""
-OCCUPANCY = {"vllm": 0.35, "sglang": 0.4, "trtllm": 0.2}
+OCCUPANCY = {"vllm": 0.35, "sglang": 0.45, "trtllm": 0.2}
 """The fitted share of an offline run's prompts each engine runs at once (``offline_occupancy.ENGINE``)."""
 
 CPU_CALIBRATION = ("a small Llama (4 layers, hidden 1024, 8 heads, 8 KV heads, head_dim 128, intermediate 2816, "
@@ -193,7 +193,7 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "on B200 and RTX PRO 6000, the only FP4 runs of the calibration set): their steps reach a smaller "
                  "share of the doubled FP4 rate than FP8 and BF16 products reach of theirs",
                  _grid(0.05, 0.95, 0.05)),
-    PerfConstant("moe_flops_share", 0.96, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
+    PerfConstant("moe_flops_share", 0.88, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
                  "fitted on CALIBRATION_POINTS (the grid stops at 1: grouped expert GEMMs no faster than dense ones)",
                  _grid(0.02, 1.0, 0.02)),
     PerfConstant("moe_bandwidth_share", round(HOPPER_GROUPED_SHARE, 2), SOURCED,
@@ -214,6 +214,9 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "fitted share (vLLM's and SGLang's)",
                  "fitted on CALIBRATION_POINTS: TensorRT-LLM's prompt-heavy runs of TABLE_CALIBRATION need "
                  "more FLOP/s than vLLM's and SGLang's served runs show", _grid(0.5, 4.0, 0.1)),
+    PerfConstant("mla_seq_layer_us", 2.5, FITTED, "microseconds per decoding sequence per MLA layer per step and rank",
+                 "fitted on CALIBRATION_POINTS (MLA's absorbed decode attention on a rank that holds a sequence's "
+                 "latent cache, beyond the latent's bytes and FLOPs)", _grid(0.0, 10.0, 0.25)),
     PerfConstant("layer_overhead_us", 47.5, FITTED, "microseconds per decoder layer per step and stage",
                  "fitted on CALIBRATION_POINTS (kernel launches and what else a layer costs beyond its weight, KV "
                  "and activation bytes and its FLOPs)", _grid(0.0, 60.0, 2.5)),

@@ -14,10 +14,10 @@ The same ratios serve the median and the p99 figures, which no calibration point
 
 ``INTERVAL80`` holds the ratios ``bench/bench_perf_points.py --groups`` computed with the fitted
 constants; it reports how often the evaluation points fall inside. It serves the GPU backends.
-(Leaving one point out at a time gives narrower ratios, 0.740..1.352 for throughput, 0.595..1.682
-for TTFT and 0.682..1.467 for TPOT; the leave-one-out intervals of the constants before held 70%,
-50% and 67% of the visible evaluation measurements and 83% of the TensorRT-LLM table's; these hold
-83%, 56%, 72% and 85%, bench/results/README.md.)
+(Leaving one point out at a time gives ratios of 0.716..1.397 for throughput, 0.568..1.760 for
+TTFT and 0.703..1.423 for TPOT; the leave-one-out intervals of earlier constants held 70%, 50% and
+67% of the visible evaluation measurements and 83% of the TensorRT-LLM table's; these hold 87%,
+83%, 83% and 85%, bench/results/README.md.)
 
 The CPU backend (``servekit.perf.constants.CPU_KEY``) has its own, ``CPU_INTERVAL80``: its
 constants are fitted on a few loads of one machine (``CPU_CALIBRATION``), and what its
@@ -50,9 +50,9 @@ from servekit.perf.constants import CPU_KEY
 METRICS = ("output_throughput_tok_s", "ttft_ms", "tpot_ms")
 
 INTERVAL80: dict[str, tuple[float, float]] = {
-    "output_throughput_tok_s": (0.709, 1.411),
-    "ttft_ms": (0.58, 1.723),
-    "tpot_ms": (0.626, 1.597),
+    "output_throughput_tok_s": (0.712, 1.405),
+    "ttft_ms": (0.56, 1.786),
+    "tpot_ms": (0.692, 1.445),
 }
 
 CPU_INTERVAL80: dict[str, tuple[float, float]] = {

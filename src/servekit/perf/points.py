@@ -16,8 +16,9 @@ vLLM accounting at its default utilization; SGLang's own rule for SGLang; for Te
 fraction of what that accounting leaves free of the whole device, ``free_fraction_pool``) with the checkpoint size from
 the parameters and format, on the taxonomy profile's device memory, and the KV dtype the launch
 runs (``launch_kv_dtype``: TensorRT-LLM follows an FP8 or NVFP4 checkpoint's FP8 KV cache when the
-line states none). DP replicas count only when ``tp x pp x dp`` equals ``gpu_count`` (else DP is
-data-parallel attention inside the TP group).
+line states none). DP replicas count only when ``tp x pp x dp`` equals ``gpu_count``; else a DP that divides TP is
+data-parallel attention inside the TP group (SGLang's ``--enable-dp-attention``:
+``Layout.attention_dp``, each rank holding the KV cache of its share of the sequences).
 """
 
 from __future__ import annotations
@@ -301,7 +302,9 @@ def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
     overlap = overlaps_host_work(engine, release, profile, pp=pp, spec_method=spec.method if spec else None,
                                  nodes=_int(point, "nodes"))
     rates = rates_for(profile, shape, engine, values, tp * pp, overlap, kv_cache_dtype=launch_kv_dtype(point))
-    return PerfLaunch(shape, Layout(tp, pp), rates, limits, replicas, spec, offline_occupancy(engine, values))
+    attention_dp = dp if replicas == 1 and 1 < dp <= tp and tp % dp == 0 else 1
+    return PerfLaunch(shape, Layout(tp, pp, attention_dp=attention_dp), rates, limits, replicas, spec,
+                      offline_occupancy(engine, values))
 
 
 def output_line(point: Mapping[str, Any], pred: Prediction, intervals: Mapping[str, tuple[float, float]]) -> dict:

@@ -85,6 +85,11 @@ class ModelShape:
     so it is not streamed; 0 when tied (the table is read whole as the output head) or unknown."""
 
     @property
+    def latent_attention(self) -> bool:
+        """Whether the model decodes in MLA's absorbed form (a compressed latent per token)."""
+        return self.decode_attention_dim > 0
+
+    @property
     def decode_width(self) -> int:
         return self.decode_attention_dim or self.attention_dim
 

@@ -24,7 +24,12 @@ whose KV cache of ``context`` tokens each is read. On one rank of TP x PP:
   Megatron-LM lays TP out, https://arxiv.org/abs/1909.08053), each moving 2 (TP - 1) / TP of the
   step's activations over the link (ring all-reduce), plus a fixed latency each (fitted);
 * overhead: the engine's per-step cost, a per-layer cost and a per-sequence cost (fitted
-  constants); on CPUs also a per-token cost of each layer (``Rates.token_s``).
+  constants); on CPUs also a per-token cost of each layer (``Rates.token_s``); for MLA models a
+  cost per decoding sequence per layer on each rank that holds the sequence's latent cache
+  (``Rates.mla_seq_s``, fitted: under TP every rank holds every sequence's latent and runs the
+  absorbed decode over all of them for its few heads; with data-parallel attention inside the TP
+  group, ``Layout.attention_dp``, a rank holds 1 / attention_dp of the sequences, and reads only
+  their latents).
 
 Weights, KV and activations cross the same memory, so the memory time is their sum; the step lasts
 max(memory, compute) + communication + overhead (memory and compute overlap, the all-reduce and
@@ -72,6 +77,8 @@ class Rates:
     (norms, rotary embedding, the gated activation, the residual adds: work a CPU runs one
     operation after another, beside the products rather than overlapped with them); 0 on GPUs,
     where the activation traffic stands for it."""
+    mla_seq_s: float = 0.0
+    """Seconds each decoding sequence costs per MLA layer on a rank that holds its latent cache."""
     overlap: bool = False
     """Whether the engine's host work of a step (``step_s`` and ``seq_s``: scheduling, input
     preparation, output handling) runs while the device runs the step before, as vLLM's async
@@ -86,6 +93,9 @@ class Layout:
     """Data-parallel replicas that share one set of experts (expert parallelism across DP ranks:
     each rank holds 1 / (TP x replicas) of the experts, and the replicas' tokens all route to
     them); 1 without expert parallelism."""
+    attention_dp: int = 1
+    """Data-parallel attention ranks inside the TP group (SGLang's ``--enable-dp-attention``):
+    each holds the KV cache of 1 / attention_dp of the sequences."""
 
 
 @record
@@ -213,12 +223,14 @@ def step_terms(shape: ModelShape, layout: Layout, rates: Rates, *, tokens: float
     """The terms of one step of one stage: ``seqs`` sequences read ``context`` tokens of KV each;
     ``prefill_tokens`` of the ``tokens`` are prompt tokens attending ``prefill_context`` each."""
     stage_layers = shape.layers / layout.pp
+    held = seqs / layout.attention_dp if shape.latent_attention else seqs
+    latent = held * stage_layers * rates.mla_seq_s if shape.latent_attention else 0.0
     return StepTerms(
         weights=weight_s(shape, layout, rates, tokens, touched),
-        kv=seqs * context * shape.kv_bytes_per_token / layout.pp / rates.memory,
+        kv=held * context * shape.kv_bytes_per_token / layout.pp / rates.memory,
         compute=compute_s(shape, layout, rates, tokens, context, prefill_tokens, prefill_context),
         communication=allreduce_s(shape, layout, rates, tokens),
-        overhead=rates.step_s + stage_layers * (rates.layer_s + tokens * rates.token_s) + seqs * rates.seq_s,
+        overhead=rates.step_s + stage_layers * (rates.layer_s + tokens * rates.token_s) + seqs * rates.seq_s + latent,
         activations=activation_bytes(shape, layout, tokens) / rates.memory if rates.activations else 0.0,
         host=rates.step_s + seqs * rates.seq_s, overlap=rates.overlap,
     )
