@@ -73,6 +73,15 @@ def _attention_params(cfg: dict[str, Any], facts: ModelFacts, hidden: int) -> in
     return hidden * heads * head_dim * (1 + gate) + hidden * kv * head_dim * 2
 
 
+def _mixer_width(facts: ModelFacts, hidden: int) -> int:
+    """``hidden x width`` weights in a constant-state mixer's projections
+    (``LinearAttentionFacts.projection_width``); where the family's sizes do not give it (Mamba-1,
+    lightning attention, facts stored without it), an assumption: four ``hidden x hidden``
+    projections, a short convolution's in and out projections."""
+    width = facts.linear.projection_width if facts.linear is not None else 0
+    return width or 4 * hidden
+
+
 def _mlp_parts(facts: ModelFacts, hidden: int, layer: int) -> dict[str, int]:
     """Parameters of one layer's MLP by part: a dense MLP, or routed experts, shared experts and
     the router."""
@@ -103,7 +112,7 @@ def estimated_weight_bytes(config: dict[str, Any], facts: ModelFacts, quant: Qua
     fmt = linear_format(config, quant)
     price = _pricer(fmt, dtype_bytes)
     attention = _attention_params(cfg, facts, hidden)
-    linear_mixer = 4 * hidden * hidden
+    linear_mixer = hidden * _mixer_width(facts, hidden)
     layers = 0.0
     for index, kind in enumerate(facts.layers):
         mixer = linear_mixer if kind == "linear" else (0 if kind == "none" else attention)

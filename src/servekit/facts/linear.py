@@ -10,6 +10,16 @@ Each family names its sizes differently; all reduce to a convolution state of
 * short convolution (LFM2): ``conv_L_cache`` over ``hidden_size`` channels, no recurrent state;
 * lightning attention (MiniMax-Text-01): ``heads x head_dim x head_dim`` state, no convolution.
 
+Their linear projections (what an estimate from config.json prices, ``projection_width``) follow
+vLLM's layers: Gated DeltaNet projects the hidden state to ``q, k, v, z`` (``2 K + 2 V``, with
+``K = key heads x key dim`` and ``V = value heads x value dim``) and to ``b, a`` (``2 x value
+heads``) and back from ``V`` (``Qwen3NextGatedDeltaNet`` in ``vllm/model_executor/models/qwen3_next.py``:
+``in_proj_qkvz``/``in_proj_ba``, ``out_proj``); Mamba-2 projects to the gate and ``x`` (``2 I``,
+``I = heads x head dim``), ``B`` and ``C`` (``2 x groups x state size``) and ``dt`` (``heads``) and
+back from ``I`` (``MambaMixer2`` in ``vllm/model_executor/layers/mamba/mamba_mixer2.py``); the short
+convolution to ``3 x hidden`` and back (``Lfm2ShortConv``). The convolution weights, norms and
+per-head scalars are left out (under 0.1% of a mixer).
+
 The recurrent state is kept in ``mamba_ssm_dtype`` when the config states it, else (``state_dtype``
 None) in the model dtype, as vLLM sizes it: ``MambaStateDtypeCalculator.gated_delta_net_state_dtype``
 (``vllm/model_executor/layers/mamba/mamba_utils.py``) takes the conv dtype (the model's, or
@@ -30,27 +40,31 @@ from servekit.facts.model import LinearAttentionFacts
 
 def gated_deltanet(key_heads: int, value_heads: int, key_dim: int, value_dim: int, kernel: int = 4,
                    state_dtype: str | None = None) -> LinearAttentionFacts:
+    keys, values = key_heads * key_dim, value_heads * value_dim
     return LinearAttentionFacts(
         mixer="gated_deltanet",
-        conv_channels=2 * key_heads * key_dim + value_heads * value_dim,
+        conv_channels=2 * keys + values,
         conv_kernel=kernel,
         state_heads=value_heads,
         state_head_elems=key_dim * value_dim,
         split_heads=(key_heads, value_heads),
         state_dtype=state_dtype,
+        projection_width=2 * keys + 3 * values + 2 * value_heads,
     )
 
 
 def mamba2(heads: int, head_dim: int, state_size: int, groups: int = 1, kernel: int = 4,
            state_dtype: str | None = None) -> LinearAttentionFacts:
+    inner = heads * head_dim
     return LinearAttentionFacts(
         mixer="mamba2",
-        conv_channels=heads * head_dim + 2 * groups * state_size,
+        conv_channels=inner + 2 * groups * state_size,
         conv_kernel=kernel,
         state_heads=heads,
         state_head_elems=head_dim * state_size,
         split_heads=(heads,) + ((groups,) if groups > 1 else ()),
         state_dtype=state_dtype,
+        projection_width=3 * inner + 2 * groups * state_size + heads,
     )
 
 
@@ -88,7 +102,7 @@ def linear_from_config(cfg: dict[str, Any], heads: int, head_dim: int) -> Linear
     if cfg.get("conv_L_cache") and cfg.get("hidden_size"):
         return LinearAttentionFacts(
             mixer="short_conv", conv_channels=int(cfg["hidden_size"]), conv_kernel=int(cfg["conv_L_cache"]),
-            state_heads=0, state_head_elems=0,
+            state_heads=0, state_head_elems=0, projection_width=4 * int(cfg["hidden_size"]),
         )
     if cfg.get("attn_type_list"):
         return LinearAttentionFacts(

@@ -52,6 +52,9 @@ class LinearAttentionFacts(_Json):
     """Head counts tensor parallelism splits; each must be divisible by TP."""
     state_dtype: str | None = None
     """dtype of the recurrent (SSM) state; None means the model dtype."""
+    projection_width: int = 0
+    """The mixer's linear projections hold ``hidden_size x projection_width`` weights
+    (``servekit.facts.linear``); 0 when the family's sizes do not give it."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,0 +1,59 @@
+"""A constant-state mixer's projection weights, as an estimate from config.json prices them
+(``LinearAttentionFacts.projection_width``, servekit.facts.linear): the shapes of vLLM's layers,
+checked against a checkpoint whose exact bytes are known."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from servekit.facts.config import facts_from_config
+from servekit.facts.estimate import estimated_weight_bytes
+from servekit.facts.linear import gated_deltanet, linear_from_config, mamba2
+from servekit.facts.shipped import shipped_facts
+
+
+def test_gated_deltanet_projects_to_qkvz_and_ba_and_back_from_the_values():
+    # 16 key heads and 32 value heads of 128: q, k (2 x 2048), v, z (2 x 4096), b, a (2 x 32), out from 4096
+    assert gated_deltanet(16, 32, 128, 128).projection_width == 2 * 2048 + 2 * 4096 + 2 * 32 + 4096
+    # the key and value head sizes enter apart
+    assert gated_deltanet(8, 8, 64, 256).projection_width == 2 * 512 + 3 * 2048 + 2 * 8
+
+
+def test_mamba2_projects_to_gate_x_b_c_dt_and_back_from_the_inner_width():
+    inner = 128 * 64
+    assert mamba2(128, 64, 128, groups=8).projection_width == 2 * inner + 2 * 8 * 128 + 128 + inner
+
+
+def test_a_short_convolution_projects_to_three_hidden_widths_and_back():
+    found = linear_from_config({"conv_L_cache": 3, "hidden_size": 1024}, 16, 64)
+    assert found is not None and found.projection_width == 4 * 1024
+
+
+def test_the_estimate_of_a_gated_deltanet_checkpoint_matches_its_exact_bytes():
+    # Qwen/Qwen3.8-27B in BF16: 55,563,006,776 B on disk (the seed recipe's figure, shipped as exact)
+    facts = shipped_facts("Qwen/Qwen3.8-27B")
+    assert facts is not None and facts.weights is not None and facts.weights.exact
+    config = {"attn_output_gate": True, "tie_word_embeddings": False}
+    estimate = estimated_weight_bytes(config, facts).total
+    assert estimate == pytest.approx(facts.weights.total, rel=1e-3)
+    # four hidden x hidden projections per mixer (the assumption where sizes are missing) fall 1.9% short
+    assumed = estimated_weight_bytes(config, replace(facts, linear=replace(facts.linear, projection_width=0))).total
+    assert assumed < facts.weights.total * 0.985
+
+
+def test_a_mixer_without_its_sizes_keeps_the_stated_assumption():
+    config = {
+        "architectures": ["Qwen3NextForCausalLM"], "hidden_size": 1024, "intermediate_size": 2048,
+        "num_hidden_layers": 4, "full_attention_interval": 4, "num_attention_heads": 8,
+        "num_key_value_heads": 2, "head_dim": 128, "vocab_size": 1000, "torch_dtype": "bfloat16",
+        "linear_num_key_heads": 4, "linear_num_value_heads": 8, "linear_key_head_dim": 64,
+        "linear_value_head_dim": 64,
+    }
+    facts = facts_from_config(config)
+    assert facts.linear is not None and facts.layers.count("linear") == 3
+    sized = estimated_weight_bytes(config, facts).total
+    unsized = estimated_weight_bytes(config, replace(facts, linear=replace(facts.linear, projection_width=0))).total
+    width = 2 * 256 + 3 * 512 + 2 * 8
+    assert sized - unsized == (width - 4 * 1024) * 1024 * 3 * 2  # three mixers, two bytes a weight
