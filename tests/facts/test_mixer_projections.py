@@ -12,6 +12,7 @@ from servekit.facts.config import facts_from_config
 from servekit.facts.estimate import estimated_weight_bytes
 from servekit.facts.linear import gated_deltanet, linear_from_config, mamba2
 from servekit.facts.shipped import shipped_facts
+from servekit.fit.conversion import expert_params
 
 
 def test_gated_deltanet_projects_to_qkvz_and_ba_and_back_from_the_values():
@@ -57,3 +58,33 @@ def test_a_mixer_without_its_sizes_keeps_the_stated_assumption():
     unsized = estimated_weight_bytes(config, replace(facts, linear=replace(facts.linear, projection_width=0))).total
     width = 2 * 256 + 3 * 512 + 2 * 8
     assert sized - unsized == (width - 4 * 1024) * 1024 * 3 * 2  # three mixers, two bytes a weight
+
+
+NEMOTRON_H = {
+    # the block layout of a Nemotron-H config (hybrid_override_pattern: M Mamba-2, * attention, - MLP)
+    "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 1024,
+    "num_hidden_layers": 6, "hybrid_override_pattern": "M-M*-M", "intermediate_size": 4096,
+    "mlp_hidden_act": "relu2", "mamba_num_heads": 32, "mamba_head_dim": 64, "ssm_state_size": 128,
+    "n_groups": 8, "conv_kernel": 4, "num_attention_heads": 8, "num_key_value_heads": 2, "head_dim": 128,
+    "vocab_size": 1000, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+}
+
+
+def test_split_blocks_hold_a_mixer_or_an_ungated_mlp_never_both():
+    facts = facts_from_config(NEMOTRON_H)
+    assert facts.split_blocks and facts.mlp_projections == 2
+    assert [facts.holds_mlp(i) for i in range(6)] == [False, True, False, False, True, False]
+    mamba = 1024 * (3 * 32 * 64 + 2 * 8 * 128 + 32)  # in_proj (gate, x, B, C, dt) and out_proj
+    attention = 1024 * 8 * 128 * 2 + 1024 * 2 * 128 * 2  # q, o and k, v
+    mlp = 2 * 1024 * 4096  # up and down (squared ReLU, no gate)
+    embeddings = 2 * 1000 * 1024
+    params = 3 * mamba + attention + 2 * mlp + embeddings
+    assert estimated_weight_bytes(NEMOTRON_H, facts).total == params * 2
+
+
+def test_a_split_block_moe_counts_experts_in_its_moe_blocks_only():
+    config = {**NEMOTRON_H, "hybrid_override_pattern": "MEM*EM", "n_routed_experts": 8,
+              "num_experts_per_tok": 2, "moe_intermediate_size": 512}
+    facts = facts_from_config(config)
+    assert facts.expert_layers() == 2
+    assert expert_params(facts) == 2 * 8 * 2 * 1024 * 512

@@ -77,7 +77,7 @@ def model_shape(facts: ModelFacts, report: FitReport, fmt: str) -> ModelShape:
     routed = 0.0
     if moe is not None:
         inner = moe.moe_intermediate_size or facts.intermediate_size or 0
-        routed = expert_params(facts.num_layers, hidden, moe.num_experts, inner, moe.dense_layers)
+        routed = expert_params(facts.expert_layers(), hidden, moe.num_experts, inner, matrices=facts.mlp_projections)
     weight_bytes = facts.weights.language if facts.weights else report.weights_gib_per_rank * GIB * report.tp * report.pp
     total = weight_bytes / FORMAT_BYTES[fmt]
     routed = min(routed, total)

@@ -237,6 +237,8 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
         sliding_window=int(window) if window else None,
         linear=linear,
         mla=mla,
+        split_blocks=isinstance(cfg.get("hybrid_override_pattern"), str),
+        mlp_projections=2 if cfg.get("mlp_hidden_act") == "relu2" else 3,
         mtp_layers=int(_first(cfg, "mtp_num_hidden_layers", "num_nextn_predict_layers") or 0),
         moe=moe_from_config(cfg),
         quantization=quant_from_config(config, cfg),

@@ -85,12 +85,12 @@ def _mixer_width(facts: ModelFacts, hidden: int) -> int:
 def _mlp_parts(facts: ModelFacts, hidden: int, layer: int) -> dict[str, int]:
     """Parameters of one layer's MLP by part: a dense MLP, or routed experts, shared experts and
     the router."""
-    moe = facts.moe
+    moe, matrices = facts.moe, facts.mlp_projections
     if moe is None or layer < moe.dense_layers:
-        return {"mlp": 3 * hidden * (facts.intermediate_size or 4 * hidden)}
+        return {"mlp": matrices * hidden * (facts.intermediate_size or 4 * hidden)}
     inner = moe.moe_intermediate_size or facts.intermediate_size or 4 * hidden
-    return {"experts": moe.num_experts * 3 * hidden * inner, "shared_experts": moe.shared_experts * 3 * hidden * inner,
-            "router": hidden * moe.num_experts}
+    return {"experts": moe.num_experts * matrices * hidden * inner,
+            "shared_experts": moe.shared_experts * matrices * hidden * inner, "router": hidden * moe.num_experts}
 
 
 def _mlp_params(facts: ModelFacts, hidden: int, layer: int) -> int:
@@ -117,7 +117,8 @@ def estimated_weight_bytes(config: dict[str, Any], facts: ModelFacts, quant: Qua
     for index, kind in enumerate(facts.layers):
         mixer = linear_mixer if kind == "linear" else (0 if kind == "none" else attention)
         mixer_part = "linear_attention" if kind == "linear" else "attention"
-        layers += mixer * price(mixer_part, index) + _mlp_bytes(facts, hidden, index, price, index)
+        mlp = _mlp_bytes(facts, hidden, index, price, index) if facts.holds_mlp(index) else 0.0
+        layers += mixer * price(mixer_part, index) + mlp
     # an MTP head: one decoder layer and the projection of [embedding; hidden state] (2h -> h)
     # (vllm/model_executor/models/qwen3_next_mtp.py fc, deepseek_mtp.py eh_proj), at the model
     # dtype when the config leaves the head unquantized

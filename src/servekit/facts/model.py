@@ -172,6 +172,13 @@ class ModelFacts(_Json):
     sliding_window: int | None = None
     linear: LinearAttentionFacts | None = None
     mla: MLAFacts | None = None
+    split_blocks: bool = False
+    """Each layer is a mixer or an MLP, never both (``hybrid_override_pattern``: Nemotron-H's
+    ``M`` Mamba, ``*`` attention, ``-`` MLP and ``E`` MoE blocks, ``vllm/model_executor/models/nemotron_h.py``);
+    False: every layer holds its mixer and an MLP (a ``none`` layer only the MLP)."""
+    mlp_projections: int = 3
+    """Weight matrices per MLP and per expert: 3 for a gated MLP (gate, up, down), 2 for an
+    ungated one (``mlp_hidden_act`` ``relu2``: Nemotron-H's up and down projections)."""
     mtp_layers: int = 0
     moe: MoEFacts | None = None
     quantization: QuantFacts | None = None
@@ -183,6 +190,17 @@ class ModelFacts(_Json):
     @property
     def num_layers(self) -> int:
         return len(self.layers)
+
+    def holds_mlp(self, index: int) -> bool:
+        """Whether layer ``index`` has an MLP (or a MoE block): every layer does, but a mixer
+        block of ``split_blocks``."""
+        return not self.split_blocks or self.layers[index] == "none"
+
+    def expert_layers(self) -> int:
+        """Layers holding routed experts: those with an MLP past the dense ones (``first_k_dense_replace``)."""
+        if self.moe is None:
+            return 0
+        return sum(self.holds_mlp(i) for i in range(self.moe.dense_layers, self.num_layers))
 
     def layer_counts(self) -> dict[str, int]:
         return dict(Counter(self.layers))

@@ -49,14 +49,13 @@ def _vocab_bytes(facts: ModelFacts) -> float:
 
 
 def expert_params(facts: ModelFacts) -> float:
-    """Parameters of the routed experts (gate, up and down projections) as the config's shapes
-    imply; 0 without MoE facts."""
+    """Parameters of the routed experts (gate, up and down projections, or up and down where the
+    MLP is ungated) as the config's shapes imply; 0 without MoE facts."""
     moe, hidden = facts.moe, facts.hidden_size
     if moe is None or not hidden:
         return 0.0
     inner = moe.moe_intermediate_size or facts.intermediate_size or 0
-    layers = max(0, facts.num_layers - moe.dense_layers)
-    return float(layers * moe.num_experts * 3 * hidden * inner)
+    return float(facts.expert_layers() * moe.num_experts * facts.mlp_projections * hidden * inner)
 
 
 def converted_bytes(facts: ModelFacts, launch: LaunchSettings, loaded: float, vision: float = 0.0) -> float:

@@ -142,9 +142,11 @@ def mla_widths(kv_lora_rank: int, qk_nope: int, qk_rope: int, v_head_dim: int) -
     return qk_nope + qk_rope + v_head_dim, mla_decode_width(kv_lora_rank, qk_rope)
 
 
-def expert_params(layers: int, hidden: int, experts: int, expert_intermediate: int, dense_layers: int = 0) -> float:
-    """Parameters of the routed experts of every MoE layer."""
-    return float(max(0, layers - dense_layers) * experts * 3 * hidden * expert_intermediate)
+def expert_params(layers: int, hidden: int, experts: int, expert_intermediate: int, dense_layers: int = 0,
+                  matrices: int = 3) -> float:
+    """Parameters of the routed experts of every MoE layer (``matrices`` per expert: gate, up and
+    down; 2 for an ungated MLP)."""
+    return float(max(0, layers - dense_layers) * experts * matrices * hidden * expert_intermediate)
 
 
 def touched_fraction(tokens: float, experts: int, per_token: int) -> float:
