@@ -223,8 +223,10 @@ def step_terms(shape: ModelShape, layout: Layout, rates: Rates, *, tokens: float
     """The terms of one step of one stage: ``seqs`` sequences read ``context`` tokens of KV each;
     ``prefill_tokens`` of the ``tokens`` are prompt tokens attending ``prefill_context`` each."""
     stage_layers = shape.layers / layout.pp
-    held = seqs / layout.attention_dp if shape.latent_attention else seqs
-    latent = held * stage_layers * rates.mla_seq_s if shape.latent_attention else 0.0
+    held, latent = seqs, 0.0
+    if shape.latent_attention:  # a rank holds the latents of its data-parallel attention share
+        held = seqs / layout.attention_dp
+        latent = held * stage_layers * rates.mla_seq_s
     return StepTerms(
         weights=weight_s(shape, layout, rates, tokens, touched),
         kv=held * context * shape.kv_bytes_per_token / layout.pp / rates.memory,
