@@ -84,7 +84,15 @@ def test_split_blocks_hold_a_mixer_or_an_ungated_mlp_never_both():
 
 def test_a_split_block_moe_counts_experts_in_its_moe_blocks_only():
     config = {**NEMOTRON_H, "hybrid_override_pattern": "MEM*EM", "n_routed_experts": 8,
-              "num_experts_per_tok": 2, "moe_intermediate_size": 512}
+              "num_experts_per_tok": 2, "moe_intermediate_size": 512, "n_shared_experts": 1,
+              "moe_shared_expert_intermediate_size": 1024}
     facts = facts_from_config(config)
     assert facts.expert_layers() == 2
     assert expert_params(facts) == 2 * 8 * 2 * 1024 * 512
+    # one shared expert twice a routed expert's width counts as two routed widths
+    assert facts.moe is not None and facts.moe.shared_experts == 2
+    mamba = 1024 * (3 * 32 * 64 + 2 * 8 * 128 + 32)
+    attention = 1024 * 8 * 128 * 2 + 1024 * 2 * 128 * 2
+    moe_block = (8 + 2) * 2 * 1024 * 512 + 1024 * 8  # routed and shared (up, down) and the router
+    params = 3 * mamba + attention + 2 * moe_block + 2 * 1000 * 1024
+    assert estimated_weight_bytes(config, facts).total == params * 2

@@ -127,3 +127,29 @@ def test_expert_parallel_dp_ranks_share_the_experts_and_plain_dp_replicates():
     assert (shared.expert_replicas, shared.attention_dp, dp) == (4, 1, 4)
     apart, dp = layout_of(report, launch_settings(["-tp", "2", "-dp", "4"]))
     assert (apart.expert_replicas, apart.attention_dp, dp) == (1, 1, 4)
+
+
+def test_another_modalitys_experts_are_not_streamed_for_text():
+    from servekit.app.perf import model_shape
+    from servekit.facts.config import facts_from_config
+    from servekit.fit.planner import FitReport
+
+    cfg = {"architectures": ["Ernie4_5_VLMoeForConditionalGeneration"], "hidden_size": 2560, "num_hidden_layers": 28,
+           "num_attention_heads": 20, "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 12288,
+           "vocab_size": 103424, "tie_word_embeddings": True, "torch_dtype": "bfloat16", "moe_k": 6,
+           "moe_num_experts": [64, 64], "moe_intermediate_size": [1536, 512], "moe_num_shared_experts": 2,
+           "moe_layer_start_index": [1, 1], "moe_layer_end_index": [27, 27]}
+    report = FitReport(engine="vllm", device="h100", tp=1, pp=1, max_model_len=4096, kv_cache_dtype="auto",
+                       budget_gib=70.0, weights_gib_per_rank=55.0, activation_gib=1.0, runtime_gib=1.0,
+                       cudagraph_gib=0.5, available_kv_gib=10.0, kv_bytes_per_token=57344.0,
+                       linear_state_bytes_per_seq=0, block_size=16, kv_tokens=180_000, max_concurrency=40.0,
+                       longest_context=4096, weights_known=True)
+    with_pool = model_shape(facts_from_config(cfg), report, "bf16")
+    vision = 27 * 64 * 3 * 2560 * 512
+    assert with_pool.unread_params == vision
+    text = {**cfg, "moe_num_experts": 64, "moe_intermediate_size": 1536,
+            "moe_layer_start_index": 1, "moe_layer_end_index": 27}
+    without = model_shape(facts_from_config(text), report, "bf16")
+    # the same checkpoint bytes: what the vision pool holds leaves the streamed dense bytes and the active parameters
+    assert without.streamed_dense_bytes - with_pool.streamed_dense_bytes == vision * 2
+    assert without.params_active - with_pool.params_active == vision

@@ -74,22 +74,26 @@ def model_shape(facts: ModelFacts, report: FitReport, fmt: str) -> ModelShape:
     """The model's shape from its facts and its fit report (weight and KV bytes per rank)."""
     hidden = facts.hidden_size or facts.num_attention_heads * facts.head_dim
     moe = facts.moe
-    routed = 0.0
+    routed = modal = 0.0
     if moe is not None:
         inner = moe.moe_intermediate_size or facts.intermediate_size or 0
         routed = expert_params(facts.expert_layers(), hidden, moe.num_experts, inner, matrices=facts.mlp_projections)
+        modal = sum(expert_params(facts.expert_layers(), hidden, n, width, matrices=facts.mlp_projections)
+                    for n, width in moe.modal_experts)
     weight_bytes = facts.weights.language if facts.weights else report.weights_gib_per_rank * GIB * report.tp * report.pp
     total = weight_bytes / FORMAT_BYTES[fmt]
     routed = min(routed, total)
+    modal = min(modal, total - routed)
     per_token = (moe.experts_per_token or 1) if moe else 0
-    active = total - routed * (1 - per_token / moe.num_experts) if moe else total
+    active = total - routed * (1 - per_token / moe.num_experts) - modal if moe else total
     return ModelShape(params_total=total, params_active=active, expert_params=routed,
                       experts=moe.num_experts if moe else 0, experts_per_token=per_token, layers=facts.num_layers,
                       hidden=hidden, heads=facts.num_attention_heads, attention_dim=2 * facts.head_dim,
                       kv_bytes_per_token=report.kv_bytes_per_token, weights_format=fmt,
                       decode_attention_dim=mla_decode_width(facts.mla.kv_lora_rank, facts.mla.qk_rope_head_dim)
                       if facts.mla else 0, vocab=facts.vocab_size or 0,
-                      embedding_params=untied_embedding_params(facts.vocab_size or 0, hidden, facts.tied_embeddings))
+                      embedding_params=untied_embedding_params(facts.vocab_size or 0, hidden, facts.tied_embeddings),
+                      unread_params=modal)
 
 
 def _facts(opts: FitOptions, context: dict[str, Any]) -> tuple[ModelFacts, str | None]:

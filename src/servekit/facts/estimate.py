@@ -86,10 +86,12 @@ def _mlp_parts(facts: ModelFacts, hidden: int, layer: int) -> dict[str, int]:
     """Parameters of one layer's MLP by part: a dense MLP, or routed experts, shared experts and
     the router."""
     moe, matrices = facts.moe, facts.mlp_projections
-    if moe is None or layer < moe.dense_layers:
-        return {"mlp": matrices * hidden * (facts.intermediate_size or 4 * hidden)}
+    if moe is None or not facts.holds_experts(layer):
+        width = (moe.dense_intermediate_size if moe is not None else None) or facts.intermediate_size
+        return {"mlp": matrices * hidden * (width or 4 * hidden)}
     inner = moe.moe_intermediate_size or facts.intermediate_size or 4 * hidden
-    return {"experts": moe.num_experts * matrices * hidden * inner,
+    pools = moe.num_experts * inner + sum(n * width for n, width in moe.modal_experts)
+    return {"experts": pools * matrices * hidden,
             "shared_experts": moe.shared_experts * matrices * hidden * inner, "router": hidden * moe.num_experts}
 
 

@@ -108,6 +108,17 @@ class MoEFacts(_Json):
     moe_intermediate_size: int | None = None
     shared_experts: int = 0
     dense_layers: int = 0
+    """The first layers, whose MLP is dense (``first_k_dense_replace``)."""
+    dense_at: tuple[int, ...] = ()
+    """Further layers with a dense MLP where the config interleaves them with the MoE layers
+    (``servekit.facts.config.interleaved_dense_layers``)."""
+    modal_experts: tuple[tuple[int, int], ...] = ()
+    """Further expert pools, ``(experts, width)`` each, that only another modality's tokens route
+    to (ERNIE 4.5 VL's vision experts beside its text experts): weights every MoE layer holds, never
+    read for a text token."""
+    dense_intermediate_size: int | None = None
+    """Width of those dense MLPs where it is not ``intermediate_size`` (``intermediate_size_mlp``:
+    Llama 4, whose ``intermediate_size`` is an expert's)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -193,14 +204,22 @@ class ModelFacts(_Json):
 
     def holds_mlp(self, index: int) -> bool:
         """Whether layer ``index`` has an MLP (or a MoE block): every layer does, but a mixer
-        block of ``split_blocks``."""
-        return not self.split_blocks or self.layers[index] == "none"
+        block of ``split_blocks``; an index past the decoder (an MTP head's layer) has one."""
+        return not self.split_blocks or index >= self.num_layers or self.layers[index] == "none"
+
+    def holds_experts(self, index: int) -> bool:
+        """Whether layer ``index``'s MLP is a MoE block (not one of ``MoEFacts``' dense layers)."""
+        moe = self.moe
+        return (moe is not None and self.holds_mlp(index) and index >= moe.dense_layers
+                and index not in moe.dense_at)
 
     def expert_layers(self) -> int:
-        """Layers holding routed experts: those with an MLP past the dense ones (``first_k_dense_replace``)."""
-        if self.moe is None:
-            return 0
-        return sum(self.holds_mlp(i) for i in range(self.moe.dense_layers, self.num_layers))
+        """Layers holding routed experts."""
+        return sum(self.holds_experts(i) for i in range(self.num_layers))
+
+    def has_dense_mlp(self) -> bool:
+        """Whether some layer's MLP is dense (every one is, without MoE)."""
+        return any(self.holds_mlp(i) and not self.holds_experts(i) for i in range(self.num_layers))
 
     def layer_counts(self) -> dict[str, int]:
         return dict(Counter(self.layers))

@@ -55,7 +55,8 @@ def expert_params(facts: ModelFacts) -> float:
     if moe is None or not hidden:
         return 0.0
     inner = moe.moe_intermediate_size or facts.intermediate_size or 0
-    return float(facts.expert_layers() * moe.num_experts * facts.mlp_projections * hidden * inner)
+    pools = moe.num_experts * inner + sum(n * width for n, width in moe.modal_experts)
+    return float(facts.expert_layers() * pools * facts.mlp_projections * hidden)
 
 
 def converted_bytes(facts: ModelFacts, launch: LaunchSettings, loaded: float, vision: float = 0.0) -> float:

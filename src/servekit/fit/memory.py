@@ -146,7 +146,7 @@ def forward_gib(
     if _moe_widths(facts, launch) is not None:
         caches = moe_cache_tokens(tokens, moe_chunk) * moe_cache_elements(facts, launch, modular_moe)
         moe = caches + tokens * value("layer_hidden_rows") * float(facts.hidden_size or 0)
-    all_moe = moe > 0 and facts.moe is not None and facts.moe.dense_layers == 0
+    all_moe = moe > 0 and facts.moe is not None and not facts.has_dense_mlp()
     elements = moe if all_moe else max(dense, moe)
     return elements * _activation_bytes(facts, launch) / GIB
 

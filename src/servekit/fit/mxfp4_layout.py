@@ -93,7 +93,7 @@ def expert_bytes_at(width: int, hidden: int) -> float:
 def _moe_layers_per_rank(facts: ModelFacts, launch: LaunchSettings) -> int:
     moe = facts.moe
     assert moe is not None
-    moe_layers = max(0, facts.num_layers - moe.dense_layers)
+    moe_layers = facts.expert_layers()
     if launch.pp <= 1 or facts.num_layers < launch.pp:
         return moe_layers
     return min(moe_layers, max(pp_stage_layers(facts.num_layers, launch.pp)))

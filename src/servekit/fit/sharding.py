@@ -64,9 +64,7 @@ def _linear_bytes(facts: ModelFacts) -> float:
 
 
 def _moe_layers(facts: ModelFacts) -> int:
-    if facts.moe is None:
-        return 0
-    return max(0, facts.num_layers - facts.moe.dense_layers)
+    return facts.expert_layers()
 
 
 def replicated_bytes(facts: ModelFacts) -> float:

@@ -84,6 +84,10 @@ class ModelShape:
     ``VocabParallelEmbedding`` gathers rows, vllm/model_executor/layers/vocab_parallel_embedding.py),
     so it is not streamed; 0 when tied (the table is read whole as the output head) or unknown."""
 
+    unread_params: float = 0.0
+    """Parameters in ``params_total`` beside the routed experts that a text token never reads:
+    another modality's expert pools (``MoEFacts.modal_experts``)."""
+
     @property
     def latent_attention(self) -> bool:
         """Whether the model decodes in MLA's absorbed form (a compressed latent per token)."""
@@ -112,9 +116,9 @@ class ModelShape:
 
     @property
     def streamed_dense_bytes(self) -> float:
-        """The dense bytes a step streams: all but the routed experts and an untied input embedding
-        (``embedding_params``, priced as ``dense_bytes`` priced it)."""
-        return max(0.0, self.dense_bytes - self.embedding_params * self._dense_format_bytes)
+        """The dense bytes a step streams: all but the routed experts, an untied input embedding
+        (``embedding_params``) and ``unread_params``, priced as ``dense_bytes`` priced them."""
+        return max(0.0, self.dense_bytes - (self.embedding_params + self.unread_params) * self._dense_format_bytes)
 
     @property
     def weight_bytes(self) -> float:
