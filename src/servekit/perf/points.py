@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from servekit.facts.config import interleaved_dense_layers
 from servekit.facts.quant_bytes import FORMATS
 from servekit.fit.points import predict_point
 from servekit.fit.sharding import GIB
@@ -104,7 +105,9 @@ def shape_facts(point: Mapping[str, Any]) -> ModelShape:
     experts = int(cf.get("num_experts") or cf.get("n_routed_experts") or cf.get("num_local_experts") or 0)
     per_token = int(cf.get("num_experts_per_tok") or 0)
     inner = int(cf.get("moe_intermediate_size") or cf.get("intermediate_size") or 0)
-    routed = expert_params(layers, hidden, experts, inner, int(cf.get("first_k_dense_replace") or 0)) if experts else 0.0
+    first_dense = int(cf.get("first_k_dense_replace") or 0)
+    moe_layers = len(set(range(first_dense, layers)) - set(interleaved_dense_layers(cf)))
+    routed = expert_params(moe_layers, hidden, experts, inner) if experts else 0.0
     fmt = weights_format_of(str(point["weights_precision"]))
     if fmt is None:
         raise PerfError(f"weights_precision: {point['weights_precision']!r} names no number format",
