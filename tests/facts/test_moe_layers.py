@@ -87,3 +87,12 @@ def test_a_second_modalitys_experts_are_weights_but_not_text_routing():
     text_only = estimated_weight_bytes(ERNIE, facts_from_config(ERNIE)).total
     assert estimated_weight_bytes(config, facts).total - text_only == 3 * 8 * 3 * 256 * 64 * 2
     assert expert_params(facts) == 3 * (8 * 128 + 8 * 64) * 3 * 256
+
+
+def test_llama4_moe_layers_hold_one_shared_expert_of_the_expert_width():
+    # vLLM's Llama4MoE builds a shared_expert beside the routed ones; the config states no count
+    config = {**BASE, "model_type": "llama4_text", "num_experts": None, "num_local_experts": 4,
+              "interleave_moe_layer_step": 1}
+    facts = facts_from_config(config)
+    assert facts.moe is not None and facts.moe.shared_experts == 1
+    assert facts_from_config({**config, "model_type": "mixtral"}).moe.shared_experts == 0

@@ -140,6 +140,8 @@ def moe_from_config(cfg: dict[str, Any]) -> MoEFacts | None:
     if not experts:
         return None
     shared = _first(cfg, "n_shared_experts", "num_shared_experts", "moe_num_shared_experts")
+    if shared is None and str(cfg.get("model_type") or "").startswith("llama4"):
+        shared = 1  # llama4.py Llama4MoE: one shared_expert of the experts' width in every MoE layer
     shared_width = _first(cfg, "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size")
     if shared_width and inner:
         shared = max(1, round((shared or 1) * shared_width / inner))
