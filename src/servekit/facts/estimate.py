@@ -87,8 +87,7 @@ def _mlp_parts(facts: ModelFacts, hidden: int, layer: int) -> dict[str, int]:
     the router."""
     moe, matrices = facts.moe, facts.mlp_projections
     if moe is None or not facts.holds_experts(layer):
-        width = (moe.dense_intermediate_size if moe is not None else None) or facts.intermediate_size
-        return {"mlp": matrices * hidden * (width or 4 * hidden)}
+        return {"mlp": matrices * hidden * (facts.dense_mlp_width or 4 * hidden)}
     inner = moe.moe_intermediate_size or facts.intermediate_size or 4 * hidden
     pools = moe.num_experts * inner + sum(n * width for n, width in moe.modal_experts)
     return {"experts": pools * matrices * hidden,

@@ -217,6 +217,12 @@ class ModelFacts(_Json):
         """Layers holding routed experts."""
         return sum(self.holds_experts(i) for i in range(self.num_layers))
 
+    @property
+    def dense_mlp_width(self) -> int | None:
+        """Width of a dense MLP layer: ``MoEFacts.dense_intermediate_size`` where it differs,
+        else ``intermediate_size``."""
+        return (self.moe.dense_intermediate_size if self.moe is not None else None) or self.intermediate_size
+
     def has_dense_mlp(self) -> bool:
         """Whether some layer's MLP is dense (every one is, without MoE)."""
         return any(self.holds_mlp(i) and not self.holds_experts(i) for i in range(self.num_layers))

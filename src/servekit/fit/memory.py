@@ -81,7 +81,7 @@ def dense_forward_units(facts: ModelFacts, launch: LaunchSettings) -> float:
     """Live elements per token at a dense layer's peak, in units of ``forward_bytes_per_token_unit``:
     the MLP's intermediate split over TP plus the hidden size."""
     hidden = facts.hidden_size or value("default_hidden")
-    intermediate = facts.intermediate_size or hidden * value("intermediate_per_hidden")
+    intermediate = facts.dense_mlp_width or hidden * value("intermediate_per_hidden")
     return intermediate / launch.tp + hidden
 
 
