@@ -96,3 +96,28 @@ def test_a_split_block_moe_counts_experts_in_its_moe_blocks_only():
     moe_block = (8 + 2) * 2 * 1024 * 512 + 1024 * 8  # routed and shared (up, down) and the router
     params = 3 * mamba + attention + 2 * moe_block + 2 * 1000 * 1024
     assert estimated_weight_bytes(config, facts).total == params * 2
+
+
+def test_blocks_named_in_layers_block_type_give_the_layout_and_the_layer_count():
+    # newer Nemotron configs list the blocks by name and may leave num_hidden_layers out
+    config = {**NEMOTRON_H, "hybrid_override_pattern": None, "num_hidden_layers": None,
+              "layers_block_type": ["mamba", "mlp", "mamba", "attention", "mlp", "mamba"]}
+    facts = facts_from_config(config)
+    assert facts.num_layers == 6 and facts.split_blocks
+    assert estimated_weight_bytes(config, facts).total == estimated_weight_bytes(NEMOTRON_H, facts_from_config(NEMOTRON_H)).total
+
+
+def test_a_latent_moe_sizes_its_experts_at_the_latent_width():
+    # Nemotron-3's LatentMoE: the experts read and write moe_latent_size; two projections per layer
+    # move the token into it and back; the router and the shared expert stay at the hidden size
+    config = {**NEMOTRON_H, "hybrid_override_pattern": "MEM*EM", "n_routed_experts": 8, "num_experts_per_tok": 2,
+              "moe_intermediate_size": 512, "n_shared_experts": 1, "moe_shared_expert_intermediate_size": 512,
+              "moe_latent_size": 256}
+    facts = facts_from_config(config)
+    assert facts.expert_width == 256
+    assert expert_params(facts) == 2 * 8 * 2 * 256 * 512
+    mamba = 1024 * (3 * 32 * 64 + 2 * 8 * 128 + 32)
+    attention = 1024 * 8 * 128 * 2 + 1024 * 2 * 128 * 2
+    moe_block = 8 * 2 * 256 * 512 + 2 * 1024 * 256 + 2 * 1024 * 512 + 1024 * 8  # experts, latent in/out, shared, router
+    params = 3 * mamba + attention + 2 * moe_block + 2 * 1000 * 1024
+    assert estimated_weight_bytes(config, facts).total == params * 2

@@ -96,3 +96,15 @@ def test_llama4_moe_layers_hold_one_shared_expert_of_the_expert_width():
     facts = facts_from_config(config)
     assert facts.moe is not None and facts.moe.shared_experts == 1
     assert facts_from_config({**config, "model_type": "mixtral"}).moe.shared_experts == 0
+
+
+def test_lfm2_moe_dense_first_layers_come_from_num_dense_layers():
+    # lfm2_moe.py: layers below num_dense_layers hold a dense MLP
+    facts = facts_from_config({**BASE, "num_dense_layers": 2})
+    assert facts.moe is not None and facts.moe.dense_layers == 2 and facts.expert_layers() == 4
+
+
+def test_deepseek_sparse_attention_layers_are_mla_layers():
+    config = {**BASE, "kv_lora_rank": 64, "qk_rope_head_dim": 16, "qk_nope_head_dim": 32, "v_head_dim": 32,
+              "layer_types": ["deepseek_sparse_attention"] * 6}
+    assert facts_from_config(config).layers == ("mla",) * 6

@@ -77,8 +77,9 @@ def model_shape(facts: ModelFacts, report: FitReport, fmt: str) -> ModelShape:
     routed = modal = 0.0
     if moe is not None:
         inner = moe.moe_intermediate_size or facts.intermediate_size or 0
-        routed = expert_params(facts.expert_layers(), hidden, moe.num_experts, inner, matrices=facts.mlp_projections)
-        modal = sum(expert_params(facts.expert_layers(), hidden, n, width, matrices=facts.mlp_projections)
+        width_in = facts.expert_width or hidden
+        routed = expert_params(facts.expert_layers(), width_in, moe.num_experts, inner, matrices=facts.mlp_projections)
+        modal = sum(expert_params(facts.expert_layers(), width_in, n, width, matrices=facts.mlp_projections)
                     for n, width in moe.modal_experts)
     weight_bytes = facts.weights.language if facts.weights else report.weights_gib_per_rank * GIB * report.tp * report.pp
     total = weight_bytes / FORMAT_BYTES[fmt]

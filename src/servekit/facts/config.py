@@ -42,6 +42,7 @@ _LAYER_TYPE_NAMES: dict[str, LayerKind] = {
     "short_conv": "linear",
     "mlp": "none",
     "moe": "none",
+    "deepseek_sparse_attention": "mla",  # GLM-5.2's layer_types: MLA with DeepSeek's sparse-attention indexer
 }
 _PATTERN_CHARS: dict[str, LayerKind] = {"M": "linear", "*": "full", "-": "none", "E": "none"}
 
@@ -50,15 +51,28 @@ class ConfigFactsError(ServekitError):
     """A config.json lacks what servekit needs to plan memory for it."""
 
 
+CLASS_DEFAULTS: dict[str, dict[str, Any]] = {
+    "gemma3_text": {"vocab_size": 262_208, "tie_word_embeddings": True, "sliding_window_pattern": 6},
+}
+"""Keys a config.json leaves out when they equal its configuration class's defaults (transformers'
+``save_pretrained`` writes only what differs), by ``model_type``: Gemma 3's text config
+(``Gemma3TextConfig``: a 262,208-token vocabulary, embeddings tied to the output head, five
+sliding-window layers to each global one) omits all three in google/gemma-3-27b-it."""
+
+
 def language_config(config: dict[str, Any]) -> dict[str, Any]:
-    """The language-model part of a config: ``text_config`` merged over the top level."""
+    """The language-model part of a config: ``text_config`` merged over the top level, with the
+    ``CLASS_DEFAULTS`` of its ``model_type`` for the keys neither states."""
+    merged = config
     for key in TEXT_CONFIG_KEYS:
         inner = config.get(key)
         if isinstance(inner, dict):
             merged = {k: v for k, v in config.items() if k not in TEXT_CONFIG_KEYS}
             merged.update({k: v for k, v in inner.items() if v is not None})
-            return merged
-    return config
+            break
+    defaults = CLASS_DEFAULTS.get(str(merged.get("model_type") or ""), {})
+    missing = {k: v for k, v in defaults.items() if merged.get(k) is None}
+    return {**merged, **missing} if missing else merged
 
 
 def _first(cfg: dict[str, Any], *keys: str) -> Any:
@@ -70,8 +84,10 @@ def _first(cfg: dict[str, Any], *keys: str) -> Any:
 
 
 def layer_kinds(cfg: dict[str, Any], num_layers: int, where: str = "config") -> list[LayerKind]:
-    """The kind of each decoder layer, from the keys a config uses to describe them."""
-    types = cfg.get("layer_types")
+    """The kind of each decoder layer, from the keys a config uses to describe them
+    (``layers_block_type``: Nemotron-H's blocks named, as newer Nemotron configs give them in place
+    of ``hybrid_override_pattern``)."""
+    types = cfg.get("layer_types") or cfg.get("layers_block_type")
     if isinstance(types, list) and types:
         kinds: list[LayerKind] = []
         for name in types[:num_layers]:
@@ -150,9 +166,10 @@ def moe_from_config(cfg: dict[str, Any]) -> MoEFacts | None:
         experts_per_token=_first(cfg, "num_experts_per_tok", "moe_topk", "experts_per_token", "moe_k"),
         moe_intermediate_size=inner,
         shared_experts=int(shared or 0),
-        dense_layers=int(cfg.get("first_k_dense_replace") or 0),
+        dense_layers=int(_first(cfg, "first_k_dense_replace", "num_dense_layers") or 0),
         dense_at=interleaved_dense_layers(cfg),
         modal_experts=tuple(pools),
+        latent_size=cfg.get("moe_latent_size"),
         dense_intermediate_size=cfg.get("intermediate_size_mlp"),
     )
 
@@ -251,6 +268,8 @@ def _positive(value: Any, key: str, where: str) -> int:
 def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str) -> ModelFacts:
     cfg = language_config(config)
     num_layers = _first(cfg, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
+    if num_layers is None and isinstance(cfg.get("layers_block_type"), list):
+        num_layers = len(cfg["layers_block_type"])  # Nemotron-3 Ultra states its blocks, not their count
     heads = _first(cfg, "num_attention_heads", "n_head", "num_heads")
     if num_layers is None or heads is None:
         raise ConfigFactsError(
@@ -303,7 +322,7 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
         sliding_window=int(window) if window else None,
         linear=linear,
         mla=mla,
-        split_blocks=isinstance(cfg.get("hybrid_override_pattern"), str),
+        split_blocks=isinstance(cfg.get("hybrid_override_pattern"), str) or isinstance(cfg.get("layers_block_type"), list),
         mlp_projections=2 if cfg.get("mlp_hidden_act") == "relu2" else 3,
         mtp_layers=int(_first(cfg, "mtp_num_hidden_layers", "num_nextn_predict_layers") or 0),
         moe=moe_from_config(cfg),

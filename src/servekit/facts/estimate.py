@@ -90,7 +90,8 @@ def _mlp_parts(facts: ModelFacts, hidden: int, layer: int) -> dict[str, int]:
         return {"mlp": matrices * hidden * (facts.dense_mlp_width or 4 * hidden)}
     inner = moe.moe_intermediate_size or facts.intermediate_size or 4 * hidden
     pools = moe.num_experts * inner + sum(n * width for n, width in moe.modal_experts)
-    return {"experts": pools * matrices * hidden,
+    latent = 2 * hidden * moe.latent_size if moe.latent_size else 0  # the projections into the latent and back
+    return {"experts": pools * matrices * (facts.expert_width or hidden) + latent,
             "shared_experts": moe.shared_experts * matrices * hidden * inner, "router": hidden * moe.num_experts}
 
 

@@ -116,6 +116,10 @@ class MoEFacts(_Json):
     """Further expert pools, ``(experts, width)`` each, that only another modality's tokens route
     to (ERNIE 4.5 VL's vision experts beside its text experts): weights every MoE layer holds, never
     read for a text token."""
+    latent_size: int | None = None
+    """Width the routed experts work in where it is not the hidden size (``moe_latent_size``:
+    Nemotron-3's LatentMoE projects each token to it before the experts and back after,
+    ``fc1_latent_proj`` / ``fc2_latent_proj``; the router and the shared experts read the hidden state)."""
     dense_intermediate_size: int | None = None
     """Width of those dense MLPs where it is not ``intermediate_size`` (``intermediate_size_mlp``:
     Llama 4, whose ``intermediate_size`` is an expert's)."""
@@ -216,6 +220,12 @@ class ModelFacts(_Json):
     def expert_layers(self) -> int:
         """Layers holding routed experts."""
         return sum(self.holds_experts(i) for i in range(self.num_layers))
+
+    @property
+    def expert_width(self) -> int | None:
+        """The width a routed expert projects from and back to: ``MoEFacts.latent_size``, else the
+        hidden size."""
+        return (self.moe.latent_size if self.moe is not None else None) or self.hidden_size
 
     @property
     def dense_mlp_width(self) -> int | None:

@@ -56,7 +56,7 @@ def expert_params(facts: ModelFacts) -> float:
         return 0.0
     inner = moe.moe_intermediate_size or facts.intermediate_size or 0
     pools = moe.num_experts * inner + sum(n * width for n, width in moe.modal_experts)
-    return float(facts.expert_layers() * pools * facts.mlp_projections * hidden)
+    return float(facts.expert_layers() * pools * facts.mlp_projections * (facts.expert_width or hidden))
 
 
 def converted_bytes(facts: ModelFacts, launch: LaunchSettings, loaded: float, vision: float = 0.0) -> float:

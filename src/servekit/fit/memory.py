@@ -86,14 +86,15 @@ def dense_forward_units(facts: ModelFacts, launch: LaunchSettings) -> float:
 
 
 def _moe_widths(facts: ModelFacts, launch: LaunchSettings) -> tuple[int, float, float] | None:
-    """(top_k, N, K) of a fused-MoE layer on one rank: N the experts' gate-up width, K the hidden
-    size; None without MoE facts."""
+    """(top_k, N, K) of a fused-MoE layer on one rank: N the experts' gate-up width (the up width
+    alone for ungated experts), K the width they read (the hidden size, or a latent MoE's latent);
+    None without MoE facts."""
     moe, hidden = facts.moe, facts.hidden_size
     if moe is None or not hidden or not moe.experts_per_token:
         return None
     inner = moe.moe_intermediate_size or facts.intermediate_size or hidden * value("intermediate_per_hidden")
     expert_tp = 1 if launch.expert_parallel else launch.tp
-    return moe.experts_per_token, 2 * inner / expert_tp, float(hidden)
+    return moe.experts_per_token, (facts.mlp_projections - 1) * inner / expert_tp, float(facts.expert_width or hidden)
 
 
 def moe_cache_elements(facts: ModelFacts, launch: LaunchSettings, modular: bool = False) -> float:
