@@ -322,6 +322,8 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
         sliding_window=int(window) if window else None,
         linear=linear,
         mla=mla,
+        indexer_head_dim=int(cfg["index_head_dim"]) if mla is not None and cfg.get("index_head_dim")
+        and cfg.get("index_topk") else None,
         split_blocks=isinstance(cfg.get("hybrid_override_pattern"), str) or isinstance(cfg.get("layers_block_type"), list),
         mlp_projections=2 if cfg.get("mlp_hidden_act") == "relu2" else 3,
         mtp_layers=int(_first(cfg, "mtp_num_hidden_layers", "num_nextn_predict_layers") or 0),

@@ -114,10 +114,23 @@ def kv_heads_per_rank(facts: ModelFacts, tp: int, kind: str = "full") -> int:
     return max(1, heads // tp) if heads >= tp else 1
 
 
+INDEXER_QUANT_BLOCK = 128
+"""Values per FP32 scale in the sparse-attention indexer's key cache (vLLM's ``Indexer``:
+``head_dim + head_dim // quant_block_size * 4`` bytes of ``uint8`` per token, ``quant_block_size``
+128, ``vllm/model_executor/models/deepseek_v2.py``)."""
+
+
+def indexer_token_bytes(facts: ModelFacts) -> int:
+    """Bytes per token of one MLA layer's ``DeepseekV32IndexerCache`` (0 without an indexer): its
+    own cache spec beside the latent's, whatever ``--kv-cache-dtype`` says."""
+    head = facts.indexer_head_dim or 0
+    return head + head // INDEXER_QUANT_BLOCK * 4
+
+
 def attention_token_bytes(facts: ModelFacts, kind: str, kv_bytes: float, tp: int) -> float:
     if kind == "mla":
         assert facts.mla is not None
-        return (facts.mla.kv_lora_rank + facts.mla.qk_rope_head_dim) * kv_bytes
+        return (facts.mla.kv_lora_rank + facts.mla.qk_rope_head_dim) * kv_bytes + indexer_token_bytes(facts)
     head_dim = (facts.full_head_dim or facts.head_dim) if kind == "full" else facts.head_dim
     return 2 * kv_heads_per_rank(facts, tp, kind) * head_dim * kv_bytes
 

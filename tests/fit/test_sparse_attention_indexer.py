@@ -1,0 +1,30 @@
+"""DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): each MLA layer's lightning indexer keeps its
+own key cache beside the latent, ``index_head_dim`` FP8 values and one FP32 scale per 128 of them
+(vLLM's ``DeepseekV32IndexerCache``), whatever the KV cache dtype."""
+
+from __future__ import annotations
+
+from servekit.facts.config import facts_from_config
+from servekit.fit.kv import attention_token_bytes, indexer_token_bytes
+
+MLA = {
+    "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 1024,
+    "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 8, "kv_lora_rank": 512,
+    "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "q_lora_rank": 256,
+    "vocab_size": 1000, "torch_dtype": "bfloat16",
+}
+DSA = {**MLA, "model_type": "deepseek_v32", "index_head_dim": 128, "index_n_heads": 64, "index_topk": 2048}
+
+
+def test_the_indexer_adds_its_key_and_scales_per_token_and_layer():
+    facts = facts_from_config(DSA)
+    assert facts.indexer_head_dim == 128 and indexer_token_bytes(facts) == 128 + 4
+    assert attention_token_bytes(facts, "mla", 2, 8) == (512 + 64) * 2 + 132
+    # an FP8 latent shrinks; the indexer's cache keeps its own format
+    assert attention_token_bytes(facts, "mla", 1, 8) == (512 + 64) + 132
+
+
+def test_mla_without_an_indexer_is_unchanged():
+    facts = facts_from_config(MLA)
+    assert facts.indexer_head_dim is None and indexer_token_bytes(facts) == 0
+    assert attention_token_bytes(facts, "mla", 2, 8) == (512 + 64) * 2
