@@ -28,3 +28,18 @@ def test_mla_without_an_indexer_is_unchanged():
     facts = facts_from_config(MLA)
     assert facts.indexer_head_dim is None and indexer_token_bytes(facts) == 0
     assert attention_token_bytes(facts, "mla", 2, 8) == (512 + 64) * 2
+
+
+def test_a_kv_point_reads_the_same_layout_keys_as_a_config():
+    from servekit.fit.points import facts_from_point
+
+    point_facts, _ = facts_from_point(DSA)
+    assert point_facts.indexer_head_dim == facts_from_config(DSA).indexer_head_dim == 128
+    hybrid = {"num_hidden_layers": 4, "hidden_size": 1024, "num_attention_heads": 8, "num_key_value_heads": 2,
+              "head_dim": 128, "hybrid_override_pattern": "M-*-", "mlp_hidden_act": "relu2",
+              "mamba_num_heads": 32, "mamba_head_dim": 64, "ssm_state_size": 128, "n_groups": 8}
+    point_facts, _ = facts_from_point(hybrid)
+    config_facts = facts_from_config(hybrid)
+    assert (point_facts.layers, point_facts.split_blocks, point_facts.mlp_projections) == \
+        (config_facts.layers, config_facts.split_blocks, config_facts.mlp_projections) == \
+        (("linear", "none", "full", "none"), True, 2)

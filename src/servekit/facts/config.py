@@ -174,6 +174,21 @@ def moe_from_config(cfg: dict[str, Any]) -> MoEFacts | None:
     )
 
 
+def split_blocks(cfg: dict[str, Any]) -> bool:
+    """Whether the config lays its layers out as single blocks (``ModelFacts.split_blocks``)."""
+    return isinstance(cfg.get("hybrid_override_pattern"), str) or isinstance(cfg.get("layers_block_type"), list)
+
+
+def mlp_projections(cfg: dict[str, Any]) -> int:
+    """Weight matrices per MLP and expert (``ModelFacts.mlp_projections``): 2 for squared ReLU."""
+    return 2 if cfg.get("mlp_hidden_act") == "relu2" else 3
+
+
+def indexer_head_dim(cfg: dict[str, Any]) -> int | None:
+    """``index_head_dim`` of a sparse-attention MLA config (``ModelFacts.indexer_head_dim``)."""
+    return int(cfg["index_head_dim"]) if cfg.get("index_head_dim") and cfg.get("index_topk") else None
+
+
 def _int_or_ends(value: Any, pick: Callable[[list[int]], int]) -> int | None:
     if isinstance(value, list | tuple):
         return pick([int(v) for v in value]) if value else None
@@ -322,10 +337,9 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
         sliding_window=int(window) if window else None,
         linear=linear,
         mla=mla,
-        indexer_head_dim=int(cfg["index_head_dim"]) if mla is not None and cfg.get("index_head_dim")
-        and cfg.get("index_topk") else None,
-        split_blocks=isinstance(cfg.get("hybrid_override_pattern"), str) or isinstance(cfg.get("layers_block_type"), list),
-        mlp_projections=2 if cfg.get("mlp_hidden_act") == "relu2" else 3,
+        indexer_head_dim=indexer_head_dim(cfg) if mla is not None else None,
+        split_blocks=split_blocks(cfg),
+        mlp_projections=mlp_projections(cfg),
         mtp_layers=int(_first(cfg, "mtp_num_hidden_layers", "num_nextn_predict_layers") or 0),
         moe=moe_from_config(cfg),
         quantization=quant_from_config(config, cfg),

@@ -45,7 +45,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from servekit.facts.config import layer_kinds, mla_from_config, moe_from_config, quant_from_config
+from servekit.facts.config import (
+    indexer_head_dim,
+    layer_kinds,
+    mla_from_config,
+    mlp_projections,
+    moe_from_config,
+    quant_from_config,
+    split_blocks,
+)
 from servekit.facts.estimate import estimated_weight_bytes
 from servekit.facts.linear import linear_from_config
 from servekit.facts.model import LayerKind, ModelFacts, QuantFacts
@@ -84,7 +92,8 @@ def _layers(cf: dict[str, Any]) -> list[LayerKind]:
     n = int(cf["num_hidden_layers"])
     if cf.get("mla") or cf.get("kv_lora_rank"):
         return ["mla"] * n
-    if cf.get("layer_types") or cf.get("full_attention_interval") or cf.get("sliding_window_pattern"):
+    if any(cf.get(k) for k in ("layer_types", "layers_block_type", "hybrid_override_pattern", "full_attention_interval",
+                               "sliding_window_pattern")):
         return layer_kinds(cf, n, "config_facts")
     if cf.get("attention_layers"):
         counts = cf["attention_layers"]
@@ -157,6 +166,9 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
         sliding_window=cf.get("sliding_window"),
         linear=linear,
         mla=mla,
+        indexer_head_dim=indexer_head_dim(cf) if mla is not None else None,
+        split_blocks=split_blocks(cf),
+        mlp_projections=mlp_projections(cf),
         mtp_layers=int(cf.get("mtp_num_hidden_layers") or 0),
         has_vision=cf.get("multimodal") is True or bool(cf.get("vision_config")),
         vision=vision_from_config(cf),
