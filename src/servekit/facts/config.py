@@ -174,6 +174,18 @@ def moe_from_config(cfg: dict[str, Any]) -> MoEFacts | None:
     )
 
 
+def unmodelled_attention(cfg: dict[str, Any]) -> tuple[str, ...]:
+    """What ``ModelFacts.unmodelled`` names: DeepSeek-V4's compressed sparse attention
+    (``compress_ratios``: most layers keep one compressed KV entry per 4 or 128 tokens beside a
+    sliding window, with an indexer) is planned as the sliding window alone, which keeps less than
+    the engine does for long contexts."""
+    if cfg.get("compress_ratios"):
+        return (f"compressed sparse attention (compress_ratios): every layer's KV is planned as its "
+                f"{cfg.get('sliding_window')}-token sliding window alone, without the compressed entries and "
+                "the indexer's keys the engine also keeps",)
+    return ()
+
+
 def split_blocks(cfg: dict[str, Any]) -> bool:
     """Whether the config lays its layers out as single blocks (``ModelFacts.split_blocks``)."""
     return isinstance(cfg.get("hybrid_override_pattern"), str) or isinstance(cfg.get("layers_block_type"), list)
@@ -338,6 +350,7 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
         linear=linear,
         mla=mla,
         indexer_head_dim=indexer_head_dim(cfg) if mla is not None else None,
+        unmodelled=unmodelled_attention(cfg),
         split_blocks=split_blocks(cfg),
         mlp_projections=mlp_projections(cfg),
         mtp_layers=int(_first(cfg, "mtp_num_hidden_layers", "num_nextn_predict_layers") or 0),

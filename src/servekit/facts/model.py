@@ -190,6 +190,9 @@ class ModelFacts(_Json):
     indexer_head_dim: int | None = None
     """DeepSeek sparse attention's lightning indexer keeps a key of this many FP8 values per token
     and MLA layer beside the latent (``index_head_dim``: DeepSeek-V3.2, GLM-5); None without one."""
+    unmodelled: tuple[str, ...] = ()
+    """Attention variants the config states that the memory model does not cover, each named with
+    what the KV figures assume in its place."""
     split_blocks: bool = False
     """Each layer is a mixer or an MLP, never both (``hybrid_override_pattern``: Nemotron-H's
     ``M`` Mamba, ``*`` attention, ``-`` MLP and ``E`` MoE blocks, ``vllm/model_executor/models/nemotron_h.py``);

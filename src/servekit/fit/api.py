@@ -179,6 +179,9 @@ def check_plan_fit(
             findings.append(Finding("note", "fit-estimated-parts",
                                     f"the checkpoint total is exact but its {parts} bytes are estimated",
                                     _exact_weights_fix(facts.model_id)))
+        findings += [Finding("warning", "fit-kv-unmodelled", f"the memory model does not cover {what}",
+                             "check the pool in the engine's start-up log ('GPU KV cache size') before relying on "
+                             "the KV figures") for what in facts.unmodelled]
         if launch.spec_draft_model and not launch.uses_mtp:
             findings.append(Finding(
                 "note", "fit-draft-weights",
