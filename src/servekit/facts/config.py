@@ -103,6 +103,10 @@ def layer_kinds(cfg: dict[str, Any], num_layers: int, where: str = "config") -> 
     pattern = cfg.get("hybrid_override_pattern")
     if isinstance(pattern, str) and len(pattern) == num_layers and set(pattern) <= set(_PATTERN_CHARS):
         return [_PATTERN_CHARS[ch] for ch in pattern]
+    flags = cfg.get("hybrid_layer_pattern")
+    if isinstance(flags, list) and len(flags) == num_layers and set(flags) <= {0, 1}:
+        # MiMo-V2 (mimo_v2_flash.py): 1 marks a sliding-window layer, 0 a full-attention one
+        return ["sliding" if flag else "full" for flag in flags]
     if cfg.get("attn_layer_period"):
         period, offset = int(cfg["attn_layer_period"]), int(cfg.get("attn_layer_offset") or 0)
         return ["full" if i % period == offset else "linear" for i in range(num_layers)]
@@ -315,6 +319,15 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
             raise ConfigFactsError(f"{where}: neither head_dim nor hidden_size is set")
         head_dim = _positive(hidden, "hidden_size", where) // heads
     head_dim = _positive(head_dim, "head_dim", where)
+    full_kv = _positive(cfg["num_global_key_value_heads"], "num_global_key_value_heads", where) \
+        if cfg.get("num_global_key_value_heads") else None
+    full_dim = _positive(cfg["global_head_dim"], "global_head_dim", where) if cfg.get("global_head_dim") else None
+    if cfg.get("swa_num_key_value_heads") or cfg.get("swa_head_dim"):
+        # MiMo-V2: the plain keys size the full-attention layers, swa_* the sliding ones
+        swa_kv = _positive(cfg.get("swa_num_key_value_heads") or kv_heads, "swa_num_key_value_heads", where)
+        swa_dim = _positive(cfg.get("swa_head_dim") or head_dim, "swa_head_dim", where)
+        full_kv, full_dim = (kv_heads if kv_heads != swa_kv else None), (head_dim if head_dim != swa_dim else None)
+        kv_heads, head_dim = swa_kv, swa_dim
     kinds = layer_kinds(cfg, int(num_layers), where)
     mla = None
     if "mla" in kinds:
@@ -343,9 +356,9 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
         dtype=str(dtype),
         layers=tuple(kinds),
         kv_shared_layers=int(cfg.get("num_kv_shared_layers") or 0),
-        full_head_dim=_positive(cfg["global_head_dim"], "global_head_dim", where) if cfg.get("global_head_dim") else None,
-        full_kv_heads=(_positive(cfg["num_global_key_value_heads"], "num_global_key_value_heads", where)
-                       if cfg.get("num_global_key_value_heads") else None),
+        full_head_dim=full_dim,
+        full_kv_heads=full_kv,
+        value_head_dim=_first(cfg, "v_head_dim", "swa_v_head_dim") if mla is None else None,
         sliding_window=int(window) if window else None,
         linear=linear,
         mla=mla,

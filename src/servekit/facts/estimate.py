@@ -61,8 +61,10 @@ def _int(cfg: dict[str, Any], *keys: str, default: int = 0) -> int:
     return default
 
 
-def _attention_params(cfg: dict[str, Any], facts: ModelFacts, hidden: int) -> int:
+def _attention_params(cfg: dict[str, Any], facts: ModelFacts, hidden: int, kind: str = "sliding") -> int:
     heads, kv, head_dim = facts.num_attention_heads, facts.num_kv_heads, facts.head_dim
+    if kind == "full":
+        kv, head_dim = facts.full_kv_heads or kv, facts.full_head_dim or head_dim
     if facts.mla is not None:
         rope, rank = facts.mla.qk_rope_head_dim, facts.mla.kv_lora_rank
         nope, v_dim = _int(cfg, "qk_nope_head_dim", default=128), _int(cfg, "v_head_dim", default=128)
@@ -70,7 +72,8 @@ def _attention_params(cfg: dict[str, Any], facts: ModelFacts, hidden: int) -> in
         q = hidden * q_rank + q_rank * heads * (nope + rope) if q_rank else hidden * heads * (nope + rope)
         return q + hidden * (rank + rope) + rank * heads * (nope + v_dim) + heads * v_dim * hidden
     gate = 2 if cfg.get("attn_output_gate") else 1  # Qwen3-Next / Qwen3.5: q_proj also emits the output gate
-    return hidden * heads * head_dim * (1 + gate) + hidden * kv * head_dim * 2
+    value = facts.value_head_dim or head_dim  # v_proj's outputs and o_proj's inputs
+    return hidden * heads * (head_dim * gate + value) + hidden * kv * (head_dim + value)
 
 
 def _mixer_width(facts: ModelFacts, hidden: int) -> int:
@@ -117,7 +120,7 @@ def estimated_weight_bytes(config: dict[str, Any], facts: ModelFacts, quant: Qua
     linear_mixer = hidden * _mixer_width(facts, hidden)
     layers = 0.0
     for index, kind in enumerate(facts.layers):
-        mixer = linear_mixer if kind == "linear" else (0 if kind == "none" else attention)
+        mixer = linear_mixer if kind == "linear" else (0 if kind == "none" else _attention_params(cfg, facts, hidden, kind))
         mixer_part = "linear_attention" if kind == "linear" else "attention"
         mlp = _mlp_bytes(facts, hidden, index, price, index) if facts.holds_mlp(index) else 0.0
         layers += mixer * price(mixer_part, index) + mlp

@@ -182,6 +182,9 @@ class ModelFacts(_Json):
     full_head_dim: int | None = None
     """Head size of the full-attention layers where it differs from the sliding ones'
     (``global_head_dim``: Gemma 4); None: ``head_dim``."""
+    value_head_dim: int | None = None
+    """A value head's size where it differs from a key head's (MiMo-V2: keys of 192, values of
+    128, which vLLM's diff-KV attention backends cache apart); None: ``head_dim``."""
     full_kv_heads: int | None = None
     """KV heads of the full-attention layers where they differ (``num_global_key_value_heads``)."""
     sliding_window: int | None = None

@@ -132,7 +132,7 @@ def attention_token_bytes(facts: ModelFacts, kind: str, kv_bytes: float, tp: int
         assert facts.mla is not None
         return (facts.mla.kv_lora_rank + facts.mla.qk_rope_head_dim) * kv_bytes + indexer_token_bytes(facts)
     head_dim = (facts.full_head_dim or facts.head_dim) if kind == "full" else facts.head_dim
-    return 2 * kv_heads_per_rank(facts, tp, kind) * head_dim * kv_bytes
+    return kv_heads_per_rank(facts, tp, kind) * (head_dim + (facts.value_head_dim or head_dim)) * kv_bytes
 
 
 def linear_state_bytes(facts: ModelFacts, tp: int, spec_tokens: int = 0) -> int:
