@@ -1,12 +1,13 @@
 """Which layers hold the routed experts, as each family's vLLM decoder layer places its MoE blocks
-(``servekit.facts.config.interleaved_dense_layers``), and what the estimate, the fit and the speed
+(``servekit.facts.moe_config.interleaved_dense_layers``), and what the estimate, the fit and the speed
 model count from it."""
 
 from __future__ import annotations
 
 import pytest
 
-from servekit.facts.config import facts_from_config, interleaved_dense_layers
+from servekit.facts.config import facts_from_config
+from servekit.facts.moe_config import interleaved_dense_layers
 from servekit.facts.estimate import estimated_weight_bytes
 from servekit.fit.conversion import expert_params
 

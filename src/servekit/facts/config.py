@@ -9,17 +9,17 @@ preference, from ``layer_types``, ``full_attention_interval`` (hybrid linear att
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from servekit.errors import ServekitError
+from servekit.facts.config_keys import first_key
 from servekit.facts.linear import linear_from_config
+from servekit.facts.moe_config import moe_from_config
 from servekit.facts.vision import VISION_CONFIG_KEYS, vision_from_config
 from servekit.facts.model import (
     LayerKind,
     MLAFacts,
     ModelFacts,
-    MoEFacts,
     QuantFacts,
 )
 
@@ -75,14 +75,6 @@ def language_config(config: dict[str, Any]) -> dict[str, Any]:
     return {**merged, **missing} if missing else merged
 
 
-def _first(cfg: dict[str, Any], *keys: str) -> Any:
-    for key in keys:
-        value = cfg.get(key)
-        if value is not None:
-            return value
-    return None
-
-
 def layer_kinds(cfg: dict[str, Any], num_layers: int, where: str = "config") -> list[LayerKind]:
     """The kind of each decoder layer, from the keys a config uses to describe them
     (``layers_block_type``: Nemotron-H's blocks named, as newer Nemotron configs give them in place
@@ -103,6 +95,20 @@ def layer_kinds(cfg: dict[str, Any], num_layers: int, where: str = "config") -> 
     pattern = cfg.get("hybrid_override_pattern")
     if isinstance(pattern, str) and len(pattern) == num_layers and set(pattern) <= set(_PATTERN_CHARS):
         return [_PATTERN_CHARS[ch] for ch in pattern]
+    group = bailing_group(cfg)
+    if group:
+        # Bailing hybrids: bailing_moe_linear.py (V2.5) runs lightning attention except where (i + 1) is a
+        # multiple of layer_group_size; bailing_moe_v3.py (V3) runs KDA there too, but also keeps the
+        # layers past the last whole group as MLA
+        v3 = any(str(a).startswith("BailingMoeV3") for a in cfg.get("architectures") or [])
+        whole = num_layers // group * group if v3 else num_layers
+        full: LayerKind = "mla" if cfg.get("kv_lora_rank") else "full"
+        return [full if (i + 1) % group == 0 or i >= whole else "linear" for i in range(num_layers)]
+    kda = kda_layers(cfg)
+    if kda:
+        # Kimi-Linear (KimiLinearConfig.is_kda_layer): linear_attn_config.kda_layers counts layers from 1
+        other: LayerKind = "mla" if cfg.get("kv_lora_rank") else "full"
+        return ["linear" if i + 1 in kda else other for i in range(num_layers)]
     flags = cfg.get("hybrid_layer_pattern")
     if isinstance(flags, list) and len(flags) == num_layers and set(flags) <= {0, 1}:
         # MiMo-V2 (mimo_v2_flash.py): 1 marks a sliding-window layer, 0 a full-attention one
@@ -141,43 +147,6 @@ def mla_from_config(cfg: dict[str, Any]) -> MLAFacts:
                     q_lora_rank=int(q_rank) if q_rank else None)
 
 
-def moe_from_config(cfg: dict[str, Any]) -> MoEFacts | None:
-    """MoE facts from config keys; None without an expert count. A shared expert stated by its
-    width (``shared_expert_intermediate_size``, Qwen2-MoE / Qwen3-Next: one ``shared_expert`` MLP of
-    that width, ``vllm/model_executor/models/qwen3_next.py`` ``Qwen3NextSparseMoeBlock``;
-    ``moe_shared_expert_intermediate_size``, Nemotron-3: ``n_shared_experts`` of that width,
-    ``nemotron_h.py`` ``NemotronHMoE``) counts as that many routed experts' widths. Expert counts and
-    widths given per modality (ERNIE 4.5 VL: ``moe_num_experts`` and ``moe_intermediate_size`` lists,
-    text first, ``ernie45_vl_moe.py`` ``Ernie4_5_VLMoeMoE``) take the text pool as the routed one
-    and the others as ``modal_experts``."""
-    experts = _first(cfg, "num_experts", "n_routed_experts", "num_local_experts", "moe_num_experts")
-    inner = _first(cfg, "moe_intermediate_size", "expert_intermediate_size")
-    pools: list[tuple[int, int]] = []
-    if isinstance(experts, list | tuple) and experts:
-        widths = list(inner) if isinstance(inner, list | tuple) else [inner] * len(experts)
-        pools = [(int(n), int(w or 0)) for n, w in zip(experts[1:], widths[1:], strict=False)]
-        experts, inner = experts[0], widths[0]
-    if not experts:
-        return None
-    shared = _first(cfg, "n_shared_experts", "num_shared_experts", "moe_num_shared_experts")
-    if shared is None and str(cfg.get("model_type") or "").startswith("llama4"):
-        shared = 1  # llama4.py Llama4MoE: one shared_expert of the experts' width in every MoE layer
-    shared_width = _first(cfg, "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size")
-    if shared_width and inner:
-        shared = max(1, round((shared or 1) * shared_width / inner))
-    return MoEFacts(
-        num_experts=int(experts),
-        experts_per_token=_first(cfg, "num_experts_per_tok", "moe_topk", "experts_per_token", "moe_k"),
-        moe_intermediate_size=inner,
-        shared_experts=int(shared or 0),
-        dense_layers=int(_first(cfg, "first_k_dense_replace", "num_dense_layers") or 0),
-        dense_at=interleaved_dense_layers(cfg),
-        modal_experts=tuple(pools),
-        latent_size=cfg.get("moe_latent_size"),
-        dense_intermediate_size=cfg.get("intermediate_size_mlp"),
-    )
-
-
 def unmodelled_attention(cfg: dict[str, Any]) -> tuple[str, ...]:
     """What ``ModelFacts.unmodelled`` names: DeepSeek-V4's compressed sparse attention
     (``compress_ratios``: most layers keep one compressed KV entry per 4 or 128 tokens beside a
@@ -188,6 +157,27 @@ def unmodelled_attention(cfg: dict[str, Any]) -> tuple[str, ...]:
                 f"{cfg.get('sliding_window')}-token sliding window alone, without the compressed entries and "
                 "the indexer's keys the engine also keeps",)
     return ()
+
+
+BAILING_HYBRIDS = ("BailingMoeV2_5ForCausalLM", "BailingMoeV3ForCausalLM", "BailingMoeV3VLForConditionalGeneration")
+"""Architectures whose ``layer_group_size`` interleaves linear layers with MLA ones (Ling/Ring 2.5+;
+vLLM's registry maps them to ``bailing_moe_linear.py`` and ``bailing_moe_v3*.py``)."""
+
+
+def bailing_group(cfg: dict[str, Any]) -> int:
+    """``layer_group_size`` of a Bailing hybrid (0 for any other model)."""
+    architectures = cfg.get("architectures") or []
+    group = cfg.get("layer_group_size")
+    if isinstance(group, int) and group > 0 and any(a in BAILING_HYBRIDS for a in architectures):
+        return group
+    return 0
+
+
+def kda_layers(cfg: dict[str, Any]) -> set[int]:
+    """Layers (counted from 1) that run Kimi Delta Attention (``linear_attn_config.kda_layers``)."""
+    linear = cfg.get("linear_attn_config")
+    layers = linear.get("kda_layers") if isinstance(linear, dict) else None
+    return {int(i) for i in layers} if isinstance(layers, list) else set()
 
 
 def split_blocks(cfg: dict[str, Any]) -> bool:
@@ -203,57 +193,6 @@ def mlp_projections(cfg: dict[str, Any]) -> int:
 def indexer_head_dim(cfg: dict[str, Any]) -> int | None:
     """``index_head_dim`` of a sparse-attention MLA config (``ModelFacts.indexer_head_dim``)."""
     return int(cfg["index_head_dim"]) if cfg.get("index_head_dim") and cfg.get("index_topk") else None
-
-
-def _int_or_ends(value: Any, pick: Callable[[list[int]], int]) -> int | None:
-    if isinstance(value, list | tuple):
-        return pick([int(v) for v in value]) if value else None
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def interleaved_dense_layers(cfg: dict[str, Any]) -> tuple[int, ...]:
-    """Layers whose MLP stays dense between MoE layers, as each family's vLLM decoder layer places
-    its MoE blocks (layer ``i`` counted from 0):
-
-    * Qwen2/3-MoE (``qwen3_moe.py``): dense where ``i`` is in ``mlp_only_layers`` or ``(i + 1)`` is
-      not a multiple of ``decoder_sparse_step``;
-    * Llama 4 (``llama4.py``): MoE where ``(i + 1)`` is a multiple of ``interleave_moe_layer_step``;
-    * ERNIE 4.5 (``ernie45_moe.py``): MoE where ``(i + 1)`` is a multiple of ``moe_layer_interval``
-      and ``moe_layer_start_index <= i <= moe_layer_end_index`` (lists: their lowest start, highest end);
-    * DeepSeek-V2/V3 (``deepseek_v2.py``): past ``first_k_dense_replace``, MoE where ``i`` is a
-      multiple of ``moe_layer_freq`` (a list: MoE where its entry is non-zero);
-    * Jamba (``jamba.py``): MoE where ``i - expert_layer_offset`` is a multiple of ``expert_layer_period``.
-    """
-    raw = _first(cfg, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
-    if not isinstance(raw, int | float) or isinstance(raw, bool) or raw < 1:
-        return ()
-    layers = range(int(raw))
-    dense: set[int] = set()
-    only = cfg.get("mlp_only_layers")
-    if isinstance(only, list):
-        dense |= {int(i) for i in only if isinstance(i, int)}
-    step = cfg.get("decoder_sparse_step")
-    if isinstance(step, int) and step > 1:
-        dense |= {i for i in layers if (i + 1) % step}
-    step = cfg.get("interleave_moe_layer_step")
-    if isinstance(step, int) and step > 1:
-        dense |= {i for i in layers if (i + 1) % step}
-    if any(k in cfg for k in ("moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval")):
-        start = _int_or_ends(cfg.get("moe_layer_start_index"), min) or 0
-        end = _int_or_ends(cfg.get("moe_layer_end_index"), max)
-        end = len(layers) - 1 if end is None else end
-        interval = int(cfg.get("moe_layer_interval") or 1)
-        dense |= {i for i in layers if (i + 1) % interval or not start <= i <= end}
-    freq = cfg.get("moe_layer_freq")
-    if isinstance(freq, list) and len(freq) == len(layers):
-        dense |= {i for i in layers if not freq[i]}
-    elif isinstance(freq, int) and freq > 1:
-        dense |= {i for i in layers if i % freq}
-    period = cfg.get("expert_layer_period")
-    if isinstance(period, int) and period > 1:
-        offset = int(cfg.get("expert_layer_offset") or 0)
-        dense |= {i for i in layers if (i - offset) % period}
-    return tuple(sorted(dense))
 
 
 def quant_from_config(config: dict[str, Any], cfg: dict[str, Any] | None = None) -> QuantFacts | None:
@@ -298,10 +237,10 @@ def _positive(value: Any, key: str, where: str) -> int:
 
 def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str) -> ModelFacts:
     cfg = language_config(config)
-    num_layers = _first(cfg, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
+    num_layers = first_key(cfg, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
     if num_layers is None and isinstance(cfg.get("layers_block_type"), list):
         num_layers = len(cfg["layers_block_type"])  # Nemotron-3 Ultra states its blocks, not their count
-    heads = _first(cfg, "num_attention_heads", "n_head", "num_heads")
+    heads = first_key(cfg, "num_attention_heads", "n_head", "num_heads")
     if num_layers is None or heads is None:
         raise ConfigFactsError(
             f"{where}: no num_hidden_layers / num_attention_heads (model_type "
@@ -311,7 +250,8 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
     num_layers = _positive(num_layers, "num_hidden_layers", where)
     heads = _positive(heads, "num_attention_heads", where)
     hidden = cfg.get("hidden_size")
-    kv_heads = _first(cfg, "num_key_value_heads", "multi_query_group_num", "num_kv_heads") or heads
+    # Step-3.5/3.7 name their KV heads num_attention_groups (vLLM's step3p5.py reads it)
+    kv_heads = first_key(cfg, "num_key_value_heads", "multi_query_group_num", "num_kv_heads", "num_attention_groups") or heads
     kv_heads = _positive(kv_heads, "num_key_value_heads", where)
     head_dim = cfg.get("head_dim")
     if head_dim is None:
@@ -335,7 +275,7 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
     linear = linear_from_config(cfg, int(heads), int(head_dim))
     if "linear" in kinds and linear is None:
         raise ConfigFactsError(f"{where}: linear-attention layers without linear_* head sizes")
-    dtype = _first(cfg, "torch_dtype", "dtype") or config.get("torch_dtype") or "bfloat16"
+    dtype = first_key(cfg, "torch_dtype", "dtype") or config.get("torch_dtype") or "bfloat16"
     architectures = config.get("architectures") or cfg.get("architectures") or [None]
     window = cfg.get("sliding_window") if "sliding" in kinds else None
     if window is None and "sliding" in kinds:
@@ -358,7 +298,7 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
         kv_shared_layers=int(cfg.get("num_kv_shared_layers") or 0),
         full_head_dim=full_dim,
         full_kv_heads=full_kv,
-        value_head_dim=_first(cfg, "v_head_dim", "swa_v_head_dim") if mla is None else None,
+        value_head_dim=first_key(cfg, "v_head_dim", "swa_v_head_dim") if mla is None else None,
         sliding_window=int(window) if window else None,
         linear=linear,
         mla=mla,
@@ -366,7 +306,7 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
         unmodelled=unmodelled_attention(cfg),
         split_blocks=split_blocks(cfg),
         mlp_projections=mlp_projections(cfg),
-        mtp_layers=int(_first(cfg, "mtp_num_hidden_layers", "num_nextn_predict_layers") or 0),
+        mtp_layers=int(first_key(cfg, "mtp_num_hidden_layers", "num_nextn_predict_layers") or 0),
         moe=moe_from_config(cfg),
         quantization=quant_from_config(config, cfg),
         has_vision=any(isinstance(config.get(k), dict) for k in VISION_CONFIG_KEYS),

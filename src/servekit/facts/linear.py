@@ -8,7 +8,14 @@ Each family names its sizes differently; all reduce to a convolution state of
   ``mamba_head_dim``/``mamba_d_head``, ``ssm_state_size``/``mamba_d_state``, ``n_groups``;
 * Mamba-1 (Jamba): ``mamba_expand x hidden_size`` channels with ``mamba_d_state`` each;
 * short convolution (LFM2): ``conv_L_cache`` over ``hidden_size`` channels, no recurrent state;
-* lightning attention (MiniMax-Text-01): ``heads x head_dim x head_dim`` state, no convolution.
+* lightning attention (MiniMax-Text-01): ``heads x head_dim x head_dim`` state, no convolution;
+* Kimi Delta Attention (Kimi-Linear, ``linear_attn_config``): short convolutions over q, k and v
+  (``3 x heads x head_dim`` channels, ``short_conv_kernel_size``) and a ``heads x head_dim x
+  head_dim`` recurrent state, kept in float32 unless the config says otherwise (vLLM's
+  ``MambaStateDtypeCalculator.kda_state_dtype``); Ling/Ring 3 (``BailingMoeV3``) run the same
+  mixer with ``num_attention_heads`` heads of ``head_dim`` (``bailing_moe_v3.py``);
+* Ling/Ring 2.5/2.6 (``BailingMoeV2_5``): lightning attention's ``heads x head_dim x head_dim``
+  state in the model dtype (``bailing_moe_linear.py``).
 
 Their linear projections (what an estimate from config.json prices, ``projection_width``) follow
 vLLM's layers: Gated DeltaNet projects the hidden state to ``q, k, v, z`` (``2 K + 2 V``, with
@@ -35,6 +42,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from servekit.facts.config_keys import first_key
 from servekit.facts.model import LinearAttentionFacts
 
 
@@ -68,29 +76,43 @@ def mamba2(heads: int, head_dim: int, state_size: int, groups: int = 1, kernel: 
     )
 
 
-def _first(cfg: dict[str, Any], *keys: str) -> Any:
-    for key in keys:
-        if cfg.get(key) is not None:
-            return cfg[key]
-    return None
-
-
 def linear_from_config(cfg: dict[str, Any], heads: int, head_dim: int) -> LinearAttentionFacts | None:
     """The constant-state layer facts a (language) config describes, or None."""
-    dtype = _first(cfg, "mamba_ssm_dtype", "mamba_ssm_cache_dtype")
+    dtype = first_key(cfg, "mamba_ssm_dtype", "mamba_ssm_cache_dtype")
     if cfg.get("linear_num_value_heads") is not None:
         return gated_deltanet(
             int(cfg["linear_num_key_heads"]), int(cfg["linear_num_value_heads"]),
             int(cfg["linear_key_head_dim"]), int(cfg["linear_value_head_dim"]),
             int(cfg.get("linear_conv_kernel_dim", 4)), dtype,
         )
-    m_heads = _first(cfg, "mamba_num_heads", "mamba_n_heads")
+    kda = cfg.get("linear_attn_config")
+    if isinstance(kda, dict) and kda.get("kda_layers") and kda.get("num_heads") and kda.get("head_dim"):
+        k_heads, k_dim = int(kda["num_heads"]), int(kda["head_dim"])
+        return LinearAttentionFacts(
+            mixer="kda", conv_channels=3 * k_heads * k_dim, conv_kernel=int(kda.get("short_conv_kernel_size") or 4),
+            state_heads=k_heads, state_head_elems=k_dim * k_dim, split_heads=(k_heads,),
+            state_dtype=dtype or "float32",
+        )
+    architectures = cfg.get("architectures") or []
+    if cfg.get("layer_group_size") and any(a.startswith("BailingMoeV3") for a in architectures):
+        k_dim = int(cfg.get("head_dim") or int(cfg["hidden_size"]) // heads)
+        return LinearAttentionFacts(
+            mixer="kda", conv_channels=3 * heads * k_dim, conv_kernel=int(cfg.get("short_conv_kernel_size") or 4),
+            state_heads=heads, state_head_elems=k_dim * k_dim, split_heads=(heads,), state_dtype=dtype or "float32",
+        )
+    if cfg.get("layer_group_size") and "BailingMoeV2_5ForCausalLM" in architectures:
+        l_dim = int(cfg.get("head_dim") or int(cfg["hidden_size"]) // heads)
+        return LinearAttentionFacts(
+            mixer="lightning", conv_channels=0, conv_kernel=1, state_heads=heads, state_head_elems=l_dim * l_dim,
+            split_heads=(heads,), state_dtype=dtype,
+        )
+    m_heads = first_key(cfg, "mamba_num_heads", "mamba_n_heads")
     if m_heads is not None:
         return mamba2(
-            int(m_heads), int(_first(cfg, "mamba_head_dim", "mamba_d_head")),
-            int(_first(cfg, "ssm_state_size", "mamba_d_state", "state_size")),
-            int(_first(cfg, "n_groups", "mamba_n_groups") or 1),
-            int(_first(cfg, "conv_kernel", "mamba_d_conv") or 4), dtype,
+            int(m_heads), int(first_key(cfg, "mamba_head_dim", "mamba_d_head")),
+            int(first_key(cfg, "ssm_state_size", "mamba_d_state", "state_size")),
+            int(first_key(cfg, "n_groups", "mamba_n_groups") or 1),
+            int(first_key(cfg, "conv_kernel", "mamba_d_conv") or 4), dtype,
         )
     if cfg.get("mamba_expand") and cfg.get("mamba_d_state") and cfg.get("hidden_size"):
         channels = int(cfg["mamba_expand"]) * int(cfg["hidden_size"])

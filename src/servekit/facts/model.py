@@ -111,7 +111,7 @@ class MoEFacts(_Json):
     """The first layers, whose MLP is dense (``first_k_dense_replace``)."""
     dense_at: tuple[int, ...] = ()
     """Further layers with a dense MLP where the config interleaves them with the MoE layers
-    (``servekit.facts.config.interleaved_dense_layers``)."""
+    (``servekit.facts.moe_config.interleaved_dense_layers``)."""
     modal_experts: tuple[tuple[int, int], ...] = ()
     """Further expert pools, ``(experts, width)`` each, that only another modality's tokens route
     to (ERNIE 4.5 VL's vision experts beside its text experts): weights every MoE layer holds, never

@@ -46,15 +46,17 @@ from dataclasses import replace
 from typing import Any
 
 from servekit.facts.config import (
+    bailing_group,
     indexer_head_dim,
+    kda_layers,
     layer_kinds,
     mla_from_config,
     mlp_projections,
-    moe_from_config,
     quant_from_config,
     split_blocks,
 )
 from servekit.facts.estimate import estimated_weight_bytes
+from servekit.facts.moe_config import moe_from_config
 from servekit.facts.linear import linear_from_config
 from servekit.facts.model import LayerKind, ModelFacts, QuantFacts
 from servekit.facts.quant_bytes import QuantFormat, format_from_point
@@ -90,6 +92,8 @@ def _every(n: int, special: int) -> int:
 def _layers(cf: dict[str, Any]) -> list[LayerKind]:
     """Layer kinds from a point's facts: config keys first, then the layer counts points give."""
     n = int(cf["num_hidden_layers"])
+    if kda_layers(cf) or bailing_group(cf):
+        return layer_kinds(cf, n, "config_facts")
     if cf.get("mla") or cf.get("kv_lora_rank"):
         return ["mla"] * n
     if any(cf.get(k) for k in ("layer_types", "layers_block_type", "hybrid_override_pattern", "full_attention_interval",

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from servekit.facts.config import interleaved_dense_layers
+from servekit.facts.moe_config import interleaved_dense_layers
 from servekit.facts.quant_bytes import FORMATS
 from servekit.fit.points import predict_point
 from servekit.fit.sharding import GIB
