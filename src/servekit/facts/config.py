@@ -17,6 +17,7 @@ from servekit.facts.linear import linear_from_config
 from servekit.facts.moe_config import moe_from_config
 from servekit.facts.vision import VISION_CONFIG_KEYS, vision_from_config
 from servekit.facts.model import (
+    IndexerFacts,
     LayerKind,
     MLAFacts,
     ModelFacts,
@@ -190,9 +191,22 @@ def mlp_projections(cfg: dict[str, Any]) -> int:
     return 2 if cfg.get("mlp_hidden_act") == "relu2" else 3
 
 
-def indexer_head_dim(cfg: dict[str, Any]) -> int | None:
-    """``index_head_dim`` of a sparse-attention MLA config (``ModelFacts.indexer_head_dim``)."""
-    return int(cfg["index_head_dim"]) if cfg.get("index_head_dim") and cfg.get("index_topk") else None
+def indexer_of(cfg: dict[str, Any], mla: bool) -> IndexerFacts | None:
+    """The sparse-attention indexer a config states (``ModelFacts.indexer``): DeepSeek's beside every
+    MLA layer (``index_head_dim`` with ``index_topk``), or MiniMax-M3's beside the full-attention
+    layers its ``sparse_attention_config.sparse_attention_freq`` marks (``_sparse_attention_layer_ids``
+    of ``vllm/models/minimax_m3``)."""
+    if mla:
+        return IndexerFacts(head_dim=int(cfg["index_head_dim"])) \
+            if cfg.get("index_head_dim") and cfg.get("index_topk") else None
+    sparse = cfg.get("sparse_attention_config")
+    if not isinstance(sparse, dict) or not sparse.get("sparse_index_dim") or sparse.get("use_sparse_attention") is False:
+        return None
+    freq = sparse.get("sparse_attention_freq")
+    layers = sum(1 for f in freq if f) if isinstance(freq, list) else None
+    if layers == 0:
+        return None
+    return IndexerFacts(head_dim=int(sparse["sparse_index_dim"]), kind="full", layers=layers, scaled_fp8=False)
 
 
 def quant_from_config(config: dict[str, Any], cfg: dict[str, Any] | None = None) -> QuantFacts | None:
@@ -302,7 +316,7 @@ def _facts(config: dict[str, Any], model_id: str | None, source: str, where: str
         sliding_window=int(window) if window else None,
         linear=linear,
         mla=mla,
-        indexer_head_dim=indexer_head_dim(cfg) if mla is not None else None,
+        indexer=indexer_of(cfg, mla is not None),
         unmodelled=unmodelled_attention(cfg),
         split_blocks=split_blocks(cfg),
         mlp_projections=mlp_projections(cfg),

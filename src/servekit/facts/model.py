@@ -58,6 +58,21 @@ class LinearAttentionFacts(_Json):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class IndexerFacts(_Json):
+    """A sparse-attention indexer that caches one key of ``head_dim`` values per token beside the
+    attention KV of ``layers`` layers of ``kind`` (None: every one), the same on every TP rank:
+    DeepSeek sparse attention (``index_head_dim``: DeepSeek-V3.2, GLM-5; FP8 values with an FP32 scale
+    per 128 in ``uint8``, ``DeepseekV32IndexerCache``) or MiniMax-M3's (``sparse_index_dim`` on the
+    layers ``sparse_attention_freq`` marks; BF16 by default, ``MiniMaxM3IndexerCache``)."""
+
+    head_dim: int
+    kind: str = "mla"
+    layers: int | None = None
+    scaled_fp8: bool = True
+    """FP8 values plus an FP32 scale per 128 of them; False: BF16 values."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class MLAFacts(_Json):
     """Multi-head latent attention: one compressed latent per token, shared by all heads."""
 
@@ -190,9 +205,8 @@ class ModelFacts(_Json):
     sliding_window: int | None = None
     linear: LinearAttentionFacts | None = None
     mla: MLAFacts | None = None
-    indexer_head_dim: int | None = None
-    """DeepSeek sparse attention's lightning indexer keeps a key of this many FP8 values per token
-    and MLA layer beside the latent (``index_head_dim``: DeepSeek-V3.2, GLM-5); None without one."""
+    indexer: IndexerFacts | None = None
+    """A sparse-attention indexer's key cache beside the attention layers' KV; None without one."""
     unmodelled: tuple[str, ...] = ()
     """Attention variants the config states that the memory model does not cover, each named with
     what the KV figures assume in its place."""

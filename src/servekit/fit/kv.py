@@ -115,16 +115,23 @@ def kv_heads_per_rank(facts: ModelFacts, tp: int, kind: str = "full") -> int:
 
 
 INDEXER_QUANT_BLOCK = 128
-"""Values per FP32 scale in the sparse-attention indexer's key cache (vLLM's ``Indexer``:
+"""Values per FP32 scale in DeepSeek's sparse-attention indexer key cache (vLLM's ``Indexer``:
 ``head_dim + head_dim // quant_block_size * 4`` bytes of ``uint8`` per token, ``quant_block_size``
 128, ``vllm/model_executor/models/deepseek_v2.py``)."""
 
 
-def indexer_token_bytes(facts: ModelFacts) -> int:
-    """Bytes per token of one MLA layer's ``DeepseekV32IndexerCache`` (0 without an indexer): its
-    own cache spec beside the latent's, whatever ``--kv-cache-dtype`` says."""
-    head = facts.indexer_head_dim or 0
-    return head + head // INDEXER_QUANT_BLOCK * 4
+def indexer_token_bytes(facts: ModelFacts, kind: str = "mla") -> float:
+    """Bytes per token an indexer adds to one layer of ``kind``, averaged over those layers when
+    only some carry it (0 without one): its own cache spec beside the attention KV, whatever
+    ``--kv-cache-dtype`` says, not split over TP ranks (``IndexerFacts``)."""
+    indexer = facts.indexer
+    if indexer is None or indexer.kind != kind:
+        return 0.0
+    head = indexer.head_dim
+    per_layer = head + head // INDEXER_QUANT_BLOCK * 4 if indexer.scaled_fp8 else 2 * head
+    count = facts.layers.count(kind)
+    share = min(1.0, indexer.layers / count) if indexer.layers is not None and count else 1.0
+    return per_layer * share
 
 
 def attention_token_bytes(facts: ModelFacts, kind: str, kv_bytes: float, tp: int) -> float:
@@ -132,7 +139,8 @@ def attention_token_bytes(facts: ModelFacts, kind: str, kv_bytes: float, tp: int
         assert facts.mla is not None
         return (facts.mla.kv_lora_rank + facts.mla.qk_rope_head_dim) * kv_bytes + indexer_token_bytes(facts)
     head_dim = (facts.full_head_dim or facts.head_dim) if kind == "full" else facts.head_dim
-    return kv_heads_per_rank(facts, tp, kind) * (head_dim + (facts.value_head_dim or head_dim)) * kv_bytes
+    heads = kv_heads_per_rank(facts, tp, kind)
+    return heads * (head_dim + (facts.value_head_dim or head_dim)) * kv_bytes + indexer_token_bytes(facts, kind)
 
 
 def linear_state_bytes(facts: ModelFacts, tp: int, spec_tokens: int = 0) -> int:

@@ -47,7 +47,7 @@ from typing import Any
 
 from servekit.facts.config import (
     bailing_group,
-    indexer_head_dim,
+    indexer_of,
     kda_layers,
     layer_kinds,
     mla_from_config,
@@ -170,7 +170,7 @@ def facts_from_point(cf: dict[str, Any]) -> tuple[ModelFacts, list[str]]:
         sliding_window=cf.get("sliding_window"),
         linear=linear,
         mla=mla,
-        indexer_head_dim=indexer_head_dim(cf) if mla is not None else None,
+        indexer=indexer_of(cf, mla is not None),
         split_blocks=split_blocks(cf),
         mlp_projections=mlp_projections(cf),
         mtp_layers=int(cf.get("mtp_num_hidden_layers") or 0),
