@@ -121,3 +121,14 @@ def test_a_latent_moe_sizes_its_experts_at_the_latent_width():
     moe_block = 8 * 2 * 256 * 512 + 2 * 1024 * 256 + 2 * 1024 * 512 + 1024 * 8  # experts, latent in/out, shared, router
     params = 3 * mamba + attention + 2 * moe_block + 2 * 1000 * 1024
     assert estimated_weight_bytes(config, facts).total == params * 2
+
+
+def test_deepseek_mtp_layers_carry_their_own_embedding_and_head():
+    # deepseek_mtp.py: the MTP predictor's embed_tokens and SharedHead.head are checkpoint tensors
+    config = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 256,
+              "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4, "kv_lora_rank": 64,
+              "qk_rope_head_dim": 16, "qk_nope_head_dim": 32, "v_head_dim": 32, "intermediate_size": 512,
+              "vocab_size": 1000, "num_nextn_predict_layers": 1, "torch_dtype": "bfloat16"}
+    with_mtp = estimated_weight_bytes(config, facts_from_config(config)).mtp
+    other = {**config, "architectures": ["SomeOtherForCausalLM"]}
+    assert with_mtp - estimated_weight_bytes(other, facts_from_config(other)).mtp == 2 * 1000 * 256 * 2

@@ -20,6 +20,11 @@ from servekit.facts.unquantized import is_unquantized
 from servekit.facts.vision import vision_from_config, vision_params
 
 ESTIMATED = "estimated from config.json"
+MTP_WITH_HEAD = ("DeepseekV2", "DeepseekV3", "Glm4Moe")
+"""Architectures whose MTP layers keep their own embedding and output head in the checkpoint, at
+the model dtype (vLLM's ``deepseek_mtp.py`` and ``glm4_moe_mtp.py``: the predictor's
+``embed_tokens`` and each layer's ``SharedHead.head``); Qwen3-Next's and Nemotron-H's MTP layers
+reuse the model's (``nemotron_h_mtp.py``: ``has_own_embed_tokens = False``)."""
 DTYPE_BYTES = {"float32": 4.0, "float": 4.0, "float16": 2.0, "half": 2.0, "bfloat16": 2.0,
                "float8_e4m3fn": 1.0, "float8": 1.0}
 
@@ -133,8 +138,10 @@ def estimated_weight_bytes(config: dict[str, Any], facts: ModelFacts, quant: Qua
     else:
         mtp_bytes = (attention + 2 * hidden * hidden) * price("attention", None) + \
             _mlp_bytes(facts, hidden, facts.num_layers, price, None)
-    mtp = facts.mtp_layers * mtp_bytes
     vocab = facts.vocab_size or 0
+    if any(str(a).startswith(MTP_WITH_HEAD) for a in config.get("architectures") or cfg.get("architectures") or []):
+        mtp_bytes += 2 * vocab * hidden * dtype_bytes
+    mtp = facts.mtp_layers * mtp_bytes
     tied = bool(cfg.get("tie_word_embeddings", config.get("tie_word_embeddings", False)))
     embeddings = vocab * hidden * (1 if tied else 2) * dtype_bytes
     tower = facts.vision or vision_from_config(config)
