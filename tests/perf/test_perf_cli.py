@@ -95,21 +95,28 @@ def test_refusals(capsys):
     assert code != 0 and "--hardware" in err
 
 
+def _fit_report(**fields):
+    """A fit report at 4,096 tokens with the given pool and device; the terms the speed model does
+    not read are fixed."""
+    from servekit.fit.planner import FitReport
+
+    base = dict(engine="vllm", pp=1, max_model_len=4096, kv_cache_dtype="auto", activation_gib=1.0,
+                runtime_gib=1.0, cudagraph_gib=0.5, linear_state_bytes_per_seq=0, longest_context=4096,
+                weights_known=True)
+    return FitReport(**{**base, **fields})
+
+
 def test_a_checkpoints_mla_width_and_output_head_reach_the_speed_model():
     from servekit.app.perf import model_shape
     from servekit.facts.config import facts_from_config
-    from servekit.fit.planner import FitReport
 
     cfg = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 7168,
            "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "kv_lora_rank": 512,
            "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128, "n_routed_experts": 256,
            "num_experts_per_tok": 8, "moe_intermediate_size": 2048, "intermediate_size": 18432,
            "first_k_dense_replace": 3, "vocab_size": 129280, "torch_dtype": "bfloat16"}
-    report = FitReport(engine="vllm", device="h200", tp=8, pp=1, max_model_len=4096, kv_cache_dtype="auto",
-                       budget_gib=120.0, weights_gib_per_rank=80.0, activation_gib=1.0, runtime_gib=1.0,
-                       cudagraph_gib=0.5, available_kv_gib=30.0, kv_bytes_per_token=70272.0,
-                       linear_state_bytes_per_seq=0, block_size=64, kv_tokens=400_000, max_concurrency=97.0,
-                       longest_context=4096, weights_known=True)
+    report = _fit_report(device="h200", tp=8, budget_gib=120.0, weights_gib_per_rank=80.0, available_kv_gib=30.0,
+                         kv_bytes_per_token=70272.0, block_size=64, kv_tokens=400_000, max_concurrency=97.0)
     shape = model_shape(facts_from_config(cfg), report, "fp8")
     assert shape.decode_width == 2 * 512 + 64 and shape.vocab == 129280
     dense = model_shape(facts_from_config({**cfg, "kv_lora_rank": None, "n_routed_experts": None}), report, "fp8")
@@ -132,18 +139,14 @@ def test_expert_parallel_dp_ranks_share_the_experts_and_plain_dp_replicates():
 def test_another_modalitys_experts_are_not_streamed_for_text():
     from servekit.app.perf import model_shape
     from servekit.facts.config import facts_from_config
-    from servekit.fit.planner import FitReport
 
     cfg = {"architectures": ["Ernie4_5_VLMoeForConditionalGeneration"], "hidden_size": 2560, "num_hidden_layers": 28,
            "num_attention_heads": 20, "num_key_value_heads": 4, "head_dim": 128, "intermediate_size": 12288,
            "vocab_size": 103424, "tie_word_embeddings": True, "torch_dtype": "bfloat16", "moe_k": 6,
            "moe_num_experts": [64, 64], "moe_intermediate_size": [1536, 512], "moe_num_shared_experts": 2,
            "moe_layer_start_index": [1, 1], "moe_layer_end_index": [27, 27]}
-    report = FitReport(engine="vllm", device="h100", tp=1, pp=1, max_model_len=4096, kv_cache_dtype="auto",
-                       budget_gib=70.0, weights_gib_per_rank=55.0, activation_gib=1.0, runtime_gib=1.0,
-                       cudagraph_gib=0.5, available_kv_gib=10.0, kv_bytes_per_token=57344.0,
-                       linear_state_bytes_per_seq=0, block_size=16, kv_tokens=180_000, max_concurrency=40.0,
-                       longest_context=4096, weights_known=True)
+    report = _fit_report(device="h100", tp=1, budget_gib=70.0, weights_gib_per_rank=55.0, available_kv_gib=10.0,
+                         kv_bytes_per_token=57344.0, block_size=16, kv_tokens=180_000, max_concurrency=40.0)
     with_pool = model_shape(facts_from_config(cfg), report, "bf16")
     vision = 27 * 64 * 3 * 2560 * 512
     assert with_pool.unread_params == vision
