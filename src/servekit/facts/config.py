@@ -13,7 +13,7 @@ from typing import Any
 
 from servekit.errors import ServekitError
 from servekit.facts.config_keys import first_key
-from servekit.facts.linear import linear_from_config
+from servekit.facts.linear import bailing_group, bailing_v3, kda_layers, linear_from_config
 from servekit.facts.moe_config import moe_from_config
 from servekit.facts.vision import VISION_CONFIG_KEYS, vision_from_config
 from servekit.facts.model import (
@@ -101,8 +101,7 @@ def layer_kinds(cfg: dict[str, Any], num_layers: int, where: str = "config") -> 
         # Bailing hybrids: bailing_moe_linear.py (V2.5) runs lightning attention except where (i + 1) is a
         # multiple of layer_group_size; bailing_moe_v3.py (V3) runs KDA there too, but also keeps the
         # layers past the last whole group as MLA
-        v3 = any(str(a).startswith("BailingMoeV3") for a in cfg.get("architectures") or [])
-        whole = num_layers // group * group if v3 else num_layers
+        whole = num_layers // group * group if bailing_v3(cfg) else num_layers
         full: LayerKind = "mla" if cfg.get("kv_lora_rank") else "full"
         return [full if (i + 1) % group == 0 or i >= whole else "linear" for i in range(num_layers)]
     kda = kda_layers(cfg)
@@ -158,27 +157,6 @@ def unmodelled_attention(cfg: dict[str, Any]) -> tuple[str, ...]:
                 f"{cfg.get('sliding_window')}-token sliding window alone, without the compressed entries and "
                 "the indexer's keys the engine also keeps",)
     return ()
-
-
-BAILING_HYBRIDS = ("BailingMoeV2_5ForCausalLM", "BailingMoeV3ForCausalLM", "BailingMoeV3VLForConditionalGeneration")
-"""Architectures whose ``layer_group_size`` interleaves linear layers with MLA ones (Ling/Ring 2.5+;
-vLLM's registry maps them to ``bailing_moe_linear.py`` and ``bailing_moe_v3*.py``)."""
-
-
-def bailing_group(cfg: dict[str, Any]) -> int:
-    """``layer_group_size`` of a Bailing hybrid (0 for any other model)."""
-    architectures = cfg.get("architectures") or []
-    group = cfg.get("layer_group_size")
-    if isinstance(group, int) and group > 0 and any(a in BAILING_HYBRIDS for a in architectures):
-        return group
-    return 0
-
-
-def kda_layers(cfg: dict[str, Any]) -> set[int]:
-    """Layers (counted from 1) that run Kimi Delta Attention (``linear_attn_config.kda_layers``)."""
-    linear = cfg.get("linear_attn_config")
-    layers = linear.get("kda_layers") if isinstance(linear, dict) else None
-    return {int(i) for i in layers} if isinstance(layers, list) else set()
 
 
 def split_blocks(cfg: dict[str, Any]) -> bool:

@@ -76,6 +76,48 @@ def mamba2(heads: int, head_dim: int, state_size: int, groups: int = 1, kernel: 
     )
 
 
+BAILING_HYBRIDS = ("BailingMoeV2_5ForCausalLM", "BailingMoeV3ForCausalLM", "BailingMoeV3VLForConditionalGeneration")
+"""Architectures whose ``layer_group_size`` interleaves linear layers with MLA ones (Ling/Ring 2.5+;
+vLLM's registry maps them to ``bailing_moe_linear.py`` and ``bailing_moe_v3*.py``)."""
+
+
+def bailing_v3(cfg: dict[str, Any]) -> bool:
+    """Whether a Bailing hybrid is a V3 one (KDA, ``bailing_moe_v3*.py``) rather than V2.5 (lightning)."""
+    return any(str(a).startswith("BailingMoeV3") for a in cfg.get("architectures") or [])
+
+
+def bailing_group(cfg: dict[str, Any]) -> int:
+    """``layer_group_size`` of a Bailing hybrid (0 for any other model)."""
+    architectures = cfg.get("architectures") or []
+    group = cfg.get("layer_group_size")
+    if isinstance(group, int) and group > 0 and any(a in BAILING_HYBRIDS for a in architectures):
+        return group
+    return 0
+
+
+def kda_layers(cfg: dict[str, Any]) -> set[int]:
+    """Layers (counted from 1) that run Kimi Delta Attention (``linear_attn_config.kda_layers``)."""
+    linear = cfg.get("linear_attn_config")
+    layers = linear.get("kda_layers") if isinstance(linear, dict) else None
+    return {int(i) for i in layers} if isinstance(layers, list) else set()
+
+
+def kimi_delta(heads: int, head_dim: int, kernel: int = 4, state_dtype: str | None = None) -> LinearAttentionFacts:
+    """Kimi Delta Attention: short convolutions over q, k and v, a float32 state unless stated."""
+    return LinearAttentionFacts(
+        mixer="kda", conv_channels=3 * heads * head_dim, conv_kernel=kernel, state_heads=heads,
+        state_head_elems=head_dim * head_dim, split_heads=(heads,), state_dtype=state_dtype or "float32",
+    )
+
+
+def lightning(heads: int, head_dim: int, state_dtype: str | None = None) -> LinearAttentionFacts:
+    """Lightning attention: a ``head_dim x head_dim`` state per head, no convolution."""
+    return LinearAttentionFacts(
+        mixer="lightning", conv_channels=0, conv_kernel=1, state_heads=heads,
+        state_head_elems=head_dim * head_dim, split_heads=(heads,), state_dtype=state_dtype,
+    )
+
+
 def linear_from_config(cfg: dict[str, Any], heads: int, head_dim: int) -> LinearAttentionFacts | None:
     """The constant-state layer facts a (language) config describes, or None."""
     dtype = first_key(cfg, "mamba_ssm_dtype", "mamba_ssm_cache_dtype")
@@ -86,26 +128,14 @@ def linear_from_config(cfg: dict[str, Any], heads: int, head_dim: int) -> Linear
             int(cfg.get("linear_conv_kernel_dim", 4)), dtype,
         )
     kda = cfg.get("linear_attn_config")
-    if isinstance(kda, dict) and kda.get("kda_layers") and kda.get("num_heads") and kda.get("head_dim"):
-        k_heads, k_dim = int(kda["num_heads"]), int(kda["head_dim"])
-        return LinearAttentionFacts(
-            mixer="kda", conv_channels=3 * k_heads * k_dim, conv_kernel=int(kda.get("short_conv_kernel_size") or 4),
-            state_heads=k_heads, state_head_elems=k_dim * k_dim, split_heads=(k_heads,),
-            state_dtype=dtype or "float32",
-        )
-    architectures = cfg.get("architectures") or []
-    if cfg.get("layer_group_size") and any(a.startswith("BailingMoeV3") for a in architectures):
-        k_dim = int(cfg.get("head_dim") or int(cfg["hidden_size"]) // heads)
-        return LinearAttentionFacts(
-            mixer="kda", conv_channels=3 * heads * k_dim, conv_kernel=int(cfg.get("short_conv_kernel_size") or 4),
-            state_heads=heads, state_head_elems=k_dim * k_dim, split_heads=(heads,), state_dtype=dtype or "float32",
-        )
-    if cfg.get("layer_group_size") and "BailingMoeV2_5ForCausalLM" in architectures:
-        l_dim = int(cfg.get("head_dim") or int(cfg["hidden_size"]) // heads)
-        return LinearAttentionFacts(
-            mixer="lightning", conv_channels=0, conv_kernel=1, state_heads=heads, state_head_elems=l_dim * l_dim,
-            split_heads=(heads,), state_dtype=dtype,
-        )
+    if kda_layers(cfg) and kda.get("num_heads") and kda.get("head_dim"):
+        return kimi_delta(int(kda["num_heads"]), int(kda["head_dim"]), int(kda.get("short_conv_kernel_size") or 4),
+                          dtype)
+    if bailing_group(cfg):
+        b_dim = int(cfg.get("head_dim") or int(cfg["hidden_size"]) // heads)
+        if bailing_v3(cfg):
+            return kimi_delta(heads, b_dim, int(cfg.get("short_conv_kernel_size") or 4), dtype)
+        return lightning(heads, b_dim, dtype)
     m_heads = first_key(cfg, "mamba_num_heads", "mamba_n_heads")
     if m_heads is not None:
         return mamba2(
@@ -127,8 +157,5 @@ def linear_from_config(cfg: dict[str, Any], heads: int, head_dim: int) -> Linear
             state_heads=0, state_head_elems=0, projection_width=4 * int(cfg["hidden_size"]),
         )
     if cfg.get("attn_type_list"):
-        return LinearAttentionFacts(
-            mixer="lightning", conv_channels=0, conv_kernel=1, state_heads=heads,
-            state_head_elems=head_dim * head_dim, split_heads=(heads,), state_dtype=dtype or "float32",
-        )
+        return lightning(heads, head_dim, dtype or "float32")
     return None

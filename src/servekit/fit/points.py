@@ -46,9 +46,7 @@ from dataclasses import replace
 from typing import Any
 
 from servekit.facts.config import (
-    bailing_group,
     indexer_of,
-    kda_layers,
     layer_kinds,
     mla_from_config,
     mlp_projections,
@@ -57,7 +55,7 @@ from servekit.facts.config import (
 )
 from servekit.facts.estimate import estimated_weight_bytes
 from servekit.facts.moe_config import moe_from_config
-from servekit.facts.linear import linear_from_config
+from servekit.facts.linear import bailing_group, kda_layers, linear_from_config
 from servekit.facts.model import LayerKind, ModelFacts, QuantFacts
 from servekit.facts.quant_bytes import QuantFormat, format_from_point
 from servekit.facts.vision import vision_from_config, vision_params
