@@ -60,6 +60,18 @@ def test_a_mixer_without_its_sizes_keeps_the_stated_assumption():
     assert sized - unsized == (width - 4 * 1024) * 1024 * 3 * 2  # three mixers, two bytes a weight
 
 
+
+def test_kimi_delta_attention_projects_qkvo_the_low_rank_gates_and_beta():
+    # 32 heads of 128 on a 2304-wide stream (Kimi-Linear-48B's sizes): q, k, v, o (4 x 4096), the gates'
+    # first halves (2 x 128) and beta (32) hidden-wide; the gates' second halves, 2 x 128 x 4096 weights,
+    # in whole 2304-wide columns (455)
+    config = {"hidden_size": 2304, "linear_attn_config": {"kda_layers": [1, 2, 3], "num_heads": 32, "head_dim": 128,
+                                                          "short_conv_kernel_size": 4}}
+    found = linear_from_config(config, 32, 128)
+    assert found is not None and found.mixer == "kda"
+    assert found.projection_width == 4 * 4096 + 2 * 128 + 32 + 455
+    assert abs(found.projection_width * 2304 - (4 * 4096 * 2304 + 2 * 128 * 2304 + 32 * 2304 + 2 * 128 * 4096)) < 2304
+
 NEMOTRON_H = {
     # the block layout of a Nemotron-H config (hybrid_override_pattern: M Mamba-2, * attention, - MLP)
     "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "hidden_size": 1024,

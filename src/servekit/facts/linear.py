@@ -24,8 +24,11 @@ heads``) and back from ``V`` (``Qwen3NextGatedDeltaNet`` in ``vllm/model_executo
 ``in_proj_qkvz``/``in_proj_ba``, ``out_proj``); Mamba-2 projects to the gate and ``x`` (``2 I``,
 ``I = heads x head dim``), ``B`` and ``C`` (``2 x groups x state size``) and ``dt`` (``heads``) and
 back from ``I`` (``MambaMixer2`` in ``vllm/model_executor/layers/mamba/mamba_mixer2.py``); the short
-convolution to ``3 x hidden`` and back (``Lfm2ShortConv``). The convolution weights, norms and
-per-head scalars are left out (under 0.1% of a mixer).
+convolution to ``3 x hidden`` and back (``Lfm2ShortConv``); Kimi Delta Attention as
+``kda_projection_width`` reads ``KimiDeltaAttention``. The convolution weights, norms and per-head
+scalars are left out (under 0.1% of a mixer). Ling/Ring 3's KDA and lightning layers are not read
+from their code yet: their estimate takes the four ``hidden x hidden`` assumption
+(``servekit.facts.estimate``).
 
 The recurrent state is kept in ``mamba_ssm_dtype`` when the config states it, else (``state_dtype``
 None) in the model dtype, as vLLM sizes it: ``MambaStateDtypeCalculator.gated_delta_net_state_dtype``
@@ -102,11 +105,24 @@ def kda_layers(cfg: dict[str, Any]) -> set[int]:
     return {int(i) for i in layers} if isinstance(layers, list) else set()
 
 
-def kimi_delta(heads: int, head_dim: int, kernel: int = 4, state_dtype: str | None = None) -> LinearAttentionFacts:
-    """Kimi Delta Attention: short convolutions over q, k and v, a float32 state unless stated."""
+def kda_projection_width(hidden: int, heads: int, head_dim: int) -> int:
+    """``projection_width`` of a Kimi Delta Attention layer (``KimiDeltaAttention`` in
+    ``vllm/model_executor/layers/kda.py``): with ``P = heads x head_dim``, ``q, k, v`` and ``o``
+    (``4 P``), the low-rank decay and output-gate projections' first halves (``2 x head_dim``) and
+    ``beta`` (``heads``) on the hidden side, plus their second halves (``2 x head_dim x P`` weights,
+    counted in whole ``hidden``-wide columns)."""
+    projection = heads * head_dim
+    return 4 * projection + 2 * head_dim + heads + round(2 * head_dim * projection / hidden)
+
+
+def kimi_delta(heads: int, head_dim: int, kernel: int = 4, state_dtype: str | None = None,
+               hidden: int = 0) -> LinearAttentionFacts:
+    """Kimi Delta Attention: short convolutions over q, k and v, a float32 state unless stated;
+    its projections priced when ``hidden`` is given (``kda_projection_width``)."""
     return LinearAttentionFacts(
         mixer="kda", conv_channels=3 * heads * head_dim, conv_kernel=kernel, state_heads=heads,
         state_head_elems=head_dim * head_dim, split_heads=(heads,), state_dtype=state_dtype or "float32",
+        projection_width=kda_projection_width(hidden, heads, head_dim) if hidden > 0 else 0,
     )
 
 
@@ -130,7 +146,7 @@ def linear_from_config(cfg: dict[str, Any], heads: int, head_dim: int) -> Linear
     kda = cfg.get("linear_attn_config")
     if kda_layers(cfg) and kda.get("num_heads") and kda.get("head_dim"):
         return kimi_delta(int(kda["num_heads"]), int(kda["head_dim"]), int(kda.get("short_conv_kernel_size") or 4),
-                          dtype)
+                          dtype, int(cfg.get("hidden_size") or 0))
     if bailing_group(cfg):
         b_dim = int(cfg.get("head_dim") or int(cfg["hidden_size"]) // heads)
         if bailing_v3(cfg):
