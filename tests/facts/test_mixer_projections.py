@@ -60,7 +60,6 @@ def test_a_mixer_without_its_sizes_keeps_the_stated_assumption():
     assert sized - unsized == (width - 4 * 1024) * 1024 * 3 * 2  # three mixers, two bytes a weight
 
 
-
 def test_kimi_delta_attention_projects_qkvo_the_low_rank_gates_and_beta():
     # 32 heads of 128 on a 2304-wide stream (Kimi-Linear-48B's sizes): q, k, v, o (4 x 4096), the gates'
     # first halves (2 x 128) and beta (32) hidden-wide; the gates' second halves, 2 x 128 x 4096 weights,
@@ -71,6 +70,7 @@ def test_kimi_delta_attention_projects_qkvo_the_low_rank_gates_and_beta():
     assert found is not None and found.mixer == "kda"
     assert found.projection_width == 4 * 4096 + 2 * 128 + 32 + 455
     assert abs(found.projection_width * 2304 - (4 * 4096 * 2304 + 2 * 128 * 2304 + 32 * 2304 + 2 * 128 * 4096)) < 2304
+
 
 NEMOTRON_H = {
     # the block layout of a Nemotron-H config (hybrid_override_pattern: M Mamba-2, * attention, - MLP)

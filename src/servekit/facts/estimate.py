@@ -84,8 +84,8 @@ def _attention_params(cfg: dict[str, Any], facts: ModelFacts, hidden: int, kind:
 def _mixer_width(facts: ModelFacts, hidden: int) -> int:
     """``hidden x width`` weights in a constant-state mixer's projections
     (``LinearAttentionFacts.projection_width``); where the family's sizes do not give it (Mamba-1,
-    lightning attention, Ling/Ring 3's KDA layers, facts stored without it), an assumption: four ``hidden x hidden``
-    projections, a short convolution's in and out projections."""
+    lightning attention, Ling/Ring 3's KDA layers, facts stored without it), an assumption: four
+    ``hidden x hidden`` projections, a short convolution's in and out projections."""
     width = facts.linear.projection_width if facts.linear is not None else 0
     return width or 4 * hidden
 
