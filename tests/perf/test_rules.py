@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Spec, Workload, life, predict
+from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Spec, Workload, predict
 from servekit.perf.shape import ModelShape, touched_fraction
 from servekit.perf.terms import Layout, Rates, expert_touched, step_terms, weight_bytes_split
 
@@ -395,24 +395,6 @@ def test_an_offline_burst_names_a_cap_as_binding_only_when_the_cap_holds_it():
     assert share.batch == 500 and share.binding not in {"scheduler limit", "KV pool"}
     capped = predict(_launch(rates=SLOW_FLOPS, limits=Limits(256, 8192, None), occupancy=0.5), OFFLINE)
     assert capped.batch == 256 and capped.binding == "scheduler limit"
-
-
-def test_the_queue_wait_multiple_scales_only_the_slot_wait_of_a_queued_offline_request():
-    """With 256 slots, the median (500th) request of a burst of short prompts waits (500 - 256) /
-    256 lives for a slot (longer than the prefills queued ahead of it); the fitted multiple scales
-    that wait and nothing else (throughput and TPOT keep the batch's)."""
-    burst = Workload(input_len=128, output_len=512, num_prompts=1000)
-    capped = _launch(rates=SLOW_FLOPS, limits=Limits(256, 8192, None), occupancy=0.5)
-    base, doubled = predict(capped, burst), predict(replace(capped, queue_wait=2.0), burst)
-    lives = (500 - 256) / 256 * life(capped, burst, 256).seconds
-    assert doubled.ttft_ms - base.ttft_ms == pytest.approx(lives * 1e3, rel=1e-9)
-    assert doubled.output_throughput_tok_s == base.output_throughput_tok_s and doubled.tpot_ms == base.tpot_ms
-    # a run whose every prompt runs at once queues for no slot, and requests of the same lengths
-    # free their slots together (no dataset's spread): the multiple changes nothing
-    everyone = _launch(rates=SLOW_FLOPS, limits=Limits(1000, 8192, None))
-    assert predict(replace(everyone, queue_wait=2.0), burst).ttft_ms == predict(everyone, burst).ttft_ms
-    fixed = replace(burst, fixed_lengths=True)
-    assert predict(replace(capped, queue_wait=2.0), fixed).ttft_ms == predict(capped, fixed).ttft_ms
 
 
 def test_a_few_offline_prompts_wait_for_a_step_of_their_own_tokens_not_a_full_one():

@@ -28,7 +28,7 @@ from servekit.jsonl import numbered_objects
 from servekit.perf.constants import acceptance
 from servekit.perf.intervals import INTERVAL80, METRICS, interval80_for, interval_source, ratios_for
 from servekit.perf.launch import (
-    default_limits, offline_occupancy, offline_wait, overhead_key, overlaps_host_work, rates_for, shares_source,
+    default_limits, offline_occupancy, overhead_key, overlaps_host_work, rates_for, shares_source,
 )
 from servekit.perf.points import launch_of, normal_point, output_line, workload_of
 from servekit.perf.predict import Limits, NoRoom, PerfLaunch, Prediction, Spec, Workload, predict
@@ -180,8 +180,7 @@ def launch_of_check(checked: CheckedLaunch, *, max_num_seqs: int | None = None,
                                  spec_method=spec.method if spec else None, nodes=checked.nodes)
     rates = rates_for(checked.profile, shape, checked.engine, ranks=layout.tp * layout.pp, overlap=overlap,
                       kv_cache_dtype=report.kv_cache_dtype)
-    launch = PerfLaunch(shape, layout, rates, limits, replicas, spec, offline_occupancy(checked.engine),
-                        offline_wait(checked.engine))
+    launch = PerfLaunch(shape, layout, rates, limits, replicas, spec, offline_occupancy(checked.engine))
     found = {"weights_format": fmt, "tp": report.tp, "pp": report.pp, "dp": replicas,
              "expert_parallel": layout.expert_replicas > 1, "kv_tokens": report.kv_tokens,
              "max_num_seqs": limits.max_num_seqs, "max_num_batched_tokens": limits.max_num_batched_tokens,

@@ -81,15 +81,12 @@ CPU_KEY = "vllm_cpu"
 """The suffix of the CPU backend's overhead constants (vLLM on the CPU platform)."""
 OVERHEAD_KEYS = (*ENGINES, CPU_KEY)
 STEP_MS = {"vllm": 0.0, "sglang": 0.0, "trtllm": 2.5}
-SEQ_US = {"vllm": 95.0, "sglang": 130.0, "trtllm": 0.0}
+SEQ_US = {"vllm": 115.0, "sglang": 130.0, "trtllm": 0.0}
 REQUEST_MS = {"vllm": 37.5, "sglang": 5.0, "trtllm": 0.0}
 """The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``,
 ``request_overhead_ms.ENGINE``)."""
-OCCUPANCY = {"vllm": 0.4, "sglang": 0.45, "trtllm": 0.2}
+OCCUPANCY = {"vllm": 0.35, "sglang": 0.45, "trtllm": 0.2}
 """The fitted share of an offline run's prompts each engine runs at once (``offline_occupancy.ENGINE``)."""
-QUEUE_WAIT = {"vllm": 1.7, "sglang": 1.8, "trtllm": 1.0}
-"""The fitted multiple of the slot queue's wait an offline run's queued request takes
-(``offline_wait.ENGINE``)."""
 
 CPU_CALIBRATION = ("a small Llama (4 layers, hidden 1024, 8 heads, 8 KV heads, head_dim 128, intermediate 2816, "
                    "BF16, 104 MB) served by vLLM CPU 0.32.0 on the project's build machine (Intel Xeon reporting a "
@@ -186,7 +183,7 @@ CONSTANTS: tuple[PerfConstant, ...] = (
     PerfConstant("flops_fraction", 0.25, FITTED, "share of the datasheet dense FLOPs",
                  "fitted on CALIBRATION_POINTS (every device generation without its own entry)",
                  _grid(0.05, 0.9, 0.05)),
-    PerfConstant("flops_fraction.ampere", 0.65, FITTED, "share of the datasheet dense FLOPs on Ampere parts",
+    PerfConstant("flops_fraction.ampere", 0.55, FITTED, "share of the datasheet dense FLOPs on Ampere parts",
                  "fitted on the A100 points of CALIBRATION_POINTS (Ampere's datasheet peak is the more "
                  "attainable one: the A100 points run prefill-heavy steps at about half of it)",
                  _grid(0.05, 0.95, 0.05)),
@@ -213,19 +210,11 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                    "and the scheduler and pool admit them all, the running batch averages this share of them "
                    "(requests of varying lengths finish apart; each engine admits in its own order)",
                    _grid(0.2, 1.0, 0.05)) for engine in ENGINES),
-    *(PerfConstant(f"offline_wait.{engine}", QUEUE_WAIT[engine], FITTED,
-                   "multiple of the slot queue's wait an offline request beyond the running batch takes",
-                   f"fitted on the offline {engine} points of CALIBRATION_POINTS: a steady queue at the mean "
-                   "occupancy B frees a slot every L / B, so the request at place k waits (k - B) / B lives; "
-                   "the measured medians of dataset bursts wait longer than that (why is not modelled: the "
-                   "first B start together, and slots may free unevenly). 1 where no calibration point of the "
-                   "engine measures an offline TTFT (TensorRT-LLM's table has none)",
-                   _grid(0.5, 3.0, 0.05)) for engine in ENGINES),
     PerfConstant("flops_scale.trtllm", 2.1, FITTED, "achievable FLOP/s of TensorRT-LLM as a multiple of the "
                  "fitted share (vLLM's and SGLang's)",
                  "fitted on CALIBRATION_POINTS: TensorRT-LLM's prompt-heavy runs of TABLE_CALIBRATION need "
                  "more FLOP/s than vLLM's and SGLang's served runs show", _grid(0.5, 4.0, 0.1)),
-    PerfConstant("mla_seq_layer_us", 2.25, FITTED, "microseconds per decoding sequence per MLA layer per step and rank",
+    PerfConstant("mla_seq_layer_us", 2.5, FITTED, "microseconds per decoding sequence per MLA layer per step and rank",
                  "fitted on CALIBRATION_POINTS (MLA's absorbed decode attention on a rank that holds a sequence's "
                  "latent cache, beyond the latent's bytes and FLOPs)", _grid(0.0, 10.0, 0.25)),
     PerfConstant("layer_overhead_us", 47.5, FITTED, "microseconds per decoder layer per step and stage",

@@ -44,17 +44,7 @@ def engine_key(engine: str) -> str:
 
 def offline_occupancy(engine: str, values: Mapping[str, float] | None = None) -> float:
     """The fitted share of an offline run's prompts ``engine`` runs at once (``offline_occupancy.ENGINE``)."""
-    return _per_engine("offline_occupancy", engine, values)
-
-
-def offline_wait(engine: str, values: Mapping[str, float] | None = None) -> float:
-    """The fitted multiple of the slot queue's wait an offline run's queued request takes under
-    ``engine`` (``offline_wait.ENGINE``)."""
-    return _per_engine("offline_wait", engine, values)
-
-
-def _per_engine(name: str, engine: str, values: Mapping[str, float] | None) -> float:
-    return {**fitted_values(), **(values or {})}[f"{name}.{engine_key(engine)}"]
+    return {**fitted_values(), **(values or {})}[f"offline_occupancy.{engine_key(engine)}"]
 
 
 def overhead_key(engine: str, profile: HardwareProfile) -> str:

@@ -39,8 +39,7 @@ from servekit.hardware.device_memory import assumed_gib, assumed_note, memory_ro
 from servekit.hardware.profile import HardwareProfile, custom_profile
 from servekit.perf.constants import ENGINES, acceptance
 from servekit.perf.launch import (
-    PerfError, default_limits, engine_key, offline_occupancy, offline_wait, overlaps_host_work, rates_for,
-    reserves_whole_output,
+    PerfError, default_limits, engine_key, offline_occupancy, overlaps_host_work, rates_for, reserves_whole_output,
 )
 from servekit.perf.predict import Limits, PerfLaunch, Prediction, Spec, Workload
 from servekit.perf.shape import (
@@ -308,7 +307,7 @@ def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
     rates = rates_for(profile, shape, engine, values, tp * pp, overlap, kv_cache_dtype=launch_kv_dtype(point))
     attention_dp = dp if replicas == 1 and 1 < dp <= tp and tp % dp == 0 else 1
     return PerfLaunch(shape, Layout(tp, pp, attention_dp=attention_dp), rates, limits, replicas, spec,
-                      offline_occupancy(engine, values), offline_wait(engine, values))
+                      offline_occupancy(engine, values))
 
 
 def output_line(point: Mapping[str, Any], pred: Prediction, intervals: Mapping[str, tuple[float, float]]) -> dict:

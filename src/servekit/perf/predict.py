@@ -22,10 +22,9 @@ iteration of waiting for the running one (p99: a whole one), and the queue:
   admits in its own order), and ``N`` itself when every request has the same lengths (they start
   together and end together, ``Workload.fixed_lengths``); the request
   at position ``q x N`` waits for the prefills queued ahead of it (``qN`` prompts at
-  ``max_num_batched_tokens`` a step) and, beyond the first ``B``, for a slot, ``w x (qN - B) / B x
+  ``max_num_batched_tokens`` a step) and, beyond the first ``B``, for a slot, ``(qN - B) / B x
   L``, whichever is longer: no request is admitted before the prompts ahead of it are
-  (median q = 0.5, p99 q = 0.99). ``w`` (1 for fixed lengths) is the engine's fitted ``queue_wait``:
-  a dataset's bursts wait longer than a steady queue at the mean occupancy (a slot every ``L / B``);
+  (median q = 0.5, p99 q = 0.99);
 * request rate ``R`` (with a client concurrency cap, ``B`` is at most that cap) below capacity: the M/D/1 wait (Pollaczek-Khinchine) rho / (2 (1 - rho))
   iterations, rho = R / capacity; above it the queue grows over the run: the median request waits
   ``N / 2 x (1 / capacity - 1 / R)``.
@@ -135,8 +134,6 @@ class PerfLaunch:
     spec: Spec | None = None
     occupancy: float = 1.0
     """Share of an offline run's prompts running at once when the limits admit them all."""
-    queue_wait: float = 1.0
-    """Multiple of the slot wait of an offline run's queued request (the module's text)."""
 
     @property
     def devices(self) -> int:
@@ -266,8 +263,8 @@ def _offline_ttft(launch: PerfLaunch, wl: Workload, batch: int, lf: Life, q: flo
     queued = math.ceil((position + 1) * wl.input_len / budget) * step
     if position < batch:  # the first wave: prefills queued ahead of it
         return queued
-    wait = (1.0 if wl.fixed_lengths else launch.queue_wait) * (position - batch) / batch * lf.seconds
-    return max(queued, wait + _prefill_s(launch, wl, batch) + lf.iteration / 2)
+    prefill = _prefill_s(launch, wl, batch)
+    return max(queued, (position - batch) / batch * lf.seconds + prefill + lf.iteration / 2)
 
 
 def _rate_batch(launch: PerfLaunch, wl: Workload, per_replica: float, cap: int) -> int:
@@ -349,7 +346,7 @@ def _waves(launch: PerfLaunch, wl: Workload, batch: int) -> Prediction:
 
 def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
     cap, limit = batch_limit(launch, wl)
-    per_replica_demand = max(1, math.ceil(((wl.num_prompts if wl.offline else wl.concurrency) or 1) / launch.replicas))
+    demand = wl.num_prompts if wl.offline else wl.concurrency
     client = math.ceil(wl.concurrency / launch.replicas) if wl.request_rate is not None and wl.concurrency else None
     if client is not None and client < cap:  # a request rate under the client's concurrency cap
         cap, limit = max(1, client), "client concurrency"
@@ -359,6 +356,7 @@ def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
         capacity = cap / full.seconds
         batch = cap if per_replica >= capacity else _rate_batch(launch, wl, per_replica, cap)
     else:
+        per_replica_demand = max(1, math.ceil((demand or 1) / launch.replicas))
         running = per_replica_demand * (launch.occupancy if wl.offline and not wl.fixed_lengths else 1.0)
         batch = max(1, min(round(running), cap))
         capacity = per_replica = 0.0
@@ -383,6 +381,7 @@ def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
         ttft, ttft_p99 = service + wait, service_p99 + wait_p99
     else:
         throughput = launch.replicas * batch * wl.output_len / lf.seconds
+        per_replica_demand = max(1, math.ceil((demand or 1) / launch.replicas))
         if per_replica_demand > batch and batch >= cap:  # a cap holds requests back (not the occupancy)
             bound = limit
         if wl.offline:
