@@ -85,3 +85,21 @@ def test_a_part_only_the_speed_table_names_takes_its_memory_from_the_one_memory_
     assert point_profile("mi355x", profiles).memory_gib > 0  # the taxonomy's entry, not this path
     unknown = point_profile("tpu7x", profiles)  # Google states Ironwood's memory in GiB: not a nominal GB row
     assert unknown.memory_source.startswith("none") and unknown.memory_gib == 0.0
+
+
+def test_parts_without_bf16_give_their_fp16_figure_and_older_links(profiles):
+    """Volta and Turing parts (V100, T4) have no BF16: their 16-bit row is the FP16 tensor figure,
+    the format vLLM runs 16-bit weights in there; their memory is the datasheet size, assumed usable
+    at the stated share, and a T4 talks over PCIe Gen3."""
+    from servekit.hardware.device_compute import PCIE3, PCIE4
+    from servekit.hardware.device_memory import USABLE_FRACTION
+    from servekit.perf.points import point_profile
+
+    t4, v100, a30 = compute_row("tesla_t4"), compute_row("V100-SXM2"), compute_row("a30")
+    assert t4.id == "t4" and t4.flops("bf16") == 65e12 and t4.link_gb_s == PCIE3 == PCIE4 / 2
+    assert compute_format(t4, "fp8") == "bf16" and "no BF16" in t4.source
+    assert v100.id == "v100" and v100.flops("bf16") == 125e12 and v100.link == "nvlink" and v100.link_gb_s == 150
+    assert compute_row("v100_pcie").flops("bf16") == 112e12 and a30.flops("bf16") == 165e12
+    assert point_profile("t4", profiles).memory_gib == round(16 * USABLE_FRACTION, 3)
+    assert point_profile("v100_16gb", profiles).memory_gib < point_profile("v100", profiles).memory_gib
+    assert not point_profile("t4", profiles).at_least("ampere")

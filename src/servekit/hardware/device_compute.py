@@ -7,13 +7,15 @@ this table gives what it takes to predict speed and names the memory row of the 
 datasheet is published cites the announcement as reported, and says so):
 
 * ``tflops``: dense tensor-core TFLOPS per format (``bf16``, ``fp8``, ``fp4``); a datasheet that
-  states only the figure with 2:4 sparsity is halved (NVIDIA marks those "with sparsity");
+  states only the figure with 2:4 sparsity is halved (NVIDIA marks those "with sparsity"); a part
+  without BF16 (Volta, Turing) gives its FP16 figure as its 16-bit one, the format vLLM runs 16-bit
+  weights in there (``--dtype auto`` casts BF16 checkpoints to FP16 on such a GPU);
   a format the part does not compute natively has no entry (its weights run through a wider
   format: ``compute_format``);
 * ``memory_gb_s``: memory bandwidth of one device, GB/s;
 * ``link_gb_s``: bandwidth one device can send to its peers at once, GB/s in one direction
   (NVLink, ICI and Huawei's UnifiedBus figures are quoted for both directions together and halved
-  here; PCIe x16 Gen4 moves 32 GB/s and Gen5 64 GB/s each way, x8 half; an Instinct part's seven
+  here; PCIe x16 Gen3 moves 16 GB/s, Gen4 32 GB/s and Gen5 64 GB/s each way, x8 half; an Instinct part's seven
   xGMI links are summed).
 
 A part with no row has no speed prediction: ``servekit perf`` says so and names this table.
@@ -27,9 +29,11 @@ from dataclasses import field
 
 from servekit.records import record
 
+PCIE3 = 16.0
 PCIE4 = 32.0
 PCIE5 = 64.0
-"""GB/s one way over a PCIe x16 slot (PCI-SIG: Gen4 16 GT/s and Gen5 32 GT/s per lane, 128b/130b)."""
+"""GB/s one way over a PCIe x16 slot (PCI-SIG: Gen3 8 GT/s, Gen4 16 GT/s and Gen5 32 GT/s per lane,
+128b/130b)."""
 
 FORMATS = ("bf16", "fp8", "fp4")
 WIDE_FORMATS = {"fp4": ("fp8", "bf16"), "fp8": ("bf16",), "bf16": ()}
@@ -175,6 +179,26 @@ DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
     DeviceCompute("l4", {"bf16": 121.0, "fp8": 242.5}, 300, "pcie", PCIE4,
                   _nv("https://www.nvidia.com/en-us/data-center/l4/ (BF16 242 / FP8 485 TFLOPS with sparsity, "
                       "300 GB/s, PCIe Gen4)"), generation="ada"),
+    DeviceCompute("a30", {"bf16": 165.0}, 933, "pcie", PCIE4,
+                  _nv("https://www.nvidia.com/en-us/data-center/products/a30-gpu/ (BF16 165 TFLOPS dense, 330 "
+                      "with sparsity, 933 GB/s HBM2, PCIe Gen4; an NVLink bridge joins two cards)"),
+                  generation="ampere"),
+    DeviceCompute("t4", {"bf16": 65.0}, 320, "pcie", PCIE3,
+                  _nv("https://www.nvidia.com/en-us/data-center/tesla-t4/ (mixed precision FP16/FP32 65 TFLOPS, "
+                      "320 GB/s GDDR6, PCIe Gen3 x16); no BF16: the FP16 figure"), aliases=("tesla_t4",),
+                  generation="turing"),
+    DeviceCompute("v100", {"bf16": 125.0}, 900, "nvlink", 150,
+                  _nv("https://www.nvidia.com/en-us/data-center/v100/ (V100 SXM2: 125 tensor TFLOPS, 900 GB/s "
+                      "HBM2, NVLink 300 GB/s); no BF16: the FP16 tensor figure"),
+                  aliases=("v100_sxm2", "v100_sxm2_32gb", "tesla_v100", "v100_32gb"), generation="volta"),
+    DeviceCompute("v100_16gb", {"bf16": 125.0}, 900, "nvlink", 150,
+                  _nv("https://www.nvidia.com/en-us/data-center/v100/ (V100 SXM2 16GB: 125 tensor TFLOPS, 900 GB/s "
+                      "HBM2, NVLink 300 GB/s); no BF16: the FP16 tensor figure"), aliases=("v100_sxm2_16gb",),
+                  generation="volta"),
+    DeviceCompute("v100_pcie", {"bf16": 112.0}, 900, "pcie", PCIE3,
+                  _nv("https://www.nvidia.com/en-us/data-center/v100/ (V100 PCIe: 112 tensor TFLOPS, 900 GB/s "
+                      "HBM2, PCIe 32 GB/s both ways); no BF16: the FP16 tensor figure"),
+                  aliases=("v100_pcie_32gb",), generation="volta"),
     DeviceCompute("mi300x", {"bf16": 1307.4, "fp8": 2614.9}, 5300, "xgmi", 448,
                   "AMD datasheet https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html (BF16 1,307.4 "
                   "/ FP8 2,614.9 TFLOPS dense, 5.3 TB/s HBM3, 7 Infinity Fabric links of 128 GB/s)", "mi300x"),

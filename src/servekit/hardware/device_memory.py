@@ -93,6 +93,11 @@ NOMINAL_MEMORY: tuple[NominalMemory, ...] = (
     NominalMemory("rtx_6000_ada", 48, "https://www.nvidia.com/en-us/design-visualization/rtx-6000/ (48 GB GDDR6)"),
     NominalMemory("rtx_4090", 24, "https://www.nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4090/ "
                   "(24 GB GDDR6X)"),
+    NominalMemory("a30", 24, "https://www.nvidia.com/en-us/data-center/products/a30-gpu/ (24 GB HBM2)"),
+    NominalMemory("t4", 16, "https://www.nvidia.com/en-us/data-center/tesla-t4/ (16 GB GDDR6)"),
+    NominalMemory("v100", 32, "https://www.nvidia.com/en-us/data-center/v100/ (V100 SXM2: 32 GB HBM2)"),
+    NominalMemory("v100_16gb", 16, "https://www.nvidia.com/en-us/data-center/v100/ (V100 SXM2: 16 GB HBM2)"),
+    NominalMemory("v100_pcie", 32, "https://www.nvidia.com/en-us/data-center/v100/ (V100 PCIe: 32 GB HBM2)"),
     NominalMemory("b200", 180, "https://www.nvidia.com/en-us/data-center/hgx/ (HGX B200: 1.4 TB over 8 GPUs)"),
     NominalMemory("gb200", 186, "https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (GB200: 186 GB HBM3e per GPU)"),
     NominalMemory("b300", 288, "https://www.nvidia.com/en-us/data-center/hgx/ (HGX B300: 2.3 TB over 8 GPUs)"),
