@@ -61,8 +61,40 @@ def test_a_device_named_by_id_without_its_memory_still_gets_a_prediction():
     assert predict_point({**POINT, "gpu": "NVIDIA L40S"}, use_logged_memory=False)["kv_tokens"] is None
 
 
-@pytest.mark.parametrize("field,bad", [("gpu_model", "NVIDIA L40S"), ("gpu_model", "gb300"),
+@pytest.mark.parametrize("field,bad", [("gpu_model", "NVIDIA L40S"), ("gpu_model", "a10g"), ("gpu_model", "ironwood"),
                                        ("interconnect", "NVLink 4")])
 def test_a_device_field_in_free_text_is_refused_by_name(field, bad):
     with pytest.raises(PointError, match=field):
         predict_point({**POINT, field: bad})
+
+
+@pytest.mark.parametrize("model,nominal,link,generation,platform", [
+    ("b200", 180, "nvlink", "blackwell", "cuda"), ("h100_pcie", 80, "pcie", "hopper", "cuda"),
+    ("l4", 24, "pcie", "ada", "cuda"), ("t4", 16, "pcie", "turing", "cuda"), ("v100", 32, "nvlink", "volta", "cuda"),
+    ("mi325x", 256, "xgmi", "", "rocm"),
+])
+def test_a_gpu_known_by_its_datasheet_size_is_an_id_too(model, nominal, link, generation, platform):
+    """A GPU of the speed table without a measured memory row: its vendor, generation and link are
+    the speed table's; its memory is the datasheet size at the assumed share, and the prediction
+    says it rests on that assumption; a stated gpu_mem_gib wins and leaves nothing assumed."""
+    from servekit.fit.gpu_models import GPU_MODEL_IDS
+    from servekit.hardware.device_memory import assumed_gib
+
+    assert model in GPU_MODEL_IDS and gpu_part(model).generation == generation
+    device, _, _ = point_device({"gpu_model": model}, {}, 2)
+    assert device.memory_gib == assumed_gib(nominal, platform == "rocm") and device.generation == generation
+    assert (device.profile.interconnect, device.profile.platform) == (link, platform)
+    assert device.profile.memory_source.startswith("assumed")
+    named = predict_point({**POINT, "gpu_model": model}, use_logged_memory=False)
+    assert named["kv_tokens"] is not None and any("assumed" in note for note in named["assumed"])
+    stated = predict_point({**POINT, "gpu_model": model, "gpu_mem_gib": nominal * 0.9}, use_logged_memory=False)
+    assert "assumed" not in stated and stated["available_kv_gib"] < named["available_kv_gib"]
+
+
+def test_the_link_of_a_named_part_sets_the_collectives_memory():
+    """Two ranks of an NVLink part hold more non-torch memory than two PCIe cards of the same size
+    (servekit.fit constants comm_nvswitch_gib and comm_pcie_gib): naming the part moves the pool."""
+    line = {**POINT, "tp": 2, "gpu_mem_gib": 79.0}
+    nvlink = predict_point({**line, "gpu_model": "h800"}, use_logged_memory=False)
+    pcie = predict_point({**line, "gpu_model": "h100_pcie"}, use_logged_memory=False)
+    assert nvlink["available_kv_gib"] < pcie["available_kv_gib"]

@@ -7,10 +7,18 @@ vLLM sees); a GPU name in free text is never read. Generations follow the chip e
 built on (NVIDIA's product pages: Ampere GA100/GA102, Ada AD102, Hopper GH100, Blackwell GB202);
 links: SXM data-centre boards are joined by NVLink/NVSwitch, AMD Instinct parts by xGMI, cards
 without a switch by PCIe. A node of another form (an H100 PCIe server) states ``interconnect``.
+
+A GPU of the device speed table with a datasheet size but no measured memory row (a B200, an L4, a
+T4: ``servekit.hardware.device_memory.NOMINAL_MEMORY``) is a ``gpu_model`` too: its vendor, NVIDIA
+generation and usual link are that table's, and its memory, unless the line states
+``gpu_mem_gib``, is the datasheet size at the assumed usable share, which the prediction names
+among its assumptions (``servekit.fit.point_device``).
 """
 
 from __future__ import annotations
 
+from servekit.hardware.device_compute import DEVICE_COMPUTE, DeviceCompute
+from servekit.hardware.device_memory import DEVICE_MEMORY, nominal_row
 from servekit.records import record
 
 
@@ -39,9 +47,31 @@ GPU_PARTS: tuple[GpuPart, ...] = (
     GpuPart("mi300x", "AMD", "", "xgmi", "AMD Instinct MI300X: CDNA 3, Infinity Fabric (xGMI) links"),
 )
 
+POINT_LINKS = ("nvlink", "pcie", "xgmi")
+"""Links of the GPU nodes a kv-points line describes (``servekit.fit.point_fields.INTERCONNECTS``)."""
+
+
+def _datasheet_part(row: DeviceCompute) -> GpuPart | None:
+    """A GPU of the speed table known by its datasheet size only, as a ``GpuPart``; None for a part
+    of another kind (TPU, Ascend, a unified-memory box), one without a nominal size, or an NVIDIA
+    part of unstated generation."""
+    if row.link not in POINT_LINKS or row.memory_id or nominal_row(row.id) is None:
+        return None
+    brand = "AMD" if row.link == "xgmi" else "NVIDIA"
+    if brand == "NVIDIA" and not row.generation:
+        return None
+    return GpuPart(row.id, brand, row.generation if brand == "NVIDIA" else "", row.link,
+                   f"the device speed table's row ({row.source})")
+
+
 _BY_ID = {part.id: part for part in GPU_PARTS}
+_BY_ID.update({part.id: part for part in map(_datasheet_part, DEVICE_COMPUTE) if part and part.id not in _BY_ID})
+GPU_MODEL_IDS: tuple[str, ...] = (*(row.id for row in DEVICE_MEMORY),
+                                  *(pid for pid in _BY_ID if pid not in {row.id for row in DEVICE_MEMORY}))
+"""Every ``gpu_model`` id a kv-points line may name: the device memory table's rows first, then the
+GPUs known by their datasheet size."""
 
 
 def gpu_part(device_id: str) -> GpuPart | None:
-    """The row of a device-table id; None for an id without one."""
+    """The row of a ``gpu_model`` id; None for an id without one."""
     return _BY_ID.get(device_id)

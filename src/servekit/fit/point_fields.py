@@ -11,7 +11,9 @@ of them is one ``PointError`` naming the field, never a guess:
   value, as logs get copied (``0.19.0 (vllm/vllm-openai:v0.19.0)``, ``fp8 (e4m3)``): the value
   before the parenthesis is read in its form above and the remark never is (``without_remark``);
 * ``engine``: ``v0`` or ``v1`` (the engine that ran, when the line states it);
-* ``gpu_model``: an id of the device table (``servekit.hardware.device_memory``) or ``cpu``;
+* ``gpu_model``: an id of the device table (``servekit.hardware.device_memory``), of a GPU the
+  device speed table knows by its datasheet size (``servekit.fit.gpu_models.GPU_MODEL_IDS``), or
+  ``cpu``;
   ``interconnect``: ``nvlink``, ``pcie`` or ``xgmi`` (how the node's GPUs are linked, when it is
   not the part's usual form);
 * ``kv_cache_dtype``: one of vLLM's ``--kv-cache-dtype`` choices; ``entrypoint``: ``server`` or
@@ -50,7 +52,7 @@ from servekit.facts.unquantized import PARTS
 from servekit.fit.dtypes import KV_CACHE_DTYPES
 from servekit.fit.launch import LaunchArgsError, launch_settings
 from servekit.fit.versions import ENGINES, VersionTextError, read_version, release_series
-from servekit.hardware.device_memory import DEVICE_MEMORY
+from servekit.fit.gpu_models import GPU_MODEL_IDS
 
 LENGTH_FIELDS = ("max_model_len",)
 NUMBER_FIELDS = ("tp", "pp", "gpu_mem_gib", "gpu_memory_utilization", "weights_gib", "weights_gib_per_rank",
@@ -225,7 +227,7 @@ def _config_facts(facts: dict[str, Any]) -> dict[str, Any]:
 _CHECKS = {
     "vllm_version": _version,
     "engine": lambda v: _choice("engine", v, ENGINES),
-    "gpu_model": lambda v: _choice("gpu_model", v, (*(row.id for row in DEVICE_MEMORY), CPU_MODEL)),
+    "gpu_model": lambda v: _choice("gpu_model", v, (*GPU_MODEL_IDS, CPU_MODEL)),
     "interconnect": lambda v: _choice("interconnect", v, INTERCONNECTS),
     "kv_cache_dtype": lambda v: _choice("kv_cache_dtype", without_remark(v), KV_CACHE_DTYPES),
     "entrypoint": lambda v: _choice("entrypoint", v, ENTRYPOINTS),

@@ -375,6 +375,8 @@ def predict_point(point: dict[str, Any], *, use_logged_memory: bool = True,
         stated = stated_format(point)
         out["weights_basis"] = f"estimated from config_facts, linears as {stated.label}" if stated else \
             "estimated from config_facts"
+    if device.profile.memory_source.startswith("assumed"):
+        assumed.append(f"device memory {device.memory_gib:g} GiB: {device.profile.memory_source}")
     if assumed:
         out["assumed"] = assumed
     if set_aside:

@@ -60,8 +60,9 @@ class DeviceCompute:
     measured: str = ""
     """For a row measured on a machine rather than read from a datasheet: how it was measured."""
     generation: str = ""
-    """NVIDIA generation (ampere, ada, hopper, blackwell), or ``tpu``, for a part no taxonomy entry
-    names."""
+    """NVIDIA generation (volta, turing, ampere, ada, hopper, blackwell), or ``tpu``: what a part no
+    taxonomy entry names is priced by, and what a kv-points ``gpu_model`` of a part without a
+    measured memory row says of it (``servekit.fit.gpu_models``)."""
     stream_gb_s: tuple[tuple[float, float], ...] = ()
     """For a measured row: (MiB of weights, GB/s they stream at) per size measured, smallest
     first; a set the caches hold part of streams faster than ``memory_gb_s``."""
@@ -122,14 +123,14 @@ DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
     DeviceCompute("gb200", {"bf16": 2500.0, "fp8": 5000.0, "fp4": 10000.0}, 8000, "nvlink", 900,
                   _nv("https://www.nvidia.com/en-us/data-center/gb200-nvl72/ (72 GPUs: FP4 1,440 / FP8 720 / "
                       "BF16 360 PFLOPS with sparsity, 576 TB/s HBM3e, NVLink 130 TB/s)"),
-                  aliases=("gb200_nvl4",)),
+                  aliases=("gb200_nvl4",), generation="blackwell"),
     DeviceCompute("b300", {"bf16": 2250.0, "fp8": 4500.0, "fp4": 13500.0}, 8000, "nvlink", 900,
                   _nv("https://www.nvidia.com/en-us/data-center/hgx/ (HGX B300, 8 GPUs: FP4 108 PFLOPS dense, "
-                      "FP8 72 / BF16 36 PFLOPS with sparsity, NVLink 1.8 TB/s per GPU)")),
+                      "FP8 72 / BF16 36 PFLOPS with sparsity, NVLink 1.8 TB/s per GPU)"), generation="blackwell"),
     DeviceCompute("gb300", {"bf16": 2500.0, "fp8": 5000.0, "fp4": 15000.0}, 8000, "nvlink", 900,
                   _nv("https://www.nvidia.com/en-us/data-center/gb300-nvl72/ (72 GPUs: FP4 1,080 PFLOPS dense, "
                       "FP8 720 / BF16 360 PFLOPS with sparsity, 576 TB/s HBM3e)"),
-                  aliases=("gb300_nvl4",)),
+                  aliases=("gb300_nvl4",), generation="blackwell"),
     DeviceCompute("rtx_pro_6000", {"bf16": 500.0, "fp8": 1000.0, "fp4": 2000.0}, 1792, "pcie", PCIE5,
                   _nv("https://www.nvidia.com/en-us/products/workstations/professional-desktop-gpus/rtx-pro-6000/ "
                       "(4,000 AI TOPS FP4 with sparsity, 1,792 GB/s GDDR7, PCIe Gen5 x16); FP8 and BF16 at "
@@ -139,7 +140,7 @@ DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
                       "with sparsity, 1,792 GB/s GDDR7, PCIe Gen5); FP8 and BF16 at half and a quarter"), "rtx_5090"),
     DeviceCompute("rtx_4090", {"bf16": 330.3, "fp8": 660.6}, 1008, "pcie", PCIE4,
                   _nv("https://www.nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4090/ (1,321 AI TOPS FP8 "
-                      "with sparsity, 1,008 GB/s GDDR6X, PCIe Gen4); BF16 at half the FP8 rate")),
+                      "with sparsity, 1,008 GB/s GDDR6X, PCIe Gen4); BF16 at half the FP8 rate"), generation="ada"),
     DeviceCompute("h100_nvl", {"bf16": 835.5, "fp8": 1670.5}, 3900, "nvlink", 300,
                   _nv("https://www.nvidia.com/en-us/data-center/h100/ (H100 NVL: BF16 1,671 / FP8 3,341 TFLOPS "
                       "with sparsity, 3.9 TB/s, NVLink bridge 600 GB/s)"), generation="hopper"),
