@@ -93,6 +93,10 @@ NOMINAL_MEMORY: tuple[NominalMemory, ...] = (
     NominalMemory("rtx_6000_ada", 48, "https://www.nvidia.com/en-us/design-visualization/rtx-6000/ (48 GB GDDR6)"),
     NominalMemory("rtx_4090", 24, "https://www.nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4090/ "
                   "(24 GB GDDR6X)"),
+    NominalMemory("a10", 24, "https://www.nvidia.com/en-us/data-center/products/a10-gpu/ (24 GB GDDR6)"),
+    NominalMemory("rtx_3090", 24, "https://www.nvidia.com/en-us/geforce/graphics-cards/30-series/rtx-3090-3090ti/ "
+                  "(24 GB GDDR6X)"),
+    NominalMemory("a100_40gb", 40, "https://www.nvidia.com/en-us/data-center/a100/ (A100 40GB SXM)"),
     NominalMemory("a30", 24, "https://www.nvidia.com/en-us/data-center/products/a30-gpu/ (24 GB HBM2)"),
     NominalMemory("t4", 16, "https://www.nvidia.com/en-us/data-center/tesla-t4/ (16 GB GDDR6)"),
     NominalMemory("v100", 32, "https://www.nvidia.com/en-us/data-center/v100/ (V100 SXM2: 32 GB HBM2)"),

@@ -1,0 +1,66 @@
+"""A GPU of the device table is hardware for fit, perf and plan when the catalog's taxonomy does
+not list it (``servekit.app.part_hardware``): one card or ``_Nx`` cards, the part's vendor,
+generation and link, its measured memory where a log gave it and an assumed one (said so) where
+none did."""
+
+from __future__ import annotations
+
+import pytest
+
+from servekit.app.fit import FitOptions, run_fit
+from servekit.app.local_hardware import with_local
+from servekit.app.part_hardware import part_entry, part_ids
+from servekit.app.request import load_documents
+from servekit.cli.app import main
+from servekit.errors import SelectionError
+from servekit.hardware import profile_of
+
+LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def test_an_entry_per_part_with_its_card_count_vendor_generation_and_link():
+    one, four = part_entry("l4"), part_entry("l4_4x")
+    assert (one["brand"], one["generation"], one["gpu_count"], one["vram_gb"]) == ("NVIDIA", "ada", 1, 24)
+    assert (four["gpu_count"], four["vram_gb"], four["interconnect"]) == (4, 96, "pcie")
+    assert "interconnect" not in one
+    assert part_entry("mi325x_8x")["interconnect"] == "xgmi" and "generation" not in part_entry("mi325x")
+    assert part_entry("h800_8x")["interconnect"] == "nvlink"
+
+
+@pytest.mark.parametrize("name", ["t4", "v100_8x", "a10g", "l4_0x", "L4", "tpu_v5e", "ironwood", "l4_4"])
+def test_names_that_are_no_plannable_part_build_nothing(name):
+    """Pre-Ampere NVIDIA parts (the planner's rules start at Ampere), unknown ids, a zero count and
+    other spellings than the table's ids."""
+    assert part_entry(name) is None
+
+
+def test_the_profile_takes_the_measured_memory_where_a_log_gave_it_and_says_when_it_assumes():
+    docs = load_documents(None)
+    a10 = profile_of(with_local(docs, "a10_2x").taxonomy["hardware_profiles"]["a10_2x"], "a10_2x")
+    assert (a10.device_count, a10.memory_gib, a10.platform, a10.interconnect) == (2, 22.06, "cuda", "pcie")
+    assert a10.memory_source.startswith("measured") and a10.compute.id == "a10"
+    l4 = profile_of(with_local(docs, "l4").taxonomy["hardware_profiles"]["l4"], "l4")
+    assert l4.memory_source.startswith("assumed") and l4.compute.memory_gb_s == 300 and l4.at_least("ada")
+
+
+def test_a_catalog_profile_keeps_its_own_entry():
+    docs = load_documents(None)
+    assert with_local(docs, "h100") is docs and with_local(docs, "rtx_4090_2x") is docs
+
+
+def test_fit_on_a_part_budgets_its_memory_and_an_unknown_name_lists_the_parts():
+    check, _ = run_fit(FitOptions(model=LLAMA, hardware="a10", tp=1, max_model_len="8192"))
+    assert check.report.device_memory_gib == 22.06 and check.fits
+    with pytest.raises(SelectionError) as raised:
+        run_fit(FitOptions(model=LLAMA, hardware="a10_3"))
+    assert "a10" in str(raised.value)
+    assert {"a10", "a100_40gb", "l4"} <= set(part_ids()) and "t4" not in part_ids()
+
+
+def test_perf_and_plan_take_a_part(capsys):
+    assert main(["perf", LLAMA, "--hardware", "l4", "--tp", "1", "--max-model-len", "8192", "--input-len", "512",
+                 "--output-len", "128", "--concurrency", "4"]) == 0
+    out = capsys.readouterr().out
+    assert "on l4" in out and "binding" in out
+    assert main(["plan", LLAMA, "--hardware", "rtx_3090_2x", "--format", "json"]) == 0
+    assert '"hardware": "rtx_3090_2x"' in capsys.readouterr().out
