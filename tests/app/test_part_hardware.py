@@ -64,3 +64,10 @@ def test_perf_and_plan_take_a_part(capsys):
     assert "on l4" in out and "binding" in out
     assert main(["plan", LLAMA, "--hardware", "rtx_3090_2x", "--format", "json"]) == 0
     assert '"hardware": "rtx_3090_2x"' in capsys.readouterr().out
+
+
+def test_the_slo_search_lays_out_a_part_of_several_cards(capsys):
+    assert main(["plan", LLAMA, "--hardware", "l4_4x", "--slo", "ttft_ms=5000,tpot_ms=200",
+                 "--workload", "512:128:8"]) == 0
+    out = capsys.readouterr().out
+    assert "met by variant" in out and "--hardware l4_4x" in out

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from servekit.app.fit import FitOptions
+from servekit.app.local_hardware import with_local
 from servekit.app.perf import PerfOptions, perf_launch, run_perf
 from servekit.app.request import load_documents
 from servekit.catalog.domain import recipe_of, strategies_of
@@ -86,7 +87,7 @@ def _value(prediction: dict[str, Any], key: str) -> float:
 
 def candidates(opts: SloOptions) -> list[tuple[str, Layout]]:
     """(variant, layout) pairs, fewest devices first, then the recipe's variant order."""
-    docs = load_documents(opts.fit.catalog)
+    docs = with_local(load_documents(opts.fit.catalog), opts.fit.hardware)  # ``local`` or a device-table part
     found = recipe_for_model(docs.recipes, opts.fit.model, opts.fit.variant)
     if found is None:
         raise SelectionError(f"--slo searches the layouts of a recipe; {opts.fit.model!r} has none",
