@@ -1,7 +1,7 @@
 """A GPU of the device table is hardware for fit, perf and plan when the catalog's taxonomy does
 not list it (``servekit.app.part_hardware``): one card or ``_Nx`` cards, the part's vendor,
-generation and link, its measured memory where a log gave it and an assumed one (said so) where
-none did."""
+generation and link, its measured memory where a log gave it (L4 22.03 GiB, L40 44.40) and an
+assumed one (said so) where none did."""
 
 from __future__ import annotations
 
@@ -40,7 +40,9 @@ def test_the_profile_takes_the_measured_memory_where_a_log_gave_it_and_says_when
     assert (a10.device_count, a10.memory_gib, a10.platform, a10.interconnect) == (2, 22.06, "cuda", "pcie")
     assert a10.memory_source.startswith("measured") and a10.compute.id == "a10"
     l4 = profile_of(with_local(docs, "l4").taxonomy["hardware_profiles"]["l4"], "l4")
-    assert l4.memory_source.startswith("assumed") and l4.compute.memory_gb_s == 300 and l4.at_least("ada")
+    assert l4.memory_gib == 22.03 and l4.compute.memory_gb_s == 300 and l4.at_least("ada")
+    a40 = profile_of(with_local(docs, "a40_4x").taxonomy["hardware_profiles"]["a40_4x"], "a40_4x")
+    assert a40.memory_source.startswith("assumed") and a40.device_count == 4
 
 
 def test_a_catalog_profile_keeps_its_own_entry():

@@ -28,6 +28,7 @@ def test_every_device_table_id_has_one_part_row():
     ("h100", 79.19, "nvlink", "hopper", "cuda"), ("h200", 139.8, "nvlink", "hopper", "cuda"),
     ("a100_40gb", 39.39, "nvlink", "ampere", "cuda"), ("l40s", 44.42, "pcie", "ada", "cuda"),
     ("a10", 22.06, "pcie", "ampere", "cuda"), ("rtx_3090", 23.58, "pcie", "ampere", "cuda"),
+    ("l4", 22.03, "pcie", "ada", "cuda"), ("l40", 44.40, "pcie", "ada", "cuda"),
     ("rtx_5090", 31.4, "pcie", "blackwell", "cuda"), ("mi300x", 191.98, "xgmi", "", "rocm"),
 ])
 def test_a_device_id_gives_memory_link_generation_and_platform(model, gib, link, generation, platform):
@@ -70,7 +71,7 @@ def test_a_device_field_in_free_text_is_refused_by_name(field, bad):
 
 @pytest.mark.parametrize("model,nominal,link,generation,platform", [
     ("b200", 180, "nvlink", "blackwell", "cuda"), ("h100_pcie", 80, "pcie", "hopper", "cuda"),
-    ("l4", 24, "pcie", "ada", "cuda"), ("t4", 16, "pcie", "turing", "cuda"), ("v100", 32, "nvlink", "volta", "cuda"),
+    ("a40", 48, "pcie", "ampere", "cuda"), ("t4", 16, "pcie", "turing", "cuda"), ("v100", 32, "nvlink", "volta", "cuda"),
     ("mi325x", 256, "xgmi", "", "rocm"),
 ])
 def test_a_gpu_known_by_its_datasheet_size_is_an_id_too(model, nominal, link, generation, platform):

@@ -41,6 +41,8 @@ GPU_PARTS: tuple[GpuPart, ...] = (
     GpuPart("a100_80gb", "NVIDIA", "ampere", "nvlink", "NVIDIA A100 Tensor Core GPU: GA100, SXM4 80GB (NVLink 3)"),
     GpuPart("l40s", "NVIDIA", "ada", "pcie", "NVIDIA L40S: AD102, a PCIe card without NVLink"),
     GpuPart("a10", "NVIDIA", "ampere", "pcie", "NVIDIA A10: GA102, a PCIe card"),
+    GpuPart("l40", "NVIDIA", "ada", "pcie", "NVIDIA L40: AD102, a PCIe card without NVLink"),
+    GpuPart("l4", "NVIDIA", "ada", "pcie", "NVIDIA L4: AD104, a low-profile PCIe card"),
     GpuPart("rtx_3090", "NVIDIA", "ampere", "pcie", "GeForce RTX 3090: GA102, PCIe"),
     GpuPart("rtx_5090", "NVIDIA", "blackwell", "pcie", "GeForce RTX 5090: GB202, PCIe without NVLink"),
     GpuPart("rtx_pro_6000", "NVIDIA", "blackwell", "pcie", "NVIDIA RTX PRO 6000 Blackwell: GB202, PCIe without NVLink"),

@@ -162,7 +162,7 @@ DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
                       "NVLink 400 GB/s)"), aliases=("a800_80gb", "a800_sxm"), generation="ampere"),
     DeviceCompute("l40", {"bf16": 181.05, "fp8": 362.0}, 864, "pcie", PCIE4,
                   _nv("https://www.nvidia.com/en-us/data-center/l40/ (BF16 181.05 / FP8 362 TFLOPS dense, "
-                      "864 GB/s, PCIe Gen4 x16)"), generation="ada"),
+                      "864 GB/s, PCIe Gen4 x16)"), "l40", generation="ada"),
     DeviceCompute("a40", {"bf16": 149.7}, 696, "pcie", PCIE4,
                   _nv("https://www.nvidia.com/en-us/data-center/a40/ (BF16 149.7 TFLOPS dense, 696 GB/s, "
                       "PCIe Gen4)"), generation="ampere"),
@@ -179,7 +179,7 @@ DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
                   generation="ampere"),
     DeviceCompute("l4", {"bf16": 121.0, "fp8": 242.5}, 300, "pcie", PCIE4,
                   _nv("https://www.nvidia.com/en-us/data-center/l4/ (BF16 242 / FP8 485 TFLOPS with sparsity, "
-                      "300 GB/s, PCIe Gen4)"), generation="ada"),
+                      "300 GB/s, PCIe Gen4)"), "l4", generation="ada"),
     DeviceCompute("a30", {"bf16": 165.0}, 933, "pcie", PCIE4,
                   _nv("https://www.nvidia.com/en-us/data-center/products/a30-gpu/ (BF16 165 TFLOPS dense, 330 "
                       "with sparsity, 933 GB/s HBM2, PCIe Gen4; an NVLink bridge joins two cards)"),

@@ -54,8 +54,14 @@ DEVICE_MEMORY: tuple[DeviceMemory, ...] = (
                  "walkthrough: 'total_gpu_memory (39.39GiB)'"),
     DeviceMemory("a100_80gb", r"\ba100\b", 79.15,
                  "dennislee22/vLLM-benchmarking vllm-7B-1gpuA10080GB logs (vLLM 0.10.1.1)"),
-    DeviceMemory("l40s", r"\bl40s?\b", 44.42,
+    DeviceMemory("l40s", r"\bl40s\b", 44.42,
                  "4xL40S (AWS g6e) serving guide and IBM CodeEngine serverless-fleets inferencing logs"),
+    DeviceMemory("l40", r"\bl40\b", 44.40,
+                 "QwenLM/Qwen3-VL#2097 ('OutOfMemoryError in single L40 GPU': PyTorch's 'GPU 0 has a total "
+                 "capacity of 44.40 GiB', the cudaMemGetInfo total vLLM reads too)"),
+    DeviceMemory("l4", r"\bl4\b", 22.03,
+                 "akshathtiwari/spec-fp8-study findings/F023 (vLLM on a Modal L4: 'free_before_boot = 22561.0 MiB "
+                 "(22.03 GiB card, nothing resident)' and PyTorch's 'GPU 0 has a total capacity of 22.03 GiB')"),
     DeviceMemory("a10", r"\ba10\b(?!g)", 22.06, "vllm-project/vllm#17327 (A10 24 GB, vLLM 0.8.5)"),
     DeviceMemory("rtx_3090", r"\brtx 3090\b(?! ti)", 23.58,
                  "vllm-project/vllm#10517 and #14447 logs: 'total_gpu_memory (23.58GiB)'"),
