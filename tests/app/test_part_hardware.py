@@ -73,3 +73,12 @@ def test_the_slo_search_lays_out_a_part_of_several_cards(capsys):
                  "--workload", "512:128:8"]) == 0
     out = capsys.readouterr().out
     assert "met by variant" in out and "--hardware l4_4x" in out
+
+
+def test_list_hardware_names_the_parts_after_the_catalogs_profiles(capsys):
+    assert main(["list", "hardware"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith("also as --hardware")
+    parts = [name.strip() for name in last.split(":", 1)[1].split(",")]
+    assert {"l4", "a10", "rtx_3090", "h100_pcie"} <= set(parts)
+    assert "b200" not in parts and "h100" not in parts and "t4" not in parts  # a catalog profile, or not plannable

@@ -44,6 +44,15 @@ def _table_lines(rows: list[dict], columns: list[str]) -> list[str]:
     return lines
 
 
+def _parts_line(listed: set[str]) -> str:
+    """The GPUs of the device table that ``--hardware`` also takes (``servekit.app.part_hardware``)."""
+    from servekit.app.part_hardware import part_ids
+
+    parts = [pid for pid in part_ids() if pid not in listed]
+    return (f"also as --hardware for fit, perf and plan: a GPU of the device table, one card or _Nx cards "
+            f"(l4, l4_4x): {', '.join(parts)}")
+
+
 _COLUMNS = {
     "hardware": ["id", "display_name", "brand", "gpu_count", "vram_gb", "recipes"],
     "strategies": ["name", "display_name", "deploy_type", "recipes"],
@@ -69,6 +78,8 @@ def list_command(what: str, hardware: str | None, feature: str | None, catalog: 
         payload = {"hardware": discovery.list_hardware, "strategies": discovery.list_strategies,
                    "features": discovery.list_features}[what](docs)
         lines = _table_lines(payload, _COLUMNS[what])
+        if what == Listing.hardware.value:
+            lines.append(_parts_line({row["id"] for row in payload}))
     typer.echo(json.dumps(payload, indent=2) if output_format == OutputFormat.json.value else "\n".join(lines))
     return 0
 
