@@ -17,7 +17,7 @@ among its assumptions (``servekit.fit.point_device``).
 
 from __future__ import annotations
 
-from servekit.hardware.device_compute import DEVICE_COMPUTE, DeviceCompute
+from servekit.hardware.device_compute import DEVICE_COMPUTE, DeviceCompute, row_brand
 from servekit.hardware.device_memory import DEVICE_MEMORY, nominal_row
 from servekit.records import record
 
@@ -59,7 +59,7 @@ def _datasheet_part(row: DeviceCompute) -> GpuPart | None:
     part of unstated generation."""
     if row.link not in POINT_LINKS or row.memory_id or nominal_row(row.id) is None:
         return None
-    brand = "AMD" if row.link == "xgmi" else "NVIDIA"
+    brand = row_brand(row)
     if brand == "NVIDIA" and not row.generation:
         return None
     return GpuPart(row.id, brand, row.generation if brand == "NVIDIA" else "", row.link,

@@ -4,12 +4,12 @@
 * ``gpu_model: cpu``, or a ``VLLM_CPU_KVCACHE_SPACE`` in the launch's environment, is the vLLM
   CPU backend: its pool is that many GiB (``vllm-cpu`` memory rule).
 * Otherwise the device is a GPU of ``gpu_mem_gib`` total memory; without it, the memory the
-  device table gives for ``gpu_model`` (``servekit.hardware.device_memory``), else, for a GPU
-  known by its datasheet size only, that size at the assumed usable share (the profile's
-  ``memory_source`` says "assumed"), else 0 (no prediction from the memory model). The id also gives the vendor (AMD parts run ROCm), the
-  NVIDIA generation and the node's usual link (``servekit.fit.gpu_models``); ``interconnect``
-  states another link. A line without ``gpu_model`` is an NVIDIA GPU of unknown generation on
-  PCIe.
+  device table gives for ``gpu_model``, else, for a GPU known by its datasheet size only, that
+  size at the assumed usable share (``servekit.hardware.device_memory.part_memory``; the
+  profile's ``memory_source`` says which), else 0 (no prediction from the memory model). The id
+  also gives the vendor (AMD parts run ROCm), the NVIDIA generation and the node's usual link
+  (``servekit.fit.gpu_models``); ``interconnect`` states another link. A line without
+  ``gpu_model`` is an NVIDIA GPU of unknown generation on PCIe.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from servekit.fit.gpu_models import gpu_part
 from servekit.fit.hardware import Device
 from servekit.fit.point_fields import CPU_MODEL
 from servekit.hardware import build_profile, custom_profile
-from servekit.hardware.device_memory import assumed_gib, assumed_note, memory_row, nominal_row
+from servekit.hardware.device_memory import part_memory
 
 __all__ = ["CPU_SPACE_ENV", "point_device"]
 
@@ -40,15 +40,10 @@ def point_device(point: dict[str, Any], env: dict[str, str], tp: int) -> tuple[D
     space = env.get(CPU_SPACE_ENV)
     if model == CPU_MODEL or space is not None:
         return _cpu_device(memory), "vllm-cpu", float(space) if space else None
-    row = memory_row(model) if model else None
     part = gpu_part(model) if model else None
     source = "stated: gpu_mem_gib" if memory else ""
-    if not memory and row is not None:
-        memory, source = row.memory_gib, f"measured: {row.source}"
-    nominal = nominal_row(model) if model and not memory else None
-    if nominal is not None:
-        amd = part is not None and part.brand == "AMD"
-        memory, source = assumed_gib(nominal.gb, amd), f"{assumed_note(nominal.gb, amd)}; {nominal.source}"
+    if not memory and model:
+        memory, source = part_memory(model, model, part is not None and part.brand == "AMD")
     profile = custom_profile(memory, tp, brand=part.brand if part else "NVIDIA",
                              generation=part.generation if part else "")
     link = point.get("interconnect") or (part.interconnect if part else "pcie")

@@ -15,8 +15,8 @@ datasheet is published cites the announcement as reported, and says so):
 * ``memory_gb_s``: memory bandwidth of one device, GB/s;
 * ``link_gb_s``: bandwidth one device can send to its peers at once, GB/s in one direction
   (NVLink, ICI and Huawei's UnifiedBus figures are quoted for both directions together and halved
-  here; PCIe x16 Gen3 moves 16 GB/s, Gen4 32 GB/s and Gen5 64 GB/s each way, x8 half; an Instinct part's seven
-  xGMI links are summed).
+  here; PCIe x16 Gen3 moves 16 GB/s, Gen4 32 GB/s and Gen5 64 GB/s each way, x8 half; an
+  Instinct part's seven xGMI links are summed).
 
 A part with no row has no speed prediction: ``servekit perf`` says so and names this table.
 """
@@ -237,6 +237,15 @@ DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
                   _nv("https://www.nvidia.com/en-us/products/workstations/dgx-spark/ (1 PFLOP FP4 with sparsity, "
                       "273 GB/s LPDDR5x)")),
 )
+
+
+LINK_BRAND = {"xgmi": "AMD", "ici": "Google", "unifiedbus": "Huawei"}
+"""The vendor of a part by the link its devices talk over (NVIDIA's NVLink and PCIe cards otherwise)."""
+
+
+def row_brand(row: DeviceCompute) -> str:
+    """The vendor of a speed-table part (``LINK_BRAND``)."""
+    return LINK_BRAND.get(row.link, "NVIDIA")
 
 
 def _normal(name: str) -> str:

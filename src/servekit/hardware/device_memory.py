@@ -154,3 +154,19 @@ def memory_row(device_id: str) -> DeviceMemory | None:
 def assumed_gib(nominal_gb: float, amd: bool = False) -> float:
     """Usable memory of a part no row names, from its nominal size (an assumption)."""
     return round(nominal_gb * (AMD_USABLE_FRACTION if amd else USABLE_FRACTION), 3)
+
+
+NO_MEMORY = "none: no memory figure for this part, so the KV pool is not a limit"
+
+
+def part_memory(memory_id: str | None, part_id: str, amd: bool = False) -> tuple[float, str]:
+    """(GiB one device of a part offers the engine, where the figure comes from): the measured row
+    ``memory_id`` names, else the part's datasheet size (``NOMINAL_MEMORY``) at the assumed usable
+    share, else 0 (``NO_MEMORY``)."""
+    measured = memory_row(memory_id) if memory_id else None
+    if measured:
+        return measured.memory_gib, f"measured: {measured.source}"
+    nominal = nominal_row(part_id)
+    if nominal:
+        return assumed_gib(nominal.gb, amd), f"{assumed_note(nominal.gb, amd)}; {nominal.source}"
+    return 0.0, NO_MEMORY

@@ -34,8 +34,8 @@ from servekit.fit.sharding import GIB
 from servekit.fit.versions import VersionTextError, read_version
 from servekit.fit.dtypes import KV_CACHE_DTYPES
 from servekit.fit.gpu_models import gpu_part
-from servekit.hardware.device_compute import DeviceCompute, compute_row
-from servekit.hardware.device_memory import assumed_gib, assumed_note, memory_row, nominal_row
+from servekit.hardware.device_compute import compute_row, row_brand
+from servekit.hardware.device_memory import memory_row, part_memory
 from servekit.hardware.profile import HardwareProfile, custom_profile
 from servekit.perf.constants import ENGINES, acceptance
 from servekit.perf.launch import (
@@ -257,29 +257,11 @@ def point_profile(gpu: str, profiles: Mapping[str, HardwareProfile]) -> Hardware
         raise PerfError(f"gpu: {gpu!r} is neither a hardware id nor a part of the device speed table",
                         fix="use an id of `servekit list hardware` or of servekit.hardware.device_compute")
     part = gpu_part(row.memory_id) if row.memory_id else None
-    brand = part.brand if part else LINK_BRAND.get(row.link, "NVIDIA")
-    gib, basis = part_memory(row, brand)
+    brand = part.brand if part else row_brand(row)
+    gib, basis = part_memory(row.memory_id, row.id, brand == "AMD")
     profile = custom_profile(gib or 1.0, 1, brand=brand, generation=part.generation if part else row.generation,
                              hw_id=row.id)
     return replace(profile, compute=row, memory_gib=gib, memory_source=basis)
-
-
-LINK_BRAND = {"xgmi": "AMD", "ici": "Google", "unifiedbus": "Huawei"}
-"""The vendor of a part the taxonomy does not name, by the link its devices talk over."""
-
-
-def part_memory(row: DeviceCompute, brand: str) -> tuple[float, str]:
-    """(GiB one device of a speed-table part offers the engine, where the figure comes from): the
-    device memory table's measured row, else its datasheet size at the assumed usable share
-    (``servekit.hardware.device_memory``), else 0 (no figure: the KV pool is not a limit)."""
-    measured = memory_row(row.memory_id) if row.memory_id else None
-    if measured:
-        return measured.memory_gib, f"measured: {measured.source}"
-    nominal = nominal_row(row.id)
-    if nominal:
-        amd = brand == "AMD"
-        return assumed_gib(nominal.gb, amd), f"{assumed_note(nominal.gb, amd)}; {nominal.source}"
-    return 0.0, "none: no memory figure for this part, so the KV pool is not a limit"
 
 
 def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
