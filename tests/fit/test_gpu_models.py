@@ -19,7 +19,8 @@ POINT = {"config_facts": {"num_hidden_layers": 32, "num_attention_heads": 32, "n
 
 
 def test_every_device_table_id_has_one_part_row():
-    assert sorted(p.id for p in GPU_PARTS) == sorted(m.id for m in DEVICE_MEMORY)
+    assert all(gpu_part(m.id) is not None for m in DEVICE_MEMORY)
+    assert {p.id for p in GPU_PARTS} <= {m.id for m in DEVICE_MEMORY}
     assert all(p.source and p.brand in ("NVIDIA", "AMD") and p.interconnect in ("nvlink", "pcie", "xgmi")
                for p in GPU_PARTS)
 
@@ -30,6 +31,9 @@ def test_every_device_table_id_has_one_part_row():
     ("a10", 22.06, "pcie", "ampere", "cuda"), ("rtx_3090", 23.58, "pcie", "ampere", "cuda"),
     ("l4", 22.03, "pcie", "ada", "cuda"), ("l40", 44.40, "pcie", "ada", "cuda"),
     ("rtx_5090", 31.4, "pcie", "blackwell", "cuda"), ("mi300x", 191.98, "xgmi", "", "rocm"),
+    # measured rows of parts whose vendor, generation and link come from the speed table
+    ("b200", 178.35, "nvlink", "blackwell", "cuda"), ("a30", 23.5, "pcie", "ampere", "cuda"),
+    ("rtx_4090", 23.64, "pcie", "ada", "cuda"),
 ])
 def test_a_device_id_gives_memory_link_generation_and_platform(model, gib, link, generation, platform):
     device, engine, _ = point_device({"gpu_model": model}, {}, 2)
@@ -70,7 +74,7 @@ def test_a_device_field_in_free_text_is_refused_by_name(field, bad):
 
 
 @pytest.mark.parametrize("model,nominal,link,generation,platform", [
-    ("b200", 180, "nvlink", "blackwell", "cuda"), ("h100_pcie", 80, "pcie", "hopper", "cuda"),
+    ("gb200", 186, "nvlink", "blackwell", "cuda"), ("h100_pcie", 80, "pcie", "hopper", "cuda"),
     ("a40", 48, "pcie", "ampere", "cuda"), ("t4", 16, "pcie", "turing", "cuda"), ("v100", 32, "nvlink", "volta", "cuda"),
     ("mi325x", 256, "xgmi", "", "rocm"),
 ])
@@ -79,11 +83,12 @@ def test_a_gpu_known_by_its_datasheet_size_is_an_id_too(model, nominal, link, ge
     the speed table's; its memory is the datasheet size at the assumed share, and the prediction
     says it rests on that assumption; a stated gpu_mem_gib wins and leaves nothing assumed."""
     from servekit.fit.gpu_models import GPU_MODEL_IDS
-    from servekit.hardware.device_memory import assumed_gib
+    from servekit.hardware.device_memory import assumed_gib, nominal_row
 
     assert model in GPU_MODEL_IDS and gpu_part(model).generation == generation
     device, _, _ = point_device({"gpu_model": model}, {}, 2)
-    assert device.memory_gib == assumed_gib(nominal, platform == "rocm") and device.generation == generation
+    ecc = nominal_row(model).ecc  # a40 and t4: data-centre GDDR6 with ECC on
+    assert device.memory_gib == assumed_gib(nominal, platform == "rocm", ecc) and device.generation == generation
     assert (device.profile.interconnect, device.profile.platform) == (link, platform)
     assert device.profile.memory_source.startswith("assumed")
     named = predict_point({**POINT, "gpu_model": model}, use_logged_memory=False)

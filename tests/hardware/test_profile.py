@@ -9,7 +9,7 @@ import pytest
 
 from servekit.catalog.documents import bundled_catalog_dir, read_documents
 from servekit.catalog.schema.taxonomy import SERVEKIT_PROFILE_KEYS
-from servekit.hardware import build_profile, custom_profile, profile_of, profiles_for
+from servekit.hardware import assumed_gib, build_profile, custom_profile, profile_of, profiles_for
 from servekit.hardware.precision import (
     fp8_kv_cache,
     matches_constraint,
@@ -40,9 +40,9 @@ TARGET = {
     "rtx_4090_2x": "cuda:sm_89", "mi300x": "hip:gfx942", "mi325x": "hip:gfx942", "mi355x": "hip:gfx950",
     "xeon6": None, "trillium": None, "arc_pro_b60": None, "ascend_950pr": None, "ai100_standard": None,
 }
-MEMORY = {  # hw: (nominal GB per device, usable GiB per device, devices)
-    "h100": (80, 78.5, 8), "h200": (141, 138.356, 8), "gb200": (192, 188.4, 4), "rtx_5090": (32, 31.4, 1),
-    "mi355x": (288, 282.6, 8), "xeon6": (256, 251.2, 4), "ai100_standard": (16, 15.7, 8),
+MEMORY = {  # hw: (nominal GB per device, GiB the engine sees per device, devices); None: assumed (assumed_gib)
+    "h100": (80, 79.19, 8), "h200": (141, 139.8, 8), "b200": (180, 178.35, 8), "gb200": (192, None, 4),
+    "rtx_5090": (32, 31.4, 1), "mi355x": (288, None, 8), "xeon6": (256, None, 4), "ai100_standard": (16, None, 8),
 }
 BLACKWELL_FORMATS = {"fp8", "nvfp4", "fp4", "mxfp4"}
 PRECISIONS = {
@@ -89,7 +89,11 @@ def test_memory_per_device(bundled, hw, memory):
     nominal, usable, devices = memory
     profile = bundled[hw]
     assert profile.memory_gb == pytest.approx(nominal)
-    assert profile.memory_gib == pytest.approx(usable)
+    if usable is None:
+        assert profile.memory_source.startswith("assumed: ")
+        assert profile.memory_gib == assumed_gib(nominal, profile.brand == "AMD")
+    else:
+        assert profile.memory_source.startswith("measured: ") and profile.memory_gib == pytest.approx(usable)
     assert profile.devices == devices
 
 
@@ -199,8 +203,8 @@ def test_interconnect_from_display_name():
     assert derive_interconnect({"interconnect": "pcie", "display_name": "GB200 NVL4"}) == "pcie"
 
 
-def test_memory_per_device():
-    assert usable_gib(640, 8) == 78.5
+def test_memory_of_one_device_from_the_node_size():
+    assert usable_gib(640, 8) == assumed_gib(80) == pytest.approx(79.19, rel=0.002)  # the measured H100
     profile = build_profile("x", {"gpu_count": 2, "vram_gb": 48})
     assert (profile.memory_gb, profile.device_count) == (24, 2)
     unknown = build_profile("x", {})

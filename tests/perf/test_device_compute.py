@@ -63,25 +63,25 @@ def test_a_part_only_the_speed_table_names_takes_its_memory_from_the_one_memory_
     """A measured point may name a part no taxonomy entry has (an H800, an RTX 3090): its memory is
     the memory table's measured row, else its datasheet size at the assumed usable share, and the
     profile says which; a part with neither has no pool limit and says so."""
-    from servekit.hardware.device_memory import NOMINAL_MEMORY, USABLE_FRACTION, memory_row, nominal_row
+    from servekit.hardware.device_memory import NOMINAL_MEMORY, assumed_gib, memory_row, nominal_row
     from servekit.perf.launch import shares_source
     from servekit.perf.points import point_profile
 
     for row in NOMINAL_MEMORY:
         assert compute_row(row.id) is not None and row.gb > 0, row.id
     h800 = point_profile("h800", profiles)
-    assert h800.memory_gib == round(80 * USABLE_FRACTION, 3) and h800.memory_source.startswith("assumed")
+    assert h800.memory_gib == assumed_gib(80) and h800.memory_source.startswith("assumed")
     assert "nvidia.cn/data-center/h800" in h800.memory_source
     assert h800.compute.link_gb_s == 200 and h800.compute.flops("fp8") == compute_row("h100").flops("fp8")
     assert point_profile("H800-SXM", profiles).compute.id == "h800"
     rtx3090 = point_profile("rtx_3090", profiles)
     assert rtx3090.memory_gib == memory_row("rtx_3090").memory_gib and rtx3090.memory_source.startswith("measured")
     assert rtx3090.generations == ("ampere",)  # the Ampere share of the datasheet FLOPs
-    assert nominal_row("h200") is None  # a taxonomy part keeps the taxonomy's size
+    assert nominal_row("h200").gb == 141  # a measured row's datasheet size, which prices the assumed rule
     v5e = point_profile("v5e", profiles)
     assert v5e.platform == "tpu" and "carried over" in shares_source(v5e)
-    assert v5e.memory_gib == round(16 * USABLE_FRACTION, 3)
-    assert point_profile("gb200_nvl4", profiles).memory_gib == round(186 * USABLE_FRACTION, 3)
+    assert v5e.memory_gib == assumed_gib(16)
+    assert point_profile("gb200_nvl4", profiles).memory_gib == assumed_gib(186)
     assert point_profile("mi355x", profiles).memory_gib > 0  # the taxonomy's entry, not this path
     unknown = point_profile("tpu7x", profiles)  # Google states Ironwood's memory in GiB: not a nominal GB row
     assert unknown.memory_source.startswith("none") and unknown.memory_gib == 0.0
@@ -92,7 +92,7 @@ def test_parts_without_bf16_give_their_fp16_figure_and_older_links(profiles):
     the format vLLM runs 16-bit weights in there; their memory is the datasheet size, assumed usable
     at the stated share, and a T4 talks over PCIe Gen3."""
     from servekit.hardware.device_compute import PCIE3, PCIE4
-    from servekit.hardware.device_memory import USABLE_FRACTION
+    from servekit.hardware.device_memory import assumed_gib
     from servekit.perf.points import point_profile
 
     t4, v100, a30 = compute_row("tesla_t4"), compute_row("V100-SXM2"), compute_row("a30")
@@ -100,6 +100,6 @@ def test_parts_without_bf16_give_their_fp16_figure_and_older_links(profiles):
     assert compute_format(t4, "fp8") == "bf16" and "no BF16" in t4.source
     assert v100.id == "v100" and v100.flops("bf16") == 125e12 and v100.link == "nvlink" and v100.link_gb_s == 150
     assert compute_row("v100_pcie").flops("bf16") == 112e12 and a30.flops("bf16") == 165e12
-    assert point_profile("t4", profiles).memory_gib == round(16 * USABLE_FRACTION, 3)
+    assert point_profile("t4", profiles).memory_gib == assumed_gib(16, ecc=True)  # GDDR6 with ECC on
     assert point_profile("v100_16gb", profiles).memory_gib < point_profile("v100", profiles).memory_gib
     assert not point_profile("t4", profiles).at_least("ampere")

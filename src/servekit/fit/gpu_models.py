@@ -2,17 +2,18 @@
 platform vLLM ran on), its NVIDIA generation (which number formats it computes natively,
 ``servekit.hardware.precision``) and how a node of such parts is usually linked.
 
-One row per id of the device table (``servekit.hardware.device_memory``, which gives the memory
-vLLM sees); a GPU name in free text is never read. Generations follow the chip each product is
+``GPU_PARTS``: a row for each of the device table's first ids (``servekit.hardware.device_memory``,
+which gives the memory vLLM sees); a GPU name in free text is never read. Generations follow the chip each product is
 built on (NVIDIA's product pages: Ampere GA100/GA102, Ada AD102, Hopper GH100, Blackwell GB202);
 links: SXM data-centre boards are joined by NVLink/NVSwitch, AMD Instinct parts by xGMI, cards
 without a switch by PCIe. A node of another form (an H100 PCIe server) states ``interconnect``.
 
-A GPU of the device speed table with a datasheet size but no measured memory row (a B200, an L4, a
-T4: ``servekit.hardware.device_memory.NOMINAL_MEMORY``) is a ``gpu_model`` too: its vendor, NVIDIA
-generation and usual link are that table's, and its memory, unless the line states
-``gpu_mem_gib``, is the datasheet size at the assumed usable share, which the prediction names
-among its assumptions (``servekit.fit.point_device``).
+Any other GPU of the device speed table with a datasheet size
+(``servekit.hardware.device_memory.NOMINAL_MEMORY``) is a ``gpu_model`` too, its vendor, NVIDIA
+generation and usual link that table's. One with a measured memory row (a B200, an A30) takes that
+memory; one without (a GB200, an A40, a T4), unless the line states ``gpu_mem_gib``, its datasheet
+size priced by the assumed-memory rule, which the prediction names among its assumptions
+(``servekit.fit.point_device``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The devices fit plans for: a view of a hardware profile (``servekit.hardware``).
 
 A taxonomy profile gives the node's ``vram_gb`` and ``gpu_count``; one device has ``vram_gb /
-gpu_count`` nominal GB, of which drivers leave a little less usable (``USABLE_FRACTION``).
+gpu_count`` nominal GB, of which drivers leave a little less usable (``servekit.hardware.device_memory``).
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from servekit.errors import ServekitError
-from servekit.hardware import USABLE_FRACTION, HardwareProfile, build_profile, custom_profile
+from servekit.hardware import HardwareProfile, build_profile, custom_profile
 from servekit.records import record
 
-__all__ = ["USABLE_FRACTION", "Device", "HardwareError", "custom_device", "device_from_profile"]
+__all__ = ["Device", "HardwareError", "custom_device", "device_from_profile"]
 
 
 @record

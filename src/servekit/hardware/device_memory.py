@@ -7,25 +7,25 @@ was read from. The planner's hardware profiles (``servekit.hardware.profile``) a
 points (``servekit.fit.gpu_models``) both read this table, so a plan and a point on the same part
 budget the same memory.
 
-A part with no row is priced from its nominal size: ``USABLE_FRACTION`` of it (NVIDIA and other
-parts) or ``AMD_USABLE_FRACTION`` (AMD Instinct), and its profile says the figure is assumed. A
-taxonomy entry states that size; a part only the device speed table names (a measured point's
-``gpu``) takes it from ``NOMINAL_MEMORY``, its datasheet's figure.
+A part with no row is priced from its nominal size by ``assumed_gib``: the size, less the sixteenth
+that ECC keeps on a data-centre card's GDDR memory, less the reservation the measured rows of its
+vendor show (``Reservation``, fitted on those rows; ``bench/bench_device_memory.py`` prints the
+fit and its leave-one-out error). Its profile says the figure is assumed. A taxonomy entry states
+the size; a part only the device speed table names (a measured point's ``gpu``) takes it from
+``NOMINAL_MEMORY``, its datasheet's figure.
 """
 
 from __future__ import annotations
 
 import re
+import statistics
 
 from servekit.records import record
 
-USABLE_FRACTION = 31.4 / 32
-"""Share of a device's nominal memory assumed usable when no row of the table names the part:
-a 32 GB RTX 5090 reports 31.4 GiB (seed 003's guide); an assumption for parts never measured."""
-
-AMD_USABLE_FRACTION = 191.98 / 192
-"""Share of an AMD Instinct part's nominal memory the engine sees: an MI300X (192 GB) prints
-191.98 GiB (vllm-project/vllm#53961); assumed for the other Instinct parts."""
+ECC_SHARE = 15 / 16
+"""Share of a GDDR card's memory left when ECC is on: the check bits live in the same DRAM (NVIDIA
+data-centre GDDR6 cards keep ECC on by default; the measured A10, L4, L40 and L40S rows each sit
+within 0.6 GiB under 15/16 of their size)."""
 
 
 @record
@@ -40,6 +40,8 @@ class DeviceMemory:
     memory_gib: float
     source: str
     """The public log the figure was read from."""
+    brand: str = "NVIDIA"
+    """The vendor, whose measured rows price the vendor's unmeasured parts (``Reservation``)."""
 
 
 DEVICE_MEMORY: tuple[DeviceMemory, ...] = (
@@ -69,7 +71,28 @@ DEVICE_MEMORY: tuple[DeviceMemory, ...] = (
                  "seed 003 (Qwen3.8-27B recipe guide): 'One card has 31.4 GiB usable'"),
     DeviceMemory("rtx_pro_6000", r"\brtx pro 6000\b", 95.6,
                  "vllm-project/recipes commit 22972927 'Verify Qwen3.8-27B on RTX Pro 6000' (Blackwell Max-Q)"),
-    DeviceMemory("mi300x", r"\bmi300x\b", 191.98, "vllm-project/vllm#53961 (AMD Instinct MI300X)"),
+    DeviceMemory("b200", r"\bb200\b", 178.35,
+                 "stas00/ml-engineering debug/pytorch.md (an OOM 'On NVIDIA B200 w/ 180GiB of HBM': 'GPU 0 has a total "
+                 "capacity of 178.35 GiB'); Jackmin801/prime-rl-hardfork benchmarks/results/BENCHMARKS.md on 8xB200 "
+                 "gives 178.36"),
+    DeviceMemory("h100_nvl", r"\bh100 nvl\b", 93.00,
+                 "ali-vilab/VACE#56 (an H100 NVL 94GB on RunPod: 'GPU 0 has a total capacity of 93.00 GiB')"),
+    DeviceMemory("h20", r"\bh20\b", 95.00,
+                 "alipay/PainlessInferenceAcceleration flood/flood/ops/seg_attn.py (\"_CudaDeviceProperties(name='NVIDIA "
+                 "H20', ..., total_memory=97285MB\": 95.00 GiB)"),
+    DeviceMemory("a800", r"\ba800\b", 79.33,
+                 "vllm-project/vllm#13067 ('8*A800': 'GPU 0 has a total capacity of 79.33 GiB'); hahnyuan/PB-LLM#3 "
+                 "(A800-80G) gives the same"),
+    DeviceMemory("a30", r"\ba30\b", 23.50,
+                 "LHRLAB/ChatKBQA#2 (an A30: '23.50 GiB total capacity'); JakeFlasher/benchmark_flash_attention "
+                 "results/benchmark-gqa-1.md (nvbench on an NVIDIA A30: '24060 MiB Total')"),
+    DeviceMemory("rtx_a6000", r"\b(?:rtx )?a6000\b", 47.54,
+                 "vllm-project/vllm#10360 (an A6000 (48G): 'total_gpu_memory=47.54GiB'); google-research/semivl#18 "
+                 "(2 x A6000: '47.54 GiB total capacity'); ECC off, as the card ships"),
+    DeviceMemory("rtx_4090", r"\brtx 4090\b", 23.64,
+                 "deepseek-ai/DeepSeek-V3#205 and 3DTopia/Phidias-Diffusion#8 (RTX 4090 24GB: 'GPU 0 has a total "
+                 "capacity of 23.64 GiB')"),
+    DeviceMemory("mi300x", r"\bmi300x\b", 191.98, "vllm-project/vllm#53961 (AMD Instinct MI300X)", "AMD"),
 )
 
 
@@ -83,28 +106,40 @@ class NominalMemory:
     """Nominal GB per device."""
     source: str
     """The datasheet the figure was read from."""
+    ecc: bool = False
+    """GDDR memory with ECC on by default (a data-centre card): ECC keeps ``1 - ECC_SHARE`` of it."""
 
 
 NOMINAL_MEMORY: tuple[NominalMemory, ...] = (
+    NominalMemory("h200", 141, "https://www.nvidia.com/en-us/data-center/h200/ (141 GB HBM3e)"),
+    NominalMemory("h100", 80, "https://www.nvidia.com/en-us/data-center/h100/ (H100 SXM: 80 GB)"),
+    NominalMemory("a100_80gb", 80, "https://www.nvidia.com/en-us/data-center/a100/ (A100 80GB SXM)"),
+    NominalMemory("l40s", 48, "https://www.nvidia.com/en-us/data-center/l40s/ (48 GB GDDR6 with ECC)", ecc=True),
+    NominalMemory("rtx_5090", 32, "https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/rtx-5090/ "
+                  "(32 GB GDDR7)"),
+    NominalMemory("rtx_pro_6000", 96, "https://www.nvidia.com/en-us/products/workstations/professional-desktop-gpus/"
+                  "rtx-pro-6000/ (96 GB GDDR7 with ECC, off by default on a workstation card)"),
+    NominalMemory("mi300x", 192, "https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html (192 GB)"),
     NominalMemory("h100_nvl", 94, "https://www.nvidia.com/en-us/data-center/h100/ (H100 NVL: 94 GB)"),
     NominalMemory("h100_pcie", 80, "https://www.nvidia.com/en-us/data-center/h100/ (H100 PCIe: 80 GB)"),
     NominalMemory("h800", 80, "https://www.nvidia.cn/data-center/h800/ (H800 SXM: 80 GB HBM3)"),
     NominalMemory("a800", 80, "https://www.nvidia.cn/data-center/a800/ (A800 80GB SXM)"),
     NominalMemory("h20", 96, "https://www.nvidia.com/en-us/data-center/h20/ (96 GB HBM3)"),
     NominalMemory("gh200", 96, "https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/ (96 GB HBM3)"),
-    NominalMemory("l4", 24, "https://www.nvidia.com/en-us/data-center/l4/ (24 GB GDDR6)"),
-    NominalMemory("l40", 48, "https://www.nvidia.com/en-us/data-center/l40/ (48 GB GDDR6)"),
-    NominalMemory("a40", 48, "https://www.nvidia.com/en-us/data-center/a40/ (48 GB GDDR6)"),
+    NominalMemory("l4", 24, "https://www.nvidia.com/en-us/data-center/l4/ (24 GB GDDR6)", ecc=True),
+    NominalMemory("l40", 48, "https://www.nvidia.com/en-us/data-center/l40/ (48 GB GDDR6)", ecc=True),
+    NominalMemory("a40", 48, "https://www.nvidia.com/en-us/data-center/a40/ (48 GB GDDR6 with ECC; on by default: "
+                  "nvidia-smi's '46068MiB' total in chatdoc-com/OCRFlux#64)", ecc=True),
     NominalMemory("rtx_a6000", 48, "https://www.nvidia.com/en-us/design-visualization/rtx-a6000/ (48 GB GDDR6)"),
     NominalMemory("rtx_6000_ada", 48, "https://www.nvidia.com/en-us/design-visualization/rtx-6000/ (48 GB GDDR6)"),
     NominalMemory("rtx_4090", 24, "https://www.nvidia.com/en-us/geforce/graphics-cards/40-series/rtx-4090/ "
                   "(24 GB GDDR6X)"),
-    NominalMemory("a10", 24, "https://www.nvidia.com/en-us/data-center/products/a10-gpu/ (24 GB GDDR6)"),
+    NominalMemory("a10", 24, "https://www.nvidia.com/en-us/data-center/products/a10-gpu/ (24 GB GDDR6)", ecc=True),
     NominalMemory("rtx_3090", 24, "https://www.nvidia.com/en-us/geforce/graphics-cards/30-series/rtx-3090-3090ti/ "
                   "(24 GB GDDR6X)"),
     NominalMemory("a100_40gb", 40, "https://www.nvidia.com/en-us/data-center/a100/ (A100 40GB SXM)"),
     NominalMemory("a30", 24, "https://www.nvidia.com/en-us/data-center/products/a30-gpu/ (24 GB HBM2)"),
-    NominalMemory("t4", 16, "https://www.nvidia.com/en-us/data-center/tesla-t4/ (16 GB GDDR6)"),
+    NominalMemory("t4", 16, "https://www.nvidia.com/en-us/data-center/tesla-t4/ (16 GB GDDR6)", ecc=True),
     NominalMemory("v100", 32, "https://www.nvidia.com/en-us/data-center/v100/ (V100 SXM2: 32 GB HBM2)"),
     NominalMemory("v100_16gb", 16, "https://www.nvidia.com/en-us/data-center/v100/ (V100 SXM2: 16 GB HBM2)"),
     NominalMemory("v100_pcie", 32, "https://www.nvidia.com/en-us/data-center/v100/ (V100 PCIe: 32 GB HBM2)"),
@@ -127,12 +162,6 @@ def nominal_row(device_id: str) -> NominalMemory | None:
     return next((row for row in NOMINAL_MEMORY if row.id == device_id), None)
 
 
-def assumed_note(nominal_gb: float, amd: bool = False) -> str:
-    """How ``assumed_gib`` priced a part's memory, for a profile's ``memory_source``."""
-    share = "191.98/192 (AMD Instinct)" if amd else "31.4/32"
-    return f"assumed: {share} of the nominal {nominal_gb:g} GB (no start-up log of this part in the device table)"
-
-
 def _normal(name: str) -> str:
     return re.sub(r"[\s_]+", " ", name.strip().lower())
 
@@ -151,9 +180,85 @@ def memory_row(device_id: str) -> DeviceMemory | None:
     return next((row for row in DEVICE_MEMORY if row.id == device_id), None)
 
 
-def assumed_gib(nominal_gb: float, amd: bool = False) -> float:
-    """Usable memory of a part no row names, from its nominal size (an assumption)."""
-    return round(nominal_gb * (AMD_USABLE_FRACTION if amd else USABLE_FRACTION), 3)
+def part_ecc(part_id: str) -> bool:
+    """Whether the datasheet row of a part says ECC keeps a share of its memory."""
+    nominal = nominal_row(part_id)
+    return bool(nominal and nominal.ecc)
+
+
+def capacity_gb(nominal: NominalMemory) -> float:
+    """The nominal size less what ECC keeps (``ECC_SHARE``) on a part with ``ecc``."""
+    return nominal.gb * (ECC_SHARE if nominal.ecc else 1.0)
+
+
+@record
+class Reservation:
+    """What a vendor's devices keep from the engine: ``intercept_gib + per_gb`` x nominal GB (a
+    line through the measured rows, fitted by least squares; the mean when fewer than three
+    rows), read off ``capacity_gb - memory_gib`` of each row. The nominal figure is read as GiB,
+    as vendors' memory sizes are binary; the line absorbs what that leaves over."""
+
+    brand: str
+    intercept_gib: float
+    per_gb: float
+    rows: tuple[str, ...]
+    """The calibration set: the measured rows the line was fitted on."""
+
+    def gib(self, nominal_gb: float) -> float:
+        return self.intercept_gib + self.per_gb * nominal_gb
+
+
+def calibration_points(brand: str, rows: tuple[DeviceMemory, ...] = DEVICE_MEMORY) -> list[tuple[str, float, float]]:
+    """(row id, nominal GB, GiB kept) of each measured row of ``brand`` with a datasheet size."""
+    points = []
+    for row in rows:
+        nominal = nominal_row(row.id)
+        if row.brand == brand and nominal is not None:
+            points.append((row.id, nominal.gb, capacity_gb(nominal) - row.memory_gib))
+    return points
+
+
+def fit_reservation(brand: str, points: list[tuple[str, float, float]]) -> Reservation:
+    """The line through ``points`` (``calibration_points``); the mean below three of them."""
+    ids = tuple(point[0] for point in points)
+    sizes, kept = [point[1] for point in points], [point[2] for point in points]
+    if len(points) < 3 or len(set(sizes)) < 2:
+        return Reservation(brand, statistics.fmean(kept), 0.0, ids)
+    slope, intercept = statistics.linear_regression(sizes, kept)
+    return Reservation(brand, intercept, slope, ids)
+
+
+RESERVATIONS = {brand: fit_reservation(brand, calibration_points(brand)) for brand in ("NVIDIA", "AMD")}
+"""The reservation of each vendor with measured rows. A part of another vendor (a TPU, an Arc, an
+Ascend, a CPU node) is assumed to keep what NVIDIA's do."""
+
+
+def reservation(amd: bool = False) -> Reservation:
+    return RESERVATIONS["AMD" if amd else "NVIDIA"]
+
+
+def assumed_gib(nominal_gb: float, amd: bool = False, ecc: bool = False) -> float:
+    """Memory the engine sees on a part no row names, from its nominal size (an assumption):
+    the size, less ECC's share on a part with ``ecc``, less its vendor's ``Reservation``."""
+    capacity = nominal_gb * (ECC_SHARE if ecc else 1.0)
+    return round(capacity - reservation(amd).gib(nominal_gb), 3)
+
+
+def nominal_gb_of(memory_gib: float, amd: bool = False) -> float:
+    """The nominal size whose ``assumed_gib`` (without ECC) is ``memory_gib``: its inverse."""
+    rule = reservation(amd)
+    return round((memory_gib + rule.intercept_gib) / (1.0 - rule.per_gb), 3)
+
+
+def assumed_note(nominal_gb: float, amd: bool = False, ecc: bool = False) -> str:
+    """How ``assumed_gib`` priced a part's memory, for a profile's ``memory_source``."""
+    rule = reservation(amd)
+    size = f"15/16 of the nominal {nominal_gb:g} GB (ECC on GDDR)" if ecc else f"the nominal {nominal_gb:g} GB"
+    kept = f"{rule.intercept_gib:.2f} GiB + {rule.per_gb * 100:.2f}% of the size" if rule.per_gb else \
+        f"{rule.intercept_gib:.2f} GiB"
+    rows = f"{len(rule.rows)} measured {rule.brand} row{'' if len(rule.rows) == 1 else 's'}"
+    return (f"assumed: {size} less what {rule.brand} parts keep ({kept}, fitted on the {rows}); "
+            "no start-up log of this part in the device table")
 
 
 NO_MEMORY = "none: no memory figure for this part, so the KV pool is not a limit"
@@ -161,12 +266,13 @@ NO_MEMORY = "none: no memory figure for this part, so the KV pool is not a limit
 
 def part_memory(memory_id: str | None, part_id: str, amd: bool = False) -> tuple[float, str]:
     """(GiB one device of a part offers the engine, where the figure comes from): the measured row
-    ``memory_id`` names, else the part's datasheet size (``NOMINAL_MEMORY``) at the assumed usable
-    share, else 0 (``NO_MEMORY``)."""
-    measured = memory_row(memory_id) if memory_id else None
+    ``memory_id`` (else ``part_id``) names, else the part's datasheet size (``NOMINAL_MEMORY``)
+    priced by ``assumed_gib``, else 0 (``NO_MEMORY``)."""
+    measured = memory_row(memory_id or part_id)
     if measured:
         return measured.memory_gib, f"measured: {measured.source}"
     nominal = nominal_row(part_id)
     if nominal:
-        return assumed_gib(nominal.gb, amd), f"{assumed_note(nominal.gb, amd)}; {nominal.source}"
+        return (assumed_gib(nominal.gb, amd, nominal.ecc),
+                f"{assumed_note(nominal.gb, amd, nominal.ecc)}; {nominal.source}")
     return 0.0, NO_MEMORY

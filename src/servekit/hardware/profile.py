@@ -17,7 +17,7 @@ from typing import Any
 from servekit.hardware.container import ContainerDevices, container_devices
 from servekit.hardware.device_plugins import DevicePlugin, derive_device_plugin
 from servekit.hardware.device_compute import DeviceCompute, compute_row
-from servekit.hardware.device_memory import USABLE_FRACTION, assumed_gib, assumed_note, measured_memory
+from servekit.hardware.device_memory import assumed_gib, assumed_note, measured_memory, nominal_gb_of, part_ecc
 from servekit.hardware.precision import derive_precisions
 from servekit.records import record
 
@@ -236,7 +236,7 @@ def device_memory_gb(node_memory_gb: float, devices: int) -> float:
 
 
 def usable_gib(node_memory_gb: float, devices: int) -> float:
-    """Memory of one device assumed from its nominal GB (``USABLE_FRACTION``), GiB."""
+    """Memory of one device assumed from its nominal GB (``assumed_gib``), GiB."""
     return assumed_gib(node_memory_gb / devices)
 
 
@@ -248,17 +248,18 @@ profile's nominal GB per device: a row of another memory variant of the same nam
 
 
 def derive_device_memory(hw_id: str, raw: Mapping[str, Any], platform: str, brand: str,
-                         memory_gb: float) -> tuple[float, str]:
+                         memory_gb: float, compute: DeviceCompute | None = None) -> tuple[float, str]:
     """(GiB the engine sees on one device, where the figure comes from): the device table's row for
-    the GPU model (``servekit.hardware.device_memory``), else assumed from the nominal size."""
+    the GPU model (``servekit.hardware.device_memory``), else assumed from the nominal size (less
+    ECC's share where the part's datasheet row, by its speed row ``compute``, says ECC is on)."""
     if platform in TARGET_APIS and memory_gb:
         display = _text(raw, "display_name") or ""
         for name in (display, re.sub(r"_\d+x$", "", hw_id).replace("_", " ")):
             row = measured_memory(re.sub(r"\s+\d+x$", "", name)) if name else None
             if row and MEASURED_SPAN[0] <= row.memory_gib / memory_gb <= MEASURED_SPAN[1]:
                 return row.memory_gib, f"measured: {row.source}"
-    amd = brand.lower() == "amd"
-    return assumed_gib(memory_gb, amd), assumed_note(memory_gb, amd)
+    amd, ecc = brand.lower() == "amd", part_ecc(compute.id) if compute else False
+    return assumed_gib(memory_gb, amd, ecc), assumed_note(memory_gb, amd, ecc)
 
 
 def derive_socs(raw: Mapping[str, Any], platform: str) -> SocLayout | None:
@@ -299,7 +300,8 @@ def build_profile(hw_id: str, raw: Mapping[str, Any]) -> HardwareProfile:
     target = derive_compute_target(raw, hw_id, platform, generations)
     socs = derive_socs(raw, platform)
     memory_gb = device_memory_gb(node_memory, device_count or 1)
-    memory_gib, memory_source = derive_device_memory(hw_id, raw, platform, brand, memory_gb)
+    compute = compute_row(*device_model_names(hw_id, raw))
+    memory_gib, memory_source = derive_device_memory(hw_id, raw, platform, brand, memory_gb, compute)
     return HardwareProfile(
         id=hw_id,
         kind=derive_kind(raw, platform),
@@ -324,7 +326,7 @@ def build_profile(hw_id: str, raw: Mapping[str, Any]) -> HardwareProfile:
         memory_source=memory_source,
         raw=raw,
         cpu_arch=derive_cpu_arch(raw, platform, brand),
-        compute=compute_row(*device_model_names(hw_id, raw)),
+        compute=compute,
     )
 
 
@@ -332,6 +334,6 @@ def custom_profile(memory_gib: float, devices: int = 1, *, brand: str = "NVIDIA"
                    hw_id: str = "custom") -> HardwareProfile:
     """An ad-hoc device known only by its usable memory (GiB) and count, e.g. from a measurement."""
     raw = {"brand": brand, "generation": generation, "gpu_count": devices,
-           "vram_gb": memory_gib / USABLE_FRACTION * devices}
-    return replace(build_profile(hw_id, raw), memory_gib=memory_gib, memory_gb=memory_gib / USABLE_FRACTION,
+           "vram_gb": nominal_gb_of(memory_gib) * devices}
+    return replace(build_profile(hw_id, raw), memory_gib=memory_gib, memory_gb=nominal_gb_of(memory_gib),
                    memory_source="stated")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from servekit.catalog.documents import CatalogDocuments
-from servekit.hardware import LOCAL, USABLE_FRACTION, profile_of
+from servekit.hardware import LOCAL, nominal_gb_of, profile_of
 from servekit.records import record
 
 GIB = 1024**3
@@ -65,10 +65,10 @@ class LocalMachine:
         return taxonomy_entry(self, profiles or {})
 
 
-def _node_gb(memory_gib: float) -> float:
-    """The taxonomy's ``vram_gb`` for a node whose devices have ``memory_gib`` usable in all:
+def _node_gb(memory_gib: float, devices: int = 1) -> float:
+    """The taxonomy's ``vram_gb`` for a node whose ``devices`` have ``memory_gib`` usable in all:
     the inverse of ``servekit.hardware.profile.usable_gib``."""
-    return round(memory_gib / USABLE_FRACTION, 3)
+    return round(nominal_gb_of(memory_gib / devices) * devices, 3)
 
 
 def _words(text: str) -> list[str]:
@@ -115,7 +115,7 @@ def taxonomy_entry(machine: LocalMachine, profiles: Mapping[str, Mapping[str, An
         if target := _compute_target(first.compute_cap):
             entry["compute_target"] = target
         return {**entry, "display_name": f"this machine ({len(machine.gpus)} x {first.name})",
-                "gpu_count": len(machine.gpus), "vram_gb": _node_gb(sum(g.memory_gib for g in machine.gpus)),
+                "gpu_count": len(machine.gpus), "vram_gb": _node_gb(sum(g.memory_gib for g in machine.gpus), len(machine.gpus)),
                 "multi_node": False}
     memory = machine.available_gib if machine.available_gib is not None else machine.memory_gib
     return {"brand": machine.cpu_vendor or "CPU", "generation": "cpu", "kind": "cpu", "platform": "cpu",
