@@ -64,6 +64,18 @@ def test_nvidia_smi_lines_with_and_without_the_compute_capability():
     assert parse_nvidia_smi("NVIDIA H200, 143771, [N/A]\n", with_cap=True) == [Gpu("NVIDIA H200", 140.4, None)]
 
 
+def test_the_memory_the_driver_reserves_is_not_the_engines():
+    """nvidia-smi's total includes what the driver and firmware reserve; CUDA's total, which vLLM
+    budgets from, does not: an H100 80GB HBM3's 81559 MiB less 454 MiB reserved is the 79.19 GiB
+    vLLM logs. A driver without the field is answered without it, and nothing is subtracted."""
+    line = "NVIDIA H100 80GB HBM3, 81559, 454, 9.0\n"
+    (gpu,) = parse_nvidia_smi(line, with_cap=True, with_reserved=True)
+    assert gpu == Gpu("NVIDIA H100 80GB HBM3", 79.2, "9.0")
+    assert gpu.memory_gib == pytest.approx(measured_memory("NVIDIA H100 80GB HBM3").memory_gib, abs=0.02)
+    assert parse_nvidia_smi("NVIDIA H200, 143771, [N/A], 9.0\n", True, True) == [Gpu("NVIDIA H200", 140.4, "9.0")]
+    assert parse_nvidia_smi("Tesla T4, 15360, 255, 7.5\n", with_cap=True, with_reserved=True)[0].memory_gib == 14.75
+
+
 def test_the_pinned_space_is_the_predicted_pool_in_whole_gib(tmp_path):
     model = write_tiny_llama(tmp_path / "tiny", shape=SHAPE, dtype="bfloat16")
     profile = LocalMachine("Some CPU", 2, 2, 32.0, available_gib=10.0).fit_profile()

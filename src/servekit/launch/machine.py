@@ -158,30 +158,49 @@ def _query(exe: str, fields: str) -> str | None:
         return None
 
 
+QUERIES = (("name,memory.total,memory.reserved,compute_cap", True, True),
+           ("name,memory.total,compute_cap", False, True),
+           ("name,memory.total", False, False))
+"""``nvidia-smi --query-gpu`` field lists, richest first, each with whether it asks for the
+reserved memory and the compute capability: a driver that does not know a field fails the query
+and the next is asked."""
+
+
 def nvidia_gpus() -> tuple[Gpu, ...]:
-    """This machine's NVIDIA GPUs; ``compute_cap`` is asked for first and left out for drivers
-    that do not know the field."""
+    """This machine's NVIDIA GPUs (``QUERIES``, the first a driver answers)."""
     exe = shutil.which("nvidia-smi")
     if exe is None:
         return ()
-    out = _query(exe, "name,memory.total,compute_cap")
-    if out is not None:
-        return tuple(parse_nvidia_smi(out, with_cap=True))
-    out = _query(exe, "name,memory.total")
-    return tuple(parse_nvidia_smi(out)) if out is not None else ()
+    for fields, with_reserved, with_cap in QUERIES:
+        out = _query(exe, fields)
+        if out is not None:
+            return tuple(parse_nvidia_smi(out, with_cap=with_cap, with_reserved=with_reserved))
+    return ()
 
 
-def parse_nvidia_smi(text: str, with_cap: bool = False) -> list[Gpu]:
-    """``name, MiB[, major.minor]`` lines as ``nvidia-smi --query-gpu=name,memory.total[,compute_cap]`` prints them."""
+def _mib(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def parse_nvidia_smi(text: str, with_cap: bool = False, with_reserved: bool = False) -> list[Gpu]:
+    """``name, MiB[, reserved MiB][, major.minor]`` lines as ``nvidia-smi
+    --query-gpu=name,memory.total[,memory.reserved][,compute_cap]`` prints them. A GPU's memory is
+    the total less what the driver and firmware reserve, which is the total CUDA reports
+    (``cudaMemGetInfo``, the figure vLLM budgets from): nvidia-smi -q of an H100 80GB HBM3 shows
+    81559 MiB total and 454 MiB reserved, 79.20 GiB, where vLLM logs 79.19 GiB."""
     gpus = []
     for line in text.strip().splitlines():
         parts = [p.strip() for p in line.split(",")]
         cap = parts.pop() if with_cap and len(parts) > 2 else None
-        name, mib = ",".join(parts[:-1]), parts[-1]
-        try:
-            gpus.append(Gpu(name, round(float(mib) / 1024, 2), cap if cap and cap != "[N/A]" else None))
-        except ValueError:
+        reserved = _mib(parts.pop()) if with_reserved and len(parts) > 2 else None
+        name, mib = ",".join(parts[:-1]), _mib(parts[-1])
+        if mib is None:
             continue
+        usable = mib - (reserved or 0.0)
+        gpus.append(Gpu(name, round(usable / 1024, 2), cap if cap and cap != "[N/A]" else None))
     return gpus
 
 
