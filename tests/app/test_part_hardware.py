@@ -82,3 +82,29 @@ def test_list_hardware_names_the_parts_after_the_catalogs_profiles(capsys):
     parts = [name.strip() for name in last.split(":", 1)[1].split(",")]
     assert {"l4", "a10", "rtx_3090", "h100_pcie"} <= set(parts)
     assert "b200" not in parts and "h100" not in parts and "t4" not in parts  # a catalog profile, or not plannable
+
+
+def test_list_gpus_gives_each_parts_memory_with_its_basis_and_the_speed_figures(capsys):
+    """`servekit list gpus`: every GPU of the device tables, the memory the engine sees on one card
+    (measured from a public log, or assumed and said so), its speed figures, and whether --hardware
+    plans for it; the JSON form carries each memory source."""
+    import json
+
+    from servekit.hardware import DEVICE_MEMORY
+
+    assert main(["list", "gpus", "--format", "json"]) == 0
+    rows = {row["id"]: row for row in json.loads(capsys.readouterr().out)}
+    for measured in DEVICE_MEMORY:
+        row = rows[measured.id]
+        assert (row["memory"], row["memory_gib"]) == ("measured", measured.memory_gib)
+        assert row["memory_source"] == f"measured: {measured.source}"
+    a40 = rows["a40"]
+    assert a40["memory"] == "assumed" and "ECC" in a40["memory_source"] and a40["memory_gib"] < 45
+    assert a40["bf16_tflops"] > 0 and a40["memory_gb_s"] > 0 and a40["hardware"] is True
+    assert rows["t4"]["hardware"] is False and rows["l4"]["hardware"] is True
+    check, _ = run_fit(FitOptions(model=LLAMA, hardware="a40", tp=1, max_model_len="8192"))
+    assert check.report.device_memory_gib == pytest.approx(a40["memory_gib"], abs=0.01)
+    assert main(["list", "gpus"]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[0].split()[:3] == ["id", "brand", "generation"] and text[-1].startswith("memory_gib:")
+    assert any(line.split()[0] == "b200" and "measured" in line for line in text[1:-1])

@@ -17,7 +17,8 @@ import re
 from typing import Any
 
 from servekit.fit.gpu_models import GPU_MODEL_IDS, gpu_part
-from servekit.hardware.device_memory import nominal_row
+from servekit.hardware.device_compute import compute_row
+from servekit.hardware.device_memory import nominal_row, part_memory
 from servekit.hardware.profile import NVIDIA_ORDER
 
 COUNT = re.compile(r"(?P<part>[a-z0-9_]+?)(?:_(?P<count>[1-9][0-9]?)x)?")
@@ -56,3 +57,25 @@ def part_entry(name: str) -> dict[str, Any] | None:
     if count > 1:
         entry["interconnect"] = part.interconnect
     return entry
+
+
+def gpu_rows() -> list[dict[str, Any]]:
+    """Every GPU of the device tables (``servekit list gpus``): vendor, generation and link, the
+    datasheet size, the memory the engine sees and whether a start-up log measured it or the
+    assumed-memory rule priced it, the speed figures, and whether ``--hardware`` plans for it."""
+    rows = []
+    for part_id in GPU_MODEL_IDS:
+        part = gpu_part(part_id)
+        if part is None:
+            continue
+        nominal, speed = nominal_row(part_id), compute_row(part_id)
+        gib, basis = part_memory(part_id, part_id, part.brand == "AMD")
+        rows.append({
+            "id": part_id, "brand": part.brand, "generation": part.generation or None, "link": part.interconnect,
+            "nominal_gb": nominal.gb if nominal else None, "memory_gib": round(gib, 2) if gib else None,
+            "memory": basis.split(":", 1)[0], "memory_source": basis,
+            "bf16_tflops": speed.tflops.get("bf16") if speed else None,
+            "memory_gb_s": speed.memory_gb_s if speed else None,
+            "hardware": part_entry(part_id) is not None,
+        })
+    return rows

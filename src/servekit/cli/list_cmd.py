@@ -1,4 +1,5 @@
-"""``servekit list [recipes|hardware|strategies|features]``: what the catalog offers."""
+"""``servekit list [recipes|hardware|strategies|features|gpus]``: what the catalog offers, and the
+GPUs servekit's device tables know."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ class Listing(str, Enum):
     hardware = "hardware"
     strategies = "strategies"
     features = "features"
+    gpus = "gpus"
 
 
 class OutputFormat(str, Enum):
@@ -53,6 +55,12 @@ def _parts_line(listed: set[str]) -> str:
             f"(l4, l4_4x): {', '.join(parts)}")
 
 
+GPU_COLUMNS = ["id", "brand", "generation", "link", "nominal_gb", "memory_gib", "memory", "bf16_tflops",
+               "memory_gb_s", "hardware"]
+GPU_NOTE = ("memory_gib: what the engine sees on one card; measured: a public start-up log (`--format json` gives "
+            "each source), assumed: the datasheet size priced by the assumed-memory rule. hardware: --hardware "
+            "takes the id (a catalog profile of the same id plans with the catalog's own size).")
+
 _COLUMNS = {
     "hardware": ["id", "display_name", "brand", "gpu_count", "vram_gb", "recipes"],
     "strategies": ["name", "display_name", "deploy_type", "recipes"],
@@ -69,6 +77,14 @@ def list_command(what: str, hardware: str | None, feature: str | None, catalog: 
     if what != Listing.recipes.value and (hardware or feature):
         raise SelectionError(f"--hardware and --feature filter recipes, not {what}",
                              fix=f"run `servekit list --hardware ...` or `servekit list {what}` alone")
+    if what == Listing.gpus.value:
+        from servekit.app.part_hardware import gpu_rows
+
+        rows = gpu_rows()
+        shown = [{**row, "hardware": "yes" if row["hardware"] else "no"} for row in rows]
+        text = "\n".join([*_table_lines(shown, GPU_COLUMNS), GPU_NOTE])
+        typer.echo(json.dumps(rows, indent=2) if output_format == OutputFormat.json.value else text)
+        return 0
     docs = read_documents(resolve_catalog_dir(catalog))
     if what == Listing.recipes.value:
         rows = discovery.list_recipes(docs, hardware=hardware, feature=feature)
@@ -90,12 +106,13 @@ def register(app: typer.Typer) -> None:
     @app.command("list")
     def _list(
         what: Listing = typer.Argument(Listing.recipes, help="What to list: recipes (default), hardware, "
-                                       "strategies or features of the catalog in use."),
+                                       "strategies or features of the catalog in use, or the GPUs of servekit's "
+                                       "device tables (memory the engine sees, speed figures)."),
         hardware: str | None = typer.Option(None, "--hardware", help=f"Only recipes marked to run on it: {HARDWARE_CHOICES}."),
         feature: str | None = typer.Option(None, "--feature", help=f"Only recipes that offer it: {FEATURE_CHOICES}."),
         catalog: str | None = typer.Option(None, "--catalog", help=CATALOG_HELP),
         output_format: OutputFormat = typer.Option(OutputFormat.text, "--format", help="text (for people) or json (for programs)."),
     ) -> None:
         """List the catalog's recipes (with their source, variants and hardware), or its hardware
-        profiles, strategies or features."""
+        profiles, strategies or features, or the GPUs servekit's device tables know."""
         raise SystemExit(list_command(what.value, hardware, feature, catalog, output_format.value))
