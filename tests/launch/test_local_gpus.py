@@ -91,3 +91,23 @@ def test_a_plan_for_this_amd_machine_is_a_rocm_plan(tmp_path, monkeypatch, capsy
     assert rc == 0, out + err
     assert "this machine: 2 x AMD Instinct MI300X OAM" in out and "vllm-openai-rocm" in out
     assert "wheels.vllm.ai/rocm" in out and "fit (serve): fits" in out
+
+
+def test_this_machines_gpus_have_speed_figures_by_their_model(tmp_path, monkeypatch, capsys, fresh_machine):
+    """The local entry names its GPUs' model for the device tables (``device_model``): the taxonomy
+    entry's id (an MI300X), else the memory table's row the GPU's name matches (an L4, which no
+    taxonomy entry lists), so `perf --hardware local` has the part's speed row."""
+    from servekit.cli.app import main
+    from servekit.launch.machine import LocalMachine
+
+    profiles = load_documents(None).taxonomy["hardware_profiles"]
+    amd = LocalMachine("cpu", 8, 16, 256.0, gpus=(Gpu("AMD Instinct MI300X OAM", 191.98, vendor="AMD", gfx="gfx942"),))
+    l4 = LocalMachine("cpu", 8, 16, 256.0, gpus=(Gpu("NVIDIA L4", 22.03, "8.9"),))
+    odd = LocalMachine("cpu", 8, 16, 256.0, gpus=(Gpu("NVIDIA Some Future GPU", 50.0, "12.0"),))
+    assert taxonomy_entry(amd, profiles)["device_model"] == "mi300x"
+    assert build_profile("local", taxonomy_entry(l4, profiles)).compute.id == "l4"
+    assert "device_model" not in taxonomy_entry(odd, profiles)
+    _stand_in(tmp_path, monkeypatch, PRODUCTS, VRAM)
+    assert main(["perf", "Qwen/Qwen3.8-27B", "--hardware", "local", "--input-len", "1024", "--output-len", "256",
+                 "--concurrency", "8"]) == 0
+    assert "on local" in capsys.readouterr().out

@@ -189,8 +189,11 @@ def derive_kind(raw: Mapping[str, Any], platform: str) -> str:
 
 
 def device_model_names(hw_id: str, raw: Mapping[str, Any]) -> tuple[str, ...]:
-    """Names a device model is known by: the id without a card-count suffix, the display name."""
-    names = [re.sub(r"_\d+x$", "", hw_id)] if hw_id else []
+    """Names a device model is known by: ``device_model`` where the entry states one, the id
+    without a card-count suffix, the display name."""
+    stated = _text(raw, "device_model")
+    names = [stated] if stated else []
+    names += [re.sub(r"_\d+x$", "", hw_id)] if hw_id else []
     display = _text(raw, "display_name")
     if display:
         names.append(re.sub(r"\s+", "_", display.strip().lower()))

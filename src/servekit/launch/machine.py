@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from servekit.catalog.documents import CatalogDocuments
-from servekit.hardware import LOCAL, nominal_gb_of, profile_of
+from servekit.hardware import LOCAL, measured_memory, nominal_gb_of, profile_of
 from servekit.launch.gpus import Gpu, local_gpus, parse_nvidia_smi, parse_rocm_smi
 from servekit.records import record
 
@@ -80,10 +80,27 @@ VENDOR_PLATFORMS = {"NVIDIA": "cuda", "AMD": "rocm"}
 """The platform a GPU of each vendor runs the engine on."""
 
 
+def gpu_model_id(gpu: Gpu, count: int, profiles: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The id of this GPU's model for the device tables: its taxonomy entry's (``gpu_model_entry``),
+    else the memory table's row its name matches (``servekit.hardware.measured_memory``)."""
+    found = gpu_model_match(gpu, count, profiles)
+    if found:
+        return re.sub(r"_\d+x$", "", found[0])
+    row = measured_memory(gpu.name)
+    return row.id if row else None
+
+
 def gpu_model_entry(gpu: Gpu, count: int, profiles: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The taxonomy entry of this GPU's model on its vendor's platform (CUDA, ROCm): the longest
-    display name the GPU's name holds; among entries of that name, the one with ``count`` GPUs,
-    else the fewest."""
+    """The taxonomy entry of this GPU's model (``gpu_model_match``)."""
+    found = gpu_model_match(gpu, count, profiles)
+    return found[1] if found else None
+
+
+def gpu_model_match(gpu: Gpu, count: int,
+                    profiles: Mapping[str, Mapping[str, Any]]) -> tuple[str, Mapping[str, Any]] | None:
+    """(id, entry) of the taxonomy entry of this GPU's model on its vendor's platform (CUDA, ROCm):
+    the longest display name the GPU's name holds; among entries of that name, the one with
+    ``count`` GPUs, else the fewest."""
     found = []
     for hw_id, raw in profiles.items():
         try:
@@ -93,7 +110,10 @@ def gpu_model_entry(gpu: Gpu, count: int, profiles: Mapping[str, Mapping[str, An
         name = str(raw.get("display_name") or "")
         if same and _names_model(gpu.name, name):
             found.append((-len(_words(name)), raw.get("gpu_count") != count, raw.get("gpu_count") or 1, hw_id, raw))
-    return min(found, key=lambda row: row[:4])[4] if found else None
+    if not found:
+        return None
+    best = min(found, key=lambda row: row[:4])
+    return best[3], best[4]
 
 
 def _compute_target(cap: str | None) -> str | None:
@@ -114,6 +134,8 @@ def taxonomy_entry(machine: LocalMachine, profiles: Mapping[str, Mapping[str, An
         entry = {"brand": first.vendor, "kind": "gpu", "platform": platform_name, **entry}
         if target := _compute_target(first.compute_cap) or (f"hip:{first.gfx}" if first.gfx else None):
             entry["compute_target"] = target
+        if device_model := gpu_model_id(first, len(machine.gpus), profiles):
+            entry["device_model"] = device_model
         count, amd = len(machine.gpus), first.vendor == "AMD"
         return {**entry, "display_name": f"this machine ({count} x {first.name})", "gpu_count": count,
                 "vram_gb": _node_gb(sum(g.memory_gib for g in machine.gpus), count, amd), "multi_node": False}

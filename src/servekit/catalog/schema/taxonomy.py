@@ -13,7 +13,7 @@ DeviceKind = Literal["gpu", "cpu", "npu", "tpu", "accelerator"]
 HardwarePlatform = Literal["cuda", "rocm", "xpu", "cpu", "tpu", "ascend", "qaic"]
 GatedFormat = Literal["fp8", "nvfp4", "fp4", "mxfp4"]
 
-SERVEKIT_PROFILE_KEYS = ("kind", "platform", "compute_target", "precisions", "interconnect", "cpu_arch")
+SERVEKIT_PROFILE_KEYS = ("kind", "platform", "compute_target", "precisions", "interconnect", "cpu_arch", "device_model")
 """servekit's own hardware-profile keys; a catalog without them gets them derived
 (``servekit.hardware.profile``), so they are optional everywhere."""
 
@@ -48,6 +48,9 @@ class HardwareProfile(Spec):
     """How the node's devices are linked: nvl4 (a tray of an NVL72 rack), nvlink, xgmi, pcie, ici."""
     cpu_arch: Literal["x86_64", "aarch64"] | None = None
     """Instruction set of a CPU platform's cores; picks vLLM's CPU wheel and image."""
+    device_model: StrictStr | None = None
+    """The id of the node's device model in servekit's device tables (``h100``, ``mi300x``, ``l4``)
+    where neither the entry's id nor its display name names it (hardware local)."""
     # servekit's own keys for accelerators whose device is not one card (Cloud AI 100):
     soc_count: PositiveInt | None = None
     """SoCs (devices) in the node."""
