@@ -17,7 +17,6 @@ import sys
 
 from servekit.hardware.device_memory import (
     DEVICE_MEMORY,
-    ECC_SHARE,
     calibration_points,
     fit_reservation,
     memory_row,
@@ -26,10 +25,6 @@ from servekit.hardware.device_memory import (
 
 BASELINE_SHARE = {"NVIDIA": 31.4 / 32, "AMD": 191.98 / 192}
 """The rule this one replaced: a fixed share of the nominal size per vendor."""
-
-
-def _predict(nominal_gb: float, ecc: bool, intercept: float, slope: float) -> float:
-    return nominal_gb * (ECC_SHARE if ecc else 1.0) - (intercept + slope * nominal_gb)
 
 
 def _pct(predicted: float, measured: float) -> float:
@@ -45,9 +40,8 @@ def score(brand: str) -> list[tuple[str, float, bool, float, float, float, float
         row, nominal = memory_row(row_id), nominal_row(row_id)
         assert row is not None and nominal is not None
         rest = fit_reservation(brand, points[:index] + points[index + 1:]) if len(points) > 1 else None
-        fitted = _predict(nominal_gb, nominal.ecc, full.intercept_gib, full.per_gb)
-        loo = _pct(_predict(nominal_gb, nominal.ecc, rest.intercept_gib, rest.per_gb), row.memory_gib) \
-            if rest else float("nan")
+        fitted = full.seen_gib(nominal_gb, nominal.ecc)
+        loo = _pct(rest.seen_gib(nominal_gb, nominal.ecc), row.memory_gib) if rest else float("nan")
         out.append((row_id, nominal_gb, nominal.ecc, row.memory_gib, _pct(fitted, row.memory_gib), loo,
                     _pct(nominal_gb * BASELINE_SHARE[brand], row.memory_gib)))
     return out
@@ -58,7 +52,7 @@ def main() -> int:
         points = calibration_points(brand)
         full = fit_reservation(brand, points)
         print(f"{brand}: kept = {full.intercept_gib:.3f} GiB + {full.per_gb * 100:.3f}% of the nominal size "
-              f"(fitted on {len(points)} measured rows)")
+              f"(fitted on {len(points)} measured row{'' if len(points) == 1 else 's'})")
         rows = score(brand)
         print(f"  {'row':<14}{'GB':>6}  ecc {'measured':>9} {'fitted':>8} {'LOO':>8} {'share':>8}")
         for row_id, nominal_gb, ecc, measured, fitted, loo, base in rows:

@@ -188,7 +188,11 @@ def part_ecc(part_id: str) -> bool:
 
 def capacity_gb(nominal: NominalMemory) -> float:
     """The nominal size less what ECC keeps (``ECC_SHARE``) on a part with ``ecc``."""
-    return nominal.gb * (ECC_SHARE if nominal.ecc else 1.0)
+    return _capacity(nominal.gb, nominal.ecc)
+
+
+def _capacity(nominal_gb: float, ecc: bool) -> float:
+    return nominal_gb * (ECC_SHARE if ecc else 1.0)
 
 
 @record
@@ -206,6 +210,10 @@ class Reservation:
 
     def gib(self, nominal_gb: float) -> float:
         return self.intercept_gib + self.per_gb * nominal_gb
+
+    def seen_gib(self, nominal_gb: float, ecc: bool = False) -> float:
+        """What a part of ``nominal_gb`` offers the engine under this reservation."""
+        return _capacity(nominal_gb, ecc) - self.gib(nominal_gb)
 
 
 def calibration_points(brand: str, rows: tuple[DeviceMemory, ...] = DEVICE_MEMORY) -> list[tuple[str, float, float]]:
@@ -240,8 +248,7 @@ def reservation(amd: bool = False) -> Reservation:
 def assumed_gib(nominal_gb: float, amd: bool = False, ecc: bool = False) -> float:
     """Memory the engine sees on a part no row names, from its nominal size (an assumption):
     the size, less ECC's share on a part with ``ecc``, less its vendor's ``Reservation``."""
-    capacity = nominal_gb * (ECC_SHARE if ecc else 1.0)
-    return round(capacity - reservation(amd).gib(nominal_gb), 3)
+    return round(reservation(amd).seen_gib(nominal_gb, ecc), 3)
 
 
 def nominal_gb_of(memory_gib: float, amd: bool = False) -> float:

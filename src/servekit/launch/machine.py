@@ -80,20 +80,14 @@ VENDOR_PLATFORMS = {"NVIDIA": "cuda", "AMD": "rocm"}
 """The platform a GPU of each vendor runs the engine on."""
 
 
-def gpu_model_id(gpu: Gpu, count: int, profiles: Mapping[str, Mapping[str, Any]]) -> str | None:
-    """The id of this GPU's model for the device tables: its taxonomy entry's (``gpu_model_entry``),
-    else the memory table's row its name matches (``servekit.hardware.measured_memory``)."""
-    found = gpu_model_match(gpu, count, profiles)
-    if found:
-        return re.sub(r"_\d+x$", "", found[0])
+def gpu_model_id(gpu: Gpu, match: tuple[str, Mapping[str, Any]] | None) -> str | None:
+    """The id of this GPU's model for the device tables: its taxonomy entry's (``match``, from
+    ``gpu_model_match``), else the memory table's row its name matches
+    (``servekit.hardware.measured_memory``)."""
+    if match:
+        return re.sub(r"_\d+x$", "", match[0])
     row = measured_memory(gpu.name)
     return row.id if row else None
-
-
-def gpu_model_entry(gpu: Gpu, count: int, profiles: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | None:
-    """The taxonomy entry of this GPU's model (``gpu_model_match``)."""
-    found = gpu_model_match(gpu, count, profiles)
-    return found[1] if found else None
 
 
 def gpu_model_match(gpu: Gpu, count: int,
@@ -128,13 +122,14 @@ def taxonomy_entry(machine: LocalMachine, profiles: Mapping[str, Mapping[str, An
     node with the memory available now."""
     if machine.gpus:
         first = machine.gpus[0]
-        model = gpu_model_entry(first, len(machine.gpus), profiles) or {}
+        match = gpu_model_match(first, len(machine.gpus), profiles)
+        model = match[1] if match else {}
         entry = {k: model[k] for k in GPU_FACTS if k in model}
         platform_name = VENDOR_PLATFORMS.get(first.vendor, "cuda")
         entry = {"brand": first.vendor, "kind": "gpu", "platform": platform_name, **entry}
         if target := _compute_target(first.compute_cap) or (f"hip:{first.gfx}" if first.gfx else None):
             entry["compute_target"] = target
-        if device_model := gpu_model_id(first, len(machine.gpus), profiles):
+        if device_model := gpu_model_id(first, match):
             entry["device_model"] = device_model
         count, amd = len(machine.gpus), first.vendor == "AMD"
         return {**entry, "display_name": f"this machine ({count} x {first.name})", "gpu_count": count,
