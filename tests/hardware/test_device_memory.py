@@ -9,6 +9,7 @@ import pytest
 
 from servekit.cli.app import main
 from servekit.fit.point_device import point_device
+from servekit.fit.versions import VllmRun
 from servekit.hardware import DEVICE_MEMORY, build_profile, measured_memory
 from servekit.hardware.device_memory import (
     assumed_gib,
@@ -35,7 +36,8 @@ def test_fit_budgets_the_memory_vllm_sees_times_the_utilization(capsys, hardware
     report = _fit_report(capsys, "--hardware", hardware)
     assert report["device_memory_gib"] == seen_gib
     assert report["device_memory_source"].startswith("measured: ")
-    assert report["budget_gib"] == pytest.approx(seen_gib * 0.9, rel=0.005)
+    # no --gpu-memory-utilization: the newest vLLM release's default (0.92 from 0.20)
+    assert report["budget_gib"] == pytest.approx(seen_gib * VllmRun(None).default_utilization, rel=0.005)
 
 
 def test_a_stated_utilization_scales_the_same_device_memory(capsys):

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from servekit.cli.app import main
+from servekit.fit.versions import VllmRun
 from servekit.jsonl import objects
 
 BINDINGS = {"weight bandwidth", "KV bandwidth", "activation traffic", "compute", "communication", "engine overhead",
@@ -212,18 +213,22 @@ def test_an_engine_is_read_in_its_common_spellings_and_an_unknown_one_is_refused
 
 def test_tensorrt_llms_pool_is_its_free_fraction_of_what_the_model_leaves(perf_points, profiles):
     """TensorRT-LLM takes 0.9 of the memory left free once the model is in
-    (``KvCacheConfig.free_gpu_memory_fraction``); vLLM budgets 0.9 of the whole device and takes
-    the model out of that, so the same launch gets a larger pool under TensorRT-LLM."""
+    (``KvCacheConfig.free_gpu_memory_fraction``); vLLM budgets its default share of the whole device
+    (0.92 from 0.20) and takes the model out of that, so TensorRT-LLM's pool is the larger exactly
+    when the model holds more than (0.92 - 0.9) / (1 - 0.9) of the device: an 8B FP8 model on an
+    H100 holds less, and gets the smaller pool under TensorRT-LLM."""
     from servekit.perf.points import TRTLLM_FREE_FRACTION, kv_pool, point_profile, shape_facts
 
     line = next(p for p in perf_points if p["engine"] == "trtllm" and p["gpu"] == "h100"
                 and p.get("tp", 1) == 1 and p["weights_precision"] == "fp8")
     profile, shape = point_profile("h100", profiles), shape_facts(line)
     trt = kv_pool(line, shape, profile, 1, 1)
-    vllm = kv_pool({**line, "engine": "vllm", "kv_cache_dtype": "fp8"}, shape, profile, 1, 1)
-    used = profile.memory_gib * 0.9 - vllm["available_kv_gib"]  # the model and its activations
+    vllm = kv_pool({**line, "engine": "vllm", "engine_version": None, "kv_cache_dtype": "fp8"}, shape, profile, 1, 1)
+    share = VllmRun(None).default_utilization  # the newest vLLM release's default budget
+    used = profile.memory_gib * share - vllm["available_kv_gib"]  # the model and its activations
     assert trt["available_kv_gib"] == pytest.approx(TRTLLM_FREE_FRACTION * (profile.memory_gib - used), rel=1e-3)
-    assert trt["kv_tokens"] > vllm["kv_tokens"]
+    crossover = (share - TRTLLM_FREE_FRACTION) / (1 - TRTLLM_FREE_FRACTION) * profile.memory_gib
+    assert used < crossover and trt["kv_tokens"] < vllm["kv_tokens"]
 
 
 def test_dp_inside_the_tp_group_is_data_parallel_attention_and_dp_beyond_it_replicas(perf_points, profiles):

@@ -80,7 +80,7 @@ def register(app: typer.Typer) -> None:
             help="context length, e.g. 8192 or 32k (default: the plan's)"),
         kv_cache_dtype: Optional[str] = typer.Option(None, "--kv-cache-dtype", help="KV cache dtype, e.g. auto or fp8"),
         gpu_memory_utilization: Optional[float] = typer.Option(None, "--gpu-memory-utilization", 
-            help="fraction of device memory the engine may use (default: 0.9)"),
+            help="fraction of device memory the engine may use (default: the engine's; vLLM 0.92 from 0.20, 0.9 before)"),
         max_num_seqs: Optional[int] = typer.Option(None, "--max-num-seqs", help="most sequences served at once"),
         engine: str = typer.Option("vllm", "--engine", help=" | ".join(engine_choices())),
         nodes: int = typer.Option(1, "--nodes", help="node count of the launch"),

@@ -86,7 +86,7 @@ def register(app: typer.Typer) -> None:
         max_model_len: Optional[str] = typer.Option(None, "--max-model-len", help="context length, e.g. 8192 or 32k"),
         kv_cache_dtype: Optional[str] = typer.Option(None, "--kv-cache-dtype", help="KV cache dtype"),
         gpu_memory_utilization: Optional[float] = typer.Option(
-            None, "--gpu-memory-utilization", help="fraction of device memory the engine may use (default: 0.9)"),
+            None, "--gpu-memory-utilization", help="fraction of device memory the engine may use (default: the engine's; vLLM 0.92 from 0.20, 0.9 before)"),
         max_num_seqs: Optional[int] = typer.Option(None, "--max-num-seqs", help="most sequences served at once"),
         max_num_batched_tokens: Optional[int] = typer.Option(
             None, "--max-num-batched-tokens", help="most tokens per engine step (default: the engine's)"),

@@ -297,6 +297,12 @@ def _known_kv(req: FitRequest) -> float | None:
     return None
 
 
+def default_utilization(req: FitRequest, rule: MemoryRule) -> float:
+    """The share of device memory budgeted when the launch sets none: the vLLM release's default
+    (0.92 from 0.20) for vLLM's rules, else the rule's own."""
+    return req.run.default_utilization if rule.release_utilization else rule.default_utilization
+
+
 def _budget_and_kv(req: FitRequest, mem: RankMemory, rule: MemoryRule) -> tuple[float, float]:
     """(budget, KV memory) per rank in GiB, by the memory rule."""
     launch, device = req.launch, req.device
@@ -304,7 +310,7 @@ def _budget_and_kv(req: FitRequest, mem: RankMemory, rule: MemoryRule) -> tuple[
     if rule.budget == BUDGET_CPU_SPACE:
         # VLLM_CPU_KVCACHE_SPACE (whole GiB) or --kv-cache-memory-bytes; else utilization of the
         # node's memory less what the process already holds
-        budget = device.memory_gib * (launch.gpu_memory_utilization or rule.default_utilization)
+        budget = device.memory_gib * (launch.gpu_memory_utilization or default_utilization(req, rule))
         if req.cpu_kvcache_space_gib is not None:
             return budget, req.cpu_kvcache_space_gib
         return budget, known if known is not None else budget - mem.weights - rule.process_gib
@@ -320,5 +326,5 @@ def _budget_and_kv(req: FitRequest, mem: RankMemory, rule: MemoryRule) -> tuple[
             launch.spec_method, "mla" in req.facts.layers)
         budget = device.memory_gib * fraction
         return budget, known if known is not None else budget - mem.weights - mem.runtime
-    budget = device.memory_gib * (launch.gpu_memory_utilization or rule.default_utilization)
+    budget = device.memory_gib * (launch.gpu_memory_utilization or default_utilization(req, rule))
     return budget, known if known is not None else budget - mem.total

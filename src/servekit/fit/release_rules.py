@@ -228,6 +228,21 @@ RULES: tuple[VersionRule, ...] = (
         "'async scheduling is not required on CPU'",
     ),
     VersionRule(
+        "default_utilization", (0, 0), "0.9",
+        "without --gpu-memory-utilization the engine budgets 0.9 of the device's memory",
+        "vllm/config/cache.py CacheConfig.gpu_memory_utilization default 0.9; the --gpu-memory-utilization "
+        "default of every stored flag catalog from 0.6.6.post1 to 0.19.1 (src/servekit/engines/vllm/data)",
+    ),
+    VersionRule(
+        "default_utilization", (0, 20), "0.92",
+        "without --gpu-memory-utilization the engine budgets 0.92 of the device's memory (GPU, TPU and "
+        "CPU workers read the same CacheConfig field)",
+        "the --gpu-memory-utilization default of the stored flag catalogs from 0.20.0 to 0.31.0 and of the "
+        "0.33.0 parser (vllm/config/cache.py: 'gpu_memory_utilization: float = Field(default=0.92, ...)'); "
+        "tpu-inference logs 'total_hbm_limit_cap_gb' at 0.92 of the limit with no utilization argument "
+        "(keras-team/keras-io guides/keras_hub/serving_with_vllm, vLLM 0.26.0)",
+    ),
+    VersionRule(
         "cudagraphs_in_budget", (0, 0), "no",
         "CUDA graphs are captured after the KV cache is sized, outside the budget", "vllm/v1/worker/gpu_worker.py",
     ),

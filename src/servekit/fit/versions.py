@@ -215,6 +215,12 @@ class VllmRun:
         return self.platform not in default.split("+")
 
     @property
+    def default_utilization(self) -> float:
+        """The share of device memory the engine budgets when the launch sets no
+        ``--gpu-memory-utilization`` (0.9, 0.92 from 0.20)."""
+        return float(self.rule("default_utilization"))
+
+    @property
     def counts_cudagraphs(self) -> bool:
         """Whether the CUDA-graph memory estimate comes out of the KV budget (V1 from 0.20, on ROCm
         from 0.26), unless ``VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`` says otherwise."""

@@ -105,6 +105,9 @@ class MemoryRule:
     concurrency_in_tokens: bool | None = None  # None: as the engine version reports it
     report_as: str | None = None  # the name reports carry (a device-kind rule of an engine)
     default_utilization: float = 0.9
+    release_utilization: bool = False
+    """The default utilization is the vLLM release's (``VllmRun.default_utilization``), not
+    ``default_utilization``."""
     process_gib: float = 0.0  # resident memory of a worker besides weights (CPU rule)
     pool_requests: int | None = None  # the pool is sized for this many whole requests (None: the budget)
     null_pages: int = 0  # blocks the pool holds besides its requests' (a reserved null block)

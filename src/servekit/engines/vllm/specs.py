@@ -75,6 +75,8 @@ CPU_RULE = MemoryRule(
     counts_cuda_graphs=False,
     concurrency_in_tokens=True,
     report_as="vllm-cpu",
+    release_utilization=True,  # the CPU worker budgets gpu_memory_utilization of its NUMA node too
     process_gib=1.5,  # resident memory of a CPU worker besides its weights (interpreter, torch, buffers)
 )
-MEMORY = MemoryHooks(rule=MemoryRule(budget=BUDGET_UTILIZATION, counts_runner_buffers=True), cpu_rule=CPU_RULE)
+MEMORY = MemoryHooks(rule=MemoryRule(budget=BUDGET_UTILIZATION, counts_runner_buffers=True, release_utilization=True),
+                     cpu_rule=CPU_RULE)
