@@ -87,3 +87,37 @@ def test_plan_with_a_workload_shows_its_expected_performance(capsys):
     assert all(line.startswith("#") for line in perf.strip().splitlines()[1:])
     code, _, err = _run(capsys, "plan", MODEL, "--hardware", "h100", "--workload", "1024:1024:64", "--format", "json")
     assert code != 0 and "servekit perf" in err and "Traceback" not in err
+
+
+LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def test_a_variant_that_cannot_run_on_the_hardware_is_never_a_candidate():
+    """NVFP4 needs Blackwell, and NVIDIA's ModelOpt FP8 checkpoint is a format vLLM on TPU refuses:
+    on a TPU neither is searched, and the layout chosen is one plan would emit."""
+    opts = SloOptions(FitOptions(model=LLAMA, hardware="trillium"), parse_slo("ttft_ms=5000,tpot_ms=500"),
+                      parse_workload("1024:256:8"))
+    variants = {variant for variant, _ in candidates(opts)}
+    assert "nvfp4" not in variants and "default" in variants
+    result = search(opts)
+    assert result["met"] and result["variant"] not in ("nvfp4", "nvidia_fp8")
+    check, _ = run_fit(FitOptions(model=LLAMA, hardware="trillium", variant=result["variant"], tp=1))
+    assert not any(f.code == "precision-quant-method" for f in check.findings)
+
+
+@pytest.mark.parametrize("command", ["fit", "perf"])
+def test_a_layout_the_user_names_still_runs_the_variants_precision_check(capsys, command):
+    workload = ["--input-len", "256", "--output-len", "64", "--concurrency", "4"] if command == "perf" else []
+    code, _, err = _run(capsys, command, LLAMA, "--hardware", "trillium", "--variant", "nvfp4",
+                        "--strategy", "single_node_tp", "--tp", "1", *workload)
+    assert code != 0 and "does not run on 'trillium'" in err and "Traceback" not in err
+
+
+def test_a_modelopt_checkpoint_is_refused_on_a_tpu_and_served_on_hopper(capsys):
+    code, out, _ = _run(capsys, "fit", LLAMA, "--hardware", "trillium", "--variant", "nvidia_fp8", "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and not doc["ok"]
+    codes = {f["code"] for f in doc["findings"]}
+    assert "precision-quant-method" in codes
+    code, out, _ = _run(capsys, "fit", LLAMA, "--hardware", "h100", "--variant", "nvidia_fp8", "--format", "json")
+    assert "precision-quant-method" not in {f["code"] for f in json.loads(out)["findings"]}

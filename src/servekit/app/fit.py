@@ -31,6 +31,7 @@ from servekit.findings import Finding
 from servekit.fit.api import FitCheck, check_plan_fit
 from servekit.fit.planner import engine_choices
 from servekit.fit.points import predict_point
+from servekit.synthesis.resolve import require_variant_runs
 from servekit.jsonl import numbered_objects
 
 @dataclass
@@ -171,6 +172,8 @@ def _check(docs: CatalogDocuments, profile: dict[str, Any], opts: FitOptions,
         except ServekitError:  # no plan for this hardware: the user's own launch, default variant
             variant = None
     resolved = resolve_model(opts.model, variant=variant, recipes=docs.recipes)
+    if resolved.recipe_id:  # a layout the user names still runs the recipe's variant: it must run here
+        require_variant_runs(docs, resolved.recipe_id, resolved.variant, opts.hardware)
     argv: list[str] = []
     if resolved.recipe_id:
         # an explicit --tp describes the user's own launch; keep the recipe's memory options

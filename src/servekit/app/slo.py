@@ -1,7 +1,8 @@
 """``servekit plan MODEL --slo ttft_ms=500,tpot_ms=50 --workload 1024:1024:64``: the layout that
 meets a latency target with the fewest devices.
 
-Candidates are every variant of the recipe at every parallel layout of its offered strategies on
+Candidates are every variant of the recipe that runs on the hardware (its precision and the
+recipe's hardware lists, as a plan checks them) at every parallel layout of its offered strategies on
 the hardware (``servekit.synthesis.layouts.parallel_layouts``: TP sizes, whole-node DP/EP
 strategies, multi-node counts), fewest devices first, then the recipe's variant order. Each is
 judged by ``servekit perf``'s own path (``servekit.app.perf.run_perf``), which runs
@@ -26,6 +27,7 @@ from servekit.catalog.ids import recipe_for_model
 from servekit.errors import SelectionError, ServekitError
 from servekit.perf.predict import NoRoom, Workload, predict
 from servekit.synthesis.layouts import Layout, parallel_layouts
+from servekit.synthesis.resolve import variant_runs
 
 SLO_KEYS: dict[str, tuple[str, str | None]] = {
     "ttft_ms": ("ttft_ms", "median"),
@@ -93,7 +95,9 @@ def candidates(opts: SloOptions) -> list[tuple[str, Layout]]:
         raise SelectionError(f"--slo searches the layouts of a recipe; {opts.fit.model!r} has none",
                              fix="name a recipe id (servekit list), or use servekit perf with --tp")
     recipe_id = found[0]
-    variants = [opts.fit.variant] if opts.fit.variant else list(docs.recipes[recipe_id].get("variants") or {"default": {}})
+    variants = [opts.fit.variant] if opts.fit.variant else [
+        v for v in (docs.recipes[recipe_id].get("variants") or {"default": {}})
+        if variant_runs(docs, recipe_id, v, opts.fit.hardware)]  # a variant that cannot run here is no candidate
     profile = ((docs.taxonomy or {}).get("hardware_profiles") or {}).get(opts.fit.hardware)
     if profile is None:
         raise SelectionError(f"unknown hardware {opts.fit.hardware!r}", fix="see servekit list hardware")

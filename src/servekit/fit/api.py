@@ -15,6 +15,7 @@ from servekit.fit.checks import (
     check_divisibility,
     check_fit,
     check_precision,
+    check_quant_method,
 )
 from servekit.fit.hardware import device_from_profile
 from servekit.fit.launch import launch_settings
@@ -161,6 +162,7 @@ def check_plan_fit(
     findings += check_device_count(launch, device, node_count)
     findings += check_divisibility(facts, launch)
     findings += check_precision(precision_of(facts, precision), device, kv_cache_dtype=launch.kv_cache_dtype)
+    findings += check_quant_method(facts, device)
     cpu = engine == "vllm-cpu" or device.kind == "cpu"
     if cpu:
         findings += check_cpu_head_size(facts)

@@ -13,7 +13,7 @@ from servekit.findings import Finding
 from servekit.fit.hardware import Device
 from servekit.fit.launch import LaunchSettings
 from servekit.fit.planner import FitReport
-from servekit.hardware.precision import fp8_kv_cache, precision_gap
+from servekit.hardware.precision import fp8_kv_cache, precision_gap, quant_method_refusal
 
 CPU_ATTENTION_HEAD_SIZES = (32, 64, 80, 96, 112, 128, 160, 192, 224, 256)
 FP8_BLOCK = 128
@@ -121,6 +121,19 @@ def check_precision(precision: str | None, device: Device, *, kv_cache_dtype: st
             "use --kv-cache-dtype auto, or fp8_e5m2",
         ))
     return out
+
+
+def check_quant_method(facts: ModelFacts, device: Device) -> list[Finding]:
+    """The checkpoint's quantization method against the methods the platform's vLLM serves."""
+    method = facts.quantization.method if facts.quantization is not None else None
+    reason = quant_method_refusal(method, device.profile.platform)
+    if reason is None:
+        return []
+    return [Finding(
+        "error", "precision-quant-method",
+        f"{facts.model_id} is quantized with {method}: {reason}",
+        f"pick a BF16, FP8 (quant_method fp8), AWQ or compressed-tensors checkpoint for {device.name}",
+    )]
 
 
 def check_cpu_head_size(facts: ModelFacts) -> list[Finding]:

@@ -57,6 +57,26 @@ WEIGHT_ONLY_FALLBACK: dict[str, tuple[str, ...] | None] = {"fp8": ("cuda",), "mx
 any). FP8 falls back to the Marlin CUDA kernels."""
 
 
+PLATFORM_QUANT_REFUSED: dict[str, dict[str, str]] = {
+    "tpu": {
+        method: "vLLM on TPU serves checkpoints quantized as tpu_int8, compressed-tensors, awq, fp8 or "
+                "gpt_oss_mxfp4 (tpu_inference/platforms/tpu_platform.py TpuPlatform.supported_quantization); "
+                "vLLM refuses any other method at start-up ('quantization is currently not supported')"
+        for method in ("modelopt", "modelopt_fp4")
+    },
+}
+"""Checkpoint quantization methods (``quantization_config.quant_method``) a platform's vLLM refuses,
+and why. Only methods no other quantization config claims for the platform are listed (NVIDIA's
+ModelOpt formats); a method another config may take over (``override_quantization_method``, e.g.
+AWQ and GPTQ checkpoints re-read as Marlin) is not refused here."""
+
+
+def quant_method_refusal(method: str | None, platform: str) -> str | None:
+    """Why the platform's vLLM refuses a checkpoint quantized with ``method``; None when it serves it
+    or nothing is stated."""
+    return PLATFORM_QUANT_REFUSED.get(platform, {}).get((method or "").lower())
+
+
 def derive_precisions(platform: str, brand: str, generations: Iterable[str],
                       compute_target: str | None) -> frozenset[str] | None:
     """Gated formats of a profile without a ``precisions`` key (see the module text)."""

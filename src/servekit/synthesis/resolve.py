@@ -272,16 +272,43 @@ def resolve_selection(
     )
 
 
+def _require_runs(profiles, recipe: Recipe, recipe_id: str, variant: str, hardware: str) -> None:
+    if not rules.hardware_allowed(profiles, recipe, recipe.variants[variant], hardware):
+        valid = rules.compatible_hardware(profiles, recipe, variant)
+        raise SelectionError(f"variant {variant!r} of {recipe_id} does not run on {hardware!r}; "
+                             f"valid hardware: {', '.join(valid) or '(none)'}")
+
+
+def variant_runs(docs, recipe_id: str, variant: str | None, hardware: str) -> bool:
+    """Whether ``require_variant_runs`` lets the variant run on the hardware."""
+    try:
+        require_variant_runs(docs, recipe_id, variant, hardware)
+    except SelectionError:
+        return False
+    return True
+
+
+def require_variant_runs(docs, recipe_id: str, variant: str | None, hardware: str) -> None:
+    """A SelectionError when the recipe's variant (its default when None) cannot run on the
+    hardware (its precision, the recipe's or the variant's hardware list): the check a plan makes,
+    for a launch whose layout the user names (``fit``/``perf`` with ``--tp``)."""
+    profiles = _profiles(docs)
+    if hardware not in profiles:
+        return  # an unknown profile is refused where it is read
+    recipe = known_recipe(docs, recipe_id)
+    key = variant or ("default" if "default" in recipe.variants else next(iter(recipe.variants), None))
+    if key is None or key not in recipe.variants:
+        return  # an unknown variant is refused by the model resolver with the valid ones
+    _require_runs(profiles, recipe, recipe_id, key, hardware)
+
+
 def _choose_variant(profiles, recipe: Recipe, recipe_id: str, variant: str | None, hardware: str):
     """(variant, notes): an explicit variant must run here; the default one falls back to
     the largest variant that does (e.g. BF16 -> FP8 on a single-GPU workstation)."""
     variants = recipe.variants
     profile = profiles[hardware]
     if variant is not None:
-        if not rules.hardware_allowed(profiles, recipe, variants[variant], hardware):
-            valid = rules.compatible_hardware(profiles, recipe, variant)
-            raise SelectionError(f"variant {variant!r} of {recipe_id} does not run on {hardware!r}; "
-                                 f"valid hardware: {', '.join(valid) or '(none)'}")
+        _require_runs(profiles, recipe, recipe_id, variant, hardware)
         return variant, []
     variant = "default" if "default" in variants else next(iter(variants), "default")
     runs = rules.variant_runs_on_hardware(profile, variants.get(variant) or EMPTY_VARIANT, hardware)
