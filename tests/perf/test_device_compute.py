@@ -80,7 +80,7 @@ def test_a_part_only_the_speed_table_names_takes_its_memory_from_the_one_memory_
     assert nominal_row("h200").gb == 141  # a measured row's datasheet size, which prices the assumed rule
     v5e = point_profile("v5e", profiles)
     assert v5e.platform == "tpu" and "carried over" in shares_source(v5e)
-    assert v5e.memory_gib == assumed_gib(16)
+    assert v5e.memory_gib == memory_row("tpu_v5e").memory_gib and v5e.memory_source.startswith("measured")
     assert point_profile("gb200_nvl4", profiles).memory_gib == assumed_gib(186)
     assert point_profile("mi355x", profiles).memory_gib > 0  # the taxonomy's entry, not this path
     unknown = point_profile("tpu7x", profiles)  # Google states Ironwood's memory in GiB: not a nominal GB row

@@ -31,7 +31,7 @@ def _report_lines(r) -> list[str]:
           if r.device_memory_source else []),
         f"  per rank: budget {r.budget_gib:.2f} GiB = weights {r.weights_gib_per_rank:.2f}"
         + (f" + activation {r.activation_gib:.2f}" if r.activation_gib else "")
-        + f" + runtime {r.runtime_gib:.2f}{graphs} + KV {r.available_kv_gib:.2f} GiB",
+        + (f" + runtime {r.runtime_gib:.2f}" if r.runtime_gib else "") + f"{graphs} + KV {r.available_kv_gib:.2f} GiB",
         *([f"  weights: {r.weights_gib_per_rank:.2f} GiB per rank as loaded{added}"] if added else []),
         f"  KV: {r.kv_bytes_per_token:,.0f} B/token/rank (attention layers){state}, block {r.block_size} tokens",
         f"  pool {r.kv_tokens:,} tokens; {r.max_concurrency:.2f}x requests of {r.max_model_len:,}; "

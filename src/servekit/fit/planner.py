@@ -265,6 +265,8 @@ def plan_fit(req: FitRequest) -> FitReport:
         mem = replace(mem, cudagraph=0.0)  # no CUDA graphs captured inside this engine's budget
     if not rule.counts_runner_buffers:
         mem = replace(mem, buffers=0.0)  # vLLM's runner buffers: only its GPU worker profiles them
+    if not rule.profile_run:
+        mem = replace(mem, activation=0.0, runtime=0.0)  # sized from the memory in use after loading
     if rule.budget == BUDGET_STATIC_FRACTION:
         mem = replace(mem, activation=0.0)  # the activations live in the memory the fraction leaves out
     budget, available = _budget_and_kv(req, mem, rule)

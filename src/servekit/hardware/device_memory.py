@@ -93,6 +93,14 @@ DEVICE_MEMORY: tuple[DeviceMemory, ...] = (
                  "deepseek-ai/DeepSeek-V3#205 and 3DTopia/Phidias-Diffusion#8 (RTX 4090 24GB: 'GPU 0 has a total "
                  "capacity of 23.64 GiB')"),
     DeviceMemory("mi300x", r"\bmi300x\b", 191.98, "vllm-project/vllm#53961 (AMD Instinct MI300X)", "AMD"),
+    DeviceMemory("trillium", r"\bv6e\b|\btrillium\b", 31.24,
+                 "the HBM limit vLLM on TPU budgets from (JAX bytes_limit): 'Memory statistics | "
+                 "total_hbm_limit_gb=31.24GiB' on one v6e chip, vLLM 0.29.1rc1 TPU image (the jev-tpu-31b write-up "
+                 "of xbill9/gemma4-dev, Gemma 4 26B-A4B on ct6e-standard-1t)", "Google"),
+    DeviceMemory("tpu_v5e", r"\bv5e\b|\bv5 ?lite(?:pod)?\b", 15.75,
+                 "the HBM limit vLLM on TPU budgets from (JAX bytes_limit): 'Memory statistics | "
+                 "total_hbm_limit_gb=15.75GiB' on a v5e-1, vLLM 0.26.0 (keras-team/keras-io "
+                 "guides/keras_hub/serving_with_vllm)", "Google"),
 )
 
 

@@ -243,6 +243,8 @@ def usable_gib(node_memory_gb: float, devices: int) -> float:
     return assumed_gib(node_memory_gb / devices)
 
 
+MEASURED_PLATFORMS = ("cuda", "rocm", "tpu")
+"""Platforms whose devices the device table measures (GPUs, and TPU chips by their HBM limit)."""
 MEASURED_SPAN = (0.85, 1.0)
 """A table row applies to a profile only when its measured GiB lie within this share of the
 profile's nominal GB per device: a row of another memory variant of the same name (an H100 NVL's
@@ -255,7 +257,7 @@ def derive_device_memory(hw_id: str, raw: Mapping[str, Any], platform: str, bran
     """(GiB the engine sees on one device, where the figure comes from): the device table's row for
     the GPU model (``servekit.hardware.device_memory``), else assumed from the nominal size (less
     ECC's share where the part's datasheet row, by its speed row ``compute``, says ECC is on)."""
-    if platform in TARGET_APIS and memory_gb:
+    if platform in MEASURED_PLATFORMS and memory_gb:
         display = _text(raw, "display_name") or ""
         for name in (display, re.sub(r"_\d+x$", "", hw_id).replace("_", " ")):
             row = measured_memory(re.sub(r"\s+\d+x$", "", name)) if name else None

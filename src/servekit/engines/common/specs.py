@@ -106,6 +106,10 @@ class MemoryRule:
     report_as: str | None = None  # the name reports carry (a device-kind rule of an engine)
     default_utilization: float = 0.9
     release_utilization: bool = False
+    profile_run: bool = True
+    """The pool is what the budget leaves after a profiling forward pass (its activation peak and
+    the runtime's own memory count); False: after loading alone, from the memory then in use (the
+    weights), as vLLM on TPU sizes it."""
     """The default utilization is the vLLM release's (``VllmRun.default_utilization``), not
     ``default_utilization``."""
     process_gib: float = 0.0  # resident memory of a worker besides weights (CPU rule)
@@ -130,6 +134,9 @@ class MemoryHooks:
     rule: MemoryRule
     cpu_rule: MemoryRule | None = None  # on a CPU device; None: the native engine's CPU rule
     default_kv_dtype: str | None = None  # what ``--kv-cache-dtype auto`` becomes
+    tpu_rule: MemoryRule | None = None  # on a TPU; None: ``rule``
 
     def rule_for(self, device_kind: str) -> MemoryRule | None:
-        return self.cpu_rule if device_kind == "cpu" else self.rule
+        if device_kind == "cpu":
+            return self.cpu_rule
+        return self.tpu_rule if device_kind == "tpu" and self.tpu_rule is not None else self.rule

@@ -78,5 +78,16 @@ CPU_RULE = MemoryRule(
     release_utilization=True,  # the CPU worker budgets gpu_memory_utilization of its NUMA node too
     process_gib=1.5,  # resident memory of a CPU worker besides its weights (interpreter, torch, buffers)
 )
+TPU_RULE = MemoryRule(
+    budget=BUDGET_UTILIZATION,
+    counts_cuda_graphs=False,
+    release_utilization=True,
+    profile_run=False,
+)
+"""vLLM on TPU (tpu-inference's ``TPUWorker.determine_available_memory``): the pool is the launch's
+utilization of the chips' HBM limit (JAX ``memory_stats()['bytes_limit']``) less the HBM in use
+once the weights are loaded (``bytes_in_use``): no profiling pass, no CUDA graphs, no runner
+buffers. A v5e log shows it exactly: 0.92 x 15.75 GiB less 1.86 GiB of Gemma 3 1B weights leaves
+12.63 GiB (keras-team/keras-io guides/keras_hub/serving_with_vllm, vLLM 0.26.0)."""
 MEMORY = MemoryHooks(rule=MemoryRule(budget=BUDGET_UTILIZATION, counts_runner_buffers=True, release_utilization=True),
-                     cpu_rule=CPU_RULE)
+                     cpu_rule=CPU_RULE, tpu_rule=TPU_RULE)
