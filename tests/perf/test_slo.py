@@ -121,3 +121,11 @@ def test_a_modelopt_checkpoint_is_refused_on_a_tpu_and_served_on_hopper(capsys):
     assert "precision-quant-method" in codes
     code, out, _ = _run(capsys, "fit", LLAMA, "--hardware", "h100", "--variant", "nvidia_fp8", "--format", "json")
     assert "precision-quant-method" not in {f["code"] for f in json.loads(out)["findings"]}
+
+
+def test_when_no_layout_can_be_priced_the_answer_says_why(capsys):
+    """Cloud AI 100 has no speed row: the search says so rather than that nothing fits."""
+    code, _, err = _run(capsys, "plan", LLAMA, "--hardware", "ai100_ultra", "--slo", "ttft_ms=500",
+                        "--workload", "1024:256:8")
+    assert code != 0 and "can be priced" in err and "no speed figures for 'ai100_ultra'" in err
+    assert "Traceback" not in err

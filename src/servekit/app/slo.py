@@ -128,6 +128,25 @@ def _lift(opts: SloOptions, key: str, best: dict[str, Any]) -> str:
             f"narrower-precision variant, or shorter requests")
 
 
+def _none_priced(opts: SloOptions, tried: list[dict[str, Any]]) -> SelectionError:
+    """Why no candidate got a prediction: each distinct refusal, with the layouts it refused."""
+    if not tried:
+        return SelectionError(f"no variant of {opts.fit.model} runs on {opts.fit.hardware}",
+                              fix="see servekit show MODEL for the hardware each variant runs on")
+    reasons: dict[str, list[str]] = {}
+    for row in tried:
+        reasons.setdefault(row["reason"], []).append(f"{row['variant']} {row['layout']}")
+    if len(reasons) == 1:
+        (reason, layouts), = reasons.items()
+        return SelectionError(f"no layout of {opts.fit.model} on {opts.fit.hardware} can be priced: {reason} "
+                              f"({len(layouts)} layout(s) tried)",
+                              fix="see servekit fit and servekit perf with one of these layouts for the details")
+    listed = "; ".join(f"{reason} ({', '.join(layouts[:3])}{', ...' if len(layouts) > 3 else ''})"
+                       for reason, layouts in reasons.items())
+    return SelectionError(f"no layout of {opts.fit.model} on {opts.fit.hardware} can be priced: {listed}",
+                          fix="see servekit fit and servekit perf with one of these layouts for the details")
+
+
 def search(opts: SloOptions) -> dict[str, Any]:
     """The fewest-device layout meeting every target, or what binds when none does."""
     tried: list[dict[str, Any]] = []
@@ -148,8 +167,7 @@ def search(opts: SloOptions) -> dict[str, Any]:
                     "prediction": pred, "candidates_tried": len(tried)}
     fitting = [r for r in tried if r["fits"]]
     if not fitting:
-        raise SelectionError(f"no layout of {opts.fit.model} fits {opts.fit.hardware}",
-                             fix="see servekit fit for what refuses each layout")
+        raise _none_priced(opts, tried)
     unmet: dict[str, Any] = {}
     for key, bound in opts.slo.items():
         best = min(fitting, key=lambda r: _value(r["prediction"], key))
