@@ -60,8 +60,28 @@ def test_explicit_tp_keeps_the_recipe_memory_options(capsys):
     code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "rtx_5090", "--variant", "nvfp4",
                         "--tp", "1", "--format", "json")
     doc = json.loads(out)
-    assert doc["argv"][:2] == ["--max-model-len", "32768"] and doc["report"]["tp"] == 1
+    argv = doc["argv"]
+    assert argv[:2] == ["vllm", "serve"] and doc["report"]["tp"] == 1  # the plan's own command, --tp laid over it
+    assert argv[argv.index("--max-model-len") + 1] == "32768" and "--enforce-eager" in argv
     assert code == 0
+
+
+@pytest.mark.parametrize("hardware,engine", [("ai100_ultra", "vllm-qaic"), ("ascend_950pr", "vllm-ascend")])
+def test_explicit_tp_is_priced_under_the_engine_the_plan_runs(capsys, hardware, engine):
+    """A --tp on hardware whose vLLM is a plugin or fork is the plan's launch with that TP: the
+    plugin's memory rule and the recipe's overrides for the platform, not a CUDA launch."""
+    model = "meta-llama/Llama-3.1-8B-Instruct" if hardware.startswith("ai100") else "Qwen/Qwen3.8-27B"
+    code, out, _ = _run(capsys, "fit", model, "--hardware", hardware, "--tp", "1", "--format", "json")
+    doc = json.loads(out)
+    assert doc["report"]["engine"] == engine and doc["report"]["tp"] == 1
+    assert doc["report"]["cudagraph_gib"] == 0 or engine != "vllm-qaic"
+
+
+def test_a_layout_the_recipe_does_not_offer_is_priced_as_the_users_own_launch(capsys):
+    code, out, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "h200", "--nodes", "2", "--tp", "8",
+                        "--pp", "2", "--format", "json")
+    doc = json.loads(out)
+    assert doc["report"]["tp"] == 8 and doc["report"]["pp"] == 2 and code in (0, 1)
 
 
 def test_text_output_and_exit_code_for_a_launch_that_cannot_start(capsys):

@@ -31,6 +31,9 @@ from servekit.findings import Finding
 from servekit.fit.api import FitCheck, check_plan_fit
 from servekit.fit.planner import engine_choices
 from servekit.fit.points import predict_point
+from servekit.engines.registry import engine_for_platform
+from servekit.hardware import build_profile
+from servekit.synthesis.overrides import Overrides
 from servekit.synthesis.resolve import require_variant_runs
 from servekit.jsonl import numbered_objects
 
@@ -74,16 +77,16 @@ def _checker(docs: CatalogDocuments, opts: FitOptions) -> Checker:
                        cpu_kvcache_space_gib=opts.cpu_kvcache_space_gib)
 
 
+def _launch_engine(opts: FitOptions, profile: dict[str, Any]) -> str:
+    """The engine of a launch fit prices without a plan: the one named, else the one a plain vLLM
+    launch runs as on the hardware's platform (vllm-qaic on Cloud AI 100, vllm-ascend on Ascend)."""
+    if opts.engine != "vllm":
+        return opts.engine
+    return engine_for_platform(build_profile(opts.hardware, profile).platform).id
+
+
 def _engine(opts: FitOptions) -> str | None:
     return opts.engine if opts.engine != "vllm" else None
-
-
-def _plan_selection(docs: CatalogDocuments, recipe_id: str, variant: str | None, opts: FitOptions):
-    """The complete selection ``servekit plan`` makes for this recipe, hardware and variant
-    (with the smallest layout that fits, judged with the user's launch options, when the user
-    names none)."""
-    request = _plan_request(docs, recipe_id, variant, opts)
-    return select(docs, request, recipe_id, variant, check=_checker(docs, opts))
 
 
 def _layout_note(docs: CatalogDocuments, opts: FitOptions, variant: str | None, check: FitCheck) -> Finding | None:
@@ -118,12 +121,22 @@ def _context(opts: FitOptions, facts, recipe: str | None, variant: str | None, a
             "variant": variant, "hardware": opts.hardware, "argv": argv}
 
 
+def _layout_overrides(opts: FitOptions) -> Overrides:
+    """``--tp`` (with ``--pp``) as ``servekit plan`` takes them over a recipe's layout."""
+    if opts.tp is None:
+        return Overrides()
+    return Overrides(tp=opts.tp, pp=opts.pp if opts.pp and opts.pp > 1 else None)
+
+
 def _planned_check(docs: CatalogDocuments, opts: FitOptions, recipe_id: str,
                    variant: str | None) -> tuple[FitCheck, dict]:
-    """The check ``servekit plan`` runs for the same selection (same variant, argv and checks),
-    with the user's memory options added to the launch."""
-    plan = plan_from_selection(docs, _plan_selection(docs, recipe_id, variant, opts), translate=False,
-                               checks=False).plan
+    """The check ``servekit plan`` runs for the same selection (same variant, engine, argv and
+    checks; a ``--tp`` the user names laid over it as plan lays it), with the user's memory
+    options added to the launch."""
+    overrides = _layout_overrides(opts)
+    request = replace(_plan_request(docs, recipe_id, variant, opts), overrides=overrides)
+    selection = select(docs, request, recipe_id, variant, check=_checker(docs, opts))
+    plan = plan_from_selection(docs, selection, translate=False, checks=False, overrides=overrides).plan
     chosen = plan.selection.variant
     facts = known_facts(plan.model_id) or resolve_model(recipe_id, variant=chosen, recipes=docs.recipes).facts
     role, check = process_checks(docs, plan, facts, extra_argv=_user_argv(opts), engine=_engine(opts),
@@ -163,6 +176,12 @@ def _check(docs: CatalogDocuments, profile: dict[str, Any], opts: FitOptions,
     recipe_id = opts.model if opts.model in docs.recipes else None
     if recipe_id and opts.tp is None:
         return _planned_check(docs, opts, recipe_id, variant)
+    if recipe_id:
+        require_variant_runs(docs, recipe_id, variant, opts.hardware)  # a refusal of the variant stands
+        try:
+            return _planned_check(docs, opts, recipe_id, variant)  # --tp laid over the recipe's plan
+        except SelectionError:  # a layout the recipe does not offer here: the user's own launch below
+            pass
     ref = None if recipe_id else _plannable(opts.model)
     if ref is not None:
         return _generic_check(docs, profile, opts, ref)
@@ -181,7 +200,8 @@ def _check(docs: CatalogDocuments, profile: dict[str, Any], opts: FitOptions,
     argv += _user_argv(opts)
     check = check_plan_fit(
         resolved.facts, profile, hardware_name=opts.hardware, argv=argv, tp=opts.tp, pp=opts.pp,
-        engine=opts.engine, precision=(resolved.variant_doc or {}).get("precision"), node_count=opts.nodes,
+        engine=_launch_engine(opts, profile), precision=(resolved.variant_doc or {}).get("precision"),
+        node_count=opts.nodes,
         cpu_kvcache_space_gib=opts.cpu_kvcache_space_gib,
     )
     return check, _context(opts, resolved.facts, resolved.recipe_id, resolved.variant, argv)
