@@ -70,3 +70,18 @@ def test_a_gpu_launch_of_the_same_model_still_profiles():
 def test_a_stated_utilization_is_the_share_of_the_hbm_limit():
     report = _report("tpu_v5e", V5E, "--max-model-len 512 --gpu-memory-utilization 0.5")
     assert report.budget_gib == pytest.approx(0.5 * 15.75)
+
+
+def test_a_point_on_a_tpu_chip_is_sized_by_the_tpu_rule():
+    """The same launch as a kv-points line naming its chip (``gpu_model: tpu_v5e``, no utilization
+    stated: the release's default) gets the logged pool."""
+    from servekit.fit.points import predict_point
+
+    point = {"model": "gemma3-1b-as-logged", "gpu_model": "tpu_v5e", "tp": 1, "max_model_len": 512,
+             "vllm_version": "0.26.0", "weights_gib": 1.86, "measured_kv_tokens": 509_184,
+             "config_facts": {key: GEMMA3_1B_AS_LOGGED[key] for key in (
+                 "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size",
+                 "vocab_size", "intermediate_size")}}
+    result = predict_point(point)
+    assert result["available_kv_gib"] == pytest.approx(12.63, abs=0.01)
+    assert result["kv_tokens"] == pytest.approx(509_184, rel=0.002)
