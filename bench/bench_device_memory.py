@@ -6,6 +6,8 @@ rows keep (``Reservation``: a least-squares line over nominal size). The measure
 calibration set. For each row this prints the rule fitted on all rows, and leave-one-out: the line
 refitted without that row, predicting it. The baseline is the rule it replaced, a fixed share of
 the nominal size (31.4/32 from one RTX 5090 figure; 191.98/192 for AMD), scored on the same rows.
+The measured rows of other vendors (TPU chips' HBM limits) are priced by NVIDIA's line, as their
+vendors' unmeasured parts are, and printed as held-out checks of that assumption.
 
     PYTHONPATH=src python bench/bench_device_memory.py
 """
@@ -66,6 +68,15 @@ def main() -> int:
                   f"ratio {statistics.median(base_abs) / statistics.median(loo_abs):.1f}x")
         else:
             print("  one measured row: no leave-one-out score")
+    others = [row for row in DEVICE_MEMORY if row.brand not in BASELINE_SHARE and nominal_row(row.id) is not None]
+    if others:
+        nvidia = fit_reservation("NVIDIA", calibration_points("NVIDIA"))
+        print("other vendors' rows, priced by NVIDIA's line as their unmeasured parts are (not fitted on them):")
+        for row in others:
+            nominal = nominal_row(row.id)
+            assert nominal is not None
+            print(f"  {row.id:<14}{nominal.gb:>6g}  {row.brand:<8} {row.memory_gib:>9.2f} "
+                  f"{_pct(nvidia.seen_gib(nominal.gb, nominal.ecc), row.memory_gib):>+7.2f}%")
     unpriced = [row.id for row in DEVICE_MEMORY if nominal_row(row.id) is None]
     if unpriced:
         print(f"rows without a datasheet size (not in the fit): {', '.join(unpriced)}")
