@@ -59,6 +59,18 @@ def test_tpu_and_ascend_parts_have_speed_rows_and_say_whose_shares_they_take(pro
     assert profiles["ai100_ultra"].compute is None
 
 
+def test_intel_arc_parts_have_speed_rows_with_their_vendor_and_carried_over_shares(profiles):
+    from servekit.hardware.device_compute import row_brand
+    from servekit.perf.launch import shares_source
+
+    b60, b70 = profiles["arc_pro_b60"], profiles["arc_pro_b70"]
+    assert b60.compute.id == "arc_pro_b60" and b60.compute.memory_gb_s == 456
+    assert b70.compute.id == "arc_pro_b70" and b70.compute.memory_gb_s == 608
+    assert b70.compute.flops("bf16") > b60.compute.flops("bf16") and compute_format(b60.compute, "fp8") != "fp8"
+    assert row_brand(b60.compute) == row_brand(b70.compute) == "Intel"
+    assert "carried over" in shares_source(b60) and "xpu" in shares_source(b60)
+
+
 def test_a_part_only_the_speed_table_names_takes_its_memory_from_the_one_memory_module(profiles):
     """A measured point may name a part no taxonomy entry has (an H800, an RTX 3090): its memory is
     the memory table's measured row, else its datasheet size at the assumed usable share, and the

@@ -66,6 +66,8 @@ class DeviceCompute:
     stream_gb_s: tuple[tuple[float, float], ...] = ()
     """For a measured row: (MiB of weights, GB/s they stream at) per size measured, smallest
     first; a set the caches hold part of streams faster than ``memory_gb_s``."""
+    brand: str = ""
+    """The vendor, where the link does not say it (``LINK_BRAND``): Intel's PCIe cards."""
 
     def memory_for(self, size_bytes: float) -> float:
         """GB/s at which ``size_bytes`` of weights stream: interpolated in the logarithm of the
@@ -233,6 +235,16 @@ DEVICE_COMPUTE: tuple[DeviceCompute, ...] = (
                   "interconnect) and https://www.medcom.id/teknologi/news-teknologi/akW27ydb-huawei-punya-hbm-buatan-"
                   "sendiri-targetkan-supercluster-raksasa (950PR: 128 GB HiBL 1.0 at 1.6 TB/s); no BF16 figure was "
                   "stated, so BF16 weights have no speed prediction"),
+    DeviceCompute("arc_pro_b60", {"bf16": 98.3}, 456, "pcie", PCIE5 / 2,
+                  "Intel Arc Pro B60 (BMG-G21, 160 XMX engines) as the spec listings give it: 98.3 TFLOPS BF16 and "
+                  "196.6 TOPS INT8 on the XMX engines (https://hmc-tech.com/gpu/intel-arc-pro-b60-vs-nvidia-quadro-"
+                  "p620), 24 GB GDDR6 on 192 bits at 456 GB/s, PCIe 5.0 x8 (https://technical.city/en/video/"
+                  "Iris-Xe-Graphics-96EU-vs-Arc-Pro-B60); no Intel datasheet is stored here", brand="Intel"),
+    DeviceCompute("arc_pro_b70", {"bf16": 183.5}, 608, "pcie", PCIE5,
+                  "Intel Arc Pro B70 as https://zolotukhin.ai/blog/2026-05-18-intel-arc-pro-b70-deep-dive-and-zincs-"
+                  "t-intel-plan/ gives Intel's figures: 256 XMX engines, 367 INT8 TOPS, 32 GB ECC GDDR6 on 256 bits at "
+                  "608 GB/s, PCIe 5.0 x16; BF16 at half the INT8 rate, as the B60's XMX figures are (an assumption)",
+                  brand="Intel"),
     DeviceCompute("dgx_spark_gb10", {"fp4": 500.0}, 273, "none", 0.0,
                   _nv("https://www.nvidia.com/en-us/products/workstations/dgx-spark/ (1 PFLOP FP4 with sparsity, "
                       "273 GB/s LPDDR5x)")),
@@ -244,8 +256,8 @@ LINK_BRAND = {"xgmi": "AMD", "ici": "Google", "unifiedbus": "Huawei"}
 
 
 def row_brand(row: DeviceCompute) -> str:
-    """The vendor of a speed-table part (``LINK_BRAND``)."""
-    return LINK_BRAND.get(row.link, "NVIDIA")
+    """The vendor of a speed-table part: its ``brand``, else by its link (``LINK_BRAND``)."""
+    return row.brand or LINK_BRAND.get(row.link, "NVIDIA")
 
 
 def _normal(name: str) -> str:
