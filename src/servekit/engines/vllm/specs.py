@@ -88,6 +88,9 @@ TPU_RULE = MemoryRule(
 utilization of the chips' HBM limit (JAX ``memory_stats()['bytes_limit']``) less the HBM in use
 once the weights are loaded (``bytes_in_use``): no profiling pass, no CUDA graphs, no runner
 buffers. A v5e log shows it exactly: 0.92 x 15.75 GiB less 1.86 GiB of Gemma 3 1B weights leaves
-12.63 GiB (keras-team/keras-io guides/keras_hub/serving_with_vllm, vLLM 0.26.0)."""
+12.63 GiB (keras-team/keras-io guides/keras_hub/serving_with_vllm, vLLM 0.26.0), and a v6e log of
+0.29.1rc1 has the same form. Not modelled: a newer worker of tpu-inference (its TorchTPU path) runs
+a profiling pass first and keeps a ``TPU_KV_CACHE_HEADROOM_MIB`` headroom ('kv_cache_headroom_gb'
+in its log line); no log of it with its launch was found to size that headroom from."""
 MEMORY = MemoryHooks(rule=MemoryRule(budget=BUDGET_UTILIZATION, counts_runner_buffers=True, release_utilization=True),
                      cpu_rule=CPU_RULE, tpu_rule=TPU_RULE)
