@@ -165,3 +165,19 @@ def test_a_variant_that_fits_is_offered_when_the_planned_one_does_not(capsys):
     assert offer["fix"] == "--variant nvfp4"
     code, _, _ = _run(capsys, "fit", "Qwen/Qwen3.8-27B", "--hardware", "rtx_5090", "--variant", "nvfp4")
     assert code == 0
+
+
+def test_explicit_tp_without_a_variant_takes_the_variant_the_plan_picks(capsys):
+    """A recipe whose default variant does not run on the hardware but another does: ``fit --tp``
+    without ``--variant`` is checked with the variant plan picks there, not refused for the default."""
+    from testing.shared import REFERENCE_CATALOG
+
+    if not REFERENCE_CATALOG.is_dir():
+        pytest.skip(f"the reference catalog is not at {REFERENCE_CATALOG}")
+    model = "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16"
+    code, out, err = _run(capsys, "fit", model, "--catalog", str(REFERENCE_CATALOG), "--hardware", "mi300x",
+                          "--tp", "1")
+    assert "does not run on 'mi300x'" not in err + out
+    code, _, err = _run(capsys, "fit", model, "--catalog", str(REFERENCE_CATALOG), "--hardware", "mi300x",
+                        "--variant", "default", "--tp", "1")
+    assert code != 0 and "does not run on 'mi300x'" in err

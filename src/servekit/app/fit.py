@@ -25,17 +25,17 @@ from servekit.app.local_hardware import with_local
 from servekit.app.request import PlanRequest, load_documents
 from servekit.catalog.documents import CatalogDocuments
 from servekit.catalog.ids import recipe_for_model
+from servekit.engines.registry import engine_for_platform
 from servekit.errors import SelectionError, ServekitError
 from servekit.facts.resolve import resolve_model
 from servekit.findings import Finding
 from servekit.fit.api import FitCheck, check_plan_fit
 from servekit.fit.planner import engine_choices
 from servekit.fit.points import predict_point
-from servekit.engines.registry import engine_for_platform
 from servekit.hardware import build_profile
+from servekit.jsonl import numbered_objects
 from servekit.synthesis.overrides import Overrides
 from servekit.synthesis.resolve import require_variant_runs
-from servekit.jsonl import numbered_objects
 
 @dataclass
 class FitOptions:
@@ -177,7 +177,8 @@ def _check(docs: CatalogDocuments, profile: dict[str, Any], opts: FitOptions,
     if recipe_id and opts.tp is None:
         return _planned_check(docs, opts, recipe_id, variant)
     if recipe_id:
-        require_variant_runs(docs, recipe_id, variant, opts.hardware)  # a refusal of the variant stands
+        if variant is not None:  # a variant the user names must run here (the plan picks one that does)
+            require_variant_runs(docs, recipe_id, variant, opts.hardware)
         try:
             return _planned_check(docs, opts, recipe_id, variant)  # --tp laid over the recipe's plan
         except SelectionError:  # a layout the recipe does not offer here: the user's own launch below
