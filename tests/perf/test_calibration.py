@@ -159,6 +159,26 @@ def test_the_amd_evaluation_source_is_the_published_tables_and_never_fitted_on(p
             assert pred.batch == batch_of[m.id]
 
 
+
+def test_the_public_run_source_is_its_writers_lines_and_never_fitted_on(profiles):
+    """bench/data's single public vLLM runs are what their writer holds, no calibration point is
+    among them, each gets a prediction from its structured fields, and a figure its thread does
+    not print (the B200 Mistral run's throughput) is not scored."""
+    from servekit.perf.calibrate import figures, predicted
+
+    writer = _bench_script("make_public_vllm_points")
+    stored = _bench_script("make_trtllm_overview_points").read_points(writer.OUT)
+    assert stored == list(writer.POINTS) and len(stored) == 6
+    assert not {p["id"] for p in stored} & set(CALIBRATION_POINTS)
+    scored = {m.id: m for m in prepare(stored, profiles)}
+    assert set(scored["modelopt-2015-mistral-small-24b-b200-c64"].measured) == {"ttft_ms", "tpot_ms"}
+    assert set(scored["vllm-23696-gpt-oss-120b-b200-tp8"].measured) == {
+        "output_throughput_tok_s", "ttft_ms", "tpot_ms"}
+    for m in scored.values():
+        got = figures(predicted(m, profiles, fitted_values()))
+        assert all(got[k] > 0 for k in m.measured)
+
+
 def cpu_loads() -> list[dict]:
     """bench/results/cpu-loads.jsonl: the CPU backend's held-out loads (part of the project)."""
     import json
