@@ -464,26 +464,53 @@ def test_points_read_the_tie_flag_for_the_embedding():
     assert shape_facts({**point, "config_facts": {**facts, "tie_word_embeddings": True}}).embedding_params == 0
 
 
+def test_a_life_prices_its_prompt_steps_and_its_decode_steps_apart():
+    """Four requests decode 128 steps and each prompt of 512 tokens is prefilled whole in one step
+    beside the decodes: four steps carry a prompt, 124 decode alone, and the life is the sum of
+    the two kinds (each its own max of memory and arithmetic), not 128 steps of the average tokens."""
+    from servekit.perf.predict import _iteration, life
+
+    slow_flops = replace(QUIET, flops=2e14)
+    launch = _launch(rates=slow_flops)
+    wl = Workload(input_len=512, output_len=128, concurrency=4)
+    context = 512 + 128 / 2
+    mixed, _ = _iteration(launch, 4 + 512, 4, context, 512, 512)
+    alone, _ = _iteration(launch, 4, 4, context, 0, 512)
+    got = life(launch, wl, 4)
+    assert got.seconds == pytest.approx(4 * mixed + 124 * alone)
+    assert got.iteration == pytest.approx(got.seconds / 128)
+    average, _ = _iteration(launch, 4 + 4 * 512 / 128, 4, context, 4 * 512 / 128, 512)
+    assert got.seconds > 128 * average  # the prompt steps are arithmetic-bound, the rest memory-bound
+
+
 def test_a_moe_life_reads_the_experts_of_its_steps_not_of_an_average_step():
-    """Four decodes per step and a 512-token prompt prefilled whole in one of every 128 steps: the
-    experts read average over the two kinds of step, less than one step of the average tokens
-    would touch (the touched share is concave in tokens)."""
-    from servekit.perf.predict import mean_touched
+    """Each kind of step reads the experts its own tokens touch: the decode-only steps a few, the
+    prompt steps nearly all (the touched share is concave in tokens)."""
+    from servekit.perf.predict import life
+    from servekit.perf.terms import weight_s
 
     launch = _launch(shape=MOE)
-    mixed = mean_touched(launch, decode_tokens=4, prompt=512, iterations=128, input_len=512)
-    decoding, with_prompt = expert_touched(MOE, Layout(), 4), expert_touched(MOE, Layout(), 516)
-    assert mixed == pytest.approx((127 * decoding + with_prompt) / 128)
-    assert mixed < expert_touched(MOE, Layout(), 4 + 512 / 128)
-    assert mean_touched(_launch(), decode_tokens=4, prompt=512, iterations=128, input_len=512) is None
+    wl = Workload(input_len=512, output_len=128, concurrency=4)
+    got = life(launch, wl, 4)
+    decoding = weight_s(MOE, Layout(), QUIET, 4)
+    prompt = weight_s(MOE, Layout(), QUIET, 516)
+    assert got.terms.weights == pytest.approx((124 * decoding + 4 * prompt) / 128)
+    assert got.terms.weights < weight_s(MOE, Layout(), QUIET, 4 + 4 * 512 / 128)
 
 
 def test_a_prompt_longer_than_the_budget_fills_every_step_with_a_chunk():
-    from servekit.perf.predict import mean_touched
+    """Prompts that outlast the decodes (every step carries prompt tokens) spread evenly over the
+    steps: each step carries the average share, up to the budget."""
+    from servekit.perf.predict import _iteration, life
 
     launch = _launch(shape=MOE, limits=replace(ROOMY, max_num_batched_tokens=1024))
-    full = mean_touched(launch, decode_tokens=24, prompt=64 * 4096, iterations=64 * 4096 / 1000, input_len=4096)
-    assert full == pytest.approx(expert_touched(MOE, Layout(), 1024))
+    wl = Workload(input_len=4096, output_len=16, concurrency=24)
+    got = life(launch, wl, 24)
+    tokens = 24 * 4096 + 24 * 16
+    steps = tokens / 1024
+    step, _ = _iteration(launch, 1024, 24, 4096 + 8, 24 * 4096 / steps, 4096)
+    assert got.seconds == pytest.approx(steps * step)
+    assert got.tokens_per_iteration == pytest.approx(1024)
 
 
 def test_host_work_beside_the_device_makes_a_step_the_longer_of_the_two():

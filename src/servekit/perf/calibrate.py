@@ -143,7 +143,7 @@ FIT_STARTS: tuple[dict[str, float], ...] = tuple(
     {"bandwidth_fraction": bandwidth, "flops_fraction": flops, "flops_scale.trtllm": trtllm,
      "seq_overhead_us.vllm": seq, "seq_overhead_us.sglang": 2 * seq}
     for bandwidth in (0.6, 0.8) for flops in (0.25, 0.5) for trtllm in (1.0, 2.0) for seq in (55.0, 110.0)
-) + tuple({"layer_overhead_us": 0.0, "bandwidth_fraction": bw} for bw in (0.7, 0.85))
+) + tuple({"layer_overhead_us": 0.0, "bandwidth_fraction": bw} for bw in (0.7, 0.8))
 """Where ``best_fit`` starts the descent besides the stored values (each start sets these and keeps
 the stored values of the rest). Coordinate descent settles in the basin nearest its start, and the
 calibration loss has several: memory- against compute-bound readings of the same steps, the CPU's

@@ -8,9 +8,11 @@ One request's life, with ``B`` requests running: the engine takes ``S = max(outp
 tokens / max_num_batched_tokens)`` iterations, where ``tokens`` is everything the ``B`` slots
 process meanwhile (each slot one prefill of ``input`` tokens and ``output`` decode tokens;
 ``tau`` the tokens a speculative step yields). Each iteration runs every pipeline stage once per
-micro-batch (``PP`` stage steps of ``B / PP`` sequences, ``servekit.perf.terms``), so the life
-lasts ``L = S x PP x stage step``; TPOT is ``L / output`` and the throughput ``B x output / L``
-per replica (DP replicas add up).
+micro-batch (``PP`` stage steps of ``B / PP`` sequences, ``servekit.perf.terms``). The iterations
+are of two kinds (``life``): those that carry a prompt beside the decodes (one per prompt where
+the budget holds it whole) and those that decode alone, so the life lasts ``L = PP x (prompt
+iterations x their stage step + the rest x a decode stage step)``; TPOT is ``L / output`` and the
+throughput ``B x output / L`` per replica (DP replicas add up).
 
 TTFT is the engine's fixed cost of taking a request in and streaming its first token back
 (``Rates.request_s``), the prefill of ``input`` tokens in chunks beside the running decodes, half an
@@ -75,7 +77,7 @@ from dataclasses import field
 
 from servekit.perf.closed_loop import Loop, quantile, replay
 from servekit.perf.shape import ModelShape
-from servekit.perf.terms import Layout, Rates, StepTerms, expert_touched, lm_head_s, step_terms
+from servekit.perf.terms import Layout, Rates, StepTerms, blended, lm_head_s, step_terms
 from servekit.records import record
 
 RATE_ITERATIONS = 60
@@ -211,35 +213,33 @@ def _iteration(launch: PerfLaunch, tokens: float, seqs: float, context: float, p
 
 def life(launch: PerfLaunch, wl: Workload, batch: int, prefills: float = 1.0) -> Life:
     """``prefills``: prefills per slot during the life (1 on average; ``P99_PREFILLS`` for a
-    request that meets a burst of arrivals)."""
+    request that meets a burst of arrivals).
+
+    A prompt is prefilled whole in one step where the token budget holds it beside the decodes (in
+    chunks of the budget otherwise): ``prompt / chunk`` steps carry a chunk and the rest decode
+    alone, each kind priced on its own (memory and arithmetic overlap inside a step, not across
+    steps). Where every step carries prompt tokens, each carries the average share of them."""
     tau = launch.spec.tau if launch.spec else 1.0
     verify = launch.spec.tokens + 1 if launch.spec else 1
     decode_steps = max(1.0, wl.output_len / tau)
+    decodes = batch * verify
     prompt = prefills * batch * wl.input_len
     tokens = prompt + batch * decode_steps * verify
-    iterations = max(decode_steps, tokens / launch.limits.max_num_batched_tokens)
-    per_iteration = tokens / iterations
-    touched = mean_touched(launch, batch * verify, prompt, iterations, wl.input_len)
-    seconds, terms = _iteration(launch, per_iteration, batch, wl.input_len + wl.output_len / 2,
-                                prompt / iterations, wl.input_len, touched)
-    return Life(iterations * seconds, seconds, terms, per_iteration)
-
-
-def mean_touched(launch: PerfLaunch, decode_tokens: float, prompt: float, iterations: float,
-                 input_len: int) -> float | None:
-    """The share of the routed experts a step of the life reads, on average over its steps: a
-    prompt is prefilled whole in one step where the token budget holds it (in chunks of the budget
-    otherwise), so ``prompt / chunk`` steps carry a chunk beside the decodes and the rest decode
-    alone. The touched share is concave in a step's tokens: one step of the average tokens would
-    overstate it. None for a dense model (nothing to average)."""
-    shape, layout = launch.shape, launch.layout
-    if not shape.experts:
-        return None
-    chunk = max(1.0, min(float(input_len), launch.limits.max_num_batched_tokens - decode_tokens))
+    budget = launch.limits.max_num_batched_tokens
+    iterations = max(decode_steps, tokens / budget)
+    context = wl.input_len + wl.output_len / 2
+    chunk = max(1.0, min(float(wl.input_len), budget - decodes))
     with_prompt = min(iterations, prompt / chunk)
-    pp = layout.pp
-    return (with_prompt * expert_touched(shape, layout, (decode_tokens + chunk) / pp)
-            + (iterations - with_prompt) * expert_touched(shape, layout, decode_tokens / pp)) / iterations
+    if with_prompt >= iterations:
+        per_iteration = tokens / iterations
+        seconds, terms = _iteration(launch, per_iteration, batch, context, prompt / iterations, wl.input_len)
+        return Life(iterations * seconds, seconds, terms, per_iteration)
+    mixed, mixed_terms = _iteration(launch, decodes + chunk, batch, context, chunk, wl.input_len)
+    alone, alone_terms = _iteration(launch, decodes, batch, context, 0.0, wl.input_len)
+    rest = iterations - with_prompt
+    total = with_prompt * mixed + rest * alone
+    terms = blended(mixed_terms, with_prompt / iterations, alone_terms, rest / iterations)
+    return Life(total, total / iterations, terms, tokens / iterations)
 
 
 def _prefill_s(launch: PerfLaunch, wl: Workload, batch: int) -> float:

@@ -131,6 +131,15 @@ class StepTerms:
                 "overhead": self.overhead * 1e3}
 
 
+
+def blended(a: StepTerms, wa: float, b: StepTerms, wb: float) -> StepTerms:
+    """The terms of a run of steps, ``wa`` of them of kind ``a`` and ``wb`` of kind ``b``, term by term."""
+    def mix(name: str) -> float:
+        return wa * getattr(a, name) + wb * getattr(b, name)
+
+    return StepTerms(weights=mix("weights"), kv=mix("kv"), compute=mix("compute"), communication=mix("communication"),
+                     overhead=mix("overhead"), activations=mix("activations"), host=mix("host"), overlap=a.overlap)
+
 def attention_flops(shape: ModelShape, context: float, width: int) -> float:
     """FLOPs of one token's attention to ``context`` earlier tokens, ``width`` per head
     (scores and values: 2 FLOPs per multiply-add)."""
