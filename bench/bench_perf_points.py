@@ -67,8 +67,8 @@ EVALUATION_ONLY = (REPO / "bench" / "data" / "oracle-mi300x-llama-3.1-405b.jsonl
 """Sources no constant is fitted on, scored whole: Oracle's vLLM runs of Llama 3.1 405B FP8 on eight
 MI300X (bench/make_oracle_mi300x_points.py), the only AMD measurements here; a public concurrency
 sweep of Qwen2.5-0.5B on an L4 with vLLM 0.23.0 (bench/make_wmx_l4_points.py), closed loops of
-fixed lengths (the waves and cohort rules of ``servekit.perf.predict``); single vLLM runs on B200 from
-public issue threads (bench/make_public_vllm_points.py)."""
+fixed lengths (the waves and cohort rules of ``servekit.perf.predict``); single vLLM runs on B200
+and H100 from public issue threads and reports (bench/make_public_vllm_points.py)."""
 PROBE = REPO / "bench" / "results" / "gpu-probe-h200-2026-12-04.json"
 """An H200's kernel rates (bench/gpu_probe.py), printed beside the fitted shares."""
 SHORT = {"output_throughput_tok_s": "throughput", "tpot_ms": "TPOT", "ttft_ms": "TTFT"}

@@ -159,7 +159,6 @@ def test_the_amd_evaluation_source_is_the_published_tables_and_never_fitted_on(p
             assert pred.batch == batch_of[m.id]
 
 
-
 def test_the_public_run_source_is_its_writers_lines_and_never_fitted_on(profiles):
     """bench/data's single public vLLM runs are what their writer holds, no calibration point is
     among them, each gets a prediction from its structured fields, and a figure its thread does

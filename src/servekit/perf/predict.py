@@ -196,14 +196,12 @@ class Life:
 
 
 def _iteration(launch: PerfLaunch, tokens: float, seqs: float, context: float, prefill_tokens: float,
-               input_len: int, touched: float | None = None) -> tuple[float, StepTerms]:
+               input_len: int) -> tuple[float, StepTerms]:
     """One iteration of ``tokens`` tokens, ``prefill_tokens`` of them from prompts of ``input_len``
-    (each attending half its prompt on average: the causal mask); ``touched``: the share of the
-    routed experts it reads, when not that of one step of ``tokens``."""
+    (each attending half its prompt on average: the causal mask)."""
     pp = launch.layout.pp
     terms = step_terms(launch.shape, launch.layout, launch.rates, tokens=tokens / pp, seqs=seqs / pp,
-                       context=context, prefill_tokens=prefill_tokens / pp, prefill_context=input_len / 2,
-                       touched=touched)
+                       context=context, prefill_tokens=prefill_tokens / pp, prefill_context=input_len / 2)
     seconds = pp * terms.total
     if launch.spec:
         draft = seconds / launch.shape.layers + lm_head_s(launch.shape, launch.layout, launch.rates)

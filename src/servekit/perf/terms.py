@@ -131,7 +131,6 @@ class StepTerms:
                 "overhead": self.overhead * 1e3}
 
 
-
 def blended(a: StepTerms, wa: float, b: StepTerms, wb: float) -> StepTerms:
     """The terms of a run of steps, ``wa`` of them of kind ``a`` and ``wb`` of kind ``b``, term by term."""
     def mix(name: str) -> float:
@@ -139,6 +138,7 @@ def blended(a: StepTerms, wa: float, b: StepTerms, wb: float) -> StepTerms:
 
     return StepTerms(weights=mix("weights"), kv=mix("kv"), compute=mix("compute"), communication=mix("communication"),
                      overhead=mix("overhead"), activations=mix("activations"), host=mix("host"), overlap=a.overlap)
+
 
 def attention_flops(shape: ModelShape, context: float, width: int) -> float:
     """FLOPs of one token's attention to ``context`` earlier tokens, ``width`` per head
@@ -176,20 +176,17 @@ def expert_touched(shape: ModelShape, layout: Layout, tokens: float) -> float:
     return touched_fraction(tokens * layout.expert_replicas, shape.experts, shape.experts_per_token)
 
 
-def weight_bytes_split(shape: ModelShape, layout: Layout, tokens: float,
-                       touched: float | None = None) -> tuple[float, float]:
-    """(dense, routed-expert) weight bytes one rank reads in a step of ``tokens`` tokens
-    (``touched``: the share of the experts read, when the caller knows it better than one step of
-    ``tokens`` does)."""
+def weight_bytes_split(shape: ModelShape, layout: Layout, tokens: float) -> tuple[float, float]:
+    """(dense, routed-expert) weight bytes one rank reads in a step of ``tokens`` tokens."""
     ranks = layout.tp * layout.pp
-    share = expert_touched(shape, layout, tokens) if touched is None else touched
+    share = expert_touched(shape, layout, tokens)
     return shape.streamed_dense_bytes / ranks, shape.expert_bytes * share / (ranks * layout.expert_replicas)
 
 
-def weight_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float, touched: float | None = None) -> float:
+def weight_s(shape: ModelShape, layout: Layout, rates: Rates, tokens: float) -> float:
     """Seconds one rank reads its weights in a step: dense bytes at ``memory``, the routed experts
     the step touches at ``expert_memory``."""
-    dense, experts = weight_bytes_split(shape, layout, tokens, touched)
+    dense, experts = weight_bytes_split(shape, layout, tokens)
     return dense / rates.memory + experts / (rates.expert_memory or rates.memory)
 
 
@@ -227,8 +224,7 @@ def activation_bytes(shape: ModelShape, layout: Layout, tokens: float) -> float:
 
 
 def step_terms(shape: ModelShape, layout: Layout, rates: Rates, *, tokens: float, seqs: float,
-               context: float, prefill_tokens: float = 0.0, prefill_context: float = 0.0,
-               touched: float | None = None) -> StepTerms:
+               context: float, prefill_tokens: float = 0.0, prefill_context: float = 0.0) -> StepTerms:
     """The terms of one step of one stage: ``seqs`` sequences read ``context`` tokens of KV each;
     ``prefill_tokens`` of the ``tokens`` are prompt tokens attending ``prefill_context`` each."""
     stage_layers = shape.layers / layout.pp
@@ -237,7 +233,7 @@ def step_terms(shape: ModelShape, layout: Layout, rates: Rates, *, tokens: float
         held = seqs / layout.attention_dp
         latent = held * stage_layers * rates.mla_seq_s
     return StepTerms(
-        weights=weight_s(shape, layout, rates, tokens, touched),
+        weights=weight_s(shape, layout, rates, tokens),
         kv=held * context * shape.kv_bytes_per_token / layout.pp / rates.memory,
         compute=compute_s(shape, layout, rates, tokens, context, prefill_tokens, prefill_context),
         communication=allreduce_s(shape, layout, rates, tokens),
