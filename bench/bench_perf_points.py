@@ -17,9 +17,11 @@ CPU) and prints
 each constant's range, the held-out points' errors and the 80% interval ratios those errors give
 (narrower than the stored ones).
 ``--groups`` leaves every calibration point of one model (by shape,
-``servekit.perf.calibrate.model_group``) out together, refits, and prints the held-out errors, the
-80% interval ratios they give (the rule of ``servekit.perf.intervals``; the stored ``INTERVAL80``
-should equal them) and how many evaluation measurements fall inside those.
+``servekit.perf.calibrate.model_group``) out together, refits, and prints the held-out errors; then
+the 80% interval ratios the rule of ``servekit.perf.intervals`` gives over every source's
+out-of-sample errors (those held-out errors and the evaluation points', each weighing the same; the
+stored ``INTERVAL80`` should equal them), and each source's share inside the interval
+pooled from the other sources.
 ``--starts`` runs the whole fit from the stored values and from each of
 ``servekit.perf.calibrate.FIT_STARTS`` (one process per CPU) and prints each descent's loss and
 whether the stored constants are the lowest-loss result (the rule the stored constants follow).
@@ -52,10 +54,10 @@ from servekit.hardware import profiles_for  # noqa: E402
 from servekit.hardware.device_compute import compute_row  # noqa: E402
 from servekit.perf.calibrate import (  # noqa: E402
     Measured, best_fit, calibration_half, figures, fit_constants, fits_from_starts, held_out_intervals, intervals_from,
-    leave_group_out, leave_one_out, model_group, predicted, prepare, weighted_by_source,
+    leave_group_out, leave_one_out, model_group, out_of_sample, pooled_intervals, predicted, prepare, weighted_by_source,
 )
 from servekit.perf.constants import CALIBRATION_POINTS, fitted_values  # noqa: E402
-from servekit.perf.intervals import INTERVAL80, METRICS  # noqa: E402
+from servekit.perf.intervals import INTERVAL80, METRICS, leave_source_out  # noqa: E402
 
 DEFAULT = REPO.parent / "shared" / "reference" / "perf-points-visible.jsonl"
 TABLE = REPO / "bench" / "data" / "trtllm-perf-overview-v1.0.jsonl"
@@ -153,7 +155,7 @@ def print_loo(cal: list[Measured], profiles, values) -> None:
     bands = held_out_intervals(rows)
     print("  80% interval ratios from the held-out errors: "
           + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in bands.items())
-          + " (the stored INTERVAL80 is leave-one-model-out's, --groups)")
+          + " (the stored INTERVAL80 pools every source's out-of-sample errors, --groups)")
 
 
 def coverage(points: list[Measured], profiles, values, bands: dict[str, tuple[float, float]]) -> dict[str, float]:
@@ -167,7 +169,10 @@ def coverage(points: list[Measured], profiles, values, bands: dict[str, tuple[fl
     return {k: sum(v) / len(v) for k, v in inside.items()}
 
 
-def print_groups_out(cal: list[Measured], profiles, values, evaluation: list[tuple[str, list[Measured]]]) -> None:
+def print_groups_out(cal: list[Measured], profiles, values,
+                     sources: dict[str, tuple[set[str], list[Measured]]]) -> None:
+    """Leave-one-model-out, then the rule of ``servekit.perf.intervals``: the interval pooled over
+    every source's out-of-sample errors, and each source's share inside the one pooled without it."""
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         rows = leave_group_out(cal, profiles, values, mapper=pool.map)
     models = len({model_group(m) for m in cal})
@@ -177,14 +182,25 @@ def print_groups_out(cal: list[Measured], profiles, values, evaluation: list[tup
         rel = [abs(1 / r["ratios"][k] - 1) for r in rows if k in r["ratios"]]
         if rel:
             print(f"  held-out {SHORT[k]:10} n={len(rel):2} median |error| {statistics.median(rel):6.1%}")
-    bands = held_out_intervals(rows)
-    print("  80% interval ratios from these errors: "
+    alone = held_out_intervals(rows)
+    print("  80% interval ratios from these errors alone: "
+          + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in alone.items()))
+    by_source = out_of_sample(rows, sources, profiles, values)
+    bands = pooled_intervals(by_source)
+    print("80% interval ratios from every source's out-of-sample errors (these, and the evaluation points "
+          "with the stored constants), each weighing the same: "
           + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in bands.items()))
     same = all(abs(bands[k][0] - INTERVAL80[k][0]) < 1e-3 and abs(bands[k][1] - INTERVAL80[k][1]) < 1e-3 for k in bands)
     print("  stored INTERVAL80 " + ("equals them" if same else "differs: update servekit.perf.intervals.INTERVAL80"))
-    for name, points in evaluation:
-        cells = ", ".join(f"{SHORT[k]} {c:.1%}" for k, c in coverage(points, profiles, values, bands).items())
-        print(f"  inside these intervals, {name}: {cells}")
+    print("  each source inside the interval pooled from the other sources (leave-one-source-out):")
+    for name in sources:
+        cells = []
+        for k in METRICS:
+            held = leave_source_out(by_source[k]).get(name)
+            if held:
+                (lo, hi), share = held
+                cells.append(f"{SHORT[k]} {share:.0%} of {len(by_source[k][name])} ({lo:.3f}..{hi:.3f})")
+        print(f"    {name}: " + ("; ".join(cells) or "no other source measures its metrics"))
 
 
 def print_starts(cal: list[Measured], profiles, values) -> None:
@@ -243,7 +259,9 @@ def report(path: Path, loo: bool, starts: bool = False, table: Path = TABLE, gro
         bands = intervals_from(cal, profiles, values)
         print("calibration residual spread (10th..90th percentile, in-sample): "
               + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in bands.items()))
-        print("80% interval ratios used (servekit.perf.intervals, from leave-one-model-out errors): "
+        print("80% interval ratios used (servekit.perf.intervals: every source's out-of-sample errors, the evaluation "
+              "points' among them, so an evaluation set's share inside below is in-sample for the interval; "
+              "--groups prints each source's share inside the interval pooled from the others): "
               + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in INTERVAL80.items()))
         print_ceilings(values)
         print_score(f"calibration, {path.name}", visible_cal, profiles, values)
@@ -262,9 +280,9 @@ def report(path: Path, loo: bool, starts: bool = False, table: Path = TABLE, gro
         if loo:
             print_loo(cal, profiles, values)
         if groups:
-            sets = [(f"evaluation, {path.name}", ev), (f"evaluation, {table.name}", table_ev),
-                    *((f"{name} (evaluation only)", pts) for name, pts in extra)]
-            print_groups_out(cal, profiles, values, sets)
+            sources = {path.name: ({m.id for m in visible_cal}, ev), table.name: ({m.id for m in table_cal}, table_ev),
+                       **{name: (set(), pts) for name, pts in extra}}
+            print_groups_out(cal, profiles, values, sources)
     return out.getvalue()
 
 

@@ -84,6 +84,48 @@ def test_held_out_intervals_cover_eighty_percent_of_the_held_out_ratios():
     assert symmetric_ratios([2.0, 0.5]) == pytest.approx((0.5, 2.0))
 
 
+def test_pooled_intervals_weigh_every_out_of_sample_error_the_same():
+    from servekit.perf.intervals import pooled_ratios
+
+    spread = [0.5, 0.7, 0.8, 0.9, 1.0, 1.05, 1.1, 1.3, 1.6, 2.5]
+    split = {"a": spread[:3], "b": spread[3:9], "c": spread[9:], "empty": []}
+    assert pooled_ratios(split) == pytest.approx(symmetric_ratios(spread))
+    # one source's hundred exact predictions outweigh another's single 3x miss
+    assert pooled_ratios({"many": [1.0] * 100, "one": [3.0]})[1] == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        pooled_ratios({"a": []})
+
+
+def test_each_source_is_scored_inside_the_interval_pooled_from_the_others():
+    from servekit.perf.intervals import leave_source_out, pooled_ratios
+
+    by_source = {"a": [1.0, 1.1, 0.9], "b": [1.5, 0.7], "c": [3.0, 1.0, 0.2, 1.05], "d": []}
+    held = leave_source_out(by_source)
+    assert set(held) == {"a", "b", "c"}  # d has nothing to score
+    for name, ((lo, hi), share) in held.items():
+        assert (lo, hi) == pytest.approx(pooled_ratios({k: v for k, v in by_source.items() if k != name}))
+        assert share == pytest.approx(sum(lo <= r <= hi for r in by_source[name]) / len(by_source[name]))
+    assert held["c"][1] < 1.0 and held["a"][1] == 1.0
+    assert leave_source_out({"alone": [1.0]}) == {}
+
+
+def test_out_of_sample_ratios_join_held_out_rows_and_evaluation_points_per_source(calibration, profiles):
+    from servekit.perf.calibrate import out_of_sample, pooled_intervals, ratio_rows
+
+    first, second, third = calibration[0], calibration[1], calibration[2]
+    rows = [{"id": first.id, "ratios": {"output_throughput_tok_s": 2.0}},
+            {"id": second.id, "ratios": {"output_throughput_tok_s": 0.5, "ttft_ms": 1.25}}]
+    sources = {"file": ({first.id, second.id}, [third]), "other": (set(), [third])}
+    got = out_of_sample(rows, sources, profiles, fitted_values())
+    evaluated = ratio_rows([third], profiles, fitted_values())[0]
+    thr = "output_throughput_tok_s"
+    assert got[thr]["file"][:2] == [2.0, 0.5] and got[thr]["file"][2] == pytest.approx(evaluated[thr])
+    assert got[thr]["other"] == [pytest.approx(evaluated[thr])]
+    assert ("ttft_ms" in evaluated) == (len(got["ttft_ms"].get("other", [])) == 1)
+    bands = pooled_intervals(got)
+    assert set(bands) == {k for k, sources in got.items() if any(sources.values())}
+
+
 def test_a_weighted_quantile_leans_toward_the_heavier_values():
     from servekit.perf.intervals import quantile
 

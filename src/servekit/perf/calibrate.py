@@ -23,7 +23,7 @@ from typing import Any
 
 from servekit.hardware.profile import HardwareProfile
 from servekit.perf.constants import CONSTANTS, FITTED, OVERHEAD_KEYS, PerfConstant, fitted_values
-from servekit.perf.intervals import METRICS, interval_ratios, symmetric_ratios
+from servekit.perf.intervals import METRICS, interval_ratios, pooled_ratios, symmetric_ratios
 from servekit.perf.points import kv_pool, launch_of, normal_point, point_profile, shape_facts, workload_of
 from servekit.perf.predict import Prediction, predict
 from servekit.records import record
@@ -179,14 +179,23 @@ def best_fit(fits: Sequence[Fit]) -> Fit:
     return min(fits, key=lambda f: f.loss)
 
 
+def ratio_rows(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
+               values: Mapping[str, float]) -> list[dict[str, float]]:
+    """Each point's measured / predicted per metric it measures."""
+    rows = []
+    for m in points:
+        got = figures(predicted(m, profiles, values))
+        rows.append({k: v / got[k] for k, v in m.measured.items()})
+    return rows
+
+
 def ratios(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
            values: Mapping[str, float]) -> dict[str, list[float]]:
     """measured / predicted per metric over ``points``."""
     out: dict[str, list[float]] = {k: [] for k in METRICS}
-    for m in points:
-        got = figures(predicted(m, profiles, values))
-        for k, v in m.measured.items():
-            out[k].append(v / got[k])
+    for row in ratio_rows(points, profiles, values):
+        for k, r in row.items():
+            out[k].append(r)
     return out
 
 
@@ -265,3 +274,26 @@ def held_out_intervals(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[flo
             out[k].append(r)
             weights[k].append(row.get("weight", 1.0))
     return {k: symmetric_ratios(r, weights=weights[k]) for k, r in out.items() if r}
+
+
+def out_of_sample(rows: Sequence[Mapping[str, Any]], sources: Mapping[str, tuple[Iterable[str], Sequence[Measured]]],
+                  profiles: Mapping[str, HardwareProfile],
+                  values: Mapping[str, float]) -> dict[str, dict[str, list[float]]]:
+    """metric -> source -> the out-of-sample measured / predicted ratios of each source
+    (``servekit.perf.intervals``): ``sources`` maps a source to (the ids of its calibration points,
+    whose ratios come from ``rows``, the rows of ``leave_group_out``, in their order; its evaluation
+    points, predicted with ``values``)."""
+    out: dict[str, dict[str, list[float]]] = {k: {} for k in METRICS}
+    for name, (calibration_ids, evaluation) in sources.items():
+        ids = set(calibration_ids)
+        found = [row["ratios"] for row in rows if row["id"] in ids] + ratio_rows(evaluation, profiles, values)
+        for k in METRICS:
+            got = [r[k] for r in found if k in r]
+            if got:
+                out[k][name] = got
+    return out
+
+
+def pooled_intervals(by_source: Mapping[str, Mapping[str, Sequence[float]]]) -> dict[str, tuple[float, float]]:
+    """``intervals.pooled_ratios`` per metric of ``out_of_sample``'s ratios (a metric no source measures is left out)."""
+    return {k: pooled_ratios(sources) for k, sources in by_source.items() if any(sources.values())}
