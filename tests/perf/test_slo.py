@@ -129,3 +129,45 @@ def test_when_no_layout_can_be_priced_the_answer_says_why(capsys):
                         "--workload", "1024:256:8")
     assert code != 0 and "can be priced" in err and "no speed figures for 'ai100_ultra'" in err
     assert "Traceback" not in err
+
+
+def test_a_met_target_says_how_sure_it_is_and_which_fewer_devices_may_meet_it(capsys):
+    """The chosen layout's targets whose 80% interval reaches past the bound, and every fitting
+    layout of fewer devices that missed at its prediction while each missed target's interval
+    reaches under the bound: recomputed here from each smaller candidate's own ``perf``."""
+    from servekit.app.perf import PerfOptions, run_perf
+    from servekit.app.slo import _fit_options
+    from servekit.errors import ServekitError
+
+    slo = parse_slo("ttft_ms=700")
+    opts = SloOptions(FitOptions(model=MODEL, hardware="h100"), slo, parse_workload("1024:256:16"))
+    result = search(opts)
+    assert result["met"]
+    chosen = result["prediction"]
+    low, high = chosen["interval80"]["ttft_ms"]["median"]
+    assert chosen["ttft_ms"]["median"] <= 700 < high and result["at_risk"] == {"ttft_ms": [low, high]}
+    expected = set()
+    for variant, layout in candidates(opts):
+        if layout.devices >= result["devices"]:
+            continue
+        try:
+            pred = run_perf(PerfOptions(_fit_options(opts, variant, layout), opts.workload))
+        except ServekitError:
+            continue
+        ttft, (lo, _) = pred["ttft_ms"]["median"], pred["interval80"]["ttft_ms"]["median"]
+        if ttft > 700 and lo <= 700:
+            expected.add((variant, layout.describe()))
+    got = {(r["variant"], r["layout"]) for r in result["fewer_devices_within_reach"]}
+    assert got == expected and got  # not vacuous: at least one smaller layout is within reach
+    for row in result["fewer_devices_within_reach"]:
+        missed = row["missed"]["ttft_ms"]
+        assert row["devices"] < result["devices"] and missed["predicted"] > 700 >= missed["interval80"][0]
+    code, out, _ = _run(capsys, "plan", MODEL, "--hardware", "h100", "--slo", "ttft_ms=700", "--workload", "1024:256:16")
+    assert code == 0 and "reaches past 700" in out and "within the 80% interval" in out
+
+
+def test_a_target_met_with_room_to_spare_is_not_flagged():
+    opts = SloOptions(FitOptions(model=MODEL, hardware="h100"), parse_slo("ttft_ms=100000,tpot_ms=100000"),
+                      parse_workload("1024:256:16"))
+    result = search(opts)
+    assert result["met"] and result["at_risk"] == {} and result["fewer_devices_within_reach"] == []

@@ -8,9 +8,12 @@ strategies, multi-node counts), fewest devices first, then the recipe's variant 
 judged by ``servekit perf``'s own path (``servekit.app.perf.run_perf``), which runs
 ``servekit fit``'s check first and predicts nothing for a launch the check refuses, so a layout
 fit refuses is never returned. The first candidate whose predicted medians (or p99s, for the
-``_p99`` keys) meet every target wins. When none does, the answer names each target missed, the
-best any candidate reached, what binds there, and the concurrency at which that candidate would
-meet it.
+``_p99`` keys) meet every target wins. Beside it the answer says how sure that is: each target
+whose 80% interval (``servekit.perf.intervals``) reaches past its bound, and each candidate of
+fewer devices that fit but missed a target at its prediction while the 80% interval of every target
+it missed reaches under the bound (a layout worth measuring before buying more devices). When none
+meets them, the answer names each target missed, the best any candidate reached, what binds there,
+and the concurrency at which that candidate would meet it.
 """
 
 from __future__ import annotations
@@ -85,6 +88,31 @@ class SloOptions:
 def _value(prediction: dict[str, Any], key: str) -> float:
     field, stat = SLO_KEYS[key]
     return float(prediction[field][stat])
+
+
+def _interval(prediction: dict[str, Any], key: str) -> tuple[float, float]:
+    field, stat = SLO_KEYS[key]
+    low, high = prediction["interval80"][field][stat]
+    return float(low), float(high)
+
+
+def at_risk(prediction: dict[str, Any], slo: dict[str, float]) -> dict[str, list[float]]:
+    """Targets met at the prediction whose 80% interval reaches past the bound: key -> [low, high]."""
+    return {k: list(_interval(prediction, k)) for k, bound in slo.items()
+            if _value(prediction, k) <= bound < _interval(prediction, k)[1]}
+
+
+def within_reach(row: dict[str, Any], slo: dict[str, float]) -> bool:
+    """Whether a candidate that missed a target may still meet every one it missed: the low end of
+    each missed target's 80% interval is under its bound."""
+    return bool(row["missed"]) and all(_interval(row["prediction"], k)[0] <= slo[k] for k in row["missed"])
+
+
+def _reach_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {"variant": row["variant"], "layout": row["layout"], "devices": row["devices"],
+            "missed": {k: {"predicted": round(v, 3), "interval80": [round(x, 3) for x in _interval(row["prediction"], k)]}
+                       for k, v in row["missed"].items()},
+            "options": f"--variant {row['variant']} {row['layout_obj'].options()}"}
 
 
 def candidates(opts: SloOptions) -> list[tuple[str, Layout]]:
@@ -162,9 +190,12 @@ def search(opts: SloOptions) -> dict[str, Any]:
                "fits": True, "binding": pred["binding"], "missed": missed, "prediction": pred}
         tried.append(row)
         if not missed:
+            reach = [_reach_row(r) for r in tried if r["fits"] and r["devices"] < layout.devices
+                     and within_reach(r, opts.slo)]
             return {"met": True, "slo": opts.slo, "variant": variant, "layout": layout.describe(),
                     "devices": layout.devices, "options": f"--variant {variant} {layout.options()}",
-                    "prediction": pred, "candidates_tried": len(tried)}
+                    "prediction": pred, "candidates_tried": len(tried), "at_risk": at_risk(pred, opts.slo),
+                    "fewer_devices_within_reach": reach}
     fitting = [r for r in tried if r["fits"]]
     if not fitting:
         raise _none_priced(opts, tried)
@@ -190,6 +221,15 @@ def render_text(result: dict[str, Any]) -> str:
             f"  predicted TTFT {p['ttft_ms']['median']:,.1f} ms (p99 {p['ttft_ms']['p99']:,.1f}), TPOT "
             f"{p['tpot_ms']['median']:,.2f} ms (p99 {p['tpot_ms']['p99']:,.2f}), {p['output_throughput_tok_s']:,.1f} tok/s; "
             f"binding: {p['binding']}",
+            *(f"  {k}: its 80% interval {lo:,.1f}-{hi:,.1f} reaches past {result['slo'][k]:g}: measure it "
+              "(servekit up, then servekit bench) before relying on it"
+              for k, (lo, hi) in result.get("at_risk", {}).items()),
+            *(f"  fewer devices, missed at the prediction but within the 80% interval: {r['layout']} "
+              f"(variant {r['variant']}): "
+              + "; ".join(f"{k} {m['predicted']:,.1f} (80%: {m['interval80'][0]:,.1f}-{m['interval80'][1]:,.1f})"
+                          for k, m in r["missed"].items())
+              + f"; worth measuring: servekit plan {p['model']} --hardware {p['hardware']} {r['options']}"
+              for r in result.get("fewer_devices_within_reach", [])),
         ])
     lines = [f"SLO {slo}: no layout meets it ({result['fitting']} of {result['candidates_tried']} candidates fit)"]
     for key, u in result["unmet"].items():
