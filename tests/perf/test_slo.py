@@ -57,6 +57,8 @@ def test_unmet_targets_name_what_binds_and_what_would_lift_it(capsys):
     assert code == 1 and result["met"] is False
     unmet = result["unmet"]["tpot_ms"]
     assert unmet["best"] > 1 and unmet["binding"] and unmet["lift"]
+    low, high = unmet["interval80"]
+    assert low < unmet["best"] < high and unmet["within_reach"] is (low <= 1)
 
 
 def test_a_looser_target_needs_no_more_devices(capsys):

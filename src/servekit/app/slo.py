@@ -12,8 +12,9 @@ fit refuses is never returned. The first candidate whose predicted medians (or p
 whose 80% interval (``servekit.perf.intervals``) reaches past its bound, and each candidate of
 fewer devices that fit but missed a target at its prediction while the 80% interval of every target
 it missed reaches under the bound (a layout worth measuring before buying more devices). When none
-meets them, the answer names each target missed, the best any candidate reached, what binds there,
-and the concurrency at which that candidate would meet it.
+meets them, the answer names each target missed, the best any candidate reached with its 80%
+interval (and whether that reaches under the bound), what binds there, and the concurrency at which
+that candidate would meet it.
 """
 
 from __future__ import annotations
@@ -205,8 +206,10 @@ def search(opts: SloOptions) -> dict[str, Any]:
         achieved = _value(best["prediction"], key)
         if achieved <= bound:
             continue
+        low, high = _interval(best["prediction"], key)
         unmet[key] = {"target": bound, "best": round(achieved, 3), "layout": best["layout"], "variant": best["variant"],
-                      "binding": best["binding"], "lift": _lift(opts, key, best)}
+                      "binding": best["binding"], "interval80": [round(low, 3), round(high, 3)],
+                      "within_reach": low <= bound, "lift": _lift(opts, key, best)}
     return {"met": False, "slo": opts.slo, "unmet": unmet, "candidates_tried": len(tried),
             "fitting": len(fitting)}
 
@@ -233,8 +236,10 @@ def render_text(result: dict[str, Any]) -> str:
         ])
     lines = [f"SLO {slo}: no layout meets it ({result['fitting']} of {result['candidates_tried']} candidates fit)"]
     for key, u in result["unmet"].items():
-        lines.append(f"  {key}: best {u['best']:,.1f} against {u['target']:g} ({u['layout']}, variant {u['variant']}, "
-                     f"binding: {u['binding']}); {u['lift']}")
+        low, high = u["interval80"]
+        reach = ", within reach: worth measuring" if u["within_reach"] else ""
+        lines.append(f"  {key}: best {u['best']:,.1f} (80%: {low:,.1f}-{high:,.1f}{reach}) against {u['target']:g} "
+                     f"({u['layout']}, variant {u['variant']}, binding: {u['binding']}); {u['lift']}")
     return "\n".join(lines)
 
 
