@@ -14,8 +14,8 @@ the 80% interval, overall, per engine release and device, per model kind (dense,
 per regime (offline, closed-loop concurrency, request rate). ``--loo`` refits the constants once per
 calibration point left out (coordinate descent from the stored values, two rounds; one process per
 CPU) and prints
-each constant's range, the held-out points' errors and the 80% interval ratios those errors give
-(narrower than the stored ones).
+each constant's range, the held-out points' errors and the 80% interval ratios those errors alone
+give (for comparison; the stored ones pool more, ``--groups``).
 ``--groups`` leaves every calibration point of one model (by shape,
 ``servekit.perf.calibrate.model_group``) out together, refits, and prints the held-out errors; then
 the 80% interval ratios the rule of ``servekit.perf.intervals`` gives over every source's
@@ -158,17 +158,6 @@ def print_loo(cal: list[Measured], profiles, values) -> None:
           + " (the stored INTERVAL80 pools every source's out-of-sample errors, --groups)")
 
 
-def coverage(points: list[Measured], profiles, values, bands: dict[str, tuple[float, float]]) -> dict[str, float]:
-    """Share of the measurements inside ``bands`` (interval ratios per metric)."""
-    inside: dict[str, list[bool]] = defaultdict(list)
-    for m in points:
-        got = figures(predicted(m, profiles, values))
-        for k, v in m.measured.items():
-            lo, hi = bands[k]
-            inside[k].append(got[k] * lo <= v <= got[k] * hi)
-    return {k: sum(v) / len(v) for k, v in inside.items()}
-
-
 def print_groups_out(cal: list[Measured], profiles, values,
                      sources: dict[str, tuple[set[str], list[Measured]]]) -> None:
     """Leave-one-model-out, then the rule of ``servekit.perf.intervals``: the interval pooled over
@@ -193,10 +182,11 @@ def print_groups_out(cal: list[Measured], profiles, values,
     same = all(abs(bands[k][0] - INTERVAL80[k][0]) < 1e-3 and abs(bands[k][1] - INTERVAL80[k][1]) < 1e-3 for k in bands)
     print("  stored INTERVAL80 " + ("equals them" if same else "differs: update servekit.perf.intervals.INTERVAL80"))
     print("  each source inside the interval pooled from the other sources (leave-one-source-out):")
+    left_out = {k: leave_source_out(by_source[k]) for k in METRICS}
     for name in sources:
         cells = []
         for k in METRICS:
-            held = leave_source_out(by_source[k]).get(name)
+            held = left_out[k].get(name)
             if held:
                 (lo, hi), share = held
                 cells.append(f"{SHORT[k]} {share:.0%} of {len(by_source[k][name])} ({lo:.3f}..{hi:.3f})")
