@@ -136,6 +136,16 @@ def test_expert_parallel_dp_ranks_share_the_experts_and_plain_dp_replicates():
     assert (apart.expert_replicas, apart.attention_dp, dp) == (1, 1, 4)
 
 
+def test_the_launchs_async_scheduling_switch_is_read_from_its_argv():
+    """The plan's own ``--async-scheduling`` / ``--no-async-scheduling`` reaches the speed model
+    (``servekit.perf.launch.overlaps_host_work``'s ``stated``); absent, the release decides."""
+    from servekit.fit.launch import launch_settings
+
+    assert launch_settings(["--async-scheduling"]).async_scheduling is True
+    assert launch_settings(["--no-async-scheduling"]).async_scheduling is False
+    assert launch_settings(["-tp", "2"]).async_scheduling is None
+
+
 def test_another_modalitys_experts_are_not_streamed_for_text():
     from servekit.app.perf import model_shape
     from servekit.facts.config import facts_from_config

@@ -192,6 +192,22 @@ def test_a_closed_loop_of_fixed_lengths_is_read_from_its_structured_field(capsys
     assert "line 3" in out[2]["error"] and "fixed_lengths" in out[2]["error"]
 
 
+def test_a_stated_async_scheduling_switch_overlaps_the_host_work(capsys, tmp_path, perf_points):
+    """``async_scheduling`` true on a vLLM release before 0.14.0 runs the host's work beside the
+    device's (the step costs the longer of the two, not their sum); false or absent leaves it
+    serial there; anything but true, false or null is that line's error."""
+    base = {**_unmeasured(next(p for p in perf_points if p["engine"] == "vllm")), "engine_version": "0.11.0"}
+    loop = {**base["workload"], "concurrency": 64, "request_rate": None, "offline": False}
+    serial = {**base, "workload": loop}
+    overlapped = {**serial, "async_scheduling": True}
+    off = {**serial, "async_scheduling": False}
+    wrong = {**serial, "async_scheduling": "yes"}
+    code, out = _run(capsys, tmp_path, [serial, overlapped, off, wrong])
+    assert code == 0
+    assert out[1]["tpot_ms"] < out[0]["tpot_ms"] and out[2]["tpot_ms"] == out[0]["tpot_ms"]
+    assert "line 4" in out[3]["error"] and "async_scheduling" in out[3]["error"]
+
+
 def test_an_engine_is_read_in_its_common_spellings_and_an_unknown_one_is_refused(perf_points):
     """A line's engine is folded to the speed model's name (case, TensorRT-LLM's spellings, a vLLM
     fork as vLLM); an engine with no constants is an error line, never priced as vLLM."""

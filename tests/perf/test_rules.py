@@ -547,6 +547,20 @@ def test_async_scheduling_is_vllms_from_0_14_on_gpus_and_off_where_vllm_turns_it
     assert not overlaps_host_work("sglang", "0.5.5", h100) and not overlaps_host_work("trtllm", "1.0", h100)
 
 
+def test_a_stated_async_scheduling_switch_wins_over_the_releases_default(profiles):
+    """``--async-scheduling`` turns the overlap on before 0.14.0 and ``--no-async-scheduling`` off
+    after it; what vLLM cannot overlap (pipeline stages, other engines, the CPU) stays serial."""
+    from servekit.perf.launch import overlaps_host_work
+
+    h100 = profiles["h100"]
+    assert overlaps_host_work("vllm", "0.11.0", h100, stated=True)
+    assert not overlaps_host_work("vllm", "0.14.0", h100, stated=False)
+    assert overlaps_host_work("vllm", "0.14.0", h100, stated=None)
+    assert not overlaps_host_work("vllm", "0.11.0", h100, pp=2, stated=True)
+    assert not overlaps_host_work("vllm", "0.11.0", profiles["xeon6"], stated=True)
+    assert not overlaps_host_work("sglang", "0.5.5", h100, stated=True)
+
+
 def test_attention_runs_at_its_own_rate_apart_from_the_linears():
     """Attention's products (scores and values) take ``attention_flops``: halving it doubles the
     attention part of a long prefill's arithmetic and leaves the linears' part as it was."""

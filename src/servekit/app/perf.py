@@ -177,7 +177,8 @@ def launch_of_check(checked: CheckedLaunch, *, max_num_seqs: int | None = None,
                     kv_tokens=report.kv_tokens)
     layout, replicas = layout_of(report, settings)
     overlap = overlaps_host_work(checked.engine, checked.version, checked.profile, pp=layout.pp,
-                                 spec_method=spec.method if spec else None, nodes=checked.nodes)
+                                 spec_method=spec.method if spec else None, nodes=checked.nodes,
+                                 stated=settings.async_scheduling)
     rates = rates_for(checked.profile, shape, checked.engine, ranks=layout.tp * layout.pp, overlap=overlap,
                       kv_cache_dtype=report.kv_cache_dtype)
     launch = PerfLaunch(shape, layout, rates, limits, replicas, spec, offline_occupancy(checked.engine))

@@ -36,6 +36,9 @@ class LaunchSettings:
     (``servekit.fit.versions.VllmRun.prefix_caching``)."""
     chunked_prefill: bool | None = None
     """--enable-chunked-prefill / --no-enable-chunked-prefill; None: the engine's default."""
+    async_scheduling: bool | None = None
+    """--async-scheduling / --no-async-scheduling; None: the release's default
+    (``servekit.fit.release_rules``, rule ``async_scheduling``)."""
     spec_method: str | None = None
     spec_tokens: int = 0
     spec_draft_model: str | None = None
@@ -102,6 +105,7 @@ _SWITCHES = {
     "--enable-prefix-caching": "prefix_caching",
     "--enable-expert-parallel": "expert_parallel",
     "--enable-chunked-prefill": "chunked_prefill",
+    "--async-scheduling": "async_scheduling",
 }
 
 

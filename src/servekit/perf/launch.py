@@ -89,16 +89,19 @@ platform turns it off; TPU and Ascend run their own plugins' schedulers)."""
 
 
 def overlaps_host_work(engine: str, version: str | None, profile: HardwareProfile, *, pp: int = 1,
-                       spec_method: str | None = None, nodes: int = 1) -> bool:
+                       spec_method: str | None = None, nodes: int = 1, stated: bool | None = None) -> bool:
     """Whether the launch runs a step's host work beside the device's work of the step before: vLLM's
-    async scheduling, on by default from the release of the ``async_scheduling`` rule
-    (``servekit.fit.release_rules``), except with pipeline parallelism, a draft method other than
+    async scheduling, as the launch states it (``--async-scheduling`` / ``--no-async-scheduling``,
+    ``stated``), else as the release's default has it (the ``async_scheduling`` rule of
+    ``servekit.fit.release_rules``); never with pipeline parallelism, a draft method other than
     EAGLE or MTP, or across nodes (where vLLM's default executor is Ray, which lacks it)."""
     if engine_key(engine) != "vllm" or profile.platform not in ASYNC_PLATFORMS or pp > 1 or nodes > 1:
         return False
     method = (spec_method or "").lower()
     if method and method not in ("eagle", "eagle3") and not method.endswith("mtp"):
         return False
+    if stated is not None:
+        return stated
     return VllmRun(version, {}, profile.platform).rule("async_scheduling") == "on"
 
 

@@ -5,6 +5,7 @@ Only structured fields are read: ``config_facts`` (config.json keys plus ``param
 ``engine_version``, ``weights_precision``, ``kv_cache_dtype``, ``gpu`` (a hardware taxonomy id,
 else a part of the device speed table: ``point_profile``),
 ``gpu_count``, ``tp``, ``pp``, ``dp``, ``max_num_seqs``, ``max_num_batched_tokens``,
+``async_scheduling`` (vLLM's switch where the launch states it),
 ``spec_decoding`` (``{"method", "num_speculative_tokens"}`` and optionally
 ``"acceptance_rate"``) and ``workload`` (its optional ``fixed_lengths``: every request has exactly
 its lengths, a random dataset with no spread run with ``--ignore-eos``; absent, they are a
@@ -73,6 +74,15 @@ def normal_point(point: Mapping[str, Any]) -> dict[str, Any]:
     if point.get("engine") is None:
         return dict(point)
     return {**point, "engine": point_engine(point["engine"])}
+
+
+def _switch(point: Mapping[str, Any], key: str) -> bool | None:
+    """A launch switch the line states (true or false), else None (the engine's default)."""
+    value = point.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise PerfError(f"{key}: {value!r} is not true, false or null",
+                        fix=f"write true or false where the launch passes the {key} switch, else leave it out")
+    return value
 
 
 def _int(point: Mapping[str, Any], key: str, default: int = 1) -> int:
@@ -285,7 +295,7 @@ def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
                     kv_tokens=pool.get("kv_tokens"), reserves_output=reserves_whole_output(engine))
     replicas = dp if tp * pp * dp == _int(point, "gpu_count", tp * pp) else 1
     overlap = overlaps_host_work(engine, release, profile, pp=pp, spec_method=spec.method if spec else None,
-                                 nodes=_int(point, "nodes"))
+                                 nodes=_int(point, "nodes"), stated=_switch(point, "async_scheduling"))
     rates = rates_for(profile, shape, engine, values, tp * pp, overlap, kv_cache_dtype=launch_kv_dtype(point))
     attention_dp = dp if replicas == 1 and 1 < dp <= tp and tp % dp == 0 else 1
     return PerfLaunch(shape, Layout(tp, pp, attention_dp=attention_dp), rates, limits, replicas, spec,
