@@ -65,12 +65,17 @@ TABLE = REPO / "bench" / "data" / "trtllm-perf-overview-v1.0.jsonl"
 prompt-heavy and long runs the visible file lacks (``servekit.perf.constants.TABLE_CALIBRATION``)."""
 EVALUATION_ONLY = (REPO / "bench" / "data" / "oracle-mi300x-llama-3.1-405b.jsonl",
                    REPO / "bench" / "data" / "wmx-l4-qwen2.5-0.5b.jsonl",
-                   REPO / "bench" / "data" / "public-vllm-runs.jsonl")
+                   REPO / "bench" / "data" / "public-vllm-runs.jsonl",
+                   REPO / "bench" / "data" / "inferencemax-v1.jsonl")
 """Sources no constant is fitted on, scored whole: Oracle's vLLM runs of Llama 3.1 405B FP8 on eight
 MI300X (bench/make_oracle_mi300x_points.py), the only AMD measurements here; a public concurrency
 sweep of Qwen2.5-0.5B on an L4 with vLLM 0.23.0 (bench/make_wmx_l4_points.py), closed loops of
 fixed lengths (the waves and cohort rules of ``servekit.perf.predict``); single vLLM runs on B200
-and H100 from public issue threads and reports (bench/make_public_vllm_points.py)."""
+and H100 from public issue threads and reports (bench/make_public_vllm_points.py); SemiAnalysis
+InferenceMAX v1's published single-node runs (bench/make_inferencemax_points.py: gpt-oss-120b and
+DeepSeek-R1 with vLLM, SGLang and TensorRT-LLM on H100, H200, B200, MI300X, MI325X and MI355X,
+closed loops of 4-256 clients at 1k/1k, 1k/8k and 8k/1k tokens), the only runs here of recent
+releases across three engines and two vendors."""
 PROBE = REPO / "bench" / "results" / "gpu-probe-h200-2026-12-04.json"
 """An H200's kernel rates (bench/gpu_probe.py), printed beside the fitted shares."""
 SHORT = {"output_throughput_tok_s": "throughput", "tpot_ms": "TPOT", "ttft_ms": "TTFT"}
