@@ -63,19 +63,17 @@ DEFAULT = REPO.parent / "shared" / "reference" / "perf-points-visible.jsonl"
 TABLE = REPO / "bench" / "data" / "trtllm-perf-overview-v1.0.jsonl"
 """TensorRT-LLM's published throughput table as perf-points lines (bench/make_trtllm_overview_points.py):
 prompt-heavy and long runs the visible file lacks (``servekit.perf.constants.TABLE_CALIBRATION``)."""
+INFERENCEMAX = REPO / "bench" / "data" / "inferencemax-v1.jsonl"
+"""InferenceMAX v1's published single-node runs as perf-points lines (bench/make_inferencemax_points.py):
+recent releases of three engines on six parts (``servekit.perf.constants.INFERENCEMAX_CALIBRATION``)."""
 EVALUATION_ONLY = (REPO / "bench" / "data" / "oracle-mi300x-llama-3.1-405b.jsonl",
                    REPO / "bench" / "data" / "wmx-l4-qwen2.5-0.5b.jsonl",
-                   REPO / "bench" / "data" / "public-vllm-runs.jsonl",
-                   REPO / "bench" / "data" / "inferencemax-v1.jsonl")
+                   REPO / "bench" / "data" / "public-vllm-runs.jsonl")
 """Sources no constant is fitted on, scored whole: Oracle's vLLM runs of Llama 3.1 405B FP8 on eight
 MI300X (bench/make_oracle_mi300x_points.py), the only AMD measurements here; a public concurrency
 sweep of Qwen2.5-0.5B on an L4 with vLLM 0.23.0 (bench/make_wmx_l4_points.py), closed loops of
 fixed lengths (the waves and cohort rules of ``servekit.perf.predict``); single vLLM runs on B200
-and H100 from public issue threads and reports (bench/make_public_vllm_points.py); SemiAnalysis
-InferenceMAX v1's published single-node runs (bench/make_inferencemax_points.py: gpt-oss-120b and
-DeepSeek-R1 with vLLM, SGLang and TensorRT-LLM on H100, H200, B200, MI300X, MI325X and MI355X,
-closed loops of 4-256 clients at 1k/1k, 1k/8k and 8k/1k tokens), the only runs here of recent
-releases across three engines and two vendors."""
+and H100 from public issue threads and reports (bench/make_public_vllm_points.py)."""
 PROBE = REPO / "bench" / "results" / "gpu-probe-h200-2026-12-04.json"
 """An H200's kernel rates (bench/gpu_probe.py), printed beside the fitted shares."""
 SHORT = {"output_throughput_tok_s": "throughput", "tpot_ms": "TPOT", "ttft_ms": "TTFT"}
@@ -146,10 +144,13 @@ def print_shapes(points: list[Measured], profiles, values) -> None:
           + ", ".join(f"{k} {statistics.median(r):.2f} (n={len(r)})" for k, r in shapes.items()))
 
 
-def print_loo(cal: list[Measured], profiles, values) -> None:
+def print_loo(cal: list[Measured], profiles, values, first: int) -> None:
+    """Leave-one-out over the first ``first`` calibration points (the visible file's: a refit per
+    point of all three sources would take hours)."""
     with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        rows = leave_one_out(cal, profiles, values, mapper=pool.map)
-    print("leave-one-out: each calibration point left out, constants refitted (2 rounds from the stored values)")
+        rows = leave_one_out(cal, profiles, values, mapper=pool.map, which=range(first))
+    print(f"leave-one-out: each of the visible file's {first} calibration points left out, constants refitted "
+          "(2 rounds from the stored values, the other sources' halves in the fit)")
     for key, stored in values.items():
         seen = [r["constants"][key] for r in rows]
         print(f"  {key:28} stored {stored:8.3f}  refits {min(seen):8.3f} .. {max(seen):8.3f}")
@@ -231,23 +232,30 @@ def read_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def halves_of(path: Path, profiles) -> tuple[list[Measured], list[Measured]]:
+    """A split source's calibration half (``calibration_half``) and the rest, its evaluation points."""
+    lines = read_lines(path)
+    ids = {p["id"] for p in calibration_half(lines)}
+    return (prepare([p for p in lines if p["id"] in ids], profiles),
+            prepare([p for p in lines if p["id"] not in ids], profiles))
+
+
 def report(path: Path, loo: bool, starts: bool = False, table: Path = TABLE, groups: bool = False) -> str:
     profiles = profiles_for(load_documents(None).taxonomy)
     lines = read_lines(path)
     measured = prepare(lines, profiles)
-    table_lines = read_lines(table)
-    table_cal_ids = {p["id"] for p in calibration_half(table_lines)}
-    table_cal = prepare([p for p in table_lines if p["id"] in table_cal_ids], profiles)
-    table_ev = prepare([p for p in table_lines if p["id"] not in table_cal_ids], profiles)
+    halves = [(p.name, *halves_of(p, profiles)) for p in (table, INFERENCEMAX)]
+    table_cal, table_ev = halves[0][1:]
     visible_cal = [m for m in measured if m.id in CALIBRATION_POINTS]
     ev = [m for m in measured if m.id not in CALIBRATION_POINTS]
     extra = [(p.name, prepare(read_lines(p), profiles)) for p in EVALUATION_ONLY if p.is_file()]
-    cal = weighted_by_source(visible_cal, table_cal)
+    cal = weighted_by_source(visible_cal, *(c for _, c, _ in halves))
     values = fitted_values()
     out = io.StringIO()
     with redirect_stdout(out):
-        print(f"perf points: {path.name}, {len(measured)} points; {table.name}, {len(table_lines)} points; "
-              "constants: servekit.perf.constants")
+        print(f"perf points: {path.name}, {len(measured)} points; "
+              + "; ".join(f"{name}, {len(c) + len(e)} points" for name, c, e in halves)
+              + "; constants: servekit.perf.constants")
         refit = fit_constants(cal, profiles, values, rounds=1)
         moved = {k: v for k, v in refit.items() if v != values[k]}
         print("stored constants are a fixed point of the fit" if not moved else f"a refit moves: {moved}")
@@ -260,22 +268,26 @@ def report(path: Path, loo: bool, starts: bool = False, table: Path = TABLE, gro
               + ", ".join(f"{SHORT[k]} {lo:.3f}..{hi:.3f}" for k, (lo, hi) in INTERVAL80.items()))
         print_ceilings(values)
         print_score(f"calibration, {path.name}", visible_cal, profiles, values)
-        print_score(f"calibration, {table.name}", table_cal, profiles, values)
+        for name, half, _ in halves:
+            print_score(f"calibration, {name}", half, profiles, values)
         print_score(f"evaluation, {path.name}", ev, profiles, values)
-        print_score(f"evaluation, {table.name}", table_ev, profiles, values)
+        for name, _, half in halves:
+            print_score(f"evaluation, {name}", half, profiles, values)
         for name, points in extra:
             print_score(f"evaluation, {name} (evaluation only)", points, profiles, values)
-        print_groups("calibration", visible_cal + table_cal, profiles, values)
-        print_groups("evaluation", ev + table_ev + [m for _, points in extra for m in points], profiles, values)
+        print_groups("calibration", visible_cal + [m for _, c, _ in halves for m in c], profiles, values)
+        print_groups("evaluation", ev + [m for _, _, e in halves for m in e] + [m for _, points in extra for m in points],
+                     profiles, values)
         for name, half in (("calibration", table_cal), ("evaluation", table_ev)):
             print(f"{table.name}, {name} half:")
             print_shapes(half, profiles, values)
         if starts:
             print_starts(cal, profiles, values)
         if loo:
-            print_loo(cal, profiles, values)
+            print_loo(cal, profiles, values, len(visible_cal))
         if groups:
-            sources = {path.name: ({m.id for m in visible_cal}, ev), table.name: ({m.id for m in table_cal}, table_ev),
+            sources = {path.name: ({m.id for m in visible_cal}, ev),
+                       **{name: ({m.id for m in c}, e) for name, c, e in halves},
                        **{name: (set(), pts) for name, pts in extra}}
             print_groups_out(cal, profiles, values, sources)
     return out.getvalue()
@@ -294,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the second calibration source (default: TensorRT-LLM's published table, bench/data)")
     args = parser.parse_args(argv)
     path, table = Path(args.points), Path(args.table)
-    for p in (path, table):
+    for p in (path, table, INFERENCEMAX):
         if not p.is_file():
             print(f"no points file at {p}", file=sys.stderr)
             return 2

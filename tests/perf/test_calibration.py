@@ -10,13 +10,23 @@ from servekit.perf.constants import CALIBRATION_POINTS, CONSTANTS, FITTED, PerfC
 from servekit.perf.intervals import INTERVAL80, symmetric_ratios
 
 
-def table_lines() -> list[dict]:
-    """bench/data's TensorRT-LLM table (``constants.TABLE_CALIBRATION``), part of the project."""
+def data_lines(name: str) -> list[dict]:
+    """A points file of bench/data, part of the project."""
     import json
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[2] / "bench" / "data" / "trtllm-perf-overview-v1.0.jsonl"
+    path = Path(__file__).resolve().parents[2] / "bench" / "data" / name
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def table_lines() -> list[dict]:
+    """bench/data's TensorRT-LLM table (``constants.TABLE_CALIBRATION``)."""
+    return data_lines("trtllm-perf-overview-v1.0.jsonl")
+
+
+def inferencemax_lines() -> list[dict]:
+    """bench/data's InferenceMAX v1 runs (``constants.INFERENCEMAX_CALIBRATION``)."""
+    return data_lines("inferencemax-v1.jsonl")
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +35,8 @@ def calibration(perf_points, profiles):
     missing = [i for i in CALIBRATION_POINTS if i not in ids]
     assert not missing, f"calibration ids not in the visible file: {missing}"
     visible = prepare([p for p in perf_points if p["id"] in CALIBRATION_POINTS], profiles)
-    return weighted_by_source(visible, prepare(calibration_half(table_lines()), profiles))
+    return weighted_by_source(visible, prepare(calibration_half(table_lines()), profiles),
+                              prepare(calibration_half(inferencemax_lines()), profiles))
 
 
 def test_calibration_is_a_subset_and_leaves_an_evaluation_set(perf_points):
@@ -199,6 +210,36 @@ def test_the_amd_evaluation_source_is_the_published_tables_and_never_fitted_on(p
         assert pred.output_throughput_tok_s > 0 and pred.devices == 8
         if batch_of[m.id]:  # a batch of B prompts at once runs B sequences
             assert pred.batch == batch_of[m.id]
+
+
+def test_the_inferencemax_source_is_its_writers_mapping_of_the_published_rows(profiles):
+    """Each bench/data InferenceMAX line is what the writer makes of the published row it stands
+    for (the row rebuilt from the line's own figures: the writer's mapping, lengths, launch
+    settings and units hold), ids are unique, and every line gets a prediction from its
+    structured fields. The rows themselves are read from the fork's git history (the writer's
+    argument), which a test machine does not hold."""
+    from servekit.perf.calibrate import predicted
+
+    writer = _bench_script("make_inferencemax_points")
+    stored = inferencemax_lines()
+    assert len(stored) > 500 and len({p["id"] for p in stored}) == len(stored)
+    assert (writer.mean_length(1024), writer.mean_length(8192)) == (922, 7373)
+    lengths = {v: k for k, v in ((1024, 922), (8192, 7373))}
+    engines = {v: k for k, v in writer.ENGINES.items()}
+    for line in stored:
+        model = "gptoss" if "gpt-oss" in line["model"] else "dsr1"
+        precision = "fp4" if line["weights_precision"] in ("mxfp4", "nvfp4") else "fp8"
+        rest = line["id"].split(f"-{precision}-", 1)[1]
+        hw = rest[:rest.index(f"-{engines[line['engine']]}-tp")]
+        row = {"hw": hw, "tp": line["tp"], "ep": line["ep"], "dp_attention": "true" if line["dp"] > 1 else "false",
+               "conc": line["workload"]["concurrency"], "framework": engines[line["engine"]], "precision": precision,
+               "output_tput_per_gpu": line["measured"]["output_throughput_tok_s"] / line["tp"],
+               "median_ttft": line["measured"]["ttft_ms"] / 1e3, "median_tpot": line["measured"]["tpot_ms"] / 1e3}
+        again = writer.point(row, model, lengths[line["workload"]["input_len"]], lengths[line["workload"]["output_len"]])
+        assert {k: v for k, v in again.items() if k != "measured"} == {k: v for k, v in line.items() if k != "measured"}
+    for m in prepare(stored[::40], profiles):
+        pred = predicted(m, profiles, fitted_values())
+        assert pred.output_throughput_tok_s > 0 and pred.ttft_ms > 0 and pred.tpot_ms > 0
 
 
 def test_the_public_run_source_is_its_writers_lines_and_never_fitted_on(profiles):

@@ -531,7 +531,8 @@ def test_host_work_beside_the_device_makes_a_step_the_longer_of_the_two():
 def test_async_scheduling_is_vllms_from_0_14_on_gpus_and_off_where_vllm_turns_it_off(profiles):
     """vLLM 0.14.0 turned async scheduling on by default (vllm/config/scheduler.py); it stays off
     before, on the CPU platform, with pipeline parallelism, a draft method other than EAGLE or MTP,
-    and across nodes (Ray's executor); other engines are priced serially."""
+    and across nodes (Ray's executor). SGLang's and TensorRT-LLM's overlap schedulers are on by
+    default, except with pipeline stages or a draft method."""
     from servekit.perf.launch import overlaps_host_work
 
     h100, cpu = profiles["h100"], profiles["xeon6"]
@@ -544,7 +545,9 @@ def test_async_scheduling_is_vllms_from_0_14_on_gpus_and_off_where_vllm_turns_it
     assert overlaps_host_work("vllm", "0.14.0", h100, spec_method="eagle3")
     assert overlaps_host_work("vllm", "0.14.0", h100, spec_method="deepseek_mtp")
     assert overlaps_host_work("vllm", "0.20.0", profiles["mi300x"])
-    assert not overlaps_host_work("sglang", "0.5.5", h100) and not overlaps_host_work("trtllm", "1.0", h100)
+    assert overlaps_host_work("sglang", "0.5.5", h100) and overlaps_host_work("trtllm", "1.0", h100)
+    assert not overlaps_host_work("sglang", "0.5.5", h100, pp=2)
+    assert not overlaps_host_work("sglang", "0.5.5", h100, spec_method="eagle3")
 
 
 def test_a_stated_async_scheduling_switch_wins_over_the_releases_default(profiles):
@@ -558,7 +561,7 @@ def test_a_stated_async_scheduling_switch_wins_over_the_releases_default(profile
     assert overlaps_host_work("vllm", "0.14.0", h100, stated=None)
     assert not overlaps_host_work("vllm", "0.11.0", h100, pp=2, stated=True)
     assert not overlaps_host_work("vllm", "0.11.0", profiles["xeon6"], stated=True)
-    assert not overlaps_host_work("sglang", "0.5.5", h100, stated=True)
+    assert not overlaps_host_work("sglang", "0.5.5", h100, pp=2, stated=True)
 
 
 def test_attention_runs_at_its_own_rate_apart_from_the_linears():

@@ -6,9 +6,10 @@ kept (ties: the value tried first); rounds repeat until none changes (at most ``
 stored constants are the lowest-loss result of the descents from the stored values and from each
 of ``FIT_STARTS`` (``best_fit``: the descent finds the nearest basin, not the lowest). The loss
 is the weighted mean over points of the mean |ln(predicted / measured)| over the metrics a point
-measured (output throughput, TPOT, TTFT); the calibration set joins two sources, the visible
-file's ``constants.CALIBRATION_POINTS`` and the calibration half of TensorRT-LLM's published table
-(``calibration_half``), each weighing the same (``weighted_by_source``). The CPU backend's
+measured (output throughput, TPOT, TTFT); the calibration set joins three sources, the visible
+file's ``constants.CALIBRATION_POINTS`` and the calibration halves (``calibration_half``) of
+TensorRT-LLM's published table and of InferenceMAX v1's published runs, each weighing the same
+(``weighted_by_source``). The CPU backend's
 constants (suffix ``vllm_cpu``) move only with points of that backend: no point of either file is
 one (``bench/bench_cpu_overheads.py`` fits them on their own calibration set). The measured figures
 are read here and only here; ``servekit perf --points`` never reads them.
@@ -64,8 +65,9 @@ def prepare(points: Iterable[Mapping[str, Any]], profiles: Mapping[str, Hardware
 
 def calibration_half(points: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Within each (engine, device) group, every other point in file order, starting with the first:
-    the rule that chose ``constants.CALIBRATION_POINTS`` of the visible file and the calibration half
-    of TensorRT-LLM's published table (``constants.TABLE_CALIBRATION``)."""
+    the rule that chose ``constants.CALIBRATION_POINTS`` of the visible file and the calibration
+    halves of TensorRT-LLM's published table (``constants.TABLE_CALIBRATION``) and InferenceMAX v1's
+    runs (``constants.INFERENCEMAX_CALIBRATION``)."""
     seen: dict[tuple[str, str], int] = {}
     out = []
     for point in points:
@@ -217,10 +219,13 @@ def left_out(i: int, points: Sequence[Measured], profiles: Mapping[str, Hardware
 
 
 def leave_one_out(points: Sequence[Measured], profiles: Mapping[str, HardwareProfile],
-                  values: Mapping[str, float], rounds: int = 2, mapper: Callable = map) -> list[dict[str, Any]]:
-    """``left_out`` for each calibration point in turn (``mapper``: ``map``, or a process pool's)."""
-    n = len(points)
-    return list(mapper(left_out, range(n), [points] * n, [profiles] * n, [values] * n, [rounds] * n))
+                  values: Mapping[str, float], rounds: int = 2, mapper: Callable = map,
+                  which: Iterable[int] | None = None) -> list[dict[str, Any]]:
+    """``left_out`` for each calibration point in turn, or for the points at ``which`` (``mapper``:
+    ``map``, or a process pool's)."""
+    chosen = list(range(len(points)) if which is None else which)
+    n = len(chosen)
+    return list(mapper(left_out, chosen, [points] * n, [profiles] * n, [values] * n, [rounds] * n))
 
 
 def model_group(m: Measured) -> tuple[Any, ...]:

@@ -2,11 +2,12 @@
 
 ``FITTED`` constants are fitted on the calibration set by ``servekit.perf.calibrate.fit_constants``
 (coordinate descent over each constant's grid, minimising the mean |log(predicted / measured)| over
-throughput, TPOT and TTFT): ``CALIBRATION_POINTS`` (ids of ``perf-points-visible.jsonl``) and
-``TABLE_CALIBRATION`` (half of TensorRT-LLM's published throughput table), the two sources weighing
+throughput, TPOT and TTFT): ``CALIBRATION_POINTS`` (ids of ``perf-points-visible.jsonl``),
+``TABLE_CALIBRATION`` (half of TensorRT-LLM's published throughput table) and
+``INFERENCEMAX_CALIBRATION`` (half of InferenceMAX v1's published runs), the three sources weighing
 the same; "CALIBRATION_POINTS" in a source below means that set. ``bench/bench_perf_points.py``
-refits them, reports the other points of both sources apart and leaves each calibration point out
-in turn. ``SOURCED`` constants come from the engines' code or
+refits them, reports the other points of each source apart and leaves each of the visible file's
+calibration points out in turn. ``SOURCED`` constants come from the engines' code or
 papers; ``ASSUMED`` ones are stated assumptions.
 """
 
@@ -76,16 +77,25 @@ TABLE_CALIBRATION = ("bench/data/trtllm-perf-overview-v1.0.jsonl (bench/make_trt
 (FP8 and NVFP4) on H100, H200, B200 and RTX PRO 6000, with input/output lengths from 128/128 to
 20000/2000, which the visible file's short-prompt runs do not span."""
 
+INFERENCEMAX_CALIBRATION = ("bench/data/inferencemax-v1.jsonl (bench/make_inferencemax_points.py: SemiAnalysis "
+                            "InferenceMAX v1's published single-node runs, from the aggregates copied into "
+                            "github:faradawn/InferenceMAX at 7a17504), chosen by the same rule as CALIBRATION_POINTS; "
+                            "the other lines are evaluation points")
+"""The third calibration source: closed loops of 4-256 clients at 1k/1k, 1k/8k and 8k/1k tokens of
+gpt-oss-120b (vLLM 0.10-0.11 with async scheduling, TensorRT-LLM 1.1-1.2) and DeepSeek-R1 FP8 and
+NVFP4 (SGLang 0.5.2-0.5.3, TensorRT-LLM 1.1) on H100, H200, B200, MI300X, MI325X and MI355X: the only
+TTFTs of TensorRT-LLM here, and the only recent releases of the three engines side by side."""
+
 ENGINES = ("vllm", "sglang", "trtllm")
 CPU_KEY = "vllm_cpu"
 """The suffix of the CPU backend's overhead constants (vLLM on the CPU platform)."""
 OVERHEAD_KEYS = (*ENGINES, CPU_KEY)
-STEP_MS = {"vllm": 0.0, "sglang": 0.0, "trtllm": 3.0}
-SEQ_US = {"vllm": 110.0, "sglang": 145.0, "trtllm": 5.0}
-REQUEST_MS = {"vllm": 37.5, "sglang": 5.0, "trtllm": 0.0}
+STEP_MS = {"vllm": 0.0, "sglang": 7.0, "trtllm": 3.0}
+SEQ_US = {"vllm": 90.0, "sglang": 160.0, "trtllm": 5.0}
+REQUEST_MS = {"vllm": 32.5, "sglang": 100.0, "trtllm": 52.5}
 """The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``,
 ``request_overhead_ms.ENGINE``)."""
-OCCUPANCY = {"vllm": 0.35, "sglang": 0.45, "trtllm": 0.2}
+OCCUPANCY = {"vllm": 0.35, "sglang": 0.65, "trtllm": 0.2}
 """The fitted share of an offline run's prompts each engine runs at once (``offline_occupancy.ENGINE``)."""
 
 CPU_CALIBRATION = ("a small Llama (4 layers, hidden 1024, 8 heads, 8 KV heads, head_dim 128, intermediate 2816, "
@@ -178,24 +188,25 @@ AMD_BANDWIDTH_SCALE = round(AMD_COPY_SHARE / HOPPER_COPY_SHARE, 2)
 
 
 CONSTANTS: tuple[PerfConstant, ...] = (
-    PerfConstant("bandwidth_fraction", 0.8, FITTED, "share of the datasheet memory bandwidth",
+    PerfConstant("bandwidth_fraction", 0.75, FITTED, "share of the datasheet memory bandwidth",
                  "fitted on CALIBRATION_POINTS, on a grid that stops at the share an H200 streamed weights at in "
                  "isolated decode products (HOPPER_PROBE: 0.79-0.81 of the datasheet at 1-32 rows): a whole "
                  "engine's step reads no faster than its kernels do", _grid(0.4, 0.8, 0.05)),
-    PerfConstant("flops_fraction", 0.25, FITTED, "share of the datasheet dense FLOPs",
+    PerfConstant("flops_fraction", 0.2, FITTED, "share of the datasheet dense FLOPs",
                  "fitted on CALIBRATION_POINTS (every device generation without its own entry)",
                  _grid(0.05, 0.9, 0.05)),
-    PerfConstant("flops_fraction.ampere", 0.65, FITTED, "share of the datasheet dense FLOPs on Ampere parts",
+    PerfConstant("flops_fraction.ampere", 0.5, FITTED, "share of the datasheet dense FLOPs on Ampere parts",
                  "fitted on the A100 points of CALIBRATION_POINTS (Ampere's datasheet peak is the more "
-                 "attainable one: the A100 points run prefill-heavy steps at two-thirds of it)",
+                 "attainable one: the A100 points run prefill-heavy steps at half of it)",
                  _grid(0.05, 0.95, 0.05)),
     PerfConstant("flops_fraction.fp4", 0.15, FITTED, "share of the datasheet dense FP4 FLOPs (the linears of an "
                  "NVFP4 or MXFP4 checkpoint on a part with an FP4 rate)",
-                 "fitted on the FP4 rows of TABLE_CALIBRATION (TensorRT-LLM's NVFP4 runs of Llama 3.3 70B and 3.1 405B "
-                 "on B200 and RTX PRO 6000, the only FP4 runs of the calibration set): their steps reach a smaller "
-                 "share of the doubled FP4 rate than FP8 and BF16 products reach of theirs",
+                 "fitted on the FP4 points of the calibration set (TensorRT-LLM's NVFP4 runs of Llama 3.3 70B and 3.1 "
+                 "405B on B200 and RTX PRO 6000 in TABLE_CALIBRATION; gpt-oss-120b's MXFP4 and DeepSeek-R1's NVFP4 on "
+                 "B200 in INFERENCEMAX_CALIBRATION): their steps reach a smaller share of the doubled FP4 rate than "
+                 "FP8 and BF16 products reach of theirs",
                  _grid(0.05, 0.95, 0.05)),
-    PerfConstant("moe_flops_share", 0.66, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
+    PerfConstant("moe_flops_share", 0.5, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
                  "fitted on CALIBRATION_POINTS (the grid stops at 1: grouped expert GEMMs no faster than dense ones)",
                  _grid(0.02, 1.0, 0.02)),
     PerfConstant("moe_bandwidth_share", round(HOPPER_GROUPED_SHARE, 2), SOURCED,
@@ -203,7 +214,7 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "HOPPER_PROBE (HOPPER_GROUPED_SHARE): grouped expert products of a few tokens per expert streamed "
                  "their weights at 63-79% (median 76%) of the rate dense decode products did on an H200; assumed "
                  "to hold for the engines' fused MoE kernels and for other GPUs"),
-    PerfConstant("allreduce_latency_us", 45.0, FITTED, "microseconds per TP all-reduce",
+    PerfConstant("allreduce_latency_us", 25.0, FITTED, "microseconds per TP all-reduce",
                  "fitted on CALIBRATION_POINTS (the fixed cost of one all-reduce, apart from its bytes)",
                  _grid(0.0, 200.0, 5.0)),
     *(PerfConstant(f"offline_occupancy.{engine}", OCCUPANCY[engine], FITTED,
@@ -212,14 +223,14 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                    "and the scheduler and pool admit them all, the running batch averages this share of them "
                    "(requests of varying lengths finish apart; each engine admits in its own order)",
                    _grid(0.2, 1.0, 0.05)) for engine in ENGINES),
-    PerfConstant("flops_scale.trtllm", 2.2, FITTED, "achievable FLOP/s of TensorRT-LLM as a multiple of the "
+    PerfConstant("flops_scale.trtllm", 2.5, FITTED, "achievable FLOP/s of TensorRT-LLM as a multiple of the "
                  "fitted share (vLLM's and SGLang's)",
                  "fitted on CALIBRATION_POINTS: TensorRT-LLM's prompt-heavy runs of TABLE_CALIBRATION need "
                  "more FLOP/s than vLLM's and SGLang's served runs show", _grid(0.5, 4.0, 0.1)),
-    PerfConstant("mla_seq_layer_us", 2.75, FITTED, "microseconds per decoding sequence per MLA layer per step and rank",
+    PerfConstant("mla_seq_layer_us", 3.0, FITTED, "microseconds per decoding sequence per MLA layer per step and rank",
                  "fitted on CALIBRATION_POINTS (MLA's absorbed decode attention on a rank that holds a sequence's "
                  "latent cache, beyond the latent's bytes and FLOPs)", _grid(0.0, 10.0, 0.25)),
-    PerfConstant("layer_overhead_us", 47.5, FITTED, "microseconds per decoder layer per step and stage",
+    PerfConstant("layer_overhead_us", 57.5, FITTED, "microseconds per decoder layer per step and stage",
                  "fitted on CALIBRATION_POINTS (kernel launches and what else a layer costs beyond its weight, KV "
                  "and activation bytes and its FLOPs)", _grid(0.0, 60.0, 2.5)),
     *(PerfConstant(f"step_overhead_ms.{engine}", STEP_MS[engine], FITTED, "milliseconds per engine step",

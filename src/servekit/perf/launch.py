@@ -88,14 +88,30 @@ ASYNC_PLATFORMS = ("cuda", "rocm")
 platform turns it off; TPU and Ascend run their own plugins' schedulers)."""
 
 
+OVERLAP_BY_DEFAULT = ("sglang", "trtllm")
+"""Engines whose scheduler prepares the next step while the device runs the current one unless
+told not to: SGLang's overlap scheduler (``python/sglang/srt/server_args.py``
+``disable_overlap_schedule: bool = False``, on since 0.4.0) and TensorRT-LLM's PyTorch backend
+(``tensorrt_llm/llmapi/llm_args.py`` ``disable_overlap_scheduler`` default ``False``)."""
+
+
 def overlaps_host_work(engine: str, version: str | None, profile: HardwareProfile, *, pp: int = 1,
                        spec_method: str | None = None, nodes: int = 1, stated: bool | None = None) -> bool:
-    """Whether the launch runs a step's host work beside the device's work of the step before: vLLM's
-    async scheduling, as the launch states it (``--async-scheduling`` / ``--no-async-scheduling``,
-    ``stated``), else as the release's default has it (the ``async_scheduling`` rule of
-    ``servekit.fit.release_rules``); never with pipeline parallelism, a draft method other than
-    EAGLE or MTP, or across nodes (where vLLM's default executor is Ray, which lacks it)."""
-    if engine_key(engine) != "vllm" or profile.platform not in ASYNC_PLATFORMS or pp > 1 or nodes > 1:
+    """Whether the launch runs a step's host work beside the device's work of the step before.
+    vLLM: its async scheduling, as the launch states it (``--async-scheduling`` /
+    ``--no-async-scheduling``, ``stated``), else as the release's default has it (the
+    ``async_scheduling`` rule of ``servekit.fit.release_rules``); never with a draft method other
+    than EAGLE or MTP, or across nodes (where vLLM's default executor is Ray, which lacks it).
+    SGLang and TensorRT-LLM: their overlap schedulers (``OVERLAP_BY_DEFAULT``), taken as off with
+    speculative decoding (SGLang's server arguments turn it off for its draft methods before its
+    second speculative pipeline; assumed alike for TensorRT-LLM). No engine overlaps with pipeline
+    parallelism."""
+    key = engine_key(engine)
+    if profile.platform not in ASYNC_PLATFORMS or pp > 1:
+        return False
+    if key in OVERLAP_BY_DEFAULT:
+        return not spec_method
+    if nodes > 1:
         return False
     method = (spec_method or "").lower()
     if method and method not in ("eagle", "eagle3") and not method.endswith("mtp"):
