@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from servekit.engines.sglang.scheduler import chunked_prefill_tokens, max_running_requests
+from servekit.engines.sglang.scheduler import chunked_prefill_tokens, max_running_requests, steps_between_reads
 
 
 @pytest.mark.parametrize(("memory_gib", "version", "tokens"), [
@@ -100,3 +100,10 @@ def test_a_perf_line_of_sglang_plans_its_pool_with_sglangs_memory_rule():
     weights = pool["weights_gib_per_rank"]
     assert pool["available_kv_gib"] == pytest.approx(profile.memory_gib * fraction - weights - 0.25, abs=0.02)
     assert pool["available_kv_gib"] < vllm["available_kv_gib"]
+
+
+def test_new_requests_are_read_every_recv_interval_turns_of_continuous_decode_steps():
+    assert steps_between_reads() == 1  # both default to 1: every step
+    assert steps_between_reads(30) == 30
+    assert steps_between_reads(None, 4) == 4
+    assert steps_between_reads(10, 4) == 40

@@ -208,6 +208,26 @@ def test_a_stated_async_scheduling_switch_overlaps_the_host_work(capsys, tmp_pat
     assert "line 4" in out[3]["error"] and "async_scheduling" in out[3]["error"]
 
 
+def test_sglangs_stated_read_interval_and_continuous_decode_steps_delay_the_first_token(capsys, tmp_path,
+                                                                                      perf_points):
+    """``scheduler_recv_interval`` x ``num_continuous_decode_steps`` decode steps pass between two
+    reads of new requests: an arrival waits half of the steps past the first for the next read
+    (the TTFT alone moves); absent or null is every step; anything but a positive whole number is
+    that line's error."""
+    base = {**_unmeasured(perf_points[0]), "engine": "sglang", "engine_version": "0.5.3"}
+    loop = {**base["workload"], "concurrency": 16, "request_rate": None, "offline": False}
+    every = {**base, "workload": loop, "scheduler_recv_interval": None}
+    thirty = {**every, "scheduler_recv_interval": 30}
+    split = {**every, "scheduler_recv_interval": 10, "num_continuous_decode_steps": 3}
+    wrong = {**every, "num_continuous_decode_steps": 0}
+    code, out = _run(capsys, tmp_path, [every, thirty, split, wrong])
+    assert code == 0
+    assert out[1]["tpot_ms"] == out[0]["tpot_ms"] and out[1]["ttft_ms"] > out[0]["ttft_ms"]
+    # 30 steps and 10 x 3 steps between reads wait alike
+    assert out[2]["ttft_ms"] == pytest.approx(out[1]["ttft_ms"])
+    assert "line 4" in out[3]["error"] and "num_continuous_decode_steps" in out[3]["error"]
+
+
 def test_an_engine_is_read_in_its_common_spellings_and_an_unknown_one_is_refused(perf_points):
     """A line's engine is folded to the speed model's name (case, TensorRT-LLM's spellings, a vLLM
     fork as vLLM); an engine with no constants is an error line, never priced as vLLM."""

@@ -225,6 +225,17 @@ def test_request_overhead_adds_to_ttft_only():
     assert slow.tpot_ms == pytest.approx(base.tpot_ms)
 
 
+def test_a_scheduler_that_reads_new_requests_every_r_steps_holds_them_half_of_r_minus_one_steps():
+    wl = Workload(input_len=512, output_len=512, concurrency=16)
+    every = predict(_launch(rates=replace(QUIET, step_s=0.01)), wl)
+    sparse = predict(_launch(rates=replace(QUIET, step_s=0.01), limits=replace(ROOMY, read_every=31)), wl)
+    step_ms = every.tpot_ms  # one decode step per output token here
+    assert sparse.ttft_ms - every.ttft_ms == pytest.approx(15 * step_ms, rel=0.02)
+    assert sparse.ttft_p99_ms - every.ttft_p99_ms == pytest.approx(30 * step_ms, rel=0.02)
+    assert sparse.tpot_ms == every.tpot_ms
+    assert sparse.output_throughput_tok_s == every.output_throughput_tok_s
+
+
 def test_a_scheduler_that_allocates_as_it_writes_holds_more_requests():
     wl = Workload(input_len=1000, output_len=1000, concurrency=64)
     reserving = predict(_launch(limits=Limits(256, 8192, kv_tokens=20_000, reserves_output=True)), wl)

@@ -5,7 +5,8 @@ Only structured fields are read: ``config_facts`` (config.json keys plus ``param
 ``engine_version``, ``weights_precision``, ``kv_cache_dtype``, ``gpu`` (a hardware taxonomy id,
 else a part of the device speed table: ``point_profile``),
 ``gpu_count``, ``tp``, ``pp``, ``dp``, ``max_num_seqs``, ``max_num_batched_tokens``,
-``async_scheduling`` (vLLM's switch where the launch states it),
+``async_scheduling`` (vLLM's switch where the launch states it), ``scheduler_recv_interval`` and
+``num_continuous_decode_steps`` (SGLang's, where the launch states them),
 ``spec_decoding`` (``{"method", "num_speculative_tokens"}`` and optionally
 ``"acceptance_rate"``) and ``workload`` (its optional ``fixed_lengths``: every request has exactly
 its lengths, a random dataset with no spread run with ``--ignore-eos``; absent, they are a
@@ -38,6 +39,7 @@ from servekit.fit.gpu_models import gpu_part
 from servekit.hardware.device_compute import compute_row, row_brand
 from servekit.hardware.device_memory import memory_row, part_memory
 from servekit.hardware.profile import HardwareProfile, custom_profile
+from servekit.engines.sglang.scheduler import steps_between_reads
 from servekit.perf.constants import ENGINES, acceptance
 from servekit.perf.launch import (
     PerfError, default_limits, engine_key, offline_occupancy, overlaps_host_work, rates_for, reserves_whole_output,
@@ -292,7 +294,9 @@ def launch_of(point: Mapping[str, Any], profiles: Mapping[str, HardwareProfile],
     seqs, tokens = default_limits(engine, profile, release, spec is not None, kv_tokens=pool.get("kv_tokens"))
     limits = Limits(max_num_seqs=_int(point, "max_num_seqs", seqs),
                     max_num_batched_tokens=_int(point, "max_num_batched_tokens", tokens),
-                    kv_tokens=pool.get("kv_tokens"), reserves_output=reserves_whole_output(engine))
+                    kv_tokens=pool.get("kv_tokens"), reserves_output=reserves_whole_output(engine),
+                    read_every=steps_between_reads(_int(point, "scheduler_recv_interval"),
+                                                   _int(point, "num_continuous_decode_steps")))
     replicas = dp if tp * pp * dp == _int(point, "gpu_count", tp * pp) else 1
     overlap = overlaps_host_work(engine, release, profile, pp=pp, spec_method=spec.method if spec else None,
                                  nodes=_int(point, "nodes"), stated=_switch(point, "async_scheduling"))

@@ -16,7 +16,8 @@ throughput ``B x output / L`` per replica (DP replicas add up).
 
 TTFT is the engine's fixed cost of taking a request in and streaming its first token back
 (``Rates.request_s``), the prefill of ``input`` tokens in chunks beside the running decodes, half an
-iteration of waiting for the running one (p99: a whole one), and the queue:
+iteration of waiting for the running one (p99: a whole one), where the scheduler reads new requests
+only every ``r`` steps (``Limits.read_every``) half of ``r - 1`` more (p99: all), and the queue:
 
 * concurrency above ``B``: every request waits ``(C - B) / B x L`` (closed loop, steady state);
 * offline (every prompt at once): ``B`` is at most the engine's fitted occupancy times ``N``
@@ -44,8 +45,7 @@ short TTFT and the others one long one). The first request's TTFT is the request
 prefill, the others' that plus their prefill step; the first decodes through the others'
 prefill step (its first inter-token gap carries it), the others decode ``output - 1`` steps of
 ``C`` sequences. The median over the requests is the others' figure when they are the majority
-(``C`` > 2), the mean of both at ``C`` = 2; p99 is the larger one. The throughput is ``C x output``
-over the wave.
+(``C`` > 2), the mean of both at ``C`` = 2; p99 is the larger one. The throughput is ``C x output`` over the wave.
 
 Cohorts (the same closed loop when the ``C`` prompts do not fit one step, though one does beside
 the other requests' decodes: ``k >= 1`` whole prompts with ``k x input + (C - k) <=
@@ -82,8 +82,7 @@ from servekit.records import record
 
 RATE_ITERATIONS = 60
 P99_PREFILLS = 2.0
-"""The p99 TPOT is that of a request whose life meets twice the average prefills (a stated
-assumption: no calibration point measures a TPOT tail)."""
+"""The p99 TPOT is that of a request whose life meets twice the average prefills (a stated assumption)."""
 
 
 @record
@@ -112,6 +111,8 @@ class Limits:
     """Whether the scheduler reserves a request's whole output in the pool when it admits it
     (``launch.reserves_whole_output``); else the pool holds what the running requests have
     written so far."""
+    read_every: int = 1
+    """Decode steps between the scheduler's reads of new requests (SGLang's ``steps_between_reads``)."""
 
 
 @record
@@ -365,7 +366,8 @@ def predict(launch: PerfLaunch, wl: Workload) -> Prediction:
     lf = life(launch, wl, batch)
     prefill = _prefill_s(launch, wl, batch)
     arrive = launch.rates.request_s
-    service, service_p99 = arrive + prefill + lf.iteration / 2, arrive + prefill + lf.iteration
+    held = (launch.limits.read_every - 1) * lf.iteration
+    service, service_p99 = arrive + prefill + (lf.iteration + held) / 2, arrive + prefill + lf.iteration + held
     bound = lf.terms.binding
     if wl.request_rate is not None:
         throughput = min(wl.request_rate, capacity * launch.replicas) * wl.output_len

@@ -17,6 +17,11 @@ Running requests: ``min(pool // 2, req_to_token_pool size)``, where the request 
 ``model_runner.py``, the same in every release read, 0.4.8 to 0.5.23; later releases moved it to
 ``pool_configurator.py``). Without the context length the clamp's ceiling, 4096, stands for it;
 without the pool, 4096.
+
+New requests are read between steps, not during them: every ``--scheduler-recv-interval`` turns
+of the scheduler's loop (``scheduler_recv_skipper.py``: a decode turn counts 1, a prefill turn
+enough to read at once), each turn running ``--num-continuous-decode-steps`` decode steps
+(``server_args.py``: "may also increase time-to-first-token latency"). Both default to 1.
 """
 
 from __future__ import annotations
@@ -69,3 +74,8 @@ def max_running_requests(kv_tokens: int | None, context_len: int | None = None) 
     pool = (max(REQUESTS_FLOOR, min(REQUESTS_CEILING, int(kv_tokens / context_len * REQUESTS_PER_CONTEXT)))
             if context_len else REQUESTS_CEILING)
     return max(1, min(kv_tokens // 2, pool))
+
+
+def steps_between_reads(recv_interval: int | None = None, continuous_decode_steps: int | None = None) -> int:
+    """Decode steps between two reads of new requests (1: every step, the default)."""
+    return max(1, recv_interval or 1) * max(1, continuous_decode_steps or 1)
