@@ -1,36 +1,43 @@
 """Writes bench/data/inferencemax-v1.jsonl: InferenceMAX v1's published single-node runs as perf-points
-lines, an evaluation source (no constant is fitted on it; ``bench/bench_perf_points.py`` scores it
-apart).
+lines. Half of them (every other line per engine and device) is a calibration source
+(``servekit.perf.constants.INFERENCEMAX_CALIBRATION``); the other half is scored apart by
+``bench/bench_perf_points.py``.
 
 The rows are SemiAnalysis InferenceMAX v1's aggregated results (October 2025), as copied into the
 public fork github:faradawn/InferenceMAX at commit 7a175041fc1b103832870e8ff4ec3b0b1ff5dd2f
 (``official_data/agg_{gptoss,dsr1}_{1k1k,1k8k,8k1k}.json``): gpt-oss-120b (MXFP4) on H100, H200, B200,
-MI300X and MI325X with vLLM and on H200 and B200 with TensorRT-LLM; DeepSeek-R1-0528 (FP8) on H200,
-B200, MI300X and MI325X with SGLang and on H200 and B200 with TensorRT-LLM; its NVFP4 export on B200
-with SGLang and TensorRT-LLM. Each row gives the GPU, TP, EP, data-parallel attention, the client
-concurrency, per-GPU output tokens/s and the median TTFT and TPOT (seconds). The sequence lengths are
-the file's (1k1k = 1024 in, 1024 out; 1k8k; 8k1k).
+MI300X, MI325X and MI355X with vLLM and on H200 and B200 with TensorRT-LLM; DeepSeek-R1-0528 (FP8) on
+H200, B200, MI300X, MI325X and MI355X with SGLang and on H200 and B200 with TensorRT-LLM; NVIDIA's
+NVFP4 export on B200 with SGLang and TensorRT-LLM; AMD's MXFP4 export on MI355X with SGLang. Each row
+names the checkpoint and gives the GPU, TP, EP, data-parallel attention, the client concurrency,
+per-GPU output tokens/s and the median TTFT and TPOT (seconds). The sequence lengths are the file's
+(1k1k = 1024 in, 1024 out; 1k8k; 8k1k).
 
-What each line states beyond the row, and where it comes from (the fork's scripts and workflow at its
-head, 7a9f0000072e8f2f75455144c08e896efaf50e32; taken to be those of the published runs):
+What each line states beyond the row, and where it comes from (the InferenceMAX scripts, runners and
+configs the fork holds at 9765f603d90684dfd42564f5969ed9e52ea4ba98, its last upstream commit
+(2025-11-06), taken to be those of the published runs; the fork's own later commits change only how
+its B200 SGLang server and client start):
 
-* the client (``benchmarks/*.sh``): ``benchmark_serving.py --dataset-name random --random-input-len
-  ISL --random-output-len OSL --random-range-ratio 0.8 --num-prompts CONC x 10 --max-concurrency CONC
-  --request-rate inf --ignore-eos`` (the ratio is ``.github/workflows/benchmark-tmpl.yml``'s default).
-  Its random dataset draws each length uniformly from the integers ``[int(0.8 L), L]``, so a line's
-  lengths are those means (922 of 1024, 7373 of 8192) and not fixed (``fixed_lengths`` false);
-* the engine release: the image ``.github/configs/*-master.yaml`` names for the configuration (vLLM
-  0.11.0 on NVIDIA, ROCm vLLM 0.10.1, SGLang 0.5.2 / 0.5.3, TensorRT-LLM 1.1.0rc2 / 1.2.0rc0; none for
-  TensorRT-LLM's gpt-oss development image);
-* the scheduler limits and KV cache format each script passes (``launch``), and vLLM's
-  ``--async-scheduling``, which every vLLM script passes; what a script leaves to the engine stays
-  unstated (``None``).
+* the client (``benchmarks/*.sh``, ``runners/launch_*.sh``): ``benchmark_serving.py --dataset-name
+  random --random-input-len ISL --random-output-len OSL --random-range-ratio 0.8 --num-prompts N
+  --max-concurrency CONC --request-rate inf --ignore-eos`` (the ratio is
+  ``.github/workflows/benchmark-tmpl.yml``'s default). Its random dataset draws each length uniformly
+  from the integers ``[int(0.8 L), L]``, so a line's lengths are those means (922 of 1024, 7373 of
+  8192) and not fixed (``fixed_lengths`` false). N is ``CONC x 10``, except on the two runner pools
+  whose launcher sets it per checkpoint (``prompts_per_client``);
+* the engine release: the image ``.github/configs/{nvidia,amd}-master.yaml`` names for the
+  configuration (vLLM 0.11.0 on NVIDIA, ROCm vLLM 0.10.1, SGLang 0.5.2 / 0.5.3, TensorRT-LLM
+  1.1.0rc2 / 1.2.0rc0; none for TensorRT-LLM's gpt-oss development image);
+* the scheduler limits and KV cache format each script passes (``launch``), vLLM's
+  ``--async-scheduling``, which every vLLM script passes, and SGLang's reads of new requests:
+  ``--scheduler-recv-interval`` 10, or 30 from 16 clients, on B200, ``--num-continuous-decode-steps
+  4`` on AMD; what a script leaves to the engine stays unstated (``None``).
 
 Rows run with data-parallel attention are written with ``dp`` = TP on ``gpu_count`` = TP (the
 perf-points reading of attention DP inside the TP group).
 
 Usage: python bench/make_inferencemax_points.py GIT_DIR
-(GIT_DIR: a clone of github:faradawn/InferenceMAX holding commit 7a17504.)
+(GIT_DIR: a clone of github:faradawn/InferenceMAX holding commits 7a17504 and 9765f60.)
 """
 
 from __future__ import annotations
@@ -67,33 +74,57 @@ DEEPSEEK_R1 = {"architectures": ["DeepseekV3ForCausalLM"], "hidden_size": 7168, 
 ENGINES = {"vllm": "vllm", "sglang": "sglang", "trt": "trtllm"}
 GPUS = {"b200-trt": "b200"}
 """InferenceMAX's runner pools: TensorRT-LLM's B200 runs ran on the ``b200-trt`` pool of B200s."""
-MODELS = {("gptoss", "fp4"): ("openai/gpt-oss-120b", GPT_OSS_120B, "mxfp4"),
-          ("dsr1", "fp8"): ("deepseek-ai/DeepSeek-R1-0528", DEEPSEEK_R1, "fp8"),
-          ("dsr1", "fp4"): ("nvidia/DeepSeek-R1-0528-FP4-V2", DEEPSEEK_R1, "nvfp4")}
+MODELS = {"openai/gpt-oss-120b": ("gptoss", GPT_OSS_120B, "mxfp4"),
+          "deepseek-ai/DeepSeek-R1-0528": ("dsr1", DEEPSEEK_R1, "fp8"),
+          "nvidia/DeepSeek-R1-0528-FP4-V2": ("dsr1", DEEPSEEK_R1, "nvfp4"),
+          "amd/DeepSeek-R1-0528-MXFP4-Preview": ("dsr1", DEEPSEEK_R1, "mxfp4")}
+"""The checkpoints the rows name (their ``model``): the file family, config facts and weight format."""
+AMD = ("mi300x", "mi325x", "mi355x")
+PROMPT_POOLS = {"b200": ("nvidia/DeepSeek-R1-0528-FP4", "deepseek-ai/DeepSeek-R1-0528"),
+                "mi355x": ("amd/DeepSeek-R1-0528-MXFP4-Preview", "deepseek-ai/DeepSeek-R1-0528")}
+"""The runner pools whose launcher sets the prompt count per checkpoint (``launch_b200-nvd.sh``,
+``launch_mi355x-amd.sh``) and the checkpoint names it compares against, as it spells them."""
 
 
-def launch(model: str, precision: str, gpu: str, framework: str, isl: int, osl: int, conc: int) -> dict:
+def launch(name: str, gpu: str, framework: str, isl: int, osl: int, conc: int) -> dict:
+    """Release, KV cache format, scheduler limits and SGLang's request reads of one configuration's script."""
+    return {"scheduler_recv_interval": None, "num_continuous_decode_steps": None,
+            **limits(name, gpu, framework, isl, osl, conc), **reads(gpu, framework, conc)}
+
+
+def reads(gpu: str, framework: str, conc: int) -> dict:
+    """SGLang's request reads: dsr1_*_b200_docker.sh read every 10 turns, every 30 from 16 clients;
+    dsr1_*_mi3*_docker.sh run 4 decode steps a turn."""
+    if framework != "sglang":
+        return {}
+    if gpu in AMD:
+        return {"num_continuous_decode_steps": 4}
+    return {"scheduler_recv_interval": 30 if conc >= 16 else 10} if gpu == "b200" else {}
+
+
+def limits(name: str, gpu: str, framework: str, isl: int, osl: int, conc: int) -> dict:
     """Release, KV cache format and scheduler limits of one configuration's script."""
     if framework == "vllm":
-        if gpu in ("mi300x", "mi325x"):  # gptoss_fp4_mi3*_docker.sh: engine defaults
+        if gpu in AMD:  # gptoss_fp4_mi3*_docker.sh: engine defaults
             return {"engine_version": "0.10.1", "kv_cache_dtype": None, "max_num_seqs": None,
                     "max_num_batched_tokens": None}
         # gptoss_fp4_{h100,h200,b200}: max-num-batched-tokens 8192; max-num-seqs CONC (512 on B200)
         return {"engine_version": "0.11.0", "kv_cache_dtype": None, "max_num_seqs": 512 if gpu == "b200" else conc,
                 "max_num_batched_tokens": 8192}
     if framework == "sglang":
-        if gpu in ("mi300x", "mi325x"):  # dsr1_fp8_mi3*_docker.sh: chunked prefill 196608
+        if gpu in AMD:  # dsr1_*_mi3*_docker.sh: chunked prefill 196608 (32768 for fp4 8k1k past 32 clients)
+            small = name.startswith("amd/") and (isl, osl) == (8192, 1024) and conc > 32
             return {"engine_version": "0.5.2", "kv_cache_dtype": None, "max_num_seqs": None,
-                    "max_num_batched_tokens": 196608}
+                    "max_num_batched_tokens": 32768 if small else 196608}
         if gpu == "h200":  # dsr1_fp8_h200_slurm.sh
             return {"engine_version": "0.5.2", "kv_cache_dtype": None,
                     "max_num_seqs": 512 if (isl, osl) == (1024, 1024) else 256, "max_num_batched_tokens": 32768}
-        if precision == "fp8":  # dsr1_fp8_b200_docker.sh
+        if MODELS[name][2] == "fp8":  # dsr1_fp8_b200_docker.sh
             return {"engine_version": "0.5.3", "kv_cache_dtype": "fp8", "max_num_seqs": 128,
                     "max_num_batched_tokens": 32768}
         return {"engine_version": "0.5.3", "kv_cache_dtype": "fp8", "max_num_seqs": 256,  # dsr1_fp4_b200_docker.sh
                 "max_num_batched_tokens": 16384}
-    if model == "gptoss":  # gptoss_fp4_{h200,b200}_trt_slurm.sh: max_num_tokens 20000
+    if MODELS[name][0] == "gptoss":  # gptoss_fp4_{h200,b200}_trt_slurm.sh: max_num_tokens 20000
         if gpu == "h200":
             return {"engine_version": None, "kv_cache_dtype": None, "max_num_seqs": conc,
                     "max_num_batched_tokens": 20000}
@@ -104,18 +135,27 @@ def launch(model: str, precision: str, gpu: str, framework: str, isl: int, osl: 
             "max_num_batched_tokens": (conc + isl + 64 + 63) // 64 * 64}
 
 
+def prompts_per_client(pool: str, name: str, osl: int) -> int:
+    """The client's prompts per concurrent client: 20 (1k8k) or 50 where the pool's launcher names the
+    checkpoint, 10 everywhere else (``launch_*.sh``)."""
+    if name in PROMPT_POOLS.get(pool, ()):
+        return 20 if osl == 8192 else 50
+    return PROMPTS_PER_CLIENT
+
+
 def mean_length(length: int) -> int:
     """The mean of the random dataset's uniform integer lengths in ``[int(ratio x L), L]``, rounded
     half up (922 of 1024, 7373 of 8192)."""
     return (int(length * RANGE_RATIO) + length + 1) // 2
 
 
-def point(row: dict, model: str, isl: int, osl: int) -> dict:
-    name, facts, fmt = MODELS[(model, row["precision"])]
+def point(row: dict, isl: int, osl: int) -> dict:
+    name = row["model"]
+    model, facts, fmt = MODELS[name]
     gpu = GPUS.get(row["hw"], row["hw"])
     tp, conc = int(row["tp"]), int(row["conc"])
     dpa = str(row["dp_attention"]).lower() == "true"
-    stated = launch(model, row["precision"], gpu, row["framework"], isl, osl, conc)
+    stated = launch(name, gpu, row["framework"], isl, osl, conc)
     ident = (f"inferencemax-v1-{model}-{row['precision']}-{row['hw']}-{row['framework']}-tp{tp}-ep{row['ep']}"
              f"{'-dpa' if dpa else ''}-{isl}-{osl}-c{conc}")
     return {
@@ -123,9 +163,12 @@ def point(row: dict, model: str, isl: int, osl: int) -> dict:
         "config_facts": facts, "weights_precision": fmt, "kv_cache_dtype": stated["kv_cache_dtype"], "gpu": gpu,
         "gpu_count": tp, "nodes": 1, "tp": tp, "pp": 1, "dp": tp if dpa else 1, "ep": int(row["ep"]),
         "max_num_seqs": stated["max_num_seqs"], "max_num_batched_tokens": stated["max_num_batched_tokens"],
-        "async_scheduling": True if row["framework"] == "vllm" else None, "spec_decoding": None,
+        "async_scheduling": True if row["framework"] == "vllm" else None,
+        "scheduler_recv_interval": stated["scheduler_recv_interval"],
+        "num_continuous_decode_steps": stated["num_continuous_decode_steps"], "spec_decoding": None,
         "workload": {"input_len": mean_length(isl), "output_len": mean_length(osl), "concurrency": conc,
-                     "request_rate": None, "offline": False, "num_prompts": conc * PROMPTS_PER_CLIENT,
+                     "request_rate": None, "offline": False,
+                     "num_prompts": conc * prompts_per_client(row["hw"], name, osl),
                      "fixed_lengths": False},
         "measured": {"output_throughput_tok_s": round(row["output_tput_per_gpu"] * tp, 3),
                      "ttft_ms": round(row["median_ttft"] * 1e3, 3), "ttft_stat": "median",
@@ -140,8 +183,8 @@ def rows(git_dir: Path) -> list[dict]:
     for (model, isl, osl), path in FILES.items():
         text = subprocess.run(["git", "--git-dir", str(git_dir), "show", f"{COMMIT}:{path}"], check=True,
                               capture_output=True, text=True).stdout
-        out += [point(row, model, isl, osl) for row in json.loads(text)
-                if (model, row["precision"]) in MODELS and row["framework"] in ENGINES]
+        out += [point(row, isl, osl) for row in json.loads(text)
+                if row["model"] in MODELS and row["framework"] in ENGINES]
     return sorted(out, key=lambda p: p["id"])
 
 

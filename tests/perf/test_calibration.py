@@ -227,19 +227,46 @@ def test_the_inferencemax_source_is_its_writers_mapping_of_the_published_rows(pr
     lengths = {v: k for k, v in ((1024, 922), (8192, 7373))}
     engines = {v: k for k, v in writer.ENGINES.items()}
     for line in stored:
-        model = "gptoss" if "gpt-oss" in line["model"] else "dsr1"
         precision = "fp4" if line["weights_precision"] in ("mxfp4", "nvfp4") else "fp8"
         rest = line["id"].split(f"-{precision}-", 1)[1]
         hw = rest[:rest.index(f"-{engines[line['engine']]}-tp")]
-        row = {"hw": hw, "tp": line["tp"], "ep": line["ep"], "dp_attention": "true" if line["dp"] > 1 else "false",
+        row = {"model": line["model"], "hw": hw, "tp": line["tp"], "ep": line["ep"], "dp_attention": "true" if line["dp"] > 1 else "false",
                "conc": line["workload"]["concurrency"], "framework": engines[line["engine"]], "precision": precision,
                "output_tput_per_gpu": line["measured"]["output_throughput_tok_s"] / line["tp"],
                "median_ttft": line["measured"]["ttft_ms"] / 1e3, "median_tpot": line["measured"]["tpot_ms"] / 1e3}
-        again = writer.point(row, model, lengths[line["workload"]["input_len"]], lengths[line["workload"]["output_len"]])
+        again = writer.point(row, lengths[line["workload"]["input_len"]], lengths[line["workload"]["output_len"]])
         assert {k: v for k, v in again.items() if k != "measured"} == {k: v for k, v in line.items() if k != "measured"}
     for m in prepare(stored[::40], profiles):
         pred = predicted(m, profiles, fitted_values())
         assert pred.output_throughput_tok_s > 0 and pred.ttft_ms > 0 and pred.tpot_ms > 0
+
+
+def test_the_inferencemax_amd_lines_carry_the_amd_scripts_settings():
+    """Every AMD line (MI300X, MI325X, MI355X) gets the ROCm image's release and what the AMD scripts
+    pass: no KV cache format, no request cap; AMD's MXFP4 export is MXFP4, not NVIDIA's NVFP4."""
+    writer = _bench_script("make_inferencemax_points")
+    amd = [p for p in inferencemax_lines() if p["gpu"] in writer.AMD]
+    assert {p["gpu"] for p in amd} == {"mi300x", "mi325x", "mi355x"}
+    for line in amd:
+        assert line["engine_version"] == {"vllm": "0.10.1", "sglang": "0.5.2"}[line["engine"]], line["id"]
+        assert line["kv_cache_dtype"] is None and line["max_num_seqs"] is None, line["id"]
+        assert line["weights_precision"] != "nvfp4", line["id"]
+        assert line["num_continuous_decode_steps"] == (4 if line["engine"] == "sglang" else None), line["id"]
+    assert {p["model"] for p in amd if p["weights_precision"] == "mxfp4" and p["engine"] == "sglang"} == {
+        "amd/DeepSeek-R1-0528-MXFP4-Preview"}
+
+
+def test_the_inferencemax_prompt_count_follows_each_pools_launcher():
+    """Two launchers set the prompt count per checkpoint, comparing names as they spell them (the
+    B200 one names an NVFP4 export without the "-V2" the runs used); every other pool sends 10 per client."""
+    prompts = _bench_script("make_inferencemax_points").prompts_per_client
+    assert prompts("b200", "deepseek-ai/DeepSeek-R1-0528", 1024) == 50
+    assert prompts("b200", "deepseek-ai/DeepSeek-R1-0528", 8192) == 20
+    assert prompts("b200", "nvidia/DeepSeek-R1-0528-FP4-V2", 1024) == 10
+    assert prompts("mi355x", "amd/DeepSeek-R1-0528-MXFP4-Preview", 1024) == 50
+    assert prompts("b200-trt", "deepseek-ai/DeepSeek-R1-0528", 1024) == 10
+    assert prompts("mi300x", "deepseek-ai/DeepSeek-R1-0528", 1024) == 10
+    assert prompts("b200", "openai/gpt-oss-120b", 1024) == 10
 
 
 def test_the_public_run_source_is_its_writers_lines_and_never_fitted_on(profiles):

@@ -82,8 +82,8 @@ INFERENCEMAX_CALIBRATION = ("bench/data/inferencemax-v1.jsonl (bench/make_infere
                             "github:faradawn/InferenceMAX at 7a17504), chosen by the same rule as CALIBRATION_POINTS; "
                             "the other lines are evaluation points")
 """The third calibration source: closed loops of 4-256 clients at 1k/1k, 1k/8k and 8k/1k tokens of
-gpt-oss-120b (vLLM 0.10-0.11 with async scheduling, TensorRT-LLM 1.1-1.2) and DeepSeek-R1 FP8 and
-NVFP4 (SGLang 0.5.2-0.5.3, TensorRT-LLM 1.1) on H100, H200, B200, MI300X, MI325X and MI355X: the only
+gpt-oss-120b (vLLM 0.10-0.11 with async scheduling, TensorRT-LLM 1.1-1.2) and DeepSeek-R1 FP8, NVFP4
+and MXFP4 (SGLang 0.5.2-0.5.3, TensorRT-LLM 1.1) on H100, H200, B200, MI300X, MI325X and MI355X: the only
 TTFTs of TensorRT-LLM here, and the only recent releases of the three engines side by side."""
 
 ENGINES = ("vllm", "sglang", "trtllm")
@@ -92,7 +92,7 @@ CPU_KEY = "vllm_cpu"
 OVERHEAD_KEYS = (*ENGINES, CPU_KEY)
 STEP_MS = {"vllm": 0.0, "sglang": 7.0, "trtllm": 3.0}
 SEQ_US = {"vllm": 90.0, "sglang": 160.0, "trtllm": 5.0}
-REQUEST_MS = {"vllm": 32.5, "sglang": 100.0, "trtllm": 52.5}
+REQUEST_MS = {"vllm": 32.5, "sglang": 55.0, "trtllm": 52.5}
 """The fitted per-engine overheads (``step_overhead_ms.ENGINE``, ``seq_overhead_us.ENGINE``,
 ``request_overhead_ms.ENGINE``)."""
 OCCUPANCY = {"vllm": 0.35, "sglang": 0.65, "trtllm": 0.2}
@@ -203,7 +203,7 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "NVFP4 or MXFP4 checkpoint on a part with an FP4 rate)",
                  "fitted on the FP4 points of the calibration set (TensorRT-LLM's NVFP4 runs of Llama 3.3 70B and 3.1 "
                  "405B on B200 and RTX PRO 6000 in TABLE_CALIBRATION; gpt-oss-120b's MXFP4 and DeepSeek-R1's NVFP4 on "
-                 "B200 in INFERENCEMAX_CALIBRATION): their steps reach a smaller share of the doubled FP4 rate than "
+                 "B200 and its MXFP4 on MI355X in INFERENCEMAX_CALIBRATION): their steps reach a smaller share of the doubled FP4 rate than "
                  "FP8 and BF16 products reach of theirs",
                  _grid(0.05, 0.95, 0.05)),
     PerfConstant("moe_flops_share", 0.5, FITTED, "routed-expert FLOP/s as a share of the dense achievable FLOP/s",
