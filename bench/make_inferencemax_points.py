@@ -113,7 +113,7 @@ def limits(name: str, gpu: str, framework: str, isl: int, osl: int, conc: int) -
                 "max_num_batched_tokens": 8192}
     if framework == "sglang":
         if gpu in AMD:  # dsr1_*_mi3*_docker.sh: chunked prefill 196608 (32768 for fp4 8k1k past 32 clients)
-            small = name.startswith("amd/") and (isl, osl) == (8192, 1024) and conc > 32
+            small = MODELS[name][2] == "mxfp4" and (isl, osl) == (8192, 1024) and conc > 32
             return {"engine_version": "0.5.2", "kv_cache_dtype": None, "max_num_seqs": None,
                     "max_num_batched_tokens": 32768 if small else 196608}
         if gpu == "h200":  # dsr1_fp8_h200_slurm.sh
