@@ -80,6 +80,22 @@ def test_plan_with_engine_sglang(capsys):
     assert doc["engine"] == "sglang" and doc["argv"][:3] == ["python", "-m", "sglang.launch_server"]
 
 
+def test_the_catalogs_vllm_image_gives_way_with_a_note_a_named_one_with_a_warning(capsys):
+    """The recipe's image serves vLLM; asking for SGLang moves to SGLang's image with a note, while an
+    image the user named with --image is a warning (it is not what runs)."""
+    assert main(["plan", "Qwen/Qwen3.8-27B", "--hardware", "h200", "--engine", "sglang", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    image = {f["code"]: f for f in doc["findings"]}["sglang.image"]
+    assert doc["docker_image"].startswith("lmsysorg/sglang:") and image["severity"] == "note"
+    assert doc["docker_image"] in image["message"] and "vllm/vllm-openai" in image["message"]
+    assert main(["plan", "Qwen/Qwen3.8-27B", "--hardware", "h200", "--engine", "sglang", "--image",
+                 "vllm/vllm-openai:v0.11.0", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    image = {f["code"]: f for f in doc["findings"]}["sglang.image"]
+    assert image["severity"] == "warning" and "vllm/vllm-openai:v0.11.0" in image["message"]
+    assert doc["docker_image"].startswith("lmsysorg/sglang:")
+
+
 def test_default_mem_fraction_follows_sglangs_rule_of_each_release():
     h100 = 79.19 * 1024
     # unknown device memory: the fallback of the release

@@ -17,6 +17,7 @@ from servekit.engines.common.render import render_multiline
 from servekit.engines.common.translation import DialectContext, EngineLaunch
 from servekit.engines.registry import engine_names, get_engine, native_engine
 from servekit.records import record
+from servekit.synthesis.apply_overrides import image_named
 
 SERVE_PROGRAM = ("vllm", "serve")
 """The program of a plan's server processes (plans are written in vLLM's form)."""
@@ -58,6 +59,7 @@ def translate_plan(
             hardware_id=plan.selection.hardware,
             env=env,
             image=plan.docker.image,
+            image_named=image_named(plan.docker),
             engine_version=engine_version,
             options=dict(options or {}),
         )

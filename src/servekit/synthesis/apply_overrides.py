@@ -42,9 +42,19 @@ def pinned_image(image: str | None, version: str) -> str | None:
     return image
 
 
+IMAGE_OVERRIDE = "override: --image"
+"""``Docker.source`` of an image the user named with ``--image`` (``image_named``)."""
+
+
+def image_named(docker: Docker) -> bool:
+    """Whether the user named the plan's image (``--image``) rather than the catalog or a pinned
+    release choosing it."""
+    return docker.source == IMAGE_OVERRIDE
+
+
 def _docker(plan: Plan, overrides: Overrides) -> Docker:
     if overrides.image:
-        return dataclasses.replace(plan.docker, image=overrides.image, source="override: --image")
+        return dataclasses.replace(plan.docker, image=overrides.image, source=IMAGE_OVERRIDE)
     if overrides.vllm_version:
         image = pinned_image(plan.docker.image, overrides.vllm_version)
         if image != plan.docker.image:
@@ -66,6 +76,6 @@ def apply_overrides(plan: Plan, overrides: Overrides) -> Plan:
     if overrides.vllm_version:
         install = pinned_steps(plan.install, overrides.vllm_version, docker.image)
     elif overrides.image:
-        install = tuple(dataclasses.replace(s, command=f"docker pull {docker.image}", source="override: --image")
+        install = tuple(dataclasses.replace(s, command=f"docker pull {docker.image}", source=IMAGE_OVERRIDE)
                         if s.kind == "docker" else s for s in plan.install)
     return dataclasses.replace(plan, processes=processes, docker=docker, install=install)

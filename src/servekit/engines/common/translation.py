@@ -108,6 +108,8 @@ class DialectContext:
     hardware_id: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     image: str | None = None
+    image_named: bool = True
+    """Whether the user named ``image`` (``--image``); False where the catalog chose it for vLLM."""
     engine_version: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
 
@@ -142,14 +144,16 @@ def engine_image(
     other repositories whose images run the engine), else ``repository:tag``.
 
     ``tag`` falls back to ``options["image_tag"]``, then ``latest`` (with a note to pin it); an
-    image of another engine is replaced, with a warning naming both.
+    image of another engine is replaced, naming both: a warning where the user named it
+    (``DialectContext.image_named``), else a note (the catalog's image serves vLLM, and the engine
+    asked for runs from its own).
     """
     chosen = context.options.get("image_tag") or tag or "latest"
     brand = f"{repository}:{chosen}"
     if context.image and context.image.startswith(tuple(f"{r}:" for r in (repository, *also))):
         return context.image, []
     out: list[Finding] = []
-    if context.image:
+    if context.image and context.image_named:
         out.append(
             finding(
                 WARNING,
@@ -158,6 +162,8 @@ def engine_image(
                 fix=f"run from {repository}",
             )
         )
+    elif context.image:
+        out.append(finding(NOTE, f"{prefix}.image", f"{prefix} runs from {brand}, not the catalog's {context.image}"))
     if chosen == "latest":
         out.append(
             finding(
