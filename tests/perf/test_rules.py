@@ -445,6 +445,28 @@ def test_gpu_rates_stream_experts_at_the_measured_grouped_share():
     assert rates.expert_memory == pytest.approx(rates.memory * constant("moe_bandwidth_share"))
 
 
+def test_fp4_experts_on_a_part_with_an_fp4_rate_stream_at_their_own_share(profiles):
+    """Experts in a 4-bit format run the engines' FP4 kernels on a part with an FP4 rate (B200,
+    MI355X: ``moe_bandwidth_share.fp4``); the same checkpoint on a part without one (H200), and
+    FP8 experts on B200, take the share the H200 probe measured."""
+    from servekit.perf.constants import constant, fitted_values
+    from servekit.perf.launch import expert_stream_share, rates_for
+
+    v = fitted_values()
+    fp4 = replace(MOE, weights_format="mxfp4")
+    for part in ("b200", "mi355x"):
+        rates = rates_for(profiles[part], fp4, "vllm")
+        assert rates.expert_memory == pytest.approx(rates.memory * v["moe_bandwidth_share.fp4"])
+    for part, shape in (("h200", fp4), ("b200", replace(MOE, weights_format="fp8"))):
+        rates = rates_for(profiles[part], shape, "vllm")
+        assert rates.expert_memory == pytest.approx(rates.memory * constant("moe_bandwidth_share"))
+    doubled = rates_for(profiles["b200"], fp4, "vllm", values={"moe_bandwidth_share.fp4": 0.5})
+    assert doubled.expert_memory * 2 == pytest.approx(rates_for(profiles["b200"], fp4, "vllm",
+                                                                values={"moe_bandwidth_share.fp4": 1.0}).expert_memory)
+    assert expert_stream_share(v, "fp4") == v["moe_bandwidth_share.fp4"] <= 1.0
+    assert expert_stream_share(v, "bf16") == constant("moe_bandwidth_share")
+
+
 def test_achieved_rates_name_the_experts_rate_for_a_moe_model_only():
     from servekit.app.perf import achieved_rates
 

@@ -214,6 +214,14 @@ CONSTANTS: tuple[PerfConstant, ...] = (
                  "HOPPER_PROBE (HOPPER_GROUPED_SHARE): grouped expert products of a few tokens per expert streamed "
                  "their weights at 63-79% (median 76%) of the rate dense decode products did on an H200; assumed "
                  "to hold for the engines' fused MoE kernels and for other GPUs"),
+    PerfConstant("moe_bandwidth_share.fp4", 1.0, FITTED,
+                 "routed-expert weight bytes/s as a share of the dense achievable bytes/s, for experts in a 4-bit "
+                 "format on a part with an FP4 rate",
+                 "fitted on the FP4 MoE points of the calibration set (gpt-oss-120b's MXFP4 on B200 and MI355X, "
+                 "DeepSeek-R1's NVFP4 on B200 and MXFP4 on MI355X, in INFERENCEMAX_CALIBRATION): the engines run such "
+                 "experts through their own FP4 kernels, not the grouped products HOPPER_PROBE timed; the fit ends at "
+                 "the top of the grid, where the experts stream as fast as dense weights "
+                 "(bench/results/README.md, 'FP4 experts')", _grid(0.5, 1.0, 0.02)),
     PerfConstant("allreduce_latency_us", 25.0, FITTED, "microseconds per TP all-reduce",
                  "fitted on CALIBRATION_POINTS (the fixed cost of one all-reduce, apart from its bytes)",
                  _grid(0.0, 200.0, 5.0)),

@@ -18,7 +18,7 @@ the constants never saw, and its throughput band (0.696..1.437) 94-100% of four 
 (0.743..1.346 / 0.580..1.725 / 0.699..1.431 for throughput / TTFT / TPOT) held 59% / 52% / 63% of
 those 563 runs of three engines on six parts; with half of them fitted on and every one of their
 out-of-sample errors in the pool, each source's share inside the interval pooled from the others
-is 50-100% (bench/results/perf-points-2026-12-07-sglang-reads-groups.txt).
+is 50-100% (bench/results/perf-points-2026-12-07-fp4-experts-groups.txt).
 
 The interval is symmetric in log space: ``exp(+-q)`` where ``q`` is the 80th percentile of
 |ln(measured / predicted)| (linear interpolation between order statistics), so a bias of either sign
@@ -61,9 +61,9 @@ from servekit.perf.constants import CPU_KEY
 METRICS = ("output_throughput_tok_s", "ttft_ms", "tpot_ms")
 
 INTERVAL80: dict[str, tuple[float, float]] = {
-    "output_throughput_tok_s": (0.690, 1.449),
-    "ttft_ms": (0.609, 1.642),
-    "tpot_ms": (0.654, 1.529),
+    "output_throughput_tok_s": (0.692, 1.445),
+    "ttft_ms": (0.609, 1.643),
+    "tpot_ms": (0.658, 1.521),
 }
 
 CPU_INTERVAL80: dict[str, tuple[float, float]] = {

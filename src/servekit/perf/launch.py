@@ -168,11 +168,18 @@ def rates_for(profile: HardwareProfile, shape: ModelShape, engine: str,
         attention_flops=attention,
         allreduce_s=v["allreduce_latency_us"] * 1e-6,
         request_s=v[f"request_overhead_ms.{key}"] * 1e-3,
-        expert_memory=memory * 1e9 * memory_share * (1.0 if row.measured else constant("moe_bandwidth_share")),
+        expert_memory=memory * 1e9 * memory_share * (1.0 if row.measured else expert_stream_share(v, fmt)),
         activations=key != CPU_KEY,
         token_s=v[f"token_layer_overhead_us.{CPU_KEY}"] * 1e-6 if key == CPU_KEY else 0.0,
         overlap=overlap,
     )
+
+
+def expert_stream_share(values: Mapping[str, float], fmt: str) -> float:
+    """The routed experts' streaming rate as a share of dense weights' (``moe_bandwidth_share``);
+    experts in a 4-bit format on a part with an FP4 rate run their own kernels
+    (``moe_bandwidth_share.fp4``)."""
+    return values["moe_bandwidth_share.fp4"] if fmt == "fp4" else constant("moe_bandwidth_share")
 
 
 def default_limits(engine: str, profile: HardwareProfile, version: str | None,
