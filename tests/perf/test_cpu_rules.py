@@ -97,6 +97,7 @@ def test_hardware_local_on_a_cpu_takes_the_measured_row_at_the_cpu_backends_shar
     assert rates.flops == pytest.approx(0.4e12 * constant("flops_fraction.vllm_cpu"))
     assert overhead_key("vllm", profile) == "vllm_cpu"
     assert rates.step_s > 0 and rates.request_s >= 0
+    assert rates.seq_layer_s == 0.0 and rates.token_s > 0  # per token per layer, not per sequence
 
 
 def test_a_named_cpu_profile_is_not_this_machine():

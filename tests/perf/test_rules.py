@@ -202,6 +202,25 @@ def test_mla_decode_costs_a_fixed_time_per_sequence_and_layer_on_each_rank_that_
     assert half.overhead == pytest.approx(tp.overhead / 2)  # a stage runs half the layers
 
 
+def test_a_sequence_costs_a_fixed_time_per_layer_on_gpus_and_mla_pays_its_own_instead(profiles):
+    """``seq_layer_us``: each running sequence costs the same time in each layer of a stage,
+    whatever its context or the step's prompt tokens; an MLA model pays ``mla_seq_layer_us`` in
+    its place (the CPU backend prices its work per token instead: ``test_cpu_rules``)."""
+    from servekit.perf.constants import fitted_values
+    from servekit.perf.launch import rates_for
+
+    rates = replace(QUIET, seq_layer_s=1e-6)
+    one = step_terms(DENSE, Layout(), rates, tokens=64, seqs=64, context=512)
+    assert one.overhead == pytest.approx(64 * DENSE.layers * 1e-6)
+    longer = step_terms(DENSE, Layout(), rates, tokens=64 + 2048, seqs=64, context=8192, prefill_tokens=2048)
+    assert longer.overhead == pytest.approx(one.overhead)  # per sequence, not per token or per byte
+    assert step_terms(DENSE, Layout(pp=2), rates, tokens=64, seqs=64, context=512).overhead == pytest.approx(one.overhead / 2)
+    assert step_terms(MLA, Layout(), rates, tokens=64, seqs=64, context=512).overhead == 0.0
+    v = fitted_values()
+    assert v["seq_layer_us"] > 0
+    assert rates_for(profiles["h200"], DENSE, "vllm").seq_layer_s == pytest.approx(v["seq_layer_us"] * 1e-6)
+
+
 def test_a_prompt_token_attends_half_its_prompt():
     slow = replace(QUIET, flops=1e14)
     decode = step_terms(DENSE, Layout(), slow, tokens=2048, seqs=0, context=2048)
@@ -460,8 +479,8 @@ def test_fp4_experts_on_a_part_with_an_fp4_rate_stream_at_their_own_share(profil
     for part, shape in (("h200", fp4), ("b200", replace(MOE, weights_format="fp8"))):
         rates = rates_for(profiles[part], shape, "vllm")
         assert rates.expert_memory == pytest.approx(rates.memory * constant("moe_bandwidth_share"))
-    doubled = rates_for(profiles["b200"], fp4, "vllm", values={"moe_bandwidth_share.fp4": 0.5})
-    assert doubled.expert_memory * 2 == pytest.approx(rates_for(profiles["b200"], fp4, "vllm",
+    halved = rates_for(profiles["b200"], fp4, "vllm", values={"moe_bandwidth_share.fp4": 0.5})
+    assert halved.expert_memory * 2 == pytest.approx(rates_for(profiles["b200"], fp4, "vllm",
                                                                 values={"moe_bandwidth_share.fp4": 1.0}).expert_memory)
     assert expert_stream_share(v, "fp4") == v["moe_bandwidth_share.fp4"] <= 1.0
     assert expert_stream_share(v, "bf16") == constant("moe_bandwidth_share")

@@ -61,9 +61,9 @@ from servekit.perf.constants import CPU_KEY
 METRICS = ("output_throughput_tok_s", "ttft_ms", "tpot_ms")
 
 INTERVAL80: dict[str, tuple[float, float]] = {
-    "output_throughput_tok_s": (0.692, 1.445),
-    "ttft_ms": (0.609, 1.643),
-    "tpot_ms": (0.658, 1.521),
+    "output_throughput_tok_s": (0.732, 1.367),
+    "ttft_ms": (0.605, 1.654),
+    "tpot_ms": (0.700, 1.429),
 }
 
 CPU_INTERVAL80: dict[str, tuple[float, float]] = {

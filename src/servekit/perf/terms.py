@@ -24,8 +24,10 @@ whose KV cache of ``context`` tokens each is read. On one rank of TP x PP:
   Megatron-LM lays TP out, https://arxiv.org/abs/1909.08053), each moving 2 (TP - 1) / TP of the
   step's activations over the link (ring all-reduce), plus a fixed latency each (fitted);
 * overhead: the engine's per-step cost, a per-layer cost and a per-sequence cost (fitted
-  constants); on CPUs also a per-token cost of each layer (``Rates.token_s``); for MLA models a
-  cost per decoding sequence per layer on each rank that holds the sequence's latent cache
+  constants); on CPUs also a per-token cost of each layer (``Rates.token_s``); on GPUs a cost per
+  running sequence per layer (``Rates.seq_layer_s``, fitted: the paged attention's work per
+  sequence, its token's KV-cache write and rotary), which for MLA models is instead a cost per
+  decoding sequence per layer on each rank that holds the sequence's latent cache
   (``Rates.mla_seq_s``, fitted: under TP every rank holds every sequence's latent and runs the
   absorbed decode over all of them for its few heads; with data-parallel attention inside the TP
   group, ``Layout.attention_dp``, a rank holds 1 / attention_dp of the sequences, and reads only
@@ -79,6 +81,8 @@ class Rates:
     where the activation traffic stands for it."""
     mla_seq_s: float = 0.0
     """Seconds each decoding sequence costs per MLA layer on a rank that holds its latent cache."""
+    seq_layer_s: float = 0.0
+    """Seconds each running sequence costs per layer on a rank (GPUs, models without MLA)."""
     overlap: bool = False
     """Whether the engine's host work of a step (``step_s`` and ``seq_s``: scheduling, input
     preparation, output handling) runs while the device runs the step before, as vLLM's async
@@ -228,16 +232,18 @@ def step_terms(shape: ModelShape, layout: Layout, rates: Rates, *, tokens: float
     """The terms of one step of one stage: ``seqs`` sequences read ``context`` tokens of KV each;
     ``prefill_tokens`` of the ``tokens`` are prompt tokens attending ``prefill_context`` each."""
     stage_layers = shape.layers / layout.pp
-    held, latent = seqs, 0.0
+    held = seqs
     if shape.latent_attention:  # a rank holds the latents of its data-parallel attention share
         held = seqs / layout.attention_dp
-        latent = held * stage_layers * rates.mla_seq_s
+        per_seq = held * stage_layers * rates.mla_seq_s
+    else:
+        per_seq = seqs * stage_layers * rates.seq_layer_s
     return StepTerms(
         weights=weight_s(shape, layout, rates, tokens),
         kv=held * context * shape.kv_bytes_per_token / layout.pp / rates.memory,
         compute=compute_s(shape, layout, rates, tokens, context, prefill_tokens, prefill_context),
         communication=allreduce_s(shape, layout, rates, tokens),
-        overhead=rates.step_s + stage_layers * (rates.layer_s + tokens * rates.token_s) + seqs * rates.seq_s + latent,
+        overhead=rates.step_s + stage_layers * (rates.layer_s + tokens * rates.token_s) + seqs * rates.seq_s + per_seq,
         activations=activation_bytes(shape, layout, tokens) / rates.memory if rates.activations else 0.0,
         host=rates.step_s + seqs * rates.seq_s, overlap=rates.overlap,
     )
